@@ -1,0 +1,65 @@
+"""Extraction configuration (spec section 3.1)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from ..schemas._base import SBModel
+
+LANGUAGES: tuple[str, ...] = (
+    "typescript", "javascript", "python", "go", "java", "rust", "csharp", "ruby", "php", "kotlin",
+)
+ExtractableType = Literal["function", "class", "method", "file"]
+
+DEFAULT_EXCLUDES: tuple[str, ...] = (
+    "**/node_modules/**", "**/vendor/**", "**/.venv/**", "**/venv/**", "**/.git/**",
+    "**/dist/**", "**/build/**", "**/__pycache__/**", "**/site-packages/**", "**/.tox/**",
+    "**/*.min.js", "**/*.min.css", "**/*.bundle.js", "**/*_pb2.py", "**/*.pb.go",
+    "**/*.generated.*", "**/*.g.cs", "**/*.designer.cs",
+)
+
+
+class ExtractionFilters(SBModel):
+    min_lines: int = Field(default=3, ge=1)
+    """Skip units shorter than this (trivial code)."""
+    max_lines: int = Field(default=500, ge=1)
+    """Skip units longer than this; files over it are still scanned for smaller units."""
+    skip_generated: bool = True
+    """Skip files that declare themselves generated (``@generated``, ``DO NOT EDIT``)."""
+    skip_tests: bool = True
+    """Skip test files and folders by the usual naming conventions."""
+
+
+class ExtractionTypes(SBModel):
+    functions: bool = True
+    classes: bool = True
+    methods: bool = True
+    files: bool = True
+
+
+class ExtractionConfig(SBModel):
+    """Which files and units to extract from a codebase."""
+
+    root_path: str
+    """The codebase root; unit paths are relative to it."""
+    languages: list[str] = Field(default_factory=lambda: list(LANGUAGES))
+    """Languages to extract (keys of ``LANGUAGES``)."""
+    include_patterns: list[str] = Field(default_factory=list)
+    """Glob patterns relative to the root; empty means every file of a known language."""
+    exclude_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
+    """Glob patterns relative to the root that are never extracted."""
+    extraction: ExtractionTypes = Field(default_factory=ExtractionTypes)
+    filters: ExtractionFilters = Field(default_factory=ExtractionFilters)
+    strip_docstrings: bool = False
+    """Remove the unit's own docstring or doc comment from the content models see."""
+
+    @field_validator("languages")
+    @classmethod
+    def _known_languages(cls, v: list[str]) -> list[str]:
+        unknown = [lang for lang in v if lang not in LANGUAGES]
+        if unknown:
+            raise ValueError(
+                f"unknown language(s) {unknown}; accepted: {', '.join(LANGUAGES)}")
+        return v

@@ -1,0 +1,54 @@
+"""Pydantic schemas for every data model of the spec (sections 2 and 10.1)."""
+
+from ._base import SBModel
+from .config import (
+    EVAL_FAMILIES,
+    PROVIDERS,
+    BenchmarkConfig,
+    ContrastiveEvalConfig,
+    DownstreamEvalConfig,
+    EvalWeights,
+    EvaluationsConfig,
+    JudgeEvalConfig,
+    ModelConfig,
+    RetrievalEvalConfig,
+    ScoringConfig,
+)
+from .evaluations import (
+    ContrastiveResults,
+    DownstreamResults,
+    EvaluationResult,
+    JudgeResults,
+    JudgeScores,
+    RetrievalResults,
+    ScoreRecord,
+)
+from .report import (
+    BenchmarkReport,
+    CostBreakdown,
+    Costs,
+    Detailed,
+    ErrorCount,
+    FailureAnalysis,
+    FamilyScores,
+    GroupScores,
+    ModelComparison,
+    ModelRanking,
+    ReportMetadata,
+    SignificanceTest,
+    Statistics,
+)
+from .run import BenchmarkRun, CodebaseInfo
+from .summaries import GeneratedSummary, GenerationMetadata
+from .units import CodeUnit, Parameter, UnitMetadata, UnitRelationships
+
+__all__ = [
+    "EVAL_FAMILIES", "PROVIDERS", "BenchmarkConfig", "BenchmarkReport", "BenchmarkRun",
+    "CodeUnit", "CodebaseInfo", "ContrastiveEvalConfig", "ContrastiveResults", "CostBreakdown",
+    "Costs", "Detailed", "DownstreamEvalConfig", "DownstreamResults", "ErrorCount",
+    "EvalWeights", "EvaluationResult", "EvaluationsConfig", "FailureAnalysis", "FamilyScores",
+    "GeneratedSummary", "GenerationMetadata", "GroupScores", "JudgeEvalConfig", "JudgeResults",
+    "JudgeScores", "ModelComparison", "ModelConfig", "ModelRanking", "Parameter",
+    "ReportMetadata", "RetrievalEvalConfig", "RetrievalResults", "SBModel", "ScoreRecord",
+    "ScoringConfig", "SignificanceTest", "Statistics", "UnitMetadata", "UnitRelationships",
+]

@@ -1,0 +1,174 @@
+"""Benchmark and model configuration schemas of spec section 2.4, with the scoring
+weights of section 9.2."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ._base import SBModel
+
+Provider = Literal["anthropic", "openai", "google", "openrouter", "local", "ollama", "builtin"]
+PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "google", "openrouter", "local", "ollama",
+                              "builtin")
+SamplingStrategy = Literal["random", "stratified", "all"]
+EvalFamily = Literal["judge", "contrastive", "retrieval", "downstream"]
+EVAL_FAMILIES: tuple[str, ...] = ("judge", "contrastive", "retrieval", "downstream")
+DownstreamTask = Literal["completion", "bug_localisation", "function_selection"]
+
+
+class ModelConfig(SBModel):
+    """A model under test, a judge or a task model."""
+
+    id: str = ""
+    """``provider/model``; derived from the two when left empty."""
+    provider: Provider
+    """Which provider serves it; ``builtin`` are the offline baseline summarizers."""
+    model_name: str
+    """The provider's model name."""
+    api_endpoint: str | None = None
+    """Base URL of an OpenAI-compatible endpoint (or a local server)."""
+    temperature: float = 0.3
+    """Sampling temperature (spec 4.2)."""
+    max_tokens: int = 500
+    """Output token limit (spec 4.2)."""
+    top_p: float = 1.0
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    family: str | None = None
+    """Model family for no-self-judging; inferred from the name when not given."""
+    requests_per_minute: float | None = None
+    """Client-side request rate limit."""
+    tokens_per_minute: float | None = None
+    """Client-side token rate limit."""
+    input_cost_per_million: float | None = None
+    """Price override in USD per million input tokens (else litellm's table)."""
+    output_cost_per_million: float | None = None
+    """Price override in USD per million output tokens (else litellm's table)."""
+    timeout_s: float = 60.0
+    """Per-call timeout."""
+
+    @model_validator(mode="after")
+    def _default_id(self) -> ModelConfig:
+        if not self.id:
+            self.id = f"{self.provider}/{self.model_name}"
+        return self
+
+    @field_validator("temperature")
+    @classmethod
+    def _temperature_range(cls, v: float) -> float:
+        if not 0.0 <= v <= 2.0:
+            raise ValueError(f"temperature must be within [0, 2], got {v}")
+        return v
+
+    @field_validator("max_tokens")
+    @classmethod
+    def _positive_tokens(cls, v: int) -> int:
+        if v <= 0:
+            raise ValueError(f"maxTokens must be positive, got {v}")
+        return v
+
+    @classmethod
+    def parse(cls, spec: str) -> ModelConfig:
+        """Build from ``provider/model`` (e.g. ``openai/gpt-4o``, ``builtin/docstring``)."""
+        provider, sep, name = spec.partition("/")
+        if not sep or not name or provider not in PROVIDERS:
+            raise ValueError(
+                f"model {spec!r} is not of the form PROVIDER/MODEL with PROVIDER one of "
+                f"{', '.join(PROVIDERS)}"
+            )
+        return cls(provider=provider, model_name=name)  # type: ignore[arg-type]
+
+
+class JudgeEvalConfig(SBModel):
+    enabled: bool = True
+    judge_models: list[str] = Field(default_factory=list)
+    use_pairwise: bool = True
+
+
+class ContrastiveEvalConfig(SBModel):
+    enabled: bool = True
+    distractor_count: int = Field(default=9, ge=1)
+    method: Literal["embedding", "llm", "both"] = "embedding"
+    embedding_model: str = "builtin/minilm"
+
+
+class RetrievalEvalConfig(SBModel):
+    enabled: bool = True
+    queries_per_unit: int = Field(default=5, ge=1)
+    k_values: list[int] = Field(default_factory=lambda: [1, 3, 5, 10])
+    embedding_model: str = "builtin/minilm"
+
+    @field_validator("k_values")
+    @classmethod
+    def _k_positive(cls, v: list[int]) -> list[int]:
+        if not v or any(k <= 0 for k in v):
+            raise ValueError(f"kValues must be a non-empty list of positive integers, got {v}")
+        return sorted(set(v))
+
+
+class DownstreamEvalConfig(SBModel):
+    enabled: bool = True
+    tasks: list[DownstreamTask] = Field(
+        default_factory=lambda: ["completion", "bug_localisation", "function_selection"])
+    completion_model: str | None = None
+
+
+class EvaluationsConfig(SBModel):
+    judge: JudgeEvalConfig = Field(default_factory=JudgeEvalConfig)
+    contrastive: ContrastiveEvalConfig = Field(default_factory=ContrastiveEvalConfig)
+    retrieval: RetrievalEvalConfig = Field(default_factory=RetrievalEvalConfig)
+    downstream: DownstreamEvalConfig = Field(default_factory=DownstreamEvalConfig)
+
+
+class EvalWeights(SBModel):
+    """How evaluator families combine into the overall score (spec 9.2 ``evalWeights``)."""
+
+    judge: float = Field(default=0.30, ge=0)
+    contrastive: float = Field(default=0.25, ge=0)
+    retrieval: float = Field(default=0.25, ge=0)
+    downstream: float = Field(default=0.20, ge=0)
+
+
+class JudgeWeights(SBModel):
+    pointwise: float = Field(default=0.4, ge=0)
+    pairwise: float = Field(default=0.6, ge=0)
+
+
+class ContrastiveWeights(SBModel):
+    embedding: float = Field(default=0.5, ge=0)
+    llm: float = Field(default=0.5, ge=0)
+
+
+class RetrievalWeights(SBModel):
+    precision1: float = Field(default=0.3, ge=0)
+    precision5: float = Field(default=0.4, ge=0)
+    mrr: float = Field(default=0.3, ge=0)
+
+
+class DownstreamWeights(SBModel):
+    completion: float = Field(default=0.4, ge=0)
+    bug_localization: float = Field(default=0.3, ge=0)
+    function_selection: float = Field(default=0.3, ge=0)
+
+
+class ScoringConfig(SBModel):
+    """The within-family weights of spec section 9.2 (``evalWeights`` is ``BenchmarkConfig.weights``)."""
+
+    judge_weights: JudgeWeights = Field(default_factory=JudgeWeights)
+    contrastive_weights: ContrastiveWeights = Field(default_factory=ContrastiveWeights)
+    retrieval_weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
+    downstream_weights: DownstreamWeights = Field(default_factory=DownstreamWeights)
+
+
+class BenchmarkConfig(SBModel):
+    """What a run evaluates and how (spec 2.4)."""
+
+    sample_size: int = Field(default=100, ge=1)
+    sampling_strategy: SamplingStrategy = "stratified"
+    seed: int = 0
+    """Seed for sampling, distractors, shuffles and bootstrap."""
+    evaluations: EvaluationsConfig = Field(default_factory=EvaluationsConfig)
+    weights: EvalWeights = Field(default_factory=EvalWeights)
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)

@@ -1,0 +1,112 @@
+"""The evaluation result schema of spec section 2.3."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ._base import SBModel
+
+EvaluationType = Literal["judge", "contrastive", "retrieval", "downstream", "validate"]
+
+
+class JudgeScores(SBModel):
+    """The five rubric criteria of spec section 5.1, each 1-5."""
+
+    accuracy: float
+    completeness: float
+    semantic_richness: float
+    abstraction: float
+    conciseness: float
+
+
+class JudgeResults(SBModel):
+    """A judge's pointwise verdict (and pairwise record, when aggregated)."""
+
+    judge_model_id: str
+    scores: JudgeScores
+    reasoning: str = ""
+    pairwise_wins: int | None = None
+    pairwise_losses: int | None = None
+
+
+class ContrastiveResults(SBModel):
+    """Whether the summary picked its code out of distractors (spec section 6)."""
+
+    correct: bool
+    predicted_rank: int
+    distractor_ids: list[str]
+    method: Literal["embedding", "llm"]
+    confidence_gap: float | None = None
+    difficulty: Literal["easy", "medium", "hard"] | None = None
+
+
+class RetrievalResults(SBModel):
+    """Whether a developer query found the code through the summary (spec section 7)."""
+
+    query_id: str
+    retrieved_at_k: list[int]
+    """The K values at which the target was in the top K."""
+    reciprocal_rank: float
+    query_type: str | None = None
+
+
+class DownstreamResults(SBModel):
+    """Outcome of one downstream task (spec section 8)."""
+
+    task_type: Literal["completion", "bug_localisation", "function_selection"]
+    task_id: str
+    success: bool
+    partial_score: float | None = None
+
+
+class EvaluationResult(SBModel):
+    """One evaluation of one summary."""
+
+    id: str
+    summary_id: str
+    evaluation_type: EvaluationType
+    judge_results: JudgeResults | None = None
+    contrastive_results: ContrastiveResults | None = None
+    retrieval_results: RetrievalResults | None = None
+    downstream_results: DownstreamResults | None = None
+    evaluated_at: str
+
+
+class ScoreRecord(SBModel):
+    """What one matrix test records through ``pytest_summarybench_record_score``.
+
+    This is the unit of data that crosses from xdist workers to the controller on the
+    test report; it is benchmark-agnostic so that other benchmarks hosted by the
+    harness (the compliance classifier, for one) use the same path.
+    """
+
+    benchmark: str = "summary"
+    """Which benchmark produced it (``summary`` for the code-summary benchmark)."""
+    nodeid: str = ""
+    """The pytest node id of the test that recorded it (filled in by the plugin)."""
+    unit_id: str
+    """The evaluated item: a code unit id, or an example id for other benchmarks."""
+    model_id: str
+    """The model (or system) under test."""
+    evaluator: str
+    """The evaluator, as ``family`` or ``family/method`` (e.g. ``contrastive/embedding``)."""
+    metrics: dict[str, float] = Field(default_factory=dict)
+    """Named numeric scores, each on the scale its evaluator documents."""
+    details: dict = Field(default_factory=dict)
+    """Free-form JSON details (ranks, distractors, raw verdicts) kept for reports."""
+    error: str | None = None
+    """Why the item could not be scored; a record with an error carries no metrics."""
+
+    @property
+    def family(self) -> str:
+        """The evaluator family (the part before ``/``)."""
+        return self.evaluator.split("/", 1)[0]
+
+    @classmethod
+    def failed(cls, *, unit_id: str, model_id: str, evaluator: str, reason: str,
+               benchmark: str = "summary") -> ScoreRecord:
+        """A record for an item that could not be scored, with the reason."""
+        return cls(benchmark=benchmark, unit_id=unit_id, model_id=model_id,
+                   evaluator=evaluator, error=reason)
