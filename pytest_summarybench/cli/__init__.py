@@ -1,0 +1,48 @@
+"""The ``summarybench`` command line: a thin front over the same engine as the plugin.
+
+Each subcommand lives in its own module exposing ``add_parser(subparsers)`` and
+``run(args) -> int``; this module only dispatches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Subcommand name -> module under pytest_summarybench.cli. Kept as strings so that
+# ``summarybench --help`` imports nothing heavy.
+SUBCOMMANDS: dict[str, str] = {
+    "extract": "extract",
+}
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="summarybench",
+        description="Benchmark LLMs on writing code summaries for RAG code search.",
+        epilog="Exit codes: 0 success, 1 the command ran and failed, 2 bad usage or input.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module in SUBCOMMANDS.items():
+        mod = importlib.import_module(f"{__name__}.{module}")
+        mod.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return EXIT_USAGE
+    mod = importlib.import_module(f"{__name__}.{SUBCOMMANDS[args.command]}")
+    return int(mod.run(args))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
