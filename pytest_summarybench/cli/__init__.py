@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 success, 1 the command ran and failed, 2 bad usage or input.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module in SUBCOMMANDS.items():
+    for module in SUBCOMMANDS.values():
         mod = importlib.import_module(f"{__name__}.{module}")
         mod.add_parser(sub)
     return parser

@@ -154,7 +154,10 @@ class DownstreamWeights(SBModel):
 
 
 class ScoringConfig(SBModel):
-    """The within-family weights of spec section 9.2 (``evalWeights`` is ``BenchmarkConfig.weights``)."""
+    """The within-family weights of spec section 9.2.
+
+    ``evalWeights`` of the spec is ``BenchmarkConfig.weights``.
+    """
 
     judge_weights: JudgeWeights = Field(default_factory=JudgeWeights)
     contrastive_weights: ContrastiveWeights = Field(default_factory=ContrastiveWeights)

@@ -1,0 +1,317 @@
+"""Resolved settings: ``summarybench.yaml`` (spec section 11.2) overlaid by command-line
+options and ini keys.
+
+The YAML keys are the spec's; ``Settings`` validates them with pydantic (unknown keys are
+errors, so a typo never passes silently) and converts to the spec's ``BenchmarkConfig``
+and ``ExtractionConfig``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, field_validator
+
+from .extract.config import (
+    DEFAULT_EXCLUDES,
+    LANGUAGES,
+    ExtractionConfig,
+    ExtractionFilters,
+    ExtractionTypes,
+)
+from .schemas import (
+    EVAL_FAMILIES,
+    BenchmarkConfig,
+    ContrastiveEvalConfig,
+    DownstreamEvalConfig,
+    EvaluationsConfig,
+    EvalWeights,
+    JudgeEvalConfig,
+    ModelConfig,
+    RetrievalEvalConfig,
+    ScoringConfig,
+)
+from .schemas._base import SBModel
+
+#: The models of the default run: offline baselines that need no key and no network.
+DEFAULT_MODELS: tuple[str, ...] = (
+    "builtin/docstring", "builtin/signature", "builtin/lead", "builtin/identifiers",
+    "builtin/shuffled",
+)
+#: The bundled sample codebase, relative to the project root (see fixtures/README.md).
+DEFAULT_CODEBASE = "fixtures/sample_codebase"
+DEFAULT_OUTPUT = "summarybench-results"
+
+ReportFormat = Literal["markdown", "json", "html"]
+
+
+class SettingsError(ValueError):
+    """A configuration value is invalid; the message names the key, value and accepted form."""
+
+
+class CodebaseSection(SBModel):
+    root: str = DEFAULT_CODEBASE
+    name: str | None = None
+    repository: str | None = None
+    commit: str | None = None
+    languages: list[str] = Field(default_factory=lambda: list(LANGUAGES))
+    include: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
+
+
+class ExtractionSection(SBModel):
+    types: list[Literal["function", "class", "method", "file"]] = Field(
+        default_factory=lambda: ["function", "class", "method", "file"])
+    min_lines: int = Field(default=3, ge=1)
+    max_lines: int = Field(default=500, ge=1)
+    skip_generated: bool = True
+    skip_tests: bool = True
+    strip_docstrings: bool = True
+
+
+class ModelEntry(SBModel):
+    """A model as written in the YAML file (``model`` is the provider's model name)."""
+
+    provider: str
+    model: str
+    id: str | None = None
+    api_endpoint: str | None = None
+    temperature: float = 0.3
+    max_tokens: int = 500
+    top_p: float = 1.0
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    family: str | None = None
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    input_cost_per_million: float | None = None
+    output_cost_per_million: float | None = None
+    timeout_s: float = 60.0
+
+    def to_model_config(self) -> ModelConfig:
+        data = self.model_dump(exclude={"model", "id"})
+        return ModelConfig(id=self.id or "", model_name=self.model, **data)
+
+
+class ModelsSection(SBModel):
+    test: list[ModelEntry] = Field(default_factory=list)
+    judge: list[ModelEntry] = Field(default_factory=list)
+
+
+class JudgeSection(SBModel):
+    enabled: bool = True
+    pairwise: bool = True
+
+
+class ContrastiveSection(SBModel):
+    enabled: bool = True
+    distractors: int = Field(default=9, ge=1)
+    methods: list[Literal["embedding", "llm"]] = Field(default_factory=lambda: ["embedding"])
+    embedding_model: str = "builtin/minilm"
+
+
+class RetrievalSection(SBModel):
+    enabled: bool = True
+    queries_per_unit: int = Field(default=5, ge=1)
+    k_values: list[int] = Field(default_factory=lambda: [1, 3, 5, 10])
+    embedding_model: str = "builtin/minilm"
+    queries_file: str | None = None
+
+
+class DownstreamSection(SBModel):
+    enabled: bool = True
+    tasks: list[Literal["completion", "bug_localisation", "function_selection"]] = Field(
+        default_factory=lambda: ["completion", "bug_localisation", "function_selection"])
+    completion_model: str | None = None
+    tasks_file: str | None = None
+
+
+class EvaluationSection(SBModel):
+    sample_size: int = Field(default=100, ge=1)
+    sampling: Literal["random", "stratified", "all"] = "stratified"
+    seed: int = 0
+    parallel: int = Field(default=4, ge=1)
+    max_cost_usd: float | None = Field(default=None, ge=0)
+    judge: JudgeSection = Field(default_factory=JudgeSection)
+    contrastive: ContrastiveSection = Field(default_factory=ContrastiveSection)
+    retrieval: RetrievalSection = Field(default_factory=RetrievalSection)
+    downstream: DownstreamSection = Field(default_factory=DownstreamSection)
+
+
+class OutputSection(SBModel):
+    directory: str = DEFAULT_OUTPUT
+    formats: list[ReportFormat] = Field(default_factory=lambda: ["markdown", "json", "html"])
+    store: str | None = None
+    """The SQLite store; default ``<directory>/store.sqlite``."""
+
+
+class Settings(SBModel):
+    """Everything a run needs to know, as loaded from ``summarybench.yaml`` and options."""
+
+    name: str = "summarybench"
+    codebase: CodebaseSection = Field(default_factory=CodebaseSection)
+    extraction: ExtractionSection = Field(default_factory=ExtractionSection)
+    models: ModelsSection = Field(default_factory=ModelsSection)
+    evaluation: EvaluationSection = Field(default_factory=EvaluationSection)
+    weights: EvalWeights = Field(default_factory=EvalWeights)
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
+    output: OutputSection = Field(default_factory=OutputSection)
+    base_dir: str = "."
+    """Directory that relative paths are resolved against (the YAML file's directory)."""
+
+    @field_validator("name")
+    @classmethod
+    def _non_empty(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("name must not be empty")
+        return v
+
+    # -- derived views ------------------------------------------------------------------
+    def resolve(self, path: str) -> Path:
+        p = Path(path)
+        return p if p.is_absolute() else (Path(self.base_dir) / p)
+
+    @property
+    def codebase_root(self) -> Path:
+        return self.resolve(self.codebase.root)
+
+    @property
+    def output_dir(self) -> Path:
+        return self.resolve(self.output.directory)
+
+    @property
+    def store_path(self) -> Path:
+        if self.output.store:
+            return self.resolve(self.output.store)
+        return self.output_dir / "store.sqlite"
+
+    def test_models(self) -> list[ModelConfig]:
+        """Models under test, sorted by id; the offline baselines when none is configured."""
+        if self.models.test:
+            models = [m.to_model_config() for m in self.models.test]
+        else:
+            models = [ModelConfig.parse(spec) for spec in DEFAULT_MODELS]
+        ids = [m.id for m in models]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise SettingsError(f"models.test lists {dupes} more than once; give each an id")
+        return sorted(models, key=lambda m: m.id)
+
+    def judge_models(self) -> list[ModelConfig]:
+        return sorted((m.to_model_config() for m in self.models.judge), key=lambda m: m.id)
+
+    def enabled_families(self) -> list[str]:
+        ev = self.evaluation
+        flags = {"judge": ev.judge.enabled, "contrastive": ev.contrastive.enabled,
+                 "retrieval": ev.retrieval.enabled, "downstream": ev.downstream.enabled}
+        return [f for f in EVAL_FAMILIES if flags[f]]
+
+    def extraction_config(self) -> ExtractionConfig:
+        ex = self.extraction
+        return ExtractionConfig(
+            root_path=str(self.codebase_root),
+            languages=self.codebase.languages,
+            include_patterns=self.codebase.include,
+            exclude_patterns=self.codebase.exclude,
+            extraction=ExtractionTypes(
+                functions="function" in ex.types, classes="class" in ex.types,
+                methods="method" in ex.types, files="file" in ex.types),
+            filters=ExtractionFilters(min_lines=ex.min_lines, max_lines=ex.max_lines,
+                                      skip_generated=ex.skip_generated,
+                                      skip_tests=ex.skip_tests),
+            strip_docstrings=ex.strip_docstrings,
+        )
+
+    def benchmark_config(self) -> BenchmarkConfig:
+        ev = self.evaluation
+        method: Literal["embedding", "llm", "both"] = (
+            "both" if len(set(ev.contrastive.methods)) == 2 else ev.contrastive.methods[0]
+            if ev.contrastive.methods else "embedding")
+        return BenchmarkConfig(
+            sample_size=ev.sample_size,
+            sampling_strategy=ev.sampling,
+            seed=ev.seed,
+            evaluations=EvaluationsConfig(
+                judge=JudgeEvalConfig(enabled=ev.judge.enabled,
+                                      judge_models=[m.id for m in self.judge_models()],
+                                      use_pairwise=ev.judge.pairwise),
+                contrastive=ContrastiveEvalConfig(
+                    enabled=ev.contrastive.enabled, distractor_count=ev.contrastive.distractors,
+                    method=method, embedding_model=ev.contrastive.embedding_model),
+                retrieval=RetrievalEvalConfig(
+                    enabled=ev.retrieval.enabled, queries_per_unit=ev.retrieval.queries_per_unit,
+                    k_values=ev.retrieval.k_values,
+                    embedding_model=ev.retrieval.embedding_model),
+                downstream=DownstreamEvalConfig(
+                    enabled=ev.downstream.enabled, tasks=ev.downstream.tasks,
+                    completion_model=ev.downstream.completion_model),
+            ),
+            weights=self.weights,
+            scoring=self.scoring,
+        )
+
+    def fingerprint(self, *parts: str) -> str:
+        """A short stable hash of what determines the run's units and results."""
+        payload = self.model_dump_json(exclude={"output", "base_dir"}) + "|".join(parts)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def load_settings(path: str | Path | None, overrides: dict[str, Any] | None = None,
+                  *, base_dir: str | Path = ".") -> Settings:
+    """Load ``summarybench.yaml`` (or defaults when ``path`` is None) and apply overrides.
+
+    ``overrides`` maps dotted keys (``evaluation.sampleSize``) to values; they win over the
+    file. Raises ``SettingsError`` naming the offending key and value.
+    """
+    import yaml  # local: keep plugin import cheap
+
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise SettingsError(f"cannot read config file {p}: {exc.strerror}") from exc
+        try:
+            loaded = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise SettingsError(f"config file {p} is not valid YAML: {exc}") from exc
+        if loaded is not None and not isinstance(loaded, dict):
+            raise SettingsError(f"config file {p} must hold a mapping at the top level, "
+                                f"found {type(loaded).__name__}")
+        data = loaded or {}
+        base_dir = p.parent
+    for dotted, value in (overrides or {}).items():
+        _set_dotted(data, dotted, value)
+    data.setdefault("baseDir", str(base_dir))
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise SettingsError(_describe(exc, path)) from None
+
+
+def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
+    keys = dotted.split(".")
+    node = data
+    for key in keys[:-1]:
+        child = node.get(key)
+        if not isinstance(child, dict):
+            child = {}
+            node[key] = child
+        node = child
+    node[keys[-1]] = value
+
+
+def _describe(exc: ValidationError, path: str | Path | None) -> str:
+    where = f" in {path}" if path else ""
+    lines = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"])
+        value = err.get("input")
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        lines.append(f"{key} = {value!r}{where}: {msg}")
+    return "invalid summarybench configuration: " + "; ".join(lines)
