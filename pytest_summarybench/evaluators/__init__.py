@@ -1,0 +1,27 @@
+"""Evaluators: one per file behind the ``Evaluator`` protocol of ``base.py``.
+
+The registry maps evaluator names to ``module:Class`` strings so that nothing heavy is
+imported until an evaluator is used. Users add their own through the
+``pytest_summarybench_evaluators`` hook.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .base import EvaluationError, Evaluator, MatrixItem, unit_items
+
+#: Built-in evaluators by name (``family/method``), in report order.
+BUILTIN_EVALUATORS: dict[str, str] = {
+}
+
+
+def load_builtin(name: str) -> Evaluator:
+    """Instantiate the built-in evaluator called ``name``."""
+    module_name, _, class_name = BUILTIN_EVALUATORS[name].partition(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, class_name)()  # type: ignore[no-any-return]
+
+
+__all__ = ["BUILTIN_EVALUATORS", "EvaluationError", "Evaluator", "MatrixItem", "load_builtin",
+           "unit_items"]
