@@ -51,7 +51,12 @@ class RunContext:
     # -- models and summaries ---------------------------------------------------------
     @cached_property
     def models(self) -> list[ModelConfig]:
+        """Models under test (all configured ones unless ``restrict_models`` narrowed them)."""
         return self.settings.test_models()
+
+    def restrict_models(self, model_ids: set[str]) -> None:
+        """Limit generation and preparation to these models (e.g. those ``-k`` selected)."""
+        self.__dict__["models"] = [m for m in self.settings.test_models() if m.id in model_ids]
 
     @cached_property
     def judges(self) -> list[ModelConfig]:

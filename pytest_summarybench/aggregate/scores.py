@@ -1,0 +1,129 @@
+"""Normalization and weighting of spec section 9.1.
+
+Every family score is a weighted combination of components, each the mean of one metric
+of one evaluator over the items it scored, normalized to 0-1. Components that did not run
+are left out and the remaining weights renormalized; the same rule combines families into
+the overall score, so a run without a judge ranks on the families that ran and says so.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from ..schemas import EVAL_FAMILIES, BenchmarkConfig, ScoreRecord
+
+
+@dataclass(frozen=True)
+class Component:
+    """One input of a family score: the mean of ``metric`` over ``evaluator``'s records."""
+
+    family: str
+    name: str
+    """The weight's key in ``ScoringConfig`` (``pointwise``, ``precision1``...)."""
+    evaluator: str
+    metric: str
+    normalize: Callable[[float], float] = staticmethod(lambda x: x)  # type: ignore[assignment]
+
+
+def _rubric_to_unit(x: float) -> float:
+    """Judge rubric scores are 1-5; spec 9.1 maps them to 0-1 as (x - 1) / 4."""
+    return (x - 1.0) / 4.0
+
+
+#: Spec 9.1: which metric of which evaluator feeds which component of which family.
+COMPONENTS: tuple[Component, ...] = (
+    Component("judge", "pointwise", "judge/pointwise", "weighted_average", _rubric_to_unit),
+    Component("judge", "pairwise", "judge/pairwise", "win"),
+    Component("contrastive", "embedding", "contrastive/embedding", "correct"),
+    Component("contrastive", "llm", "contrastive/llm", "correct"),
+    Component("retrieval", "precision1", "retrieval/embedding", "hit@1"),
+    Component("retrieval", "precision5", "retrieval/embedding", "hit@5"),
+    Component("retrieval", "mrr", "retrieval/embedding", "reciprocal_rank"),
+    Component("downstream", "completion", "downstream/completion", "pass_rate"),
+    Component("downstream", "bug_localization", "downstream/bug_localisation", "success"),
+    Component("downstream", "function_selection", "downstream/function_selection", "success"),
+)
+
+
+@dataclass
+class FamilyBreakdown:
+    """One model's scores: components, families and overall, all on 0-1."""
+
+    model_id: str
+    components: dict[str, dict[str, float]] = field(default_factory=dict)
+    """family -> component -> normalized mean."""
+    families: dict[str, float] = field(default_factory=dict)
+    """family -> weighted combination of its components that ran."""
+    overall: float | None = None
+    items: int = 0
+    errors: int = 0
+
+
+def component_weights(config: BenchmarkConfig) -> dict[str, dict[str, float]]:
+    """family -> component -> weight, from the config (spec 9.2 defaults)."""
+    s = config.scoring
+    return {
+        "judge": s.judge_weights.model_dump(),
+        "contrastive": s.contrastive_weights.model_dump(),
+        "retrieval": s.retrieval_weights.model_dump(),
+        "downstream": s.downstream_weights.model_dump(),
+    }
+
+
+def weighted(values: dict[str, float], weights: dict[str, float]) -> float | None:
+    """Weighted mean over the keys present in ``values``, weights renormalized.
+
+    None when nothing with a positive weight is present.
+    """
+    total = sum(weights.get(k, 0.0) for k in values)
+    if total <= 0:
+        return None
+    return sum(values[k] * weights.get(k, 0.0) for k in sorted(values)) / total
+
+
+def metric_means(records: Iterable[ScoreRecord]) -> dict[str, dict[tuple[str, str], float]]:
+    """model -> (evaluator, metric) -> mean over the model's scored records.
+
+    Records are summed in node id order so that the result is bit-identical whatever
+    order xdist delivered them in.
+    """
+    sums: dict[str, dict[tuple[str, str], list[float]]] = defaultdict(lambda: defaultdict(list))
+    for rec in sorted(records, key=lambda r: (r.nodeid, r.unit_id, r.model_id, r.evaluator)):
+        if rec.error is not None:
+            continue
+        for metric, value in rec.metrics.items():
+            sums[rec.model_id][(rec.evaluator, metric)].append(float(value))
+    return {m: {k: sum(v) / len(v) for k, v in per.items()} for m, per in sums.items()}
+
+
+def family_scores(records: list[ScoreRecord], config: BenchmarkConfig,
+                  model_ids: Iterable[str]) -> dict[str, FamilyBreakdown]:
+    """Per model: components, family scores and the overall score of spec 9.1."""
+    means = metric_means(records)
+    cweights = component_weights(config)
+    fweights = config.weights.model_dump()
+    out: dict[str, FamilyBreakdown] = {}
+    for model_id in model_ids:
+        fb = FamilyBreakdown(model_id=model_id)
+        model_means = means.get(model_id, {})
+        for comp in COMPONENTS:
+            value = model_means.get((comp.evaluator, comp.metric))
+            if value is not None:
+                fb.components.setdefault(comp.family, {})[comp.name] = comp.normalize(value)
+        for family in EVAL_FAMILIES:
+            comps = fb.components.get(family)
+            if comps:
+                score = weighted(comps, cweights[family])
+                if score is not None:
+                    fb.families[family] = score
+        fb.overall = weighted(fb.families, fweights)
+        out[model_id] = fb
+    for rec in records:
+        if rec.model_id in out:
+            if rec.error is None:
+                out[rec.model_id].items += 1
+            else:
+                out[rec.model_id].errors += 1
+    return out

@@ -1,0 +1,134 @@
+"""Command-line options and ini keys turned into settings overrides.
+
+Syntax is checked in ``pytest_configure`` (cheap, no pydantic); the full settings are
+validated when the benchmark is first used. Every error names the flag or key, the value
+and what is accepted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PROVIDERS = ("anthropic", "openai", "google", "openrouter", "local", "ollama", "builtin")
+FAMILIES = ("judge", "contrastive", "retrieval", "downstream")
+CONFIG_FILE = "summarybench.yaml"
+
+
+def _check_model(flag: str, spec: str) -> None:
+    provider, sep, name = spec.partition("/")
+    if not sep or not name or provider not in PROVIDERS:
+        raise pytest.UsageError(
+            f"{flag} {spec!r}: expected PROVIDER/MODEL with PROVIDER one of "
+            f"{', '.join(PROVIDERS)} (e.g. openai/gpt-4o, builtin/docstring)")
+
+
+def parse_families(flag: str, text: str) -> list[str]:
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if parts == ["all"]:
+        return list(FAMILIES)
+    unknown = [p for p in parts if p not in FAMILIES]
+    if unknown or not parts:
+        raise pytest.UsageError(
+            f"{flag} {text!r}: expected a comma-separated list of {', '.join(FAMILIES)} "
+            f"or 'all'")
+    return parts
+
+
+def validate_options(config: pytest.Config) -> None:
+    """Reject malformed option and ini values before anything runs."""
+    for flag, dest in (("--sb-model", "sb_model"), ("--sb-judge", "sb_judge")):
+        for spec in config.getoption(dest) or []:
+            _check_model(flag, spec)
+    for spec in config.getini("summarybench_models"):
+        _check_model("ini summarybench_models", spec)
+    families = config.getoption("sb_eval")
+    if families is not None:
+        parse_families("--sb-eval", families)
+    for key in ("summarybench_sample_size", "summarybench_seed"):
+        value = config.getini(key)
+        if value:
+            try:
+                number = int(value)
+            except ValueError:
+                raise pytest.UsageError(
+                    f"ini {key} = {value!r}: expected an integer") from None
+            if key == "summarybench_sample_size" and number <= 0:
+                raise pytest.UsageError(f"ini {key} = {value!r}: expected a positive integer")
+    path = config_path(config)
+    if path is not None and not path.is_file():
+        raise pytest.UsageError(f"--sb-config {str(path)!r}: no such file")
+
+
+def config_path(config: pytest.Config) -> Path | None:
+    """The summarybench.yaml in use: --sb-config, the ini key, or one in the rootdir."""
+    given = config.getoption("sb_config") or config.getini("summarybench_config")
+    if given:
+        p = Path(given)
+        return p if p.is_absolute() else Path(config.invocation_params.dir) / p
+    default = config.rootpath / CONFIG_FILE
+    return default if default.is_file() else None
+
+
+def engaged(config: pytest.Config) -> bool:
+    """Whether the user asked for summarybench explicitly (an option or a config file)."""
+    opts = ("sb_config", "sb_codebase", "sb_model", "sb_judge", "sb_eval", "sb_sample_size",
+            "sb_sampling", "sb_seed", "sb_output", "sb_store", "sb_parallel", "sb_max_cost")
+    return (any(config.getoption(o) is not None for o in opts)
+            or bool(config.getoption("sb_dry_run")) or config_path(config) is not None)
+
+
+def overrides(config: pytest.Config) -> dict[str, Any]:
+    """Dotted settings keys -> values from ini keys, then command-line options (which win)."""
+    out: dict[str, Any] = {}
+    here = Path(config.invocation_params.dir)
+
+    def absolute(text: str, base: Path) -> str:
+        p = Path(text)
+        return str(p if p.is_absolute() else base / p)
+
+    ini_base = config.inipath.parent if config.inipath else config.rootpath
+    if config.getini("summarybench_codebase"):
+        out["codebase.root"] = absolute(config.getini("summarybench_codebase"), ini_base)
+    if config.getini("summarybench_output"):
+        out["output.directory"] = absolute(config.getini("summarybench_output"), ini_base)
+    if config.getini("summarybench_models"):
+        out["models.test"] = [_model_entry(s) for s in config.getini("summarybench_models")]
+    if config.getini("summarybench_sample_size"):
+        out["evaluation.sampleSize"] = int(config.getini("summarybench_sample_size"))
+    if config.getini("summarybench_seed"):
+        out["evaluation.seed"] = int(config.getini("summarybench_seed"))
+
+    opt = config.getoption
+    if opt("sb_codebase"):
+        out["codebase.root"] = absolute(opt("sb_codebase"), here)
+    if opt("sb_output"):
+        out["output.directory"] = absolute(opt("sb_output"), here)
+    if opt("sb_store"):
+        out["output.store"] = absolute(opt("sb_store"), here)
+    if opt("sb_model"):
+        out["models.test"] = [_model_entry(s) for s in opt("sb_model")]
+    if opt("sb_judge"):
+        out["models.judge"] = [_model_entry(s) for s in opt("sb_judge")]
+    if opt("sb_eval") is not None:
+        chosen = parse_families("--sb-eval", opt("sb_eval"))
+        for family in FAMILIES:
+            out[f"evaluation.{family}.enabled"] = family in chosen
+    if opt("sb_sample_size") is not None:
+        out["evaluation.sampleSize"] = opt("sb_sample_size")
+    if opt("sb_sampling") is not None:
+        out["evaluation.sampling"] = opt("sb_sampling")
+    if opt("sb_seed") is not None:
+        out["evaluation.seed"] = opt("sb_seed")
+    if opt("sb_parallel") is not None:
+        out["evaluation.parallel"] = opt("sb_parallel")
+    if opt("sb_max_cost") is not None:
+        out["evaluation.maxCostUsd"] = opt("sb_max_cost")
+    return out
+
+
+def _model_entry(spec: str) -> dict[str, str]:
+    provider, _, name = spec.partition("/")
+    return {"provider": provider, "model": name}

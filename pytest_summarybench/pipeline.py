@@ -1,0 +1,101 @@
+"""The run's one-way pipeline: extract -> sample -> (controller) generate -> prepare
+evaluators. Tests then evaluate, and the controller aggregates and reports.
+
+Extraction and sampling run in whichever process first needs the units (the controller,
+or the first xdist worker to collect) under an inter-process lock; the result goes to the
+store and every other process reads it, so all workers collect the same matrix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .context import RunContext
+from .schemas import BenchmarkRun, CodebaseInfo
+from .settings import Settings, SettingsError
+from .store import Store
+
+# Folders never worth stat-ing for the codebase fingerprint.
+_PRUNE = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
+          ".pytest_cache", ".ruff_cache", "dist", "build", "vendor", "site-packages"}
+
+
+def codebase_fingerprint(root: Path) -> str:
+    """Hash of every file's relative path, size and mtime: changes when the code does."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in _PRUNE)
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            h.update(f"{path.relative_to(root).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\n"
+                     .encode())
+    return h.hexdigest()[:16]
+
+
+def run_id_for(settings: Settings) -> str:
+    """Stable for the same configuration on the same code, so a re-run resumes."""
+    root = settings.codebase_root
+    if not root.is_dir():
+        raise SettingsError(
+            f"codebase.root = {str(root)!r}: not a readable directory; pass --sb-codebase PATH "
+            f"or set codebase.root in summarybench.yaml")
+    return settings.fingerprint(codebase_fingerprint(root))
+
+
+def ensure_units(settings: Settings, store: Store) -> RunContext:
+    """Extract and sample the codebase once per configuration; return the run context."""
+    from filelock import FileLock
+
+    run_id = run_id_for(settings)
+    with FileLock(str(store.path) + ".lock", timeout=600):
+        if store.load_run(run_id) is None:
+            _extract_and_sample(settings, store, run_id)
+    return RunContext(settings, store, run_id)
+
+
+def _extract_and_sample(settings: Settings, store: Store, run_id: str) -> None:
+    from .extract import extract_units, sample_units
+
+    result = extract_units(settings.extraction_config())
+    units = [u for u in result.units if u.type in settings.extraction.types]
+    ev = settings.evaluation
+    sampled = sample_units(units, strategy=ev.sampling, size=ev.sample_size, seed=ev.seed)
+    store.save_units(run_id, units, {u.id for u in sampled})
+    cb = settings.codebase
+    run = BenchmarkRun(
+        id=run_id,
+        name=settings.name,
+        config=settings.benchmark_config(),
+        codebase_info=CodebaseInfo(
+            name=cb.name or settings.codebase_root.resolve().name,
+            repository=cb.repository, commit=cb.commit,
+            languages=sorted({u.language for u in units}),
+            total_code_units=len(units), sampled_code_units=len(sampled)),
+        models_under_test=settings.test_models(),
+        judge_models=settings.judge_models(),
+        status="pending",
+        started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+    store.save_run(run)
+    if result.skipped:
+        store.ensure_table(
+            "CREATE TABLE IF NOT EXISTS skipped_files "
+            "(run_id TEXT, path TEXT, reason TEXT, PRIMARY KEY (run_id, path))")
+        with store.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO skipped_files VALUES (?, ?, ?)",
+                             [(run_id, s.path, s.reason) for s in result.skipped])
+
+
+def skipped_files(store: Store, run_id: str) -> list[tuple[str, str]]:
+    """(path, reason) of files extraction skipped for this run."""
+    if not store.execute("SELECT name FROM sqlite_master WHERE name='skipped_files'"):
+        return []
+    return [(p, r) for p, r in store.execute(
+        "SELECT path, reason FROM skipped_files WHERE run_id = ? ORDER BY path", (run_id,))]

@@ -1,0 +1,172 @@
+"""pytest entry point: options, hook specs, fixtures and wiring.
+
+Kept cheap to import (pytest and the standard library only): the pipeline, pydantic,
+litellm, chromadb and tree-sitter are imported by ``session.py`` and below, when a run
+actually uses the benchmark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .schemas import ScoreRecord
+    from .session import BoundItem, SummaryBenchState
+
+FAMILIES = ("judge", "contrastive", "retrieval", "downstream", "validate")
+STATE_NAME = "summarybench-state"
+RECORDS_KEY = pytest.StashKey[list[dict[str, Any]]]()
+REPORT_ATTR = "summarybench_records"
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
+def _int(text: str) -> int:
+    import argparse
+
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("summarybench", "summarybench: LLM code-summary benchmark")
+    group.addoption("--sb-config", metavar="PATH", default=None,
+                    help="summarybench.yaml to use (default: summarybench.yaml in the rootdir "
+                         "if present, else built-in defaults).")
+    group.addoption("--sb-codebase", metavar="PATH", default=None,
+                    help="Codebase to extract units from (overrides codebase.root; default: "
+                         "the bundled fixtures/sample_codebase).")
+    group.addoption("--sb-model", metavar="PROVIDER/MODEL", action="append", default=None,
+                    help="Model under test, repeatable (overrides models.test). Providers: "
+                         "anthropic, openai, google, openrouter, local, ollama, builtin. "
+                         "Default: the offline builtin/* baselines.")
+    group.addoption("--sb-judge", metavar="PROVIDER/MODEL", action="append", default=None,
+                    help="Judge model, repeatable (overrides models.judge).")
+    group.addoption("--sb-eval", metavar="FAMILIES", default=None,
+                    help="Comma-separated evaluator families to run: judge, contrastive, "
+                         "retrieval, downstream, or 'all' (overrides evaluation.*.enabled).")
+    group.addoption("--sb-sample-size", metavar="N", type=_positive_int, default=None,
+                    help="Number of code units to sample (overrides evaluation.sampleSize).")
+    group.addoption("--sb-sampling", metavar="STRATEGY", default=None,
+                    choices=("random", "stratified", "all"),
+                    help="Sampling strategy: random, stratified or all.")
+    group.addoption("--sb-seed", metavar="N", type=_int, default=None,
+                    help="Seed for sampling, distractors, shuffles and bootstrap.")
+    group.addoption("--sb-output", metavar="DIR", default=None,
+                    help="Directory for results.json, reports and the store "
+                         "(default: ./summarybench-results).")
+    group.addoption("--sb-store", metavar="PATH", default=None,
+                    help="SQLite store path (default: DIR/store.sqlite).")
+    group.addoption("--sb-parallel", metavar="N", type=_positive_int, default=None,
+                    help="Concurrent model calls per model during generation.")
+    group.addoption("--sb-max-cost", metavar="USD", type=_non_negative_float, default=None,
+                    help="Stop starting new model calls once this much was spent.")
+    group.addoption("--sb-dry-run", action="store_true", default=False,
+                    help="Print calls, token and cost estimates per model and phase, then "
+                         "stop without calling any model.")
+    parser.addini("summarybench_config", "Path of summarybench.yaml.", default=None)
+    parser.addini("summarybench_codebase", "Codebase root (like --sb-codebase).", default=None)
+    parser.addini("summarybench_output", "Output directory (like --sb-output).", default=None)
+    parser.addini("summarybench_models", "Models under test, one PROVIDER/MODEL per line.",
+                  type="linelist", default=[])
+    parser.addini("summarybench_sample_size", "Sample size (like --sb-sample-size).",
+                  default=None)
+    parser.addini("summarybench_seed", "Seed (like --sb-seed).", default=None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for family in FAMILIES:
+        config.addinivalue_line("markers", f"{family}: summarybench {family} evaluator items")
+    from .options import validate_options
+
+    validate_options(config)
+    from .session import SummaryBenchState
+
+    state = SummaryBenchState(config)
+    config.pluginmanager.register(state, STATE_NAME)
+    if not hasattr(config, "workerinput"):
+        from .session import ControllerHooks
+
+        config.pluginmanager.register(ControllerHooks(state), "summarybench-controller")
+        if config.pluginmanager.hasplugin("xdist"):
+            from .session import XdistControllerHooks
+
+            config.pluginmanager.register(XdistControllerHooks(state), "summarybench-xdist")
+
+
+def _state(config: pytest.Config) -> SummaryBenchState:
+    state = config.pluginmanager.get_plugin(STATE_NAME)
+    assert state is not None, "summarybench state is registered in pytest_configure"
+    return state  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def sb_record(request: pytest.FixtureRequest) -> Callable[[ScoreRecord], None]:
+    """Record a score for the current test; it reaches the controller on the report."""
+    stash = request.node.stash
+    stash.setdefault(RECORDS_KEY, [])
+
+    def record(rec: ScoreRecord) -> None:
+        rec.nodeid = request.node.nodeid
+        stash[RECORDS_KEY].append(rec.model_dump(mode="json"))
+
+    return record
+
+
+@pytest.fixture
+def sb_case(request: pytest.FixtureRequest, sb_record: Callable[[ScoreRecord], None]
+            ) -> BoundItem:
+    """The matrix item of this test, bound to its evaluator and the run's context.
+
+    Call ``sb_case.evaluate()`` to score it; scores are recorded through ``sb_record``.
+    """
+    param = getattr(request, "param", None)
+    if param is None:
+        pytest.fail("sb_case is parametrized by summarybench; use it in a test function, "
+                    "not in another fixture", pytrace=False)
+    return _state(request.config).bind(param, sb_record)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Iterator[None]:
+    outcome = yield
+    if call.when != "teardown":
+        records = item.stash.get(RECORDS_KEY, None)
+        if records:
+            report = outcome.get_result()
+            setattr(report, REPORT_ATTR, list(records))
+            records.clear()

@@ -1,0 +1,333 @@
+"""Session wiring: the state every process holds, and the controller's hooks.
+
+``SummaryBenchState`` lives in the controller and in each xdist worker: it loads settings,
+reaches the run through the store, parametrizes the matrix and binds items to evaluators.
+``ControllerHooks`` (controller only) prepares the run once before tests start, collects
+the records that arrive on test reports, aggregates and reports. ``XdistControllerHooks``
+is registered only when xdist is present, so the plugin also loads with ``-p no:xdist``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from . import options
+from .context import RunContext
+from .evaluators import BUILTIN_EVALUATORS, EvaluationError, Evaluator, MatrixItem, load_builtin
+from .plugin import REPORT_ATTR
+from .schemas import ScoreRecord
+from .settings import Settings, SettingsError, load_settings
+from .store import Store
+
+if TYPE_CHECKING:
+    from _pytest.terminal import TerminalReporter
+
+    from .schemas import BenchmarkReport
+
+TOKEN_KEY = "summarybench_token"
+_SELECTION_DDL = ("CREATE TABLE IF NOT EXISTS session_selection (token TEXT, model_id TEXT, "
+                  "evaluator TEXT, PRIMARY KEY (token, model_id, evaluator))")
+
+
+class BoundItem:
+    """A matrix item with its evaluator and context: what a benchmark test calls."""
+
+    def __init__(self, item: MatrixItem, evaluator: Evaluator, ctx: RunContext,
+                 record: Callable[[ScoreRecord], None]) -> None:
+        self.item = item
+        self.evaluator = evaluator
+        self.ctx = ctx
+        self._record = record
+
+    @property
+    def unit(self) -> Any:
+        return self.ctx.unit(self.item.unit_id)
+
+    def evaluate(self) -> list[ScoreRecord]:
+        """Score the item and record the scores; an item that cannot be scored is recorded
+        as an error with its reason, and the test fails with that reason."""
+        try:
+            records = self.evaluator.evaluate(self.item, self.ctx)
+        except EvaluationError as exc:
+            self._fail(str(exc))
+            pytest.fail(f"{self.item.evaluator} could not score {self.item.test_id}: {exc}",
+                        pytrace=False)
+        except Exception as exc:
+            self._fail(f"{type(exc).__name__}: {exc}")
+            raise
+        for rec in records:
+            self._record(rec)
+        return records
+
+    def _fail(self, reason: str) -> None:
+        self._record(ScoreRecord.failed(unit_id=self.item.unit_id, model_id=self.item.model_id,
+                                        evaluator=self.item.evaluator, reason=reason))
+
+
+class SummaryBenchState:
+    """Per-process state: settings, store, context, evaluators; registered as a plugin."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.is_worker = hasattr(config, "workerinput")
+        self.token: str = (config.workerinput[TOKEN_KEY]  # type: ignore[attr-defined]
+                           if self.is_worker and TOKEN_KEY in config.workerinput  # type: ignore[attr-defined]
+                           else uuid.uuid4().hex)
+        self._settings: Settings | None = None
+        self._store: Store | None = None
+        self._ctx: RunContext | None = None
+        self._evaluators: dict[str, Evaluator] | None = None
+        self.skipped_families: dict[str, str] = {}
+        self._refreshed = False
+
+    # -- lazily built run state ------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            path = options.config_path(self.config)
+            try:
+                self._settings = load_settings(path, options.overrides(self.config),
+                                               base_dir=self.config.rootpath)
+            except SettingsError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        return self._settings
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store(self.settings.store_path)
+        return self._store
+
+    def context(self) -> RunContext:
+        if self._ctx is None:
+            from .pipeline import ensure_units
+
+            try:
+                self._ctx = ensure_units(self.settings, self.store)
+            except SettingsError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        return self._ctx
+
+    def evaluators(self) -> dict[str, Evaluator]:
+        """Active evaluators by name: built-in ones of enabled families plus hook-provided
+        ones, minus those whose ``skip_reason`` says they cannot run."""
+        if self._evaluators is None:
+            ctx = self.context()
+            enabled = set(self.settings.enabled_families())
+            candidates: list[Evaluator] = [load_builtin(name) for name in BUILTIN_EVALUATORS
+                                           if name.split("/", 1)[0] in enabled]
+            for extra in self.config.hook.pytest_summarybench_evaluators(config=self.config):
+                candidates.extend(extra)
+            active: dict[str, Evaluator] = {}
+            reasons: dict[str, list[str]] = {}
+            for ev in candidates:
+                reason = ev.skip_reason(ctx)
+                if reason is None:
+                    active[ev.name] = ev
+                else:
+                    reasons.setdefault(ev.family, []).append(f"{ev.name}: {reason}")
+            families_with_items = {ev.family for ev in active.values()}
+            for family in options.FAMILIES:
+                if family not in enabled:
+                    self.skipped_families[family] = "disabled in the configuration"
+                elif family not in families_with_items:
+                    self.skipped_families[family] = "; ".join(
+                        reasons.get(family, ["no evaluator of this family is installed yet"]))
+            self._evaluators = active
+        return self._evaluators
+
+    def matrix(self) -> list[MatrixItem]:
+        ctx = self.context()
+        items: list[MatrixItem] = []
+        for ev in self.evaluators().values():
+            items.extend(ev.items(ctx))
+        return sorted(items, key=lambda it: (it.test_id, it))
+
+    def bind(self, item: MatrixItem, record: Callable[[ScoreRecord], None]) -> BoundItem:
+        ctx = self.context()
+        if not self._refreshed:
+            # Summaries and artefacts were produced by the controller after this process
+            # collected; read them afresh once.
+            ctx.refresh()
+            self._refreshed = True
+        return BoundItem(item, self.evaluators()[item.evaluator], ctx, record)
+
+    # -- hooks (every process) ---------------------------------------------------------
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if "sb_case" not in metafunc.fixturenames:
+            return
+        items = self.matrix()
+        if not items:
+            reasons = "; ".join(f"{f}: {r}" for f, r in sorted(self.skipped_families.items()))
+            metafunc.parametrize("sb_case", [pytest.param(
+                None, id="no-items", marks=pytest.mark.skip(
+                    reason=f"summarybench has no matrix items ({reasons})"))], indirect=True)
+            return
+        metafunc.parametrize(
+            "sb_case",
+            [pytest.param(it, id=it.test_id,
+                          marks=[getattr(pytest.mark, it.evaluator.split("/", 1)[0])])
+             for it in items],
+            indirect=True)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        selected = selected_items(session.items)
+        if not selected:
+            return
+        if self.is_worker:
+            # Tell the controller what -k/-m left, before xdist reports collection done.
+            self.store.ensure_table(_SELECTION_DDL)
+            with self.store.transaction() as conn:
+                conn.executemany(
+                    "INSERT OR IGNORE INTO session_selection VALUES (?, ?, ?)",
+                    sorted({(self.token, m, it.evaluator) for it in selected
+                            for m in it.model_id.split("~")}))
+
+
+def selected_items(items: list[pytest.Item]) -> list[MatrixItem]:
+    out = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and isinstance(callspec.params.get("sb_case"), MatrixItem):
+            out.append(callspec.params["sb_case"])
+    return out
+
+
+class ControllerHooks:
+    """Controller-only: prepare once, collect records, aggregate, report."""
+
+    def __init__(self, state: SummaryBenchState) -> None:
+        self.state = state
+        self.records: list[ScoreRecord] = []
+        self.prepared = False
+        self.started_at = datetime.now(timezone.utc)
+        self.report: BenchmarkReport | None = None
+        self.gate_failures: list[str] = []
+        self.generation_summary: list[str] = []
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        config = self.state.config
+        if options.engaged(config):
+            _ = self.state.settings  # a bad configuration stops here, as a usage error
+        if config.getoption("sb_dry_run"):
+            from .generate import estimate_generation, format_estimate
+
+            ctx = self.state.context()
+            tr = config.pluginmanager.get_plugin("terminalreporter")
+            lines = format_estimate(estimate_generation(ctx))
+            for line in lines:
+                if tr is not None:
+                    tr.write_line(line)
+            pytest.exit("summarybench dry run: no model was called", returncode=0)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.state.is_worker:
+            selected = selected_items(session.items)
+            if selected:
+                self.prepare({(m, it.evaluator) for it in selected
+                              for m in it.model_id.split("~")})
+
+    def prepare(self, selection: set[tuple[str, str]]) -> None:
+        """Generate summaries and build evaluator artefacts for the selected items."""
+        if self.prepared:
+            return
+        self.prepared = True
+        from .generate import run_generation
+
+        ctx = self.state.context()
+        models = {m for m, _ in selection}
+        ctx.restrict_models(models)
+        settings = self.state.settings
+        result = run_generation(ctx, parallel=settings.evaluation.parallel,
+                                max_cost_usd=settings.evaluation.max_cost_usd,
+                                progress=True)
+        self.generation_summary = result.describe()
+        ctx.refresh()
+        ctx.restrict_models(models)
+        active = self.state.evaluators()
+        for name in sorted({ev for _, ev in selection}):
+            if name in active:
+                active[name].prepare(ctx)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        raw = getattr(report, REPORT_ATTR, None)
+        if not raw:
+            return
+        records = [ScoreRecord.model_validate(r) for r in raw]
+        for rec in records:
+            self.state.config.hook.pytest_summarybench_record_score(
+                record=rec, config=self.state.config)
+        self.records.extend(records)
+        summary_records = [r for r in records if r.benchmark == "summary"]
+        if summary_records:
+            self.state.store.save_records(self.state.context().run_id, report.nodeid,
+                                          summary_records)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        summary = [r for r in self.records if r.benchmark == "summary"]
+        if not summary:
+            return
+        from .report import build_run_report, write_results_json
+
+        ctx = self.state.context()
+        self.state.evaluators()
+        report = build_run_report(ctx, summary, self.state.skipped_families,
+                                  started_at=self.started_at,
+                                  finished_at=datetime.now(timezone.utc))
+        results = self.state.config.hook.pytest_summarybench_ranking(
+            rankings=report.rankings, report=report, config=self.state.config)
+        self.gate_failures = [msg for msgs in results if msgs for msg in msgs]
+        if self.gate_failures and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.report = report
+        self.results_path = write_results_json(report, self.state.settings.output_dir)
+
+    def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
+        records = sorted(self.records, key=lambda r: (r.nodeid, r.benchmark))
+        self.state.config.hook.pytest_summarybench_terminal_summary(
+            terminalreporter=terminalreporter, records=records, config=self.state.config)
+
+    def pytest_summarybench_terminal_summary(self, terminalreporter: TerminalReporter,
+                                             records: list[ScoreRecord],
+                                             config: pytest.Config) -> None:
+        if self.report is None:
+            return
+        from .report import terminal_lines
+
+        terminalreporter.write_sep("=", "summarybench ranking")
+        for line in self.generation_summary:
+            terminalreporter.write_line(line)
+        for line in terminal_lines(self.report):
+            terminalreporter.write_line(line)
+        for msg in self.gate_failures:
+            terminalreporter.write_line(f"GATE FAILED: {msg}", red=True)
+        terminalreporter.write_line(f"results: {self.results_path}")
+
+
+class XdistControllerHooks:
+    """Controller hooks that exist only with pytest-xdist."""
+
+    def __init__(self, state: SummaryBenchState) -> None:
+        self.state = state
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[TOKEN_KEY] = self.state.token
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        controller = self.state.config.pluginmanager.get_plugin("summarybench-controller")
+        if controller is None or controller.prepared or not ids:
+            return
+        store = self.state.store
+        store.ensure_table(_SELECTION_DDL)
+        rows = store.execute("SELECT model_id, evaluator FROM session_selection WHERE token = ?",
+                             (self.state.token,))
+        if rows:
+            controller.prepare({(m, e) for m, e in rows})
