@@ -22,6 +22,8 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 
 
 class ExtractionFilters(SBModel):
+    """Which units and files are worth extracting."""
+
     min_lines: int = Field(default=3, ge=1)
     """Skip units shorter than this (trivial code)."""
     max_lines: int = Field(default=500, ge=1)
@@ -30,9 +32,13 @@ class ExtractionFilters(SBModel):
     """Skip files that declare themselves generated (``@generated``, ``DO NOT EDIT``)."""
     skip_tests: bool = True
     """Skip test files and folders by the usual naming conventions."""
+    max_file_bytes: int = Field(default=1_000_000, ge=1)
+    """Skip files larger than this outright (data dumps, bundled or generated code)."""
 
 
 class ExtractionTypes(SBModel):
+    """Which unit types to extract."""
+
     functions: bool = True
     classes: bool = True
     methods: bool = True
@@ -54,6 +60,8 @@ class ExtractionConfig(SBModel):
     filters: ExtractionFilters = Field(default_factory=ExtractionFilters)
     strip_docstrings: bool = False
     """Remove the unit's own docstring or doc comment from the content models see."""
+    follow_symlinks: bool = True
+    """Follow symlinked folders and files (each real folder is visited once)."""
 
     @field_validator("languages")
     @classmethod

@@ -1,0 +1,178 @@
+"""Resolving call sites to units across the codebase, best effort by name and scope.
+
+A call resolves, in order, to: a definition visible from the caller's scope in the same
+file (nested function, sibling member where the language allows bare member calls, a
+top-level function or class), a member of the caller's class for ``self``/``this`` calls,
+a member of a named class (``Foo.create()``, ``Foo::new()``), a function of an imported
+module, and finally the one definition in the codebase with that name (same language
+family, same folder preferred). Anything else is kept as written in ``unresolved_calls``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from .languages import get_spec
+from .languages._base import Binding, Callee
+from .units import FILE, FileUnits, RawUnit
+
+_FAMILY = {"typescript": "js", "javascript": "js"}
+_LAST = re.compile(r"[^.:\\>\-]+$")
+_EXT = re.compile(r"\.[A-Za-z]+$")
+
+
+def _family(language: str) -> str:
+    return _FAMILY.get(language, language)
+
+
+def _dirname(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def _module_fragment(dependency: str) -> str:
+    """``a.b.c`` / ``./a/b`` / ``net/http`` / ``App\\Models`` -> a path fragment."""
+    dep = dependency.strip("'\"")
+    if "/" not in dep:
+        dep = re.sub(r"[.\\]|::", "/", dep)
+    dep = dep.lstrip("./@~")
+    return _EXT.sub("", dep) if dep.endswith((".js", ".ts", ".rb", ".php")) else dep
+
+
+@dataclass
+class _Index:
+    by_qname: dict[tuple[str, str], RawUnit] = field(default_factory=dict)
+    top: dict[tuple[str, str], list[RawUnit]] = field(default_factory=lambda: defaultdict(list))
+    classes: dict[tuple[str, str], list[RawUnit]] = field(
+        default_factory=lambda: defaultdict(list))
+    members: dict[tuple[str, str], list[RawUnit]] = field(
+        default_factory=lambda: defaultdict(list))
+
+
+def _build_index(files: list[FileUnits]) -> _Index:
+    index = _Index()
+    for f in files:
+        family = _family(f.language)
+        for unit in f.units:
+            index.by_qname.setdefault((f.path, unit.name), unit)
+            short = unit.short_name
+            if unit.type == "class":
+                index.classes[(family, short)].append(unit)
+            if unit.type == "method":
+                index.members[(family, short)].append(unit)
+            elif unit.parent == FILE and "." not in unit.name:
+                index.top[(family, short)].append(unit)
+    return index
+
+
+def _pick(candidates: list[RawUnit], caller: RawUnit, fragment: str | None = None,
+          ) -> RawUnit | None:
+    """The one plausible candidate: same file, module path, same folder, or unique."""
+    if not candidates:
+        return None
+    if len(candidates) == 1:
+        return candidates[0]
+    for narrowed in (
+        [c for c in candidates if c.path == caller.path],
+        [c for c in candidates if fragment and _EXT.sub("", c.path).endswith(fragment)],
+        [c for c in candidates if fragment and _dirname(c.path).endswith(fragment)],
+        [c for c in candidates if _dirname(c.path) == _dirname(caller.path)],
+    ):
+        if len(narrowed) == 1:
+            return narrowed[0]
+    return None
+
+
+class _Resolver:
+    def __init__(self, files: list[FileUnits]) -> None:
+        self.index = _build_index(files)
+        self.bindings: dict[str, dict[str, Binding]] = {}
+        for f in files:
+            local: dict[str, Binding] = {}
+            for b in f.bindings:
+                if b.local:
+                    local.setdefault(b.local, b)
+            self.bindings[f.path] = local
+
+    def _scope_chain(self, unit: RawUnit) -> list[str]:
+        if unit.type == "file":
+            return [""]
+        parts = unit.name.split(".")
+        return [".".join(parts[:i]) for i in range(len(parts), -1, -1)]
+
+    def resolve(self, unit: RawUnit, call: Callee) -> RawUnit | None:
+        family = _family(unit.language)
+        name = call.name
+        receiver = call.receiver
+        spec = get_spec(unit.language)
+        if call.constructor or receiver is None:
+            if call.constructor:
+                return _pick(self.index.classes.get((family, name), []), unit)
+            for prefix in self._scope_chain(unit):
+                target = self.index.by_qname.get(
+                    (unit.path, f"{prefix}.{name}" if prefix else name))
+                if target is not None and (target.type != "method"
+                                           or spec.bare_calls_reach_members):
+                    return target
+            binding = self.bindings[unit.path].get(name)
+            if binding is not None:
+                symbol = binding.symbol or name
+                fragment = _module_fragment(binding.dependency.rsplit(".", 1)[0]
+                                            if binding.symbol else binding.dependency)
+                return _pick(self.index.top.get((family, symbol), [])
+                             or self.index.classes.get((family, symbol), []), unit, fragment)
+            return _pick(self.index.top.get((family, name), []), unit)
+        if receiver in spec.self_receivers:
+            owner = unit.name if unit.type == "class" else unit.owner_class
+            if owner is not None and not receiver.startswith(("super", "parent")):
+                target = self.index.by_qname.get((unit.path, f"{owner}.{name}"))
+                if target is not None:
+                    return target
+            others = [m for m in self.index.members.get((family, name), [])
+                      if not (m.path == unit.path and owner is not None
+                              and m.name == f"{owner}.{name}")]
+            return _pick(others, unit)
+        # A named class (``Foo.create()``, ``Foo::new()``) or an imported module.
+        target = self.index.by_qname.get((unit.path, f"{receiver}.{name}"))
+        if target is not None:
+            return target
+        last = _LAST.search(receiver)
+        head = last.group() if last else receiver
+        cls = _pick(self.index.classes.get((family, head), []), unit)
+        if cls is not None:
+            member = self.index.by_qname.get((cls.path, f"{cls.name}.{name}"))
+            if member is not None:
+                return member
+        binding = self.bindings[unit.path].get(receiver.split(".", 1)[0])
+        if binding is not None and binding.symbol is None:
+            fragment = _module_fragment(binding.dependency)
+            return _pick(self.index.top.get((family, name), []), unit, fragment)
+        return _pick(self.index.members.get((family, name), []), unit)
+
+
+def link_calls(files: list[FileUnits], emitted: dict[int, str]) -> dict[int, tuple[list[str],
+                                                                               list[str]]]:
+    """For each emitted unit (keyed by ``id(raw_unit)``), its resolved call ids and the
+    calls left unresolved, both de-duplicated in first-call order.
+
+    A call that resolves to a unit filtered out of the extraction (too short, a disabled
+    type) has no id to point at and is listed as unresolved.
+    """
+    resolver = _Resolver(files)
+    out: dict[int, tuple[list[str], list[str]]] = {}
+    for f in files:
+        for unit in [*f.units, f.file_unit]:
+            if id(unit) not in emitted:
+                continue
+            ids: dict[str, None] = {}
+            unresolved: dict[str, None] = {}
+            for call in unit.calls:
+                target = resolver.resolve(unit, call)
+                target_id = emitted.get(id(target)) if target is not None else None
+                if target_id is not None:
+                    ids[target_id] = None
+                else:
+                    unresolved[("new " if call.constructor else "") + call.text] = None
+            out[id(unit)] = (list(ids), list(unresolved))
+    return out

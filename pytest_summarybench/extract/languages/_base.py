@@ -1,0 +1,233 @@
+"""What every language extractor provides, and the defaults most of them share.
+
+A :class:`LanguageSpec` names the grammar, the tree-sitter query that finds definitions,
+calls, decision points and imports in one pass, and small per-node readers (name,
+parameters, doc comment, ...). The engine in ``extract/units.py`` is language-agnostic.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Literal, NamedTuple
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from ...schemas.units import Parameter, Visibility
+
+DefKind = Literal["function", "class", "method"]
+
+_WS = re.compile(r"\s+")
+
+
+class Callee(NamedTuple):
+    """A call site as written: ``receiver.name(...)`` or ``name(...)``."""
+
+    receiver: str | None
+    """The object or qualifier text (``self``, ``os.path``, ``Foo``), None for bare calls."""
+    name: str
+    """The called function, method or class name."""
+    constructor: bool = False
+    """True for ``new Foo()`` style instantiations."""
+
+    @property
+    def text(self) -> str:
+        return f"{self.receiver}.{self.name}" if self.receiver else self.name
+
+
+class Binding(NamedTuple):
+    """One name an import statement brings into a file."""
+
+    local: str | None
+    """The name bound in the file (None for side-effect or wildcard imports)."""
+    symbol: str | None
+    """The imported symbol's own name, for resolving calls across files."""
+    dependency: str
+    """The module or symbol path recorded in ``metadata.dependencies``."""
+
+
+@dataclass(frozen=True)
+class DocComment:
+    """A unit's own docstring or leading doc comment."""
+
+    text: str
+    """The cleaned text, comment markers and quotes removed."""
+    start_byte: int
+    end_byte: int
+    leading: bool
+    """True for a comment before the definition, False for a docstring in the body."""
+
+
+def node_text(node: Node, src: bytes) -> str:
+    return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def squash(text: str) -> str:
+    """Collapse runs of whitespace to one space."""
+    return _WS.sub(" ", text).strip()
+
+
+def clean_block_comment(text: str) -> str:
+    """Strip ``/** ... */`` markers and the leading ``*`` of each line."""
+    body = text
+    if body.startswith("/**"):
+        body = body[3:]
+    elif body.startswith("/*"):
+        body = body[2:]
+    if body.endswith("*/"):
+        body = body[:-2]
+    lines = [line.strip() for line in body.splitlines()]
+    lines = [line[1:].lstrip() if line.startswith("*") else line for line in lines]
+    return "\n".join(lines).strip()
+
+
+def clean_line_comments(text: str, marker: str) -> str:
+    """Strip a line-comment marker (``///``, ``//``, ``#``) from each line."""
+    out = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        while stripped.startswith(marker):
+            stripped = stripped[len(marker):]
+        out.append(stripped[1:] if stripped.startswith(" ") else stripped)
+    return "\n".join(out).strip()
+
+
+class LanguageSpec:
+    """Defaults shared by the curly-brace languages; each language overrides what differs."""
+
+    key: ClassVar[str]
+    extensions: ClassVar[tuple[str, ...]]
+    grammar: ClassVar[tuple[str, str]]
+    """(module, function) returning the grammar's language pointer."""
+    query: ClassVar[str]
+    """Query source with captures ``@def``, ``@scope``, ``@call``, ``@branch``, ``@import``."""
+    class_types: ClassVar[frozenset[str]]
+    function_types: ClassVar[frozenset[str]]
+    scope_types: ClassVar[frozenset[str]] = frozenset()
+    """Nodes that qualify names without being units themselves (Rust ``impl``)."""
+    comment_types: ClassVar[frozenset[str]] = frozenset({"comment"})
+    self_receivers: ClassVar[frozenset[str]] = frozenset({"this", "super"})
+    bare_calls_reach_members: ClassVar[bool] = False
+    """Whether ``helper()`` inside a method may mean ``this.helper()`` (Java, C#, ...)."""
+    leading_attached: ClassVar[frozenset[str]] = frozenset()
+    """Sibling node types before a definition that belong to it (decorators, attributes)."""
+
+    # --- naming and structure -------------------------------------------------------
+
+    def name(self, node: Node, src: bytes) -> str | None:
+        """The definition's own (unqualified) name; None when anonymous."""
+        name = node.child_by_field_name("name")
+        return node_text(name, src) if name is not None else None
+
+    def scope_name(self, node: Node, src: bytes) -> str | None:
+        return self.name(node, src)
+
+    def kind(self, node: Node, enclosing: DefKind | Literal["scope"] | None) -> DefKind:
+        if node.type in self.class_types:
+            return "class"
+        return "method" if enclosing in ("class", "scope") else "function"
+
+    def anchor(self, node: Node) -> Node:
+        """The first node of the definition as written (decorators, ``export``)."""
+        first = node
+        prev = first.prev_named_sibling
+        while prev is not None and prev.type in self.leading_attached:
+            first = prev
+            prev = first.prev_named_sibling
+        return first
+
+    def body(self, node: Node) -> Node | None:
+        return node.child_by_field_name("body")
+
+    def is_definition(self, node: Node) -> bool:
+        """Declarations without a body (abstract, interface, extern) are not units."""
+        return node.type in self.class_types or self.body(node) is not None
+
+    def signature(self, node: Node, src: bytes) -> str:
+        body = self.body(node)
+        end = body.start_byte if body is not None else node.end_byte
+        text = src[node.start_byte:end].decode("utf-8", "replace")
+        return squash(text).rstrip("{:=> ").rstrip()
+
+    # --- metadata -------------------------------------------------------------------
+
+    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[Parameter] | None:
+        return None
+
+    def return_type(self, node: Node, src: bytes) -> str | None:
+        rt = node.child_by_field_name("return_type")
+        return squash(node_text(rt, src)).lstrip(":").strip() if rt is not None else None
+
+    def visibility(self, node: Node, name: str, src: bytes) -> Visibility | None:
+        return None
+
+    def decorators(self, node: Node, anchor: Node, src: bytes) -> list[str]:
+        return []
+
+    def docstring(self, node: Node, anchor: Node, src: bytes) -> DocComment | None:
+        return self.leading_comment(anchor, src)
+
+    def is_doc_comment(self, text: str) -> bool:
+        return text.startswith("/**")
+
+    def clean_doc(self, text: str) -> str:
+        return clean_block_comment(text)
+
+    def leading_comment(self, anchor: Node, src: bytes) -> DocComment | None:
+        """The doc comment right before ``anchor`` (no blank line between)."""
+        prev = anchor.prev_named_sibling
+        if prev is None or prev.type not in self.comment_types:
+            return None
+        if prev.end_point.row < anchor.start_point.row - 1:
+            return None
+        text = node_text(prev, src)
+        if not self.is_doc_comment(text):
+            return None
+        return DocComment(self.clean_doc(text), prev.start_byte, prev.end_byte, True)
+
+    def line_comment_run(self, anchor: Node, src: bytes, marker: str) -> DocComment | None:
+        """Consecutive ``marker`` line comments ending on the line before ``anchor``."""
+        first: Node | None = None
+        last: Node | None = None
+        row = anchor.start_point.row
+        prev = anchor.prev_named_sibling
+        while (prev is not None and prev.type in self.comment_types
+               and prev.end_point.row >= row - 1 and prev.end_point.row < row):
+            if not src[prev.start_byte:prev.end_byte].startswith(marker.encode()):
+                break
+            first = prev
+            last = last or prev
+            row = prev.start_point.row
+            prev = prev.prev_named_sibling
+        if first is None or last is None:
+            return None
+        text = src[first.start_byte:last.end_byte].decode("utf-8", "replace")
+        return DocComment(clean_line_comments(text, marker[0]), first.start_byte,
+                          last.end_byte, True)
+
+    # --- calls, imports, exports ------------------------------------------------------
+
+    def callee(self, node: Node, src: bytes) -> Callee | None:
+        return None
+
+    def imports(self, node: Node, src: bytes) -> list[Binding]:
+        return []
+
+    def exports(self, root: Node, src: bytes, top_level: list[tuple[str, Node]]) -> list[str]:
+        """Names a file exports; ``top_level`` holds its top-level (name, definition) pairs."""
+        return [name for name, node in top_level
+                if self.visibility(node, name, src) in (None, "public")]
+
+
+def split_callee(text: str, separators: tuple[str, ...] = (".",)) -> tuple[str | None, str]:
+    """``a.b.c`` -> (``a.b``, ``c``); ``Foo::new`` -> (``Foo``, ``new``)."""
+    best = -1
+    width = 0
+    for sep in separators:
+        i = text.rfind(sep)
+        if i > best:
+            best, width = i, len(sep)
+    if best < 0:
+        return None, text
+    return squash(text[:best]), text[best + width:].strip()

@@ -1,0 +1,58 @@
+"""Tree-sitter parsers and compiled queries, built once per language per process.
+
+Grammars come from the official ``tree-sitter-<lang>`` wheels installed with the package;
+nothing is downloaded. TSX files use the TypeScript package's TSX grammar.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+from typing import TYPE_CHECKING
+
+from .languages import get_spec
+
+if TYPE_CHECKING:
+    from tree_sitter import Language, Parser, Query
+
+TSX = "tsx"
+
+
+@cache
+def get_language(key: str) -> Language:
+    """The tree-sitter ``Language`` for a language key (or ``"tsx"``)."""
+    from tree_sitter import Language
+
+    if key == TSX:
+        module, func = "tree_sitter_typescript", "language_tsx"
+    else:
+        module, func = get_spec(key).grammar
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        raise RuntimeError(
+            f"extracting {key} requires the grammar package {module.replace('_', '-')}. "
+            f"Install with: pip install {module.replace('_', '-')}"
+        ) from exc
+    return Language(getattr(mod, func)())
+
+
+@cache
+def get_parser(key: str) -> Parser:
+    from tree_sitter import Parser
+
+    return Parser(get_language(key))
+
+
+@cache
+def get_query(key: str) -> Query:
+    """The language's one-pass query (definitions, calls, branches, imports)."""
+    from tree_sitter import Query
+
+    spec = get_spec("typescript" if key == TSX else key)
+    return Query(get_language(key), spec.query)
+
+
+def grammar_key(language: str, path: str) -> str:
+    """Which grammar parses ``path``: TSX files need the TSX variant."""
+    return TSX if language == "typescript" and path.endswith(".tsx") else language

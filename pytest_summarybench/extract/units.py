@@ -1,0 +1,355 @@
+"""One file in, its units out: a single parse and a single query pass per file.
+
+Definitions, calls, decision points and imports come from one tree-sitter query; a sweep
+over the (properly nested) definition spans assigns every call, decision point and
+imported-name use to its innermost unit without walking the tree in Python.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .languages import get_spec
+from .languages._base import Binding, Callee, DefKind, DocComment
+from .parsing import get_parser, get_query, grammar_key
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from ..schemas.units import Parameter, UnitType, Visibility
+    from .languages._base import LanguageSpec
+
+Definition = tuple["Node", int, "Node", bool, str]
+"""(node, span start, anchor node, is scope-only, own name)."""
+
+FILE = -1
+"""Owner index meaning "the file itself"."""
+
+
+@dataclass(slots=True)
+class RawUnit:
+    """A definition found in a file, before filtering and call resolution."""
+
+    path: str
+    language: str
+    name: str
+    """Qualified name within the file (``Class.method``); the path for file units."""
+    type: UnitType
+    start_byte: int
+    """Start of the unit as written (decorators/annotations, leading doc comment)."""
+    end_byte: int
+    start_line: int
+    end_line: int
+    parent: int = FILE
+    """Index of the enclosing unit in the file's list, ``FILE`` for top level."""
+    owner_class: str | None = None
+    """Qualified name of the innermost enclosing class or impl scope."""
+    signature: str | None = None
+    parameters: list[Parameter] | None = None
+    return_type: str | None = None
+    visibility: Visibility | None = None
+    decorators: list[str] | None = None
+    doc: DocComment | None = None
+    calls: list[Callee] = field(default_factory=list)
+    branches: int = 0
+    """Decision points directly inside this unit (nested definitions excluded)."""
+    total_branches: int = 0
+    """Decision points anywhere inside the unit, nested definitions included."""
+    deps: dict[str, None] = field(default_factory=dict)
+    """Dependencies used, in first-use order (dict as an ordered set)."""
+    exports: list[str] | None = None
+    has_error: bool = False
+
+    @property
+    def short_name(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
+
+
+@dataclass(slots=True)
+class FileUnits:
+    """Everything extracted from one file."""
+
+    path: str
+    language: str
+    source: bytes
+    units: list[RawUnit]
+    """Definitions in source order; the file unit, if any, is ``file_unit``."""
+    file_unit: RawUnit
+    bindings: list[Binding]
+    """Names the file's imports bind (for call resolution)."""
+    error_line: int | None = None
+    """First line of a syntax error, if the parse had any."""
+
+
+def _sweep(starts: list[int], ends: list[int], positions: list[int]) -> list[int]:
+    """For sorted ``positions``, the innermost interval containing each (``FILE`` if none).
+
+    Intervals must be sorted by start and properly nested, as syntax nodes are.
+    """
+    owners: list[int] = []
+    stack: list[int] = []
+    j = 0
+    n = len(starts)
+    for pos in positions:
+        while j < n and starts[j] <= pos:
+            while stack and ends[stack[-1]] <= starts[j]:
+                stack.pop()
+            stack.append(j)
+            j += 1
+        while stack and ends[stack[-1]] <= pos:
+            stack.pop()
+        owners.append(stack[-1] if stack else FILE)
+    return owners
+
+
+def _line_start(src: bytes, pos: int) -> int:
+    return src.rfind(b"\n", 0, pos) + 1
+
+
+def _dedent(text: str, indent: str) -> str:
+    if not indent:
+        return text
+    width = len(indent)
+    return "\n".join(line[width:] if line.startswith(indent) else line.lstrip(" \t")
+                     for line in text.split("\n"))
+
+
+def unit_content(src: bytes, unit: RawUnit, strip_doc: bool) -> str:
+    """The text models see: the unit's lines, dedented, doc removed when asked."""
+    start = unit.start_byte
+    end = unit.end_byte
+    doc = unit.doc
+    if doc is not None and doc.leading and strip_doc:
+        start = doc.end_byte
+        while start < end and src[start] in b" \t\r\n":
+            start += 1
+    line_start = _line_start(src, start)
+    prefix = src[line_start:start]
+    indent = ""
+    if not prefix.strip():
+        indent = prefix.decode("utf-8", "replace")
+        start = line_start
+    if doc is not None and not doc.leading and strip_doc:
+        doc_line = _line_start(src, doc.start_byte)
+        doc_end = src.find(b"\n", doc.end_byte)
+        doc_end = end if doc_end < 0 or doc_end > end else doc_end + 1
+        rest = src[doc_end:end]
+        if rest.strip():
+            body = src[start:doc_line] + rest
+        else:
+            pad = src[doc_line:doc.start_byte]
+            body = src[start:doc_line] + pad + b"..." + src[doc.end_byte:end].rstrip()
+        text = body.decode("utf-8", "replace")
+    else:
+        text = src[start:end].decode("utf-8", "replace")
+    return _dedent(text, indent)
+
+
+def _qualify(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def extract_file(path: str, language: str, src: bytes) -> FileUnits:
+    """Parse ``src`` once and return its definitions with metadata, calls and deps."""
+    spec = get_spec(language)
+    gkey = grammar_key(language, path)
+    tree = get_parser(gkey).parse(src)
+    root = tree.root_node
+    from tree_sitter import QueryCursor
+
+    caps = QueryCursor(get_query(gkey)).captures(root)
+    error_line: int | None = None
+    if root.has_error:
+        error_line = _first_error_line(root)
+
+    defs = _definitions(spec, caps.get("def", []), caps.get("scope", []), src)
+    units, is_scope, owner_index = _build_units(spec, path, language, defs, src)
+
+    starts = [d[1] for d in defs]
+    ends = [d[0].end_byte for d in defs]
+
+    # Calls and decision points: attribute each to its innermost unit.
+    call_nodes = sorted(caps.get("call", []), key=lambda n: n.start_byte)
+    call_owners = _sweep(starts, ends, [n.start_byte for n in call_nodes])
+    file_calls: list[Callee] = []
+    for node, owner in zip(call_nodes, call_owners, strict=True):
+        callee = spec.callee(node, src)
+        if callee is None:
+            continue
+        target = owner_index[owner] if owner != FILE else FILE
+        (units[target].calls if target != FILE else file_calls).append(callee)
+
+    branch_pos = sorted(n.start_byte for n in caps.get("branch", []))
+    file_branches = 0
+    for owner in _sweep(starts, ends, branch_pos):
+        target = owner_index[owner] if owner != FILE else FILE
+        if target == FILE:
+            file_branches += 1
+        else:
+            units[target].branches += 1
+
+    bindings: list[Binding] = []
+    for node in sorted(caps.get("import", []), key=lambda n: n.start_byte):
+        bindings.extend(spec.imports(node, src))
+    _attach_dependencies(units, starts, ends, owner_index, bindings, src)
+
+    top_level = [(u.name, defs[i][0]) for i, u in enumerate(units)
+                 if u.parent == FILE and not is_scope[i]]
+    text_lines = src.count(b"\n") + (0 if src.endswith(b"\n") or not src else 1)
+    file_unit = RawUnit(
+        path=path, language=language, name=path, type="file", start_byte=0,
+        end_byte=len(src), start_line=1, end_line=max(text_lines, 1),
+        calls=file_calls, branches=file_branches,
+        deps={b.dependency: None for b in bindings},
+        exports=spec.exports(root, src, top_level), has_error=root.has_error,
+    )
+    kept = [u for u, scope in zip(units, is_scope, strict=True) if not scope]
+    _renumber_parents(units, is_scope, kept)
+    # Children follow their parents in source order: add subtotals bottom-up.
+    file_total = file_branches
+    for unit in kept:
+        unit.total_branches = unit.branches
+    for unit in reversed(kept):
+        if unit.parent == FILE:
+            file_total += unit.total_branches
+        else:
+            kept[unit.parent].total_branches += unit.total_branches
+    file_unit.total_branches = file_total
+    return FileUnits(path, language, src, kept, file_unit, bindings, error_line)
+
+
+def _first_error_line(root: Node) -> int:
+    """Line of the first ERROR or MISSING node (iterative: trees can be very deep)."""
+    node = root
+    while True:
+        for child in node.children:
+            if child.has_error:
+                if child.is_error or child.is_missing:
+                    return int(child.start_point.row) + 1
+                node = child
+                break
+        else:
+            return int(node.start_point.row) + 1
+
+
+def _definitions(spec: LanguageSpec, def_nodes: list[Node], scope_nodes: list[Node],
+                 src: bytes) -> list[Definition]:
+    """Every named definition with a body, in source order (anonymous ones are skipped:
+    their calls belong to the enclosing unit)."""
+    out: list[Definition] = []
+    for node in def_nodes:
+        if not spec.is_definition(node):
+            continue
+        name = spec.name(node, src)
+        if name is None:
+            continue
+        anchor = spec.anchor(node)
+        out.append((node, anchor.start_byte, anchor, False, name))
+    for node in scope_nodes:
+        name = spec.scope_name(node, src)
+        if name is not None:
+            out.append((node, node.start_byte, node, True, name))
+    out.sort(key=lambda d: (d[1], -d[0].end_byte))
+    return out
+
+
+def _build_units(spec: LanguageSpec, path: str, language: str,
+                 defs: list[Definition], src: bytes,
+                 ) -> tuple[list[RawUnit], list[bool], list[int]]:
+    """Name, classify and describe each definition; nesting comes from the span sweep."""
+    units: list[RawUnit] = []
+    is_scope: list[bool] = []
+    # owner_index maps a definition to the unit that receives its calls: scope-only
+    # definitions (Rust impl blocks) hand them to their nearest real ancestor.
+    owner_index: list[int] = []
+    stack: list[int] = []
+    for i, (node, start, anchor, scope, own) in enumerate(defs):
+        while stack and defs[stack[-1]][0].end_byte <= start:
+            stack.pop()
+        parent = stack[-1] if stack else FILE
+        stack.append(i)
+        parent_unit = units[parent] if parent != FILE else None
+        prefix = parent_unit.name if parent_unit is not None else ""
+        enclosing: DefKind | str | None = None
+        if parent_unit is not None:
+            enclosing = "scope" if is_scope[parent] else parent_unit.type
+        kind: DefKind = "class" if scope else spec.kind(node, enclosing)  # type: ignore[arg-type]
+        name = _qualify(prefix, own)
+        owner_class = None
+        if parent_unit is not None:
+            if is_scope[parent] or parent_unit.type == "class":
+                owner_class = parent_unit.name
+            else:
+                owner_class = parent_unit.owner_class
+        unit = RawUnit(
+            path=path, language=language, name=name, type=kind, start_byte=start,
+            end_byte=node.end_byte, start_line=anchor.start_point.row + 1,
+            end_line=node.end_point.row + 1, parent=parent, owner_class=owner_class,
+            has_error=node.has_error,
+        )
+        if not scope:
+            _describe(spec, unit, node, anchor, src)
+        units.append(unit)
+        is_scope.append(scope)
+        owner = i
+        while owner != FILE and is_scope[owner]:
+            owner = units[owner].parent
+        owner_index.append(owner)
+    return units, is_scope, owner_index
+
+
+def _describe(spec: LanguageSpec, unit: RawUnit, node: Node, anchor: Node, src: bytes) -> None:
+    kind = unit.type
+    short = unit.short_name
+    unit.visibility = spec.visibility(node, short, src)
+    unit.decorators = spec.decorators(node, anchor, src)
+    doc = spec.docstring(node, anchor, src)
+    unit.doc = doc
+    if doc is not None and doc.leading and doc.start_byte < unit.start_byte:
+        unit.start_byte = doc.start_byte
+        unit.start_line = src.count(b"\n", 0, doc.start_byte) + 1
+    unit.signature = spec.signature(node, src)
+    if kind == "function" or kind == "method":
+        unit.parameters = spec.parameters(node, src, kind)
+        unit.return_type = spec.return_type(node, src)
+
+
+def _attach_dependencies(units: list[RawUnit], starts: list[int], ends: list[int],
+                         owner_index: list[int], bindings: list[Binding],
+                         src: bytes) -> None:
+    """Record, per unit, which imported names it mentions (and so its ancestors do)."""
+    local: dict[bytes, str] = {}
+    for b in bindings:
+        if b.local:
+            local.setdefault(b.local.encode(), b.dependency)
+    if not local or not units:
+        return
+    names = sorted(local, key=len, reverse=True)
+    pattern = re.compile(rb"(?<![\w$\\])(?:" + b"|".join(re.escape(n) for n in names)
+                         + rb")(?![\w$])")
+    matches = [(m.start(), m.group()) for m in pattern.finditer(src)]
+    owners = _sweep(starts, ends, [pos for pos, _ in matches])
+    for (_, name), owner in zip(matches, owners, strict=True):
+        target = owner_index[owner] if owner != FILE else FILE
+        dep = local[name]
+        while target != FILE:
+            unit = units[target]
+            if dep in unit.deps:
+                break
+            unit.deps[dep] = None
+            target = unit.parent
+
+
+def _renumber_parents(units: list[RawUnit], is_scope: list[bool], kept: list[RawUnit]) -> None:
+    """Re-point parent indices into ``kept`` (scope-only definitions removed)."""
+    new_index: dict[int, int] = {}
+    for old, scope in enumerate(is_scope):
+        if not scope:
+            new_index[old] = len(new_index)
+    for unit in kept:
+        parent = unit.parent
+        while parent != FILE and is_scope[parent]:
+            parent = units[parent].parent
+        unit.parent = new_index[parent] if parent != FILE else FILE
