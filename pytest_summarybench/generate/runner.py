@@ -1,0 +1,159 @@
+"""The generation phase: every model under test summarizes every sampled unit once.
+
+Runs on the controller before the tests that need summaries. Work already linked to the
+run in the store is skipped, every summary is saved and linked the moment it exists, and
+failures are linked as errors (never cached) so the next run retries exactly those. With
+the response cache of the model layer, a run killed halfway and started again repeats no
+completed call, and a second run over the same configuration makes none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, TypeVar
+
+from ..schemas import CodeUnit, GeneratedSummary, GenerationMetadata, ModelConfig
+from ..store import dumps
+from .builtin import BUILTIN_VERSION, BuiltinError, BuiltinResult, count_tokens, summarize_builtin
+from .prompts import method_names
+from .report import GenerationReport, ModelStats
+
+if TYPE_CHECKING:
+    from ..context import RunContext
+
+T = TypeVar("T")
+
+
+def generation_params(model: ModelConfig) -> dict[str, float | int]:
+    """The sampling parameters of spec 4.2 as configured for ``model``."""
+    return {"temperature": model.temperature, "max_tokens": model.max_tokens,
+            "top_p": model.top_p, "frequency_penalty": model.frequency_penalty,
+            "presence_penalty": model.presence_penalty}
+
+
+def summary_id(unit_id: str, model: ModelConfig, prompt_version: str, extra: str = "") -> str:
+    """A deterministic summary id from the unit, the model, the prompt and the parameters."""
+    key = dumps([unit_id, model.id, model.provider, model.model_name, model.api_endpoint,
+                 prompt_version, generation_params(model), extra])
+    return hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def pending_units(ctx: RunContext, model: ModelConfig,
+                  linked: set[tuple[str, str]]) -> list[CodeUnit]:
+    """The sampled units that ``model`` still has to summarize for this run."""
+    return [u for u in ctx.units if (u.id, model.id) not in linked]
+
+
+def linked_pairs(ctx: RunContext) -> set[tuple[str, str]]:
+    """(unit id, model id) pairs the run already has a summary for (errors excluded)."""
+    return {key for key, found in ctx.store.run_summaries(ctx.run_id).items()
+            if isinstance(found, GeneratedSummary)}
+
+
+def run_generation(ctx: RunContext, *, parallel: int | None = None,
+                   max_cost_usd: float | None = None,
+                   progress: bool = True) -> GenerationReport:
+    """Produce the missing summaries of the run (see the module docstring).
+
+    :param parallel: concurrent calls per model (default ``evaluation.parallel``).
+    :param max_cost_usd: stop starting new calls once this much was spent
+        (default ``evaluation.maxCostUsd``).
+    :param progress: show a progress display on stderr for model calls.
+
+    Call ``ctx.refresh()`` afterwards to see the new summaries through the context.
+    """
+    started = time.perf_counter()
+    parallel = parallel or ctx.settings.evaluation.parallel
+    if max_cost_usd is None:
+        max_cost_usd = ctx.settings.evaluation.max_cost_usd
+    linked = linked_pairs(ctx)
+    report = GenerationReport(models={m.id: ModelStats(m.id) for m in ctx.models},
+                              max_cost_usd=max_cost_usd)
+    remote: dict[str, list[CodeUnit]] = {}
+    for model in ctx.models:
+        stats = report.models[model.id]
+        todo = pending_units(ctx, model, linked)
+        stats.reused = len(ctx.units) - len(todo)
+        if not todo:
+            continue
+        if model.provider == "builtin":
+            _run_builtin(ctx, model, todo, stats)
+        else:
+            remote[model.id] = todo
+    if remote:
+        from .calls import run_model_calls  # the model layer imports litellm lazily
+
+        _run_sync(lambda: run_model_calls(ctx, remote, report, parallel=parallel,
+                                          progress=progress))
+    report.elapsed_s = time.perf_counter() - started
+    return report
+
+
+def _run_sync(make: Callable[[], object]) -> None:
+    """``asyncio.run`` the coroutine ``make()`` builds, also when a loop already runs here."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(make())  # type: ignore[arg-type]
+        return
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(make())  # type: ignore[arg-type]
+        except BaseException as exc:  # re-raised in the caller's thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=target, name="summarybench-generation")
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+
+
+def builtin_summary(unit: CodeUnit, model: ModelConfig, result: BuiltinResult,
+                    latency_ms: float) -> GeneratedSummary:
+    """The stored form of a built-in summary (free: cost exactly 0)."""
+    return GeneratedSummary(
+        id=summary_id(unit.id, model, BUILTIN_VERSION, result.source),
+        code_unit_id=unit.id,
+        model_id=model.id,
+        summary=result.text,
+        generation_metadata=GenerationMetadata(
+            model_name=model.model_name, model_version=result.model_version,
+            prompt_version=BUILTIN_VERSION, temperature=0.0, max_tokens=model.max_tokens,
+            generated_at=_now(), latency_ms=latency_ms,
+            input_tokens=count_tokens(unit.content), output_tokens=count_tokens(result.text),
+            cost=0.0),
+    )
+
+
+def _run_builtin(ctx: RunContext, model: ModelConfig, todo: list[CodeUnit],
+                 stats: ModelStats) -> None:
+    # The negative control pairs over the whole sample, so every run of the same sample
+    # gives each unit the same donor whichever units are still missing.
+    start = time.perf_counter()
+    try:
+        results = summarize_builtin(model.model_name, ctx.units,
+                                    lambda u: method_names(u, ctx), ctx.rng("builtin", model.id))
+    except BuiltinError as exc:
+        for unit in todo:
+            ctx.store.link_summary(ctx.run_id, unit.id, model.id, None, error=str(exc))
+            stats.add_error(f"{model.id}: {exc}")
+        return
+    latency_ms = (time.perf_counter() - start) * 1000 / max(1, len(ctx.units))
+    summaries = [builtin_summary(u, model, results[u.id], latency_ms) for u in todo]
+    ctx.store.save_summaries(summaries)
+    for summary in summaries:
+        ctx.store.link_summary(ctx.run_id, summary.code_unit_id, model.id, summary.id)
+    stats.generated += len(summaries)
+    stats.fallbacks += sum(results[u.id].source == "fallback-signature" for u in todo)
