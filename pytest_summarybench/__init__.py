@@ -1,21 +1,54 @@
 """summarybench: a pytest plugin that benchmarks LLMs on writing code summaries for RAG code
-search."""
+search.
+
+Public names are imported lazily (PEP 562) so that loading the pytest plugin, which
+imports this package first, stays cheap.
+"""
 
 from __future__ import annotations
 
-from .schemas import (
-    BenchmarkConfig,
-    BenchmarkReport,
-    CodeUnit,
-    GeneratedSummary,
-    ModelConfig,
-    ModelRanking,
-    ScoreRecord,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "BenchmarkConfig", "BenchmarkReport", "CodeUnit", "GeneratedSummary", "ModelConfig",
-    "ModelRanking", "ScoreRecord", "__version__",
-]
+_EXPORTS: dict[str, str] = {
+    "BenchmarkConfig": "pytest_summarybench.schemas",
+    "BenchmarkReport": "pytest_summarybench.schemas",
+    "CodeUnit": "pytest_summarybench.schemas",
+    "GeneratedSummary": "pytest_summarybench.schemas",
+    "ModelConfig": "pytest_summarybench.schemas",
+    "ModelRanking": "pytest_summarybench.schemas",
+    "ScoreRecord": "pytest_summarybench.schemas",
+    "EvaluationError": "pytest_summarybench.evaluators",
+    "Evaluator": "pytest_summarybench.evaluators",
+    "MatrixItem": "pytest_summarybench.evaluators",
+    "RunContext": "pytest_summarybench.context",
+    "Settings": "pytest_summarybench.settings",
+    "load_settings": "pytest_summarybench.settings",
+    "Store": "pytest_summarybench.store",
+}
+
+__all__ = [*sorted(_EXPORTS), "__version__"]
+
+if TYPE_CHECKING:
+    from .context import RunContext
+    from .evaluators import EvaluationError, Evaluator, MatrixItem
+    from .schemas import (
+        BenchmarkConfig,
+        BenchmarkReport,
+        CodeUnit,
+        GeneratedSummary,
+        ModelConfig,
+        ModelRanking,
+        ScoreRecord,
+    )
+    from .settings import Settings, load_settings
+    from .store import Store
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_summarybench' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

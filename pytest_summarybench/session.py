@@ -17,17 +17,18 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from . import options
-from .context import RunContext
 from .evaluators import BUILTIN_EVALUATORS, EvaluationError, Evaluator, MatrixItem, load_builtin
 from .plugin import REPORT_ATTR
-from .schemas import ScoreRecord
-from .settings import Settings, SettingsError, load_settings
-from .store import Store
 
+# pydantic-based modules (schemas, settings, store, context) are imported where used, so
+# that registering this module in pytest_configure stays cheap (``pytest --help``).
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
-    from .schemas import BenchmarkReport
+    from .context import RunContext
+    from .schemas import BenchmarkReport, ScoreRecord
+    from .settings import Settings
+    from .store import Store
 
 TOKEN_KEY = "summarybench_token"
 _SELECTION_DDL = ("CREATE TABLE IF NOT EXISTS session_selection (token TEXT, model_id TEXT, "
@@ -65,6 +66,8 @@ class BoundItem:
         return records
 
     def _fail(self, reason: str) -> None:
+        from .schemas import ScoreRecord
+
         self._record(ScoreRecord.failed(unit_id=self.item.unit_id, model_id=self.item.model_id,
                                         evaluator=self.item.evaluator, reason=reason))
 
@@ -89,6 +92,8 @@ class SummaryBenchState:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
+            from .settings import SettingsError, load_settings
+
             path = options.config_path(self.config)
             try:
                 self._settings = load_settings(path, options.overrides(self.config),
@@ -100,12 +105,15 @@ class SummaryBenchState:
     @property
     def store(self) -> Store:
         if self._store is None:
+            from .store import Store
+
             self._store = Store(self.settings.store_path)
         return self._store
 
     def context(self) -> RunContext:
         if self._ctx is None:
             from .pipeline import ensure_units
+            from .settings import SettingsError
 
             try:
                 self._ctx = ensure_units(self.settings, self.store)
@@ -260,6 +268,8 @@ class ControllerHooks:
         raw = getattr(report, REPORT_ATTR, None)
         if not raw:
             return
+        from .schemas import ScoreRecord
+
         records = [ScoreRecord.model_validate(r) for r in raw]
         for rec in records:
             self.state.config.hook.pytest_summarybench_record_score(

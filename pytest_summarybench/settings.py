@@ -34,6 +34,7 @@ from .schemas import (
     ScoringConfig,
 )
 from .schemas._base import SBModel
+from .schemas.config import Provider
 
 #: The models of the default run: offline baselines that need no key and no network.
 DEFAULT_MODELS: tuple[str, ...] = (
@@ -74,7 +75,7 @@ class ExtractionSection(SBModel):
 class ModelEntry(SBModel):
     """A model as written in the YAML file (``model`` is the provider's model name)."""
 
-    provider: str
+    provider: Provider
     model: str
     id: str | None = None
     api_endpoint: str | None = None

@@ -12,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
-from ..schemas import ScoreRecord
-
 if TYPE_CHECKING:
     from ..context import RunContext
+    from ..schemas import ScoreRecord
 
 
 @dataclass(frozen=True, order=True)

@@ -1,0 +1,28 @@
+"""Shared test fixtures: pytester, and the three run modes of integration scenarios."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+#: Integration scenarios run in each mode, like syrupy's ``plugin_args``: plain (no xdist
+#: flag at all), xdist with zero workers, and two workers.
+RUN_MODES = {"plain": [], "n0": ["-n", "0"], "n2": ["-n", "2"]}
+
+
+@pytest.fixture(params=sorted(RUN_MODES))
+def run_mode(request: pytest.FixtureRequest) -> list[str]:
+    """Extra pytest arguments for one of the three modes."""
+    return RUN_MODES[request.param]
+
+
+@pytest.fixture(autouse=True)
+def _no_network_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never use real provider keys."""
+    for key in list(os.environ):
+        if key.endswith("_API_KEY"):
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -1,0 +1,76 @@
+"""Spec 9.1 normalization and weighting, checked against hand computations."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_summarybench.aggregate import family_scores, rank_models
+from pytest_summarybench.schemas import BenchmarkConfig, ScoreRecord
+
+
+def rec(model: str, evaluator: str, unit: str = "u", error: str | None = None,
+        **metrics: float) -> ScoreRecord:
+    return ScoreRecord(unit_id=unit, model_id=model, evaluator=evaluator, error=error,
+                       nodeid=f"{unit}-{model}-{evaluator}",
+                       metrics={k.replace("_at_", "@"): v for k, v in metrics.items()})
+
+
+def test_all_four_families_with_spec_default_weights() -> None:
+    records = [
+        rec("a", "judge/pointwise", weighted_average=4.0),      # (4-1)/4 = 0.75
+        rec("a", "judge/pairwise", win=0.5),
+        rec("a", "contrastive/embedding", correct=1.0),
+        rec("a", "contrastive/llm", correct=0.0),
+        rec("a", "retrieval/embedding", hit_at_1=0.2, hit_at_5=0.6, reciprocal_rank=0.4),
+        rec("a", "downstream/completion", pass_rate=0.5),
+        rec("a", "downstream/bug_localisation", success=1.0),
+        rec("a", "downstream/function_selection", success=0.0),
+    ]
+    fb = family_scores(records, BenchmarkConfig(), ["a"])["a"]
+    judge = 0.4 * 0.75 + 0.6 * 0.5
+    contrastive = 0.5 * 1.0 + 0.5 * 0.0
+    retrieval = 0.3 * 0.2 + 0.4 * 0.6 + 0.3 * 0.4
+    downstream = 0.4 * 0.5 + 0.3 * 1.0 + 0.3 * 0.0
+    assert fb.families == pytest.approx({"judge": judge, "contrastive": contrastive,
+                                         "retrieval": retrieval, "downstream": downstream})
+    assert fb.overall == pytest.approx(0.30 * judge + 0.25 * contrastive + 0.25 * retrieval
+                                       + 0.20 * downstream)
+
+
+def test_missing_families_and_components_are_renormalized() -> None:
+    records = [
+        rec("a", "contrastive/embedding", unit="u1", correct=1.0),
+        rec("a", "contrastive/embedding", unit="u2", correct=0.0),
+        rec("a", "retrieval/embedding", hit_at_1=0.0, hit_at_5=1.0, reciprocal_rank=0.25),
+    ]
+    fb = family_scores(records, BenchmarkConfig(), ["a"])["a"]
+    # contrastive: only the embedding component ran, so it carries the whole family.
+    assert fb.families["contrastive"] == pytest.approx(0.5)
+    retrieval = 0.3 * 0.0 + 0.4 * 1.0 + 0.3 * 0.25
+    assert fb.families["retrieval"] == pytest.approx(retrieval)
+    # overall: judge and downstream did not run; 0.25 and 0.25 renormalize to halves.
+    assert fb.overall == pytest.approx(0.5 * 0.5 + 0.5 * retrieval)
+
+
+def test_errors_are_counted_not_scored() -> None:
+    records = [rec("a", "contrastive/embedding", unit="u1", correct=1.0),
+               rec("a", "contrastive/embedding", unit="u2", error="judge said nonsense")]
+    fb = family_scores(records, BenchmarkConfig(), ["a"])["a"]
+    assert (fb.items, fb.errors, fb.families["contrastive"]) == (1, 1, 1.0)
+
+
+def test_custom_weights_apply() -> None:
+    cfg = BenchmarkConfig.model_validate({"weights": {"contrastive": 1, "retrieval": 3},
+                                          "scoring": {"contrastiveWeights": {"embedding": 1}}})
+    records = [rec("a", "contrastive/embedding", correct=1.0),
+               rec("a", "retrieval/embedding", hit_at_1=0, hit_at_5=0, reciprocal_rank=0)]
+    assert family_scores(records, cfg, ["a"])["a"].overall == pytest.approx(0.25)
+
+
+def test_ranking_orders_and_shares_ranks_on_ties() -> None:
+    records = [rec("b", "contrastive/embedding", correct=1.0),
+               rec("a", "contrastive/embedding", correct=1.0),
+               rec("c", "contrastive/embedding", correct=0.0)]
+    ranks = rank_models(family_scores(records, BenchmarkConfig(), ["a", "b", "c", "d"]))
+    assert [(r.rank, r.model_id) for r in ranks] == [(1, "a"), (1, "b"), (3, "c"), (4, "d")]
+    assert ranks[-1].scores.contrastive is None
