@@ -39,14 +39,19 @@ def codebase_fingerprint(root: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def run_id_for(settings: Settings) -> str:
-    """Stable for the same configuration on the same code, so a re-run resumes."""
+def check_codebase(settings: Settings) -> Path:
+    """The codebase root, or a ``SettingsError`` saying what to do."""
     root = settings.codebase_root
     if not root.is_dir():
         raise SettingsError(
             f"codebase.root = {str(root)!r}: not a readable directory; pass --sb-codebase PATH "
             f"or set codebase.root in summarybench.yaml")
-    return settings.fingerprint(codebase_fingerprint(root))
+    return root
+
+
+def run_id_for(settings: Settings) -> str:
+    """Stable for the same configuration on the same code, so a re-run resumes."""
+    return settings.fingerprint(codebase_fingerprint(check_codebase(settings)))
 
 
 def ensure_units(settings: Settings, store: Store) -> RunContext:

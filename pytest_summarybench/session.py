@@ -169,7 +169,10 @@ class SummaryBenchState:
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "sb_case" not in metafunc.fixturenames:
             return
-        items = self.matrix()
+        try:
+            items = self.matrix()
+        except pytest.UsageError as exc:
+            pytest.fail(f"summarybench: {exc}", pytrace=False)
         if not items:
             reasons = "; ".join(f"{f}: {r}" for f, r in sorted(self.skipped_families.items()))
             metafunc.parametrize("sb_case", [pytest.param(
@@ -223,7 +226,14 @@ class ControllerHooks:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         config = self.state.config
         if options.engaged(config):
-            _ = self.state.settings  # a bad configuration stops here, as a usage error
+            # A bad configuration or codebase path stops here, as one usage error line.
+            from .pipeline import check_codebase
+            from .settings import SettingsError
+
+            try:
+                check_codebase(self.state.settings)
+            except SettingsError as exc:
+                raise pytest.UsageError(str(exc)) from None
         if config.getoption("sb_dry_run"):
             from .generate import estimate_generation, format_estimate
 
@@ -256,7 +266,7 @@ class ControllerHooks:
         result = run_generation(ctx, parallel=settings.evaluation.parallel,
                                 max_cost_usd=settings.evaluation.max_cost_usd,
                                 progress=True)
-        self.generation_summary = result.describe()
+        self.generation_summary = result.lines()
         ctx.refresh()
         ctx.restrict_models(models)
         active = self.state.evaluators()

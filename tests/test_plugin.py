@@ -1,0 +1,246 @@
+"""Integration scenarios of the plugin, each in three modes (plain, -n 0, -n 2).
+
+The codebase is written by each test into its pytester directory; the evaluator is a
+deterministic one registered through the ``pytest_summarybench_evaluators`` hook, so
+these tests exercise the harness (collection, generation on the controller, records on
+reports across xdist, aggregation, results.json) independently of the built-in
+evaluators, which have suites of their own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+CODE = {
+    "shop/pricing.py": '''
+        def apply_discount(price: float, pct: float) -> float:
+            """Reduce a price by a percentage discount, never below zero."""
+            cut = price * pct / 100
+            return max(price - cut, 0.0)
+
+
+        def add_tax(price: float, rate: float = 0.2) -> float:
+            """Add value-added tax to a net price."""
+            gross = price * (1 + rate)
+            return round(gross, 2)
+        ''',
+    "shop/cart.py": '''
+        class Cart:
+            """A shopping cart holding line items and their quantities."""
+
+            def __init__(self) -> None:
+                self.items: dict[str, int] = {}
+                self.note = ""
+
+            def add(self, sku: str, qty: int = 1) -> None:
+                """Put a quantity of a product into the cart."""
+                self.items[sku] = self.items.get(sku, 0) + qty
+                return None
+        ''',
+}
+
+# Scores an item 1.0 when the summary shares a word with the unit's name, so the
+# built-in models rank in a fixed, known order; "shop/cart.py" items of builtin/lead
+# raise an EvaluationError to exercise error recording.
+EVALUATOR = '''
+    from pytest_summarybench.evaluators import EvaluationError, unit_items
+    from pytest_summarybench.schemas import ScoreRecord
+
+
+    class NameOverlap:
+        name = "contrastive/embedding"
+        family = "contrastive"
+
+        def skip_reason(self, ctx):
+            return None
+
+        def items(self, ctx):
+            return unit_items(self.name, ctx)
+
+        def prepare(self, ctx):
+            assert ctx.summary(ctx.units[0].id, ctx.models[0].id) is not None
+
+        def evaluate(self, item, ctx):
+            unit = ctx.unit(item.unit_id)
+            if FAIL and item.model_id == "builtin/lead" and unit.path == "shop/cart.py":
+                raise EvaluationError("scripted failure for cart")
+            summary = ctx.summary(item.unit_id, item.model_id).summary.lower()
+            words = unit.short_name.lower().replace("_", " ").split()
+            hit = any(w in summary for w in words)
+            return [ScoreRecord(unit_id=item.unit_id, model_id=item.model_id,
+                                evaluator=self.name, metrics={"correct": float(hit)})]
+
+
+    def pytest_summarybench_evaluators(config):
+        return [NameOverlap()]
+'''
+
+TEST_MODULE = '''
+    def test_summary(sb_case):
+        assert sb_case.evaluate()
+'''
+
+
+def _project(pytester: pytest.Pytester, *, fail: bool = False, extra_conftest: str = "") -> None:
+    for rel, text in CODE.items():
+        path = pytester.path / "code" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    pytester.makeconftest(f"FAIL = {fail}\n" + textwrap.dedent(EVALUATOR)
+                          + textwrap.dedent(extra_conftest))
+    pytester.makepyfile(test_bench=textwrap.dedent(TEST_MODULE))
+    pytester.makefile(".yaml", summarybench=textwrap.dedent("""
+        name: plugin-test
+        codebase:
+          root: code
+          languages: [python]
+        extraction:
+          minLines: 2
+        evaluation:
+          sampling: all
+        """))
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider",
+                                         "--sb-output", "out", *args)
+
+
+def _rankings(pytester: pytest.Pytester) -> list[dict]:
+    data = json.loads((pytester.path / "out" / "results.json").read_text())
+    return data["rankings"]
+
+
+def test_default_matrix_runs_and_writes_results(pytester: pytest.Pytester,
+                                                run_mode: list[str]) -> None:
+    _project(pytester)
+    result = _run(pytester, *run_mode)
+    outcomes = result.parseoutcomes()
+    assert result.ret == 0, result.stdout.str()
+    # 7 units (2 files, 2 functions, Cart, Cart.__init__, Cart.add) x 5 built-in models
+    assert outcomes == {"passed": 35}
+    result.stdout.fnmatch_lines([
+        "*summarybench ranking*",
+        "rank*model*overall*judge*contrastive*retrieval*downstream*",
+        "*families run: contrastive",
+        "skipped judge: *",
+        "results: *results.json",
+    ])
+    rankings = _rankings(pytester)
+    assert {r["modelId"] for r in rankings} == {
+        "builtin/docstring", "builtin/identifiers", "builtin/lead", "builtin/shuffled",
+        "builtin/signature"}
+    assert [r["rank"] for r in rankings] == sorted(r["rank"] for r in rankings)
+    for r in rankings:
+        assert set(r) >= {"rank", "modelId", "overallScore", "scores"}
+        assert set(r["scores"]) >= {"contrastive"}
+    # identifiers are built from the name: they always share a word with it
+    ident = next(r for r in rankings if r["modelId"] == "builtin/identifiers")
+    assert ident["overallScore"] == 1.0 and ident["rank"] == 1
+
+
+def test_rankings_identical_with_and_without_xdist(pytester: pytest.Pytester) -> None:
+    _project(pytester)
+    runs = {}
+    for label, args in {"n0": ["-n", "0"], "n2": ["-n", "2"], "noxdist": ["-p", "no:xdist"]
+                        }.items():
+        result = _run(pytester, *args)
+        assert result.ret == 0, result.stdout.str()
+        runs[label] = _rankings(pytester)
+    assert runs["n0"] == runs["n2"] == runs["noxdist"]
+
+
+def test_evaluation_error_fails_that_test_and_is_counted(pytester: pytest.Pytester,
+                                                         run_mode: list[str]) -> None:
+    _project(pytester, fail=True)
+    result = _run(pytester, *run_mode)
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] >= 1 and outcomes["passed"] > outcomes["failed"]
+    result.stdout.fnmatch_lines([
+        "*contrastive/embedding could not score *builtin/lead*: scripted failure for cart*",
+        "errors: builtin/lead contrastive/embedding: * (e.g. *scripted failure for cart)",
+    ])
+    data = json.loads((pytester.path / "out" / "results.json").read_text())
+    lead = next(r for r in data["rankings"] if r["modelId"] == "builtin/lead")
+    assert lead["errors"] == outcomes["failed"]
+    assert data["errors"][0]["modelId"] == "builtin/lead"
+
+
+def test_k_selects_by_model_and_generation_follows(pytester: pytest.Pytester,
+                                                   run_mode: list[str]) -> None:
+    _project(pytester)
+    result = _run(pytester, "-k", "builtin/docstring and pricing", *run_mode)
+    assert result.ret == 0, result.stdout.str()
+    assert result.parseoutcomes()["passed"] == 3  # the file and its two functions
+    assert [r["modelId"] for r in _rankings(pytester)][0] == "builtin/docstring"
+    result.stdout.fnmatch_lines(["*builtin/docstring: * generated*"])
+    result.stdout.no_fnmatch_line("*builtin/lead: * generated*")
+
+
+def test_hooks_record_score_and_ranking_gate(pytester: pytest.Pytester,
+                                             run_mode: list[str]) -> None:
+    _project(pytester, extra_conftest='''
+
+        def pytest_summarybench_record_score(record, config):
+            record.metrics["doubled"] = 2 * record.metrics["correct"]
+
+
+        def pytest_summarybench_ranking(rankings, report, config):
+            return [f"{r.model_id} below 0.99" for r in rankings if r.overall_score < 0.99]
+        ''')
+    result = _run(pytester, *run_mode)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["GATE FAILED: builtin/* below 0.99"])
+    data = json.loads((pytester.path / "out" / "results.json").read_text())
+    by_model = data["detailed"]["byModel"]["builtin/identifiers"]
+    assert by_model["contrastive/embedding:doubled"] == 2.0
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--sb-model", "gpt-4o"], "*--sb-model 'gpt-4o': expected PROVIDER/MODEL*"),
+    (["--sb-eval", "judge,vibes"], "*--sb-eval 'judge,vibes': expected a comma-separated*"),
+    (["--sb-sample-size", "0"], "*--sb-sample-size*expected a positive integer, got '0'*"),
+    (["--sb-config", "missing.yaml"], "*--sb-config *missing.yaml*: no such file*"),
+])
+def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester, args: list[str],
+                                            message: str) -> None:
+    _project(pytester)
+    result = _run(pytester, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_bad_config_value_is_a_usage_error_naming_key(pytester: pytest.Pytester) -> None:
+    _project(pytester)
+    pytester.makefile(".yaml", summarybench="evaluation:\n  sampleSize: many\n")
+    result = _run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*evaluation.sampleSize = 'many'*integer*"])
+
+
+def test_missing_codebase_names_the_path(pytester: pytest.Pytester) -> None:
+    _project(pytester)
+    result = _run(pytester, "--sb-codebase", "nowhere")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*codebase.root = *nowhere*not a readable directory*"])
+
+
+def test_loads_with_autoload_disabled_and_stays_cheap(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "summarybench", "--help"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0
+    assert "--sb-model=PROVIDER/MODEL" in out.stdout
+    probe = ("import sys, pytest_summarybench.plugin, pytest_summarybench.session; "
+             "print(sorted(m for m in ('pydantic', 'litellm', 'chromadb', 'tree_sitter', "
+             "'numpy', 'scipy', 'yaml') if m in sys.modules))")
+    mods = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60)
+    assert mods.stdout.strip() == "[]"
