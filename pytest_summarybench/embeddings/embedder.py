@@ -1,0 +1,150 @@
+"""Batched, de-duplicated embedding with a content-hash cache in the run's store.
+
+Every vector is stored under (the backend's ``cache_key``, sha256 of the text), so a re-run
+embeds nothing it has embedded before, whatever the run or the evaluator, and xdist workers
+read what the controller computed in ``prepare`` instead of loading a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .base import EmbeddingBackend, EmbeddingError
+
+if TYPE_CHECKING:
+    from ..store import Store
+    from .base import Matrix
+
+_CACHE_DDL = """
+CREATE TABLE IF NOT EXISTS embedding_cache (
+    model TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, hash)
+)"""
+_LOOKUP_CHUNK = 500
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Embedder:
+    """Embeds texts with ``backend``, reading and filling the cache in ``store``."""
+
+    def __init__(self, backend: EmbeddingBackend, store: Store | None = None) -> None:
+        self.backend = backend
+        self.store = store
+        self.computed = 0
+        """Texts this embedder sent to the backend (cache misses), for reports and tests."""
+        if store is not None:
+            store.ensure_table(_CACHE_DDL)
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """Unit vectors for ``texts``, one row each, in order."""
+        import numpy as np
+
+        hashes = [text_hash(t) for t in texts]
+        found = self._lookup(set(hashes))
+        missing: dict[str, str] = {}
+        for h, t in zip(hashes, texts, strict=True):
+            if h not in found and h not in missing:
+                missing[h] = t
+        pending = list(missing.items())
+        step = max(1, self.backend.batch_size)
+        for start in range(0, len(pending), step):
+            batch = pending[start:start + step]
+            vectors = self.backend.embed_batch([t for _, t in batch])
+            if vectors.shape[0] != len(batch):
+                raise EmbeddingError(f"{self.name} returned {vectors.shape[0]} vectors for "
+                                     f"{len(batch)} texts")
+            fresh = {h: vectors[i] for i, (h, _) in enumerate(batch)}
+            self._save(fresh)
+            found.update(fresh)
+            self.computed += len(batch)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
+
+    def embed_one(self, text: str) -> Matrix:
+        return self.embed([text])[0]
+
+    def cached(self, texts: Sequence[str]) -> Matrix | None:
+        """Vectors for ``texts`` from the cache only; None if any is missing.
+
+        For workers, which must not load a model for what ``prepare`` should have done.
+        """
+        import numpy as np
+
+        hashes = [text_hash(t) for t in texts]
+        found = self._lookup(set(hashes))
+        if any(h not in found for h in hashes):
+            return None
+        return np.stack([found[h] for h in hashes]) if hashes else None
+
+    # -- cache --------------------------------------------------------------------------
+    def _lookup(self, hashes: set[str]) -> dict[str, Matrix]:
+        import numpy as np
+
+        if self.store is None or not hashes:
+            return {}
+        wanted = sorted(hashes)
+        found: dict[str, Matrix] = {}
+        key = self.backend.cache_key
+        for start in range(0, len(wanted), _LOOKUP_CHUNK):
+            chunk = wanted[start:start + _LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for h, dim, blob in self.store.execute(
+                    f"SELECT hash, dim, vector FROM embedding_cache WHERE model = ? "
+                    f"AND hash IN ({marks})", [key, *chunk]):
+                vector = np.frombuffer(blob, dtype=np.float32)
+                if vector.shape[0] == dim:
+                    found[h] = vector
+        return found
+
+    def _save(self, vectors: dict[str, Matrix]) -> None:
+        import numpy as np
+
+        if self.store is None or not vectors:
+            return
+        key = self.backend.cache_key
+        rows = [(key, h, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
+                for h, v in vectors.items()]
+        with self.store.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?, ?)", rows)
+
+
+def load_backend(spec: str) -> EmbeddingBackend:
+    """The backend for an ``embeddingModel`` value.
+
+    ``builtin/minilm`` (the default, offline) and ``builtin/hashing`` (lexical, no model)
+    are built in; any other ``provider/model`` goes to litellm (e.g. ``voyage/voyage-code-3``).
+    """
+    if spec == "builtin/minilm":
+        from .minilm import MiniLMBackend
+
+        return MiniLMBackend()
+    if spec == "builtin/hashing":
+        from .hashing import HashingBackend
+
+        return HashingBackend()
+    if spec.startswith("builtin/") or "/" not in spec:
+        raise EmbeddingError(
+            f"unknown embedding model {spec!r}: use builtin/minilm, builtin/hashing or a "
+            f"litellm provider/model name such as voyage/voyage-code-3 or "
+            f"openai/text-embedding-3-small")
+    from .api import LiteLLMBackend
+
+    return LiteLLMBackend(spec)
+
+
+def get_embedder(spec: str, store: Store | None = None) -> Embedder:
+    """An ``Embedder`` for ``spec`` caching in ``store``."""
+    return Embedder(load_backend(spec), store)
