@@ -17,6 +17,8 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, TypeVar
 
+from ..llm.client import model_params
+from ..llm.retry import RetryPolicy
 from ..schemas import CodeUnit, GeneratedSummary, GenerationMetadata, ModelConfig
 from ..store import dumps
 from .builtin import BUILTIN_VERSION, BuiltinError, BuiltinResult, count_tokens, summarize_builtin
@@ -29,11 +31,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def generation_params(model: ModelConfig) -> dict[str, float | int]:
-    """The sampling parameters of spec 4.2 as configured for ``model``."""
-    return {"temperature": model.temperature, "max_tokens": model.max_tokens,
-            "top_p": model.top_p, "frequency_penalty": model.frequency_penalty,
-            "presence_penalty": model.presence_penalty}
+#: The sampling parameters of spec 4.2 as configured for a model.
+generation_params = model_params
 
 
 def summary_id(unit_id: str, model: ModelConfig, prompt_version: str, extra: str = "") -> str:
@@ -60,14 +59,15 @@ def linked_pairs(ctx: RunContext) -> set[tuple[str, str]]:
 
 
 def run_generation(ctx: RunContext, *, parallel: int | None = None,
-                   max_cost_usd: float | None = None,
-                   progress: bool = True) -> GenerationReport:
+                   max_cost_usd: float | None = None, progress: bool = True,
+                   retry_policy: RetryPolicy | None = None) -> GenerationReport:
     """Produce the missing summaries of the run (see the module docstring).
 
     :param parallel: concurrent calls per model (default ``evaluation.parallel``).
     :param max_cost_usd: stop starting new calls once this much was spent
         (default ``evaluation.maxCostUsd``).
     :param progress: show a progress display on stderr for model calls.
+    :param retry_policy: how model calls are retried (default: ``llm.RetryPolicy()``).
 
     Call ``ctx.refresh()`` afterwards to see the new summaries through the context.
     """
@@ -93,7 +93,7 @@ def run_generation(ctx: RunContext, *, parallel: int | None = None,
         from .calls import run_model_calls  # the model layer imports litellm lazily
 
         _run_sync(lambda: run_model_calls(ctx, remote, report, parallel=parallel,
-                                          progress=progress))
+                                          progress=progress, retry_policy=retry_policy))
     report.elapsed_s = time.perf_counter() - started
     return report
 

@@ -1,0 +1,61 @@
+"""The persistent response cache, a table in the run's SQLite store.
+
+A response is written the moment it arrives (one short transaction), so a run killed
+halfway loses nothing it paid for. The key covers everything that can change the answer:
+provider, model, endpoint, sampling parameters, the response format, the caller's tag
+(e.g. the prompt version) and a hash of the full message text. Keys never include key
+material, and failures are never written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from ..schemas import ModelConfig
+from ..store import Store, dumps
+from .types import Completion
+
+CACHE_FORMAT = 1
+_DDL = """CREATE TABLE IF NOT EXISTS llm_cache (
+    key TEXT PRIMARY KEY,
+    model_id TEXT NOT NULL,
+    tag TEXT NOT NULL,
+    json TEXT NOT NULL,
+    created_at REAL NOT NULL
+)"""
+_ready: weakref.WeakSet[Store] = weakref.WeakSet()
+
+
+def cache_key(model: ModelConfig, messages: list[dict[str, str]], params: Mapping[str, Any],
+              tag: str, endpoint: str | None) -> str:
+    """The cache key of a request (a sha256 hex digest)."""
+    text_hash = hashlib.sha256(dumps(messages).encode()).hexdigest()
+    payload = dumps({"format": CACHE_FORMAT, "provider": model.provider,
+                     "model": model.model_name, "endpoint": endpoint, "params": dict(params),
+                     "tag": tag, "messages": text_hash})
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _ensure(store: Store) -> None:
+    if store not in _ready:
+        store.ensure_table(_DDL)
+        _ready.add(store)
+
+
+def cache_get(store: Store, key: str) -> Completion | None:
+    """The cached completion for ``key``, marked ``cached``; None on a miss."""
+    _ensure(store)
+    rows = store.execute("SELECT json FROM llm_cache WHERE key = ?", (key,))
+    return Completion.from_cache(rows[0][0]) if rows else None
+
+
+def cache_put(store: Store, key: str, model_id: str, tag: str, completion: Completion) -> None:
+    """Write a successful completion at once (replacing an older one for the same key)."""
+    _ensure(store)
+    with store.transaction() as conn:
+        conn.execute("INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?)",
+                     (key, model_id, tag, completion.to_json(), time.time()))

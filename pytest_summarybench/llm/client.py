@@ -1,0 +1,197 @@
+"""``complete`` and ``acomplete``: one model call with cache, rate limit, retries, timeout.
+
+Every caller (generation, judges, contrastive matching, downstream tasks) goes through
+here, so they all get the same behaviour: a cache hit makes no call; otherwise the call
+waits for its slot under the model's rate limits, is retried on rate limits, server
+errors, timeouts and malformed bodies (honouring Retry-After), is priced from the price
+table or the model's override, and is cached the moment it succeeds. ``complete`` is
+synchronous (litellm's sync client; safe from worker threads); ``acomplete`` is the
+asyncio twin. litellm's own retries are switched off so that attempts are counted here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any
+
+from ..schemas import ModelConfig
+from ..store import Store
+from .cache import cache_get, cache_key, cache_put
+from .limits import RateLimiter, limiter_for
+from .pricing import call_cost
+from .providers import connection_kwargs, endpoint, litellm, litellm_model_name
+from .retry import DEFAULT_POLICY, MalformedResponse, RetryPolicy, backoff_delay, classify
+from .types import Completion, ModelCallError
+
+#: Parameter values that are the providers' defaults: recorded and keyed, not sent (some
+#: providers refuse e.g. ``top_p`` together with ``temperature``).
+_NEUTRAL = {"top_p": 1.0, "frequency_penalty": 0.0, "presence_penalty": 0.0}
+
+
+def model_params(model: ModelConfig) -> dict[str, Any]:
+    """The sampling parameters of spec 4.2 as configured for ``model``."""
+    return {"temperature": model.temperature, "max_tokens": model.max_tokens,
+            "top_p": model.top_p, "frequency_penalty": model.frequency_penalty,
+            "presence_penalty": model.presence_penalty}
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count (four characters a token) for budgets and missing usage."""
+    return max(1, round(len(text) / 4))
+
+
+def messages_tokens(messages: list[dict[str, str]]) -> int:
+    return sum(estimate_tokens(m.get("content", "")) + 4 for m in messages)
+
+
+class _Call:
+    """The state of one logical call across its attempts."""
+
+    def __init__(self, model: ModelConfig, messages: list[dict[str, str]], *,
+                 timeout: float | None, response_format: dict | None, cache: Store | None,
+                 cache_tag: str, retry_policy: RetryPolicy | None,
+                 params: dict[str, Any]) -> None:
+        if model.provider == "builtin":
+            raise ModelCallError(model.id, "built-in summarizers are not callable models")
+        self.model = model
+        self.messages = messages
+        self.params = {**model_params(model), **params}
+        if response_format is not None:
+            self.params["response_format"] = response_format
+        self.timeout_s = timeout if timeout is not None else model.timeout_s
+        self.cache = cache
+        self.tag = cache_tag
+        self.key = cache_key(model, messages, self.params, cache_tag, endpoint(model))
+        self.policy = retry_policy or DEFAULT_POLICY
+        self.attempt = 0
+        self.reserved = messages_tokens(messages) + int(self.params.get("max_tokens") or 0)
+        self._rng = random.Random()
+        self._limiter: RateLimiter | None = None
+
+    def cached(self) -> Completion | None:
+        return cache_get(self.cache, self.key) if self.cache is not None else None
+
+    def request(self) -> dict[str, Any]:
+        """The litellm keyword arguments (raises ModelCallError for a missing key)."""
+        try:
+            connection = connection_kwargs(self.model)
+        except ValueError as exc:
+            raise ModelCallError(self.model.id, str(exc)) from None
+        sent = {k: v for k, v in self.params.items() if _NEUTRAL.get(k, object()) != v}
+        return {"model": litellm_model_name(self.model), "messages": self.messages,
+                "timeout": self.timeout_s, "max_retries": 0, "num_retries": 0,
+                **sent, **connection}
+
+    def before_attempt(self) -> float:
+        """Start an attempt; return the seconds to wait for the rate limiter."""
+        self.attempt += 1
+        if self._limiter is None:
+            self._limiter = limiter_for(self.model)
+        return self._limiter.reserve(self.reserved)
+
+    def after_failure(self, exc: BaseException) -> float:
+        """Seconds to wait before retrying; raises ModelCallError when giving up."""
+        failure = classify(exc, self.timeout_s)
+        if failure.rate_limited and failure.retry_after_s and self._limiter is not None:
+            self._limiter.pause(min(failure.retry_after_s, self.policy.max_retry_after_s))
+        delay = backoff_delay(self.policy, failure, self.attempt, self._rng)
+        if delay is None:
+            reason = failure.reason
+            if failure.retryable:
+                reason += f" (gave up after {self.attempt} attempts)"
+            raise ModelCallError(self.model.id, reason, retryable=failure.retryable,
+                                 status=failure.status) from None
+        return delay
+
+    def parse(self, response: Any, latency_ms: float) -> Completion:
+        """A Completion from litellm's response; MalformedResponse when unusable."""
+        try:
+            message = response.choices[0].message
+        except (AttributeError, IndexError, TypeError):
+            raise MalformedResponse("no choices in the response") from None
+        text = getattr(message, "content", None)
+        if text is not None and not isinstance(text, str):
+            raise MalformedResponse(f"content is {type(text).__name__}, not text")
+        text = (text or "").strip()
+        usage = getattr(response, "usage", None)
+        inp = getattr(usage, "prompt_tokens", None)
+        out = getattr(usage, "completion_tokens", None)
+        inp = int(inp) if isinstance(inp, int) else messages_tokens(self.messages)
+        out = int(out) if isinstance(out, int) else estimate_tokens(text)
+        return Completion(text=text, input_tokens=inp, output_tokens=out,
+                          latency_ms=round(latency_ms, 1),
+                          cost=call_cost(self.model, inp, out),
+                          model_version=str(getattr(response, "model", "") or ""),
+                          attempts=self.attempt)
+
+    def done(self, completion: Completion) -> Completion:
+        if self._limiter is not None:
+            self._limiter.settle(self.reserved, completion.input_tokens
+                                 + completion.output_tokens)
+        if self.cache is not None:
+            cache_put(self.cache, self.key, self.model.id, self.tag, completion)
+        return completion
+
+
+def cached_completion(model: ModelConfig, messages: list[dict[str, str]], *, cache: Store,
+                      cache_tag: str = "", response_format: dict | None = None,
+                      **params: Any) -> Completion | None:
+    """The cached answer to this request, without calling anything (None on a miss)."""
+    return _Call(model, messages, timeout=None, response_format=response_format, cache=cache,
+                 cache_tag=cache_tag, retry_policy=None, params=params).cached()
+
+
+def complete(model: ModelConfig, messages: list[dict[str, str]], *,
+             timeout: float | None = None, response_format: dict | None = None,
+             cache: Store | None = None, cache_tag: str = "",
+             retry_policy: RetryPolicy | None = None, **params: Any) -> Completion:
+    """Call ``model`` with ``messages`` and return its completion (see the module doc).
+
+    ``params`` override the model's sampling parameters (``temperature=0`` for a judge).
+    Raises ``ModelCallError`` when the call fails for good.
+    """
+    call = _Call(model, messages, timeout=timeout, response_format=response_format,
+                 cache=cache, cache_tag=cache_tag, retry_policy=retry_policy, params=params)
+    hit = call.cached()
+    if hit is not None:
+        return hit
+    request = call.request()
+    lib = litellm()
+    while True:
+        time.sleep(call.before_attempt())
+        started = time.perf_counter()
+        try:
+            response = lib.completion(**request)
+            completion = call.parse(response, (time.perf_counter() - started) * 1000)
+        except Exception as exc:  # classified: retried or raised as ModelCallError
+            time.sleep(call.after_failure(exc))
+            continue
+        return call.done(completion)
+
+
+async def acomplete(model: ModelConfig, messages: list[dict[str, str]], *,
+                    timeout: float | None = None, response_format: dict | None = None,
+                    cache: Store | None = None, cache_tag: str = "",
+                    retry_policy: RetryPolicy | None = None, **params: Any) -> Completion:
+    """The asyncio twin of ``complete``, with the same arguments and behaviour."""
+    call = _Call(model, messages, timeout=timeout, response_format=response_format,
+                 cache=cache, cache_tag=cache_tag, retry_policy=retry_policy, params=params)
+    hit = call.cached()
+    if hit is not None:
+        return hit
+    request = call.request()
+    lib = litellm()
+    # litellm enforces the timeout; this outer bound only guards against a hung client.
+    backstop = call.timeout_s * 1.5 + 1.0
+    while True:
+        await asyncio.sleep(call.before_attempt())
+        started = time.perf_counter()
+        try:
+            response = await asyncio.wait_for(lib.acompletion(**request), backstop)
+            completion = call.parse(response, (time.perf_counter() - started) * 1000)
+        except Exception as exc:  # classified: retried or raised as ModelCallError
+            await asyncio.sleep(call.after_failure(exc))
+            continue
+        return call.done(completion)

@@ -1,0 +1,126 @@
+"""How a ``ModelConfig`` maps onto litellm: model names, endpoints, keys, lazy import.
+
+litellm is imported only inside functions (the plugin must stay cheap to import), and
+only after ``LITELLM_LOCAL_MODEL_COST_MAP`` is set, so importing it never reaches the
+network: its price table comes from the copy bundled with the package.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from types import ModuleType
+from typing import Any
+
+from ..schemas import ModelConfig
+
+#: litellm's provider prefix for each of our providers.
+LITELLM_PREFIX: dict[str, str] = {
+    "anthropic": "anthropic",
+    "openai": "openai",
+    "google": "gemini",
+    "openrouter": "openrouter",
+    "ollama": "ollama_chat",
+    "local": "openai",  # any OpenAI-compatible server at ``apiEndpoint``
+}
+#: The environment variable holding each provider's key (None: no key needed).
+KEY_ENV: dict[str, str | None] = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "google": "GEMINI_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "ollama": None,
+    "local": None,
+}
+#: Also accepted when the primary variable is unset.
+KEY_ENV_ALIASES: dict[str, tuple[str, ...]] = {"google": ("GOOGLE_API_KEY",)}
+OLLAMA_DEFAULT_ENDPOINT = "http://localhost:11434"
+#: Sent to keyless OpenAI-compatible servers, whose client library insists on some key.
+PLACEHOLDER_KEY = "sk-no-key-required"
+
+_import_lock = threading.Lock()
+_SECRET_PATTERNS = re.compile(
+    r"(sk-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{10,}|Bearer\s+\S+|"
+    r"(?i:api[_-]?key)[\"']?\s*[:=]\s*[\"']?[^\s\"',}]+)")
+
+
+def litellm() -> ModuleType:
+    """Import and configure litellm once: no network on import, no telemetry, quiet."""
+    with _import_lock:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        os.environ.setdefault("LITELLM_TELEMETRY", "False")
+        import litellm as module
+
+        module.suppress_debug_info = True
+        module.telemetry = False
+        # Parameters a provider does not take (e.g. frequency_penalty for Anthropic) are
+        # dropped rather than failing the call; the recorded parameters are the requested.
+        module.drop_params = True
+        return module
+
+
+def litellm_model_name(model: ModelConfig) -> str:
+    """The ``provider/model`` name litellm routes on, e.g. ``gemini/gemini-2.0-flash``."""
+    if model.provider == "builtin":
+        raise ValueError(f"{model.id} is a built-in summarizer, not a litellm model")
+    prefix = LITELLM_PREFIX[model.provider]
+    name = model.model_name
+    return name if name.startswith(prefix + "/") else f"{prefix}/{name}"
+
+
+def required_env_var(model: ModelConfig) -> str | None:
+    """The environment variable ``model``'s provider needs for its key (None: no key)."""
+    return KEY_ENV.get(model.provider)
+
+
+def api_key(model: ModelConfig) -> str | None:
+    """The key for ``model`` from the environment (None when unset or not needed)."""
+    var = required_env_var(model)
+    if var is None:
+        return None
+    for name in (var, *KEY_ENV_ALIASES.get(model.provider, ())):
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+def endpoint(model: ModelConfig) -> str | None:
+    """The base URL calls go to (None: the provider's default)."""
+    if model.api_endpoint:
+        return model.api_endpoint.rstrip("/")
+    if model.provider == "ollama":
+        return OLLAMA_DEFAULT_ENDPOINT
+    return None
+
+
+def connection_kwargs(model: ModelConfig) -> dict[str, Any]:
+    """``api_base`` and ``api_key`` for litellm; raises ValueError naming what is missing."""
+    base = endpoint(model)
+    if model.provider == "local" and base is None:
+        raise ValueError("provider 'local' needs apiEndpoint, the base URL of an "
+                         "OpenAI-compatible server (e.g. http://localhost:8000/v1)")
+    key = api_key(model)
+    var = required_env_var(model)
+    if var is not None and key is None:
+        raise ValueError(f"{var} is not set; export it to call {model.provider} models")
+    kwargs: dict[str, Any] = {}
+    if base is not None:
+        kwargs["api_base"] = base
+    if key is not None:
+        kwargs["api_key"] = key
+    elif model.provider == "local":
+        kwargs["api_key"] = PLACEHOLDER_KEY
+    return kwargs
+
+
+def redact(text: str) -> str:
+    """``text`` without key material: the values of the providers' key variables and
+    anything shaped like a key or a bearer token."""
+    for name in {*filter(None, KEY_ENV.values()),
+                 *(a for aliases in KEY_ENV_ALIASES.values() for a in aliases)}:
+        value = os.environ.get(name)
+        if value and len(value) >= 4:
+            text = text.replace(value, "***")
+    return _SECRET_PATTERNS.sub("***", text)

@@ -1,0 +1,56 @@
+"""What a model call returns, and how it fails."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A model's answer to one request, with what it took and cost."""
+
+    text: str
+    """The assistant message."""
+    input_tokens: int
+    """Prompt tokens reported by the provider."""
+    output_tokens: int
+    """Completion tokens reported by the provider."""
+    latency_ms: float
+    """Wall time of the successful attempt (of the original call, for a cached answer)."""
+    cost: float | None
+    """USD from the price table or the model's override; None when the price is unknown."""
+    model_version: str = ""
+    """The model (snapshot) the provider says answered."""
+    cached: bool = False
+    """True when served from the response cache: no call was made, nothing was paid."""
+    attempts: int = 1
+    """Attempts the call took (retries included); 0 for a cached answer."""
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data.pop("cached")
+        data.pop("attempts")
+        return json.dumps(data, sort_keys=True)
+
+    @classmethod
+    def from_cache(cls, text: str) -> Completion:
+        data = json.loads(text)
+        return replace(cls(**data), cached=True, attempts=0)
+
+
+class ModelCallError(RuntimeError):
+    """A model call failed for good (after retries, or at once when retrying cannot help).
+
+    ``str()`` is one line naming the model and the reason, with no key material.
+    """
+
+    def __init__(self, model_id: str, reason: str, *, retryable: bool = False,
+                 status: int | None = None) -> None:
+        self.model_id = model_id
+        self.reason = " ".join(reason.split())
+        self.retryable = retryable
+        """Whether a later run may succeed (rate limits, outages, timeouts)."""
+        self.status = status
+        """The HTTP status, when the provider answered with one."""
+        super().__init__(f"{model_id}: {self.reason}")

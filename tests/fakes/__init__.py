@@ -1,0 +1,1 @@
+"""Fake providers and servers shared by the test suites."""

@@ -1,0 +1,324 @@
+"""A real, local, OpenAI-compatible chat-completions server for tests.
+
+It listens on 127.0.0.1 with an ephemeral port, in a background thread, and speaks plain
+HTTP/1.1 and JSON, so a client under test goes through its whole path: connection pool,
+request encoding, status handling, Retry-After, JSON decoding, retries. Behaviour is
+scripted:
+
+- ``respond(body) -> str | Reply``: the completion for a request (default: a
+  deterministic summary derived from the last message);
+- ``latency_s``: delay before every answer;
+- ``rate_limit_per_s``: answer 429 with ``Retry-After`` / ``retry-after-ms`` to requests
+  above this many accepted requests in any one-second window;
+- ``faults(n, body) -> kind | None``: inject ``"429"``, ``"500"``, ``"503"``,
+  ``"timeout"`` (hold the request until the client gives up), ``"malformed"`` (a 200 with
+  a truncated JSON body) or ``"empty"`` (a 200 whose JSON lacks ``choices``) for the
+  n-th chat request (1-based); ``faults_from`` builds one from a list or a mapping.
+
+It counts everything (requests per path, status codes, successful completions per
+request fingerprint) and never counts as successful an answer whose client had already
+hung up. ``pause()`` holds answers back, e.g. while a test kills its client. The server
+stops on ``stop()``, on leaving its ``with`` block, or by itself after ``max_lifetime_s``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import select
+import socket
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+FAULT_KINDS = ("429", "500", "503", "timeout", "malformed", "empty")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A scripted completion."""
+
+    text: str
+    prompt_tokens: int | None = None
+    """Reported input tokens (default: about a quarter of the prompt's characters)."""
+    completion_tokens: int | None = None
+    """Reported output tokens (default: about a quarter of ``text``'s characters)."""
+    model: str | None = None
+    """The model version to report (default: the requested model plus ``-fake-1``)."""
+
+
+Responder = Callable[[dict[str, Any]], "str | Reply"]
+FaultScript = Callable[[int, dict[str, Any]], "str | None"]
+
+
+def fingerprint(body: Mapping[str, Any]) -> str:
+    """A stable id for a request: its model and messages (what a cache keys on)."""
+    key = json.dumps([body.get("model"), body.get("messages")], sort_keys=True)
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def default_respond(body: dict[str, Any]) -> Reply:
+    """A deterministic summary of the last message."""
+    messages = body.get("messages") or [{}]
+    content = str(messages[-1].get("content", ""))
+    return Reply(f"Summary {fingerprint(body)}: computes what {len(content)} characters say.")
+
+
+def faults_from(script: Iterable[str | None] | Mapping[int, str]) -> FaultScript:
+    """A fault script from a list (the n-th entry for the n-th request, then none) or a
+    mapping of request number to fault kind."""
+    table = dict(script) if isinstance(script, Mapping) else dict(enumerate(script, 1))
+    for kind in table.values():
+        if kind is not None and kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault {kind!r}; use one of {FAULT_KINDS}")
+    return lambda n, _body: table.get(n)
+
+
+class FakeOpenAIServer:
+    """See the module docstring. Use as a context manager or call ``start``/``stop``."""
+
+    def __init__(self, *, respond: Responder | None = None, latency_s: float = 0.0,
+                 rate_limit_per_s: float | None = None, faults: FaultScript | None = None,
+                 max_lifetime_s: float = 300.0) -> None:
+        self.respond: Responder = respond or default_respond
+        self.latency_s = latency_s
+        self.rate_limit_per_s = rate_limit_per_s
+        self.faults = faults
+        self.max_lifetime_s = max_lifetime_s
+        self.lock = threading.Lock()
+        self.requests_by_path: Counter[str] = Counter()
+        self.statuses: Counter[int] = Counter()
+        self.faults_served: Counter[str] = Counter()
+        self.successes_by_fingerprint: Counter[str] = Counter()
+        self.authorizations: set[str] = set()
+        self.abandoned = 0
+        """Answers not sent because the client had hung up."""
+        self._chat_requests = 0
+        self._window: deque[float] = deque()
+        self._open = threading.Event()
+        self._open.set()
+        self._stopping = threading.Event()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._timer: threading.Timer | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self) -> FakeOpenAIServer:
+        server = self
+
+        class Handler(_Handler):
+            fake = server
+
+        httpd = _Server(("127.0.0.1", 0), Handler)
+        self._httpd = httpd
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="fake-openai-server", daemon=True)
+        self._thread.start()
+        self._timer = threading.Timer(self.max_lifetime_s, self.stop)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._open.set()
+        if self._timer is not None:
+            self._timer.cancel()
+        httpd, self._httpd = self._httpd, None
+        if httpd is not None:
+            httpd.shutdown()
+            httpd.server_close()
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-style base URL (``.../v1``) to give a client as ``api_base``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- controls and counters -----------------------------------------------------------
+    def pause(self) -> None:
+        """Hold every answer (requests are still accepted) until ``resume``."""
+        self._open.clear()
+
+    def resume(self) -> None:
+        self._open.set()
+
+    @property
+    def successes(self) -> int:
+        """Completions delivered to a client that was still connected."""
+        with self.lock:
+            return sum(self.successes_by_fingerprint.values())
+
+    @property
+    def chat_requests(self) -> int:
+        with self.lock:
+            return self._chat_requests
+
+    # -- request handling (called from handler threads) ----------------------------------
+    def _admit(self) -> tuple[int, float]:
+        """Count a chat request; return its number and, when over the rate, the seconds
+        until the window has room (0 when admitted)."""
+        with self.lock:
+            self._chat_requests += 1
+            n = self._chat_requests
+            if self.rate_limit_per_s is None:
+                return n, 0.0
+            now = time.monotonic()
+            while self._window and now - self._window[0] >= 1.0:
+                self._window.popleft()
+            if len(self._window) >= self.rate_limit_per_s:
+                return n, max(0.001, 1.0 - (now - self._window[0]))
+            self._window.append(now)
+            return n, 0.0
+
+    def _wait(self, seconds: float) -> None:
+        """Sleep, but wake up when the server stops."""
+        if seconds > 0:
+            self._stopping.wait(seconds)
+        while not self._open.is_set() and not self._stopping.is_set():
+            self._open.wait(0.05)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # many concurrent clients connect at once
+
+
+def _client_gone(sock: socket.socket) -> bool:
+    """True when the peer has closed its end (a request is never pipelined here, so a
+    readable socket before the answer means EOF or a reset)."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        if not readable:
+            return False
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeOpenAIServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+        """Silence the default per-request stderr log."""
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        self._count()
+        self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        fake = self.fake
+        self._count()
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        auth = self.headers.get("Authorization")
+        if auth:
+            with fake.lock:
+                fake.authorizations.add(auth)
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self._send_json(400, {"error": {"message": "request body is not JSON"}})
+            return
+        n, retry_in = fake._admit()
+        fault = fake.faults(n, body) if fake.faults else None
+        if retry_in > 0 or fault == "429":
+            retry_in = retry_in or 1.0
+            self._note_fault("429")
+            self._send_json(429, {"error": {"message": "rate limit exceeded",
+                                            "type": "rate_limit_error"}},
+                            {"Retry-After": str(math.ceil(retry_in)),
+                             "retry-after-ms": str(int(retry_in * 1000))})
+            return
+        if fault == "timeout":
+            self._note_fault("timeout")
+            fake._stopping.wait(fake.max_lifetime_s)
+            return
+        fake._wait(fake.latency_s)
+        if fault in ("500", "503"):
+            self._note_fault(fault)
+            self._send_json(int(fault), {"error": {"message": "upstream failure",
+                                                   "type": "server_error"}})
+            return
+        if fault == "malformed":
+            self._note_fault(fault)
+            self._send_raw(200, b'{"id": "chatcmpl-x", "choices": [{"message": {"con')
+            return
+        if fault == "empty":
+            self._note_fault(fault)
+            self._send_json(200, {"id": "chatcmpl-x", "object": "chat.completion"})
+            return
+        reply = fake.respond(body)
+        if isinstance(reply, str):
+            reply = Reply(reply)
+        prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+        prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else max(
+            1, prompt_chars // 4)
+        completion_tokens = reply.completion_tokens if reply.completion_tokens is not None \
+            else max(1, len(reply.text) // 4)
+        payload = {
+            "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
+            "model": reply.model or f"{body.get('model', 'fake')}-fake-1",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": reply.text}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens},
+        }
+        if _client_gone(self.connection):
+            with fake.lock:
+                fake.abandoned += 1
+            self.close_connection = True
+            return
+        if self._send_json(200, payload):
+            with fake.lock:
+                fake.successes_by_fingerprint[fingerprint(body)] += 1
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _count(self) -> None:
+        with self.fake.lock:
+            self.fake.requests_by_path[self.path] += 1
+
+    def _note_fault(self, kind: str) -> None:
+        with self.fake.lock:
+            self.fake.faults_served[kind] += 1
+
+    def _send_json(self, status: int, payload: dict[str, Any],
+                   headers: Mapping[str, str] | None = None) -> bool:
+        return self._send_raw(status, json.dumps(payload).encode(), headers)
+
+    def _send_raw(self, status: int, data: bytes,
+                  headers: Mapping[str, str] | None = None) -> bool:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+            return False
+        with self.fake.lock:
+            self.fake.statuses[status] += 1
+        return True
