@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from . import options
-from .evaluators import BUILTIN_EVALUATORS, EvaluationError, Evaluator, MatrixItem, load_builtin
+from .evaluators import (
+    BUILTIN_EVALUATORS,
+    EvaluationError,
+    Evaluator,
+    MatrixItem,
+    SummarizingEvaluator,
+    load_builtin,
+)
 from .plugin import REPORT_ATTR
 
 # pydantic-based modules (schemas, settings, store, context) are imported where used, so
@@ -298,10 +305,14 @@ class ControllerHooks:
         from .report import build_run_report, write_results_json
 
         ctx = self.state.context()
-        self.state.evaluators()
         report = build_run_report(ctx, summary, self.state.skipped_families,
                                   started_at=self.started_at,
                                   finished_at=datetime.now(timezone.utc))
+        for name, ev in sorted(self.state.evaluators().items()):
+            if isinstance(ev, SummarizingEvaluator):
+                mine = [r for r in summary if r.evaluator == name]
+                if mine:
+                    report.evaluator_details[name] = ev.summarize(mine, ctx)
         results = self.state.config.hook.pytest_summarybench_ranking(
             rankings=report.rankings, report=report, config=self.state.config)
         self.gate_failures = [msg for msgs in results if msgs for msg in msgs]

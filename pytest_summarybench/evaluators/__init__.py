@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from .base import EvaluationError, Evaluator, MatrixItem, unit_items
+from .base import EvaluationError, Evaluator, MatrixItem, SummarizingEvaluator, unit_items
 
 #: Built-in evaluators by name (``family/method``), in report order.
 BUILTIN_EVALUATORS: dict[str, str] = {
@@ -23,5 +23,5 @@ def load_builtin(name: str) -> Evaluator:
     return getattr(module, class_name)()  # type: ignore[no-any-return]
 
 
-__all__ = ["BUILTIN_EVALUATORS", "EvaluationError", "Evaluator", "MatrixItem", "load_builtin",
-           "unit_items"]
+__all__ = ["BUILTIN_EVALUATORS", "EvaluationError", "Evaluator", "MatrixItem",
+           "SummarizingEvaluator", "load_builtin", "unit_items"]

@@ -10,7 +10,7 @@ and the run's seed, so rankings are identical with and without xdist.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from ..context import RunContext
@@ -67,6 +67,16 @@ class Evaluator(Protocol):
 
     def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
         """Score one item. Raise ``EvaluationError`` for an item that cannot be scored."""
+
+
+@runtime_checkable
+class SummarizingEvaluator(Evaluator, Protocol):
+    """An evaluator that also contributes its own section to the report."""
+
+    def summarize(self, records: list[ScoreRecord], ctx: RunContext) -> dict[str, Any]:
+        """Evaluator-specific figures over this run's records of this evaluator (a
+        breakdown by query type, a judge bias audit...): JSON-serializable, written to
+        ``results.json`` under ``evaluatorDetails[<name>]`` and shown in the reports."""
 
 
 class EvaluationError(RuntimeError):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from ._base import SBModel
@@ -148,3 +150,5 @@ class BenchmarkReport(SBModel):
     costs: Costs = Field(default_factory=Costs)
     errors: list[ErrorCount] = Field(default_factory=list)
     """Matrix items that could not be scored, counted per model and evaluator."""
+    evaluator_details: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Per evaluator, the figures its ``summarize`` contributed (see ``SummarizingEvaluator``)."""
