@@ -1,0 +1,103 @@
+"""Word lists shared by the rule sets: what an action, a limit or personal data is called
+in agent code. Matching is on identifier tokens (``send_invoice`` -> send, invoice), never
+on substrings, so ``sender`` is not ``send`` and ``address_book`` is not an address field
+unless the token ``address`` appears."""
+
+from __future__ import annotations
+
+import re
+
+FINANCIAL_ACTIONS = frozenset({
+    "pay", "refund", "transfer", "wire", "charge", "book", "withdraw", "deposit", "trade",
+    "buy", "sell", "freeze", "disburse", "place",
+})
+"""Verbs of actions that move money or block access to it."""
+FINANCIAL_NOUNS = frozenset({
+    "payment", "payout", "refund", "invoice", "credit", "debit", "payroll", "salary",
+    "card", "sepa", "iban", "amount", "eur", "usd", "gbp", "price", "order", "trade",
+    "transfer", "loan", "balance",
+})
+"""Tokens that put an action in the financial domain."""
+IRREVERSIBLE_ACTIONS = frozenset({
+    "delete", "remove", "purge", "drop", "destroy", "wipe", "truncate", "terminate",
+    "revoke", "shutdown", "kill", "erase",
+})
+COMMUNICATION_ACTIONS = frozenset({
+    "send", "email", "mail", "notify", "post", "publish", "tweet", "message", "sms", "reply",
+})
+ACCOUNT_ACTIONS = frozenset({
+    "ban", "suspend", "block", "grant", "deploy", "release", "change", "update", "submit",
+    "issue", "approve", "cancel", "close", "modify", "schedule",
+})
+SIDE_EFFECT_ACTIONS = FINANCIAL_ACTIONS | IRREVERSIBLE_ACTIONS | COMMUNICATION_ACTIONS \
+    | ACCOUNT_ACTIONS
+READ_ONLY_PREFIXES = frozenset({"get", "list", "read", "fetch", "search", "lookup", "find",
+                                "load", "query", "check", "status", "count", "describe"})
+
+SIDE_EFFECT_TOOL_CLASSES = frozenset({
+    "ShellTool", "GmailSendMessage", "SlackSendMessage", "O365SendMessage",
+    "TwilioAPIWrapper", "RequestsPostTool", "RequestsDeleteTool", "RequestsPutTool",
+    "RequestsPatchTool", "FileManagementToolkit", "DeleteFileTool", "MoveFileTool",
+})
+
+APPROVAL_TOKENS = frozenset({"approve", "approval", "approved", "confirm", "confirmation",
+                             "signoff"})
+APPROVAL_NAMES = frozenset({"HumanApprovalCallbackHandler", "HumanInputRun", "interrupt",
+                            "input", "needs_approval", "require_approval", "confirm_action"})
+
+LIMIT_KEYWORDS = frozenset({
+    "max_iterations", "max_iter", "max_turns", "max_round", "max_rounds", "max_steps",
+    "max_consecutive_auto_reply", "recursion_limit", "max_execution_time", "max_rpm",
+    "max_retries_per_turn", "max_agent_steps",
+})
+UNBOUNDED_AT = 100
+"""An iteration/turn limit at or above this is treated as no limit."""
+
+SPECIAL_CATEGORY_PII = frozenset({
+    "ssn", "diagnosis", "diagnoses", "medical", "ethnicity", "ethnic", "race", "religion",
+    "religious", "biometric", "passport", "sexual", "orientation", "disability", "criminal",
+    "genetic", "nationality",
+})
+"""Special-category data (GDPR art. 9) and national identifiers."""
+NATIONAL_ID_PARTS = ("national_insurance", "social_security", "tax_id", "ni_number")
+CONTACT_PII = frozenset({
+    "email", "phone", "mobile", "address", "street", "postcode", "birth", "dob", "salary",
+    "age", "gender", "marital", "surname",
+})
+NAME_PII = frozenset({"full_name", "first_name", "last_name", "recipient_name",
+                      "employee_name", "customer_name", "patient_name", "name"})
+PROTECTION_TOKENS = frozenset({
+    "redact", "redacted", "anonymize", "anonymise", "anonymizer", "anonymiser",
+    "anonymized", "anonymised", "pseudonym", "pseudonymize", "pseudonymise", "mask",
+    "masked", "scrub", "deidentify", "hash", "hashlib", "sha256", "presidio", "minimize",
+    "minimise", "tokenize_pii",
+})
+
+SENSITIVE_ADVICE = re.compile(
+    r"\b(diagnos\w*|medications?|dos(e|es|age)|prescri\w*|symptoms?|treatments?"
+    r"|invest(s|ing|ment|ments|or|ors)?|stocks to buy|stock picks|stock market|equities"
+    r"|crypto\w*|portfolios?|legal advice|lawsuits?)\b",
+    re.IGNORECASE,
+)
+"""Words in prompts and goals that put an assistant in a health, finance or legal advice
+domain where wrong answers harm people (whole words: ``investigator`` is not advice)."""
+GUARDRAIL_TOKENS = frozenset({
+    "moderation", "moderations", "moderate", "guardrail", "guardrails", "safety",
+    "escalate", "escalation", "flagged", "filter", "policy", "refuse", "nemoguardrails",
+})
+
+LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception",
+                            "critical", "log", "msg"})
+RECORD_KEEPING_NAMES = frozenset({
+    "FileCallbackHandler", "LangChainTracer", "step_callback",
+    "task_callback", "output_log_file", "runtime_logging", "basicConfig", "getLogger",
+    "structlog", "tracer", "start_as_current_span", "audit", "mlflow", "langfuse",
+})
+AGENT_FRAMEWORKS = ("langchain", "langchain_core", "langchain_community", "langchain_openai",
+                    "langgraph", "autogen", "autogen_agentchat", "crewai", "crewai_tools",
+                    "llama_index", "smolagents", "agents", "pydantic_ai", "openai",
+                    "anthropic", "semantic_kernel", "haystack")
+DECISION_DOMAIN_WORDS = ("claim", "contract", "legal", "customer", "patient", "loan",
+                         "credit", "applicant", "candidate", "insurance", "tenant", "student",
+                         "reply", "replies")
+"""Stems marking code whose output affects decisions about people or their contracts."""
