@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from tree_sitter import Language, Parser, Query
 
 TSX = "tsx"
+ERROR_PATTERNS = "\n(ERROR) @error\n(MISSING) @missing\n"
+"""Syntax errors, found in the same pass. Unlike ``Node.has_error`` this ignores MISSING
+nodes of hidden grammar rules (tree-sitter-kotlin inserts ``_class_member_semi`` into
+valid one-line class bodies)."""
 
 
 @cache
@@ -50,7 +54,7 @@ def get_query(key: str) -> Query:
     from tree_sitter import Query
 
     spec = get_spec("typescript" if key == TSX else key)
-    return Query(get_language(key), spec.query)
+    return Query(get_language(key), spec.query + ERROR_PATTERNS)
 
 
 def grammar_key(language: str, path: str) -> str:

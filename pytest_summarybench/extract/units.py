@@ -7,12 +7,18 @@ imported-name use to its innermost unit without walking the tree in Python.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .languages import get_spec
-from .languages._base import Binding, Callee, DefKind, DocComment
+from .languages._base import (
+    Binding,
+    Callee,
+    DefKind,
+    DocComment,
+    Enclosing,
+    callee_from_text,
+)
 from .parsing import get_parser, get_query, grammar_key
 
 if TYPE_CHECKING:
@@ -52,7 +58,8 @@ class RawUnit:
     visibility: Visibility | None = None
     decorators: list[str] | None = None
     doc: DocComment | None = None
-    calls: list[Callee] = field(default_factory=list)
+    calls: dict[Callee, None] = field(default_factory=dict)
+    """Distinct call sites, in first-call order (dict as an ordered set)."""
     branches: int = 0
     """Decision points directly inside this unit (nested definitions excluded)."""
     total_branches: int = 0
@@ -160,26 +167,40 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
     from tree_sitter import QueryCursor
 
     caps = QueryCursor(get_query(gkey)).captures(root)
-    error_line: int | None = None
-    if root.has_error:
-        error_line = _first_error_line(root)
+    errors = sorted(caps.get("error", []) + caps.get("missing", []),
+                    key=lambda n: n.start_byte)
+    error_line = errors[0].start_point.row + 1 if errors else None
 
     defs = _definitions(spec, caps.get("def", []), caps.get("scope", []), src)
     units, is_scope, owner_index = _build_units(spec, path, language, defs, src)
 
     starts = [d[1] for d in defs]
     ends = [d[0].end_byte for d in defs]
+    for owner in _sweep(starts, ends, [n.start_byte for n in errors]):
+        while owner != FILE and not units[owner].has_error:
+            units[owner].has_error = True
+            owner = units[owner].parent
 
     # Calls and decision points: attribute each to its innermost unit.
-    call_nodes = sorted(caps.get("call", []), key=lambda n: n.start_byte)
-    call_owners = _sweep(starts, ends, [n.start_byte for n in call_nodes])
-    file_calls: list[Callee] = []
-    for node, owner in zip(call_nodes, call_owners, strict=True):
-        callee = spec.callee(node, src)
+    sites: list[tuple[int, str, bool]] = []
+    for node in caps.get("call", ()):
+        sites.append((node.start_byte, src[node.start_byte:node.end_byte].decode(), False))
+    for node in caps.get("call.method", ()):
+        parent = node.parent
+        start = parent.start_byte if parent is not None else node.start_byte
+        sites.append((node.start_byte, src[start:node.end_byte].decode(), False))
+    for node in caps.get("new", ()):
+        sites.append((node.start_byte, src[node.start_byte:node.end_byte].decode(), True))
+    sites.sort()
+    file_calls: dict[Callee, None] = {}
+    call_owners = _sweep(starts, ends, [site[0] for site in sites])
+    for (_, text, constructor), owner in zip(sites, call_owners, strict=True):
+        callee = callee_from_text(text, constructor)
         if callee is None:
             continue
+        callee = spec.normalize_callee(callee)
         target = owner_index[owner] if owner != FILE else FILE
-        (units[target].calls if target != FILE else file_calls).append(callee)
+        (units[target].calls if target != FILE else file_calls)[callee] = None
 
     branch_pos = sorted(n.start_byte for n in caps.get("branch", []))
     file_branches = 0
@@ -203,7 +224,7 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
         end_byte=len(src), start_line=1, end_line=max(text_lines, 1),
         calls=file_calls, branches=file_branches,
         deps={b.dependency: None for b in bindings},
-        exports=spec.exports(root, src, top_level), has_error=root.has_error,
+        exports=spec.exports(root, src, top_level), has_error=bool(errors),
     )
     kept = [u for u, scope in zip(units, is_scope, strict=True) if not scope]
     _renumber_parents(units, is_scope, kept)
@@ -217,21 +238,8 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
         else:
             kept[unit.parent].total_branches += unit.total_branches
     file_unit.total_branches = file_total
+    _adopt_methods(kept)
     return FileUnits(path, language, src, kept, file_unit, bindings, error_line)
-
-
-def _first_error_line(root: Node) -> int:
-    """Line of the first ERROR or MISSING node (iterative: trees can be very deep)."""
-    node = root
-    while True:
-        for child in node.children:
-            if child.has_error:
-                if child.is_error or child.is_missing:
-                    return int(child.start_point.row) + 1
-                node = child
-                break
-        else:
-            return int(node.start_point.row) + 1
 
 
 def _definitions(spec: LanguageSpec, def_nodes: list[Node], scope_nodes: list[Node],
@@ -239,9 +247,12 @@ def _definitions(spec: LanguageSpec, def_nodes: list[Node], scope_nodes: list[No
     """Every named definition with a body, in source order (anonymous ones are skipped:
     their calls belong to the enclosing unit)."""
     out: list[Definition] = []
+    seen: set[tuple[int, int]] = set()
     for node in def_nodes:
-        if not spec.is_definition(node):
+        key = (node.start_byte, node.end_byte)
+        if key in seen or not spec.is_definition(node):
             continue
+        seen.add(key)
         name = spec.name(node, src)
         if name is None:
             continue
@@ -272,10 +283,10 @@ def _build_units(spec: LanguageSpec, path: str, language: str,
         stack.append(i)
         parent_unit = units[parent] if parent != FILE else None
         prefix = parent_unit.name if parent_unit is not None else ""
-        enclosing: DefKind | str | None = None
+        enclosing: Enclosing = None
         if parent_unit is not None:
-            enclosing = "scope" if is_scope[parent] else parent_unit.type
-        kind: DefKind = "class" if scope else spec.kind(node, enclosing)  # type: ignore[arg-type]
+            enclosing = "scope" if is_scope[parent] else parent_unit.type  # type: ignore[assignment]
+        kind: DefKind = "class" if scope else spec.kind(node, enclosing)
         name = _qualify(prefix, own)
         owner_class = None
         if parent_unit is not None:
@@ -283,11 +294,12 @@ def _build_units(spec: LanguageSpec, path: str, language: str,
                 owner_class = parent_unit.name
             else:
                 owner_class = parent_unit.owner_class
+        elif kind == "method" and "." in name:
+            owner_class = name.rsplit(".", 1)[0]  # Go: ``Receiver.Method`` at top level
         unit = RawUnit(
             path=path, language=language, name=name, type=kind, start_byte=start,
             end_byte=node.end_byte, start_line=anchor.start_point.row + 1,
             end_line=node.end_point.row + 1, parent=parent, owner_class=owner_class,
-            has_error=node.has_error,
         )
         if not scope:
             _describe(spec, unit, node, anchor, src)
@@ -316,30 +328,49 @@ def _describe(spec: LanguageSpec, unit: RawUnit, node: Node, anchor: Node, src: 
         unit.return_type = spec.return_type(node, src)
 
 
+_IDENT = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+_WORDS = bytes(c if c in _IDENT or c >= 128 else 32 for c in range(256))
+"""Translation table turning every non-identifier byte into a space."""
+
+
+def _segments(starts: list[int], ends: list[int], size: int) -> list[tuple[int, int, int]]:
+    """Split ``[0, size)`` into pieces each owned by one innermost interval (or ``FILE``)."""
+    events = sorted({0, size, *starts, *ends})
+    mids = [(a + b) // 2 for a, b in zip(events, events[1:], strict=False) if b > a]
+    bounds = [(a, b) for a, b in zip(events, events[1:], strict=False) if b > a]
+    owners = _sweep(starts, ends, mids)
+    return [(a, b, o) for (a, b), o in zip(bounds, owners, strict=True)]
+
+
 def _attach_dependencies(units: list[RawUnit], starts: list[int], ends: list[int],
                          owner_index: list[int], bindings: list[Binding],
                          src: bytes) -> None:
-    """Record, per unit, which imported names it mentions (and so its ancestors do)."""
+    """Record, per unit, which imported names its text mentions (and so its ancestors do).
+
+    Each byte is scanned once: the file is cut into pieces owned by one innermost unit,
+    and each piece's identifier set is intersected with the imported names.
+    """
     local: dict[bytes, str] = {}
-    for b in bindings:
-        if b.local:
-            local.setdefault(b.local.encode(), b.dependency)
+    for binding in bindings:
+        if binding.local:
+            local.setdefault(binding.local.encode(), binding.dependency)
     if not local or not units:
         return
-    names = sorted(local, key=len, reverse=True)
-    pattern = re.compile(rb"(?<![\w$\\])(?:" + b"|".join(re.escape(n) for n in names)
-                         + rb")(?![\w$])")
-    matches = [(m.start(), m.group()) for m in pattern.finditer(src)]
-    owners = _sweep(starts, ends, [pos for pos, _ in matches])
-    for (_, name), owner in zip(matches, owners, strict=True):
+    names = local.keys()
+    for a, b, owner in _segments(starts, ends, len(src)):
         target = owner_index[owner] if owner != FILE else FILE
-        dep = local[name]
-        while target != FILE:
-            unit = units[target]
-            if dep in unit.deps:
-                break
-            unit.deps[dep] = None
-            target = unit.parent
+        if target == FILE:
+            continue
+        used = names & set(src[a:b].translate(_WORDS).split())
+        for name in sorted(used, key=src.find):
+            dep = local[name]
+            t = target
+            while t != FILE:
+                unit = units[t]
+                if dep in unit.deps:
+                    break
+                unit.deps[dep] = None
+                t = unit.parent
 
 
 def _renumber_parents(units: list[RawUnit], is_scope: list[bool], kept: list[RawUnit]) -> None:
@@ -353,3 +384,12 @@ def _renumber_parents(units: list[RawUnit], is_scope: list[bool], kept: list[Raw
         while parent != FILE and is_scope[parent]:
             parent = units[parent].parent
         unit.parent = new_index[parent] if parent != FILE else FILE
+
+
+def _adopt_methods(units: list[RawUnit]) -> None:
+    """Methods declared outside their type (Rust ``impl``, Go receivers) get the type's
+    unit in the same file as parent, when there is one."""
+    classes = {u.name: i for i, u in enumerate(units) if u.type == "class"}
+    for unit in units:
+        if unit.type == "method" and unit.parent == FILE and unit.owner_class is not None:
+            unit.parent = classes.get(unit.owner_class, FILE)

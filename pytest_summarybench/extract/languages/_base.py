@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from ...schemas.units import Parameter, Visibility
 
 DefKind = Literal["function", "class", "method"]
+Enclosing = Literal["function", "class", "method", "scope"] | None
+"""What directly encloses a definition: another unit's kind, a name-only scope, or the file."""
 
 _WS = re.compile(r"\s+")
 
@@ -68,6 +70,23 @@ def squash(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
+def last_row(node: Node) -> int:
+    """The last line a node has text on (some comment nodes include their newline)."""
+    end = node.end_point
+    return int(end.row) - 1 if end.column == 0 and end.row > node.start_point.row \
+        else int(end.row)
+
+
+def trim_signature(text: str) -> str:
+    """Whitespace-normalize a declaration head and drop the token that opens the body."""
+    sig = squash(text)
+    for token in ("{", "=>", "=", ":", "->"):
+        if sig.endswith(token) and not sig.endswith("::"):
+            sig = sig[:-len(token)].rstrip()
+            break
+    return sig
+
+
 def clean_block_comment(text: str) -> str:
     """Strip ``/** ... */`` markers and the leading ``*`` of each line."""
     body = text
@@ -101,7 +120,9 @@ class LanguageSpec:
     grammar: ClassVar[tuple[str, str]]
     """(module, function) returning the grammar's language pointer."""
     query: ClassVar[str]
-    """Query source with captures ``@def``, ``@scope``, ``@call``, ``@branch``, ``@import``."""
+    """Query source. Captures: ``@def`` definitions, ``@scope`` name-only scopes, ``@call``
+    callee expressions, ``@call.method`` method names whose call starts at the parent node,
+    ``@new`` instantiated types, ``@branch`` decision points, ``@import`` imports."""
     class_types: ClassVar[frozenset[str]]
     function_types: ClassVar[frozenset[str]]
     scope_types: ClassVar[frozenset[str]] = frozenset()
@@ -123,7 +144,7 @@ class LanguageSpec:
     def scope_name(self, node: Node, src: bytes) -> str | None:
         return self.name(node, src)
 
-    def kind(self, node: Node, enclosing: DefKind | Literal["scope"] | None) -> DefKind:
+    def kind(self, node: Node, enclosing: Enclosing) -> DefKind:
         if node.type in self.class_types:
             return "class"
         return "method" if enclosing in ("class", "scope") else "function"
@@ -147,8 +168,7 @@ class LanguageSpec:
     def signature(self, node: Node, src: bytes) -> str:
         body = self.body(node)
         end = body.start_byte if body is not None else node.end_byte
-        text = src[node.start_byte:end].decode("utf-8", "replace")
-        return squash(text).rstrip("{:=> ").rstrip()
+        return trim_signature(src[node.start_byte:end].decode("utf-8", "replace"))
 
     # --- metadata -------------------------------------------------------------------
 
@@ -179,7 +199,7 @@ class LanguageSpec:
         prev = anchor.prev_named_sibling
         if prev is None or prev.type not in self.comment_types:
             return None
-        if prev.end_point.row < anchor.start_point.row - 1:
+        if last_row(prev) < anchor.start_point.row - 1:
             return None
         text = node_text(prev, src)
         if not self.is_doc_comment(text):
@@ -193,7 +213,7 @@ class LanguageSpec:
         row = anchor.start_point.row
         prev = anchor.prev_named_sibling
         while (prev is not None and prev.type in self.comment_types
-               and prev.end_point.row >= row - 1 and prev.end_point.row < row):
+               and row - 1 <= last_row(prev) < row):
             if not src[prev.start_byte:prev.end_byte].startswith(marker.encode()):
                 break
             first = prev
@@ -206,10 +226,11 @@ class LanguageSpec:
         return DocComment(clean_line_comments(text, marker[0]), first.start_byte,
                           last.end_byte, True)
 
-    # --- calls, imports, exports ------------------------------------------------------
+    # --- calls, imports, exports -------------------------------------------------------
 
-    def callee(self, node: Node, src: bytes) -> Callee | None:
-        return None
+    def normalize_callee(self, callee: Callee) -> Callee:
+        """Language idioms for calls (Ruby's ``Foo.new`` is a constructor call)."""
+        return callee
 
     def imports(self, node: Node, src: bytes) -> list[Binding]:
         return []
@@ -220,14 +241,46 @@ class LanguageSpec:
                 if self.visibility(node, name, src) in (None, "public")]
 
 
-def split_callee(text: str, separators: tuple[str, ...] = (".",)) -> tuple[str | None, str]:
-    """``a.b.c`` -> (``a.b``, ``c``); ``Foo::new`` -> (``Foo``, ``new``)."""
-    best = -1
-    width = 0
-    for sep in separators:
-        i = text.rfind(sep)
-        if i > best:
-            best, width = i, len(sep)
-    if best < 0:
-        return None, text
-    return squash(text[:best]), text[best + width:].strip()
+_CALLEE_NAME = re.compile(r"[A-Za-z_$][\w$]*[!?]?\Z")
+_SEPARATORS = ("?.", "&.", "::", "->", ".", "\\")
+
+
+def _strip_type_arguments(text: str) -> str:
+    """``foo<T>`` / ``foo::<T>`` / ``List<Map<K, V>>`` -> ``foo`` / ``foo`` / ``List``."""
+    depth = 0
+    for i in range(len(text) - 1, -1, -1):
+        c = text[i]
+        if c == ">":
+            depth += 1
+        elif c == "<":
+            depth -= 1
+            if depth == 0:
+                head = text[:i].rstrip()
+                return head[:-2] if head.endswith("::") else head
+    return text
+
+
+def callee_from_text(text: str, constructor: bool = False) -> Callee | None:
+    """Split the callee expression of a call site into receiver and name.
+
+    ``self.repo.save`` -> (``self.repo``, ``save``); ``Foo::new`` -> (``Foo``, ``new``);
+    ``$this->helper`` -> (``$this``, ``helper``). Calls of computed expressions (``f()()``,
+    ``handlers[k]()``) have no name and give None.
+    """
+    text = text.strip()
+    if text.endswith(">"):
+        text = _strip_type_arguments(text)
+    m = _CALLEE_NAME.search(text)
+    if m is None:
+        return None
+    rest = text[:m.start()].rstrip()
+    if rest:
+        for sep in _SEPARATORS:
+            if rest.endswith(sep):
+                rest = rest[:-len(sep)].rstrip()
+                break
+        else:
+            return None
+        if rest.endswith(">"):
+            rest = _strip_type_arguments(rest)
+    return Callee(squash(rest) or None, m.group(), constructor)

@@ -6,7 +6,7 @@ import inspect
 from typing import TYPE_CHECKING, ClassVar
 
 from ...schemas.units import Parameter
-from ._base import Binding, Callee, DefKind, DocComment, LanguageSpec, node_text, squash
+from ._base import Binding, DefKind, DocComment, LanguageSpec, node_text, squash
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -33,7 +33,7 @@ class PythonSpec(LanguageSpec):
     self_receivers = frozenset({"self", "cls", "super()"})
     query = """
     [(function_definition) (class_definition)] @def
-    (call) @call
+    (call function: (_) @call)
     [(if_statement) (elif_clause) (for_statement) (while_statement) (except_clause)
      (conditional_expression) (boolean_operator) (for_in_clause) (if_clause)
      (case_clause)] @branch
@@ -112,20 +112,6 @@ class PythonSpec(LanguageSpec):
         else:
             return None
         return DocComment(inspect.cleandoc(text), first.start_byte, first.end_byte, False)
-
-    def callee(self, node: Node, src: bytes) -> Callee | None:
-        fn = node.child_by_field_name("function")
-        if fn is None:
-            return None
-        if fn.type == "identifier":
-            return Callee(None, node_text(fn, src))
-        if fn.type == "attribute":
-            obj = fn.child_by_field_name("object")
-            attr = fn.child_by_field_name("attribute")
-            if obj is None or attr is None:
-                return None
-            return Callee(squash(node_text(obj, src)), node_text(attr, src))
-        return None
 
     def imports(self, node: Node, src: bytes) -> list[Binding]:
         out: list[Binding] = []

@@ -1,0 +1,276 @@
+"""JavaScript: declarations, classes, methods, and functions bound to names.
+
+Arrow functions and function expressions become units when something names them: a
+variable (``const f = () => ...``), a class field, an object key, an assignment
+(``module.exports.f = function``) or ``export default``. Anonymous callbacks are not
+units; their calls count for the enclosing unit. TypeScript extends this spec.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...schemas.units import Parameter
+from ._base import Binding, DefKind, Enclosing, LanguageSpec, node_text, squash, trim_signature
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from ...schemas.units import Visibility
+
+_FUNCTION_VALUES = "[(arrow_function) (function_expression) (generator_function)]"
+
+JS_BRANCHES = """
+    [(if_statement) (for_statement) (for_in_statement) (while_statement) (do_statement)
+     (switch_case) (catch_clause) (ternary_expression)] @branch
+    (binary_expression operator: ["&&" "||" "??"]) @branch
+"""
+JS_CALLS_AND_IMPORTS = """
+    (call_expression function: (_) @call)
+    (new_expression constructor: (_) @new)
+    (import_statement) @import
+    (variable_declarator
+      value: (call_expression function: (identifier) @_req arguments: (arguments (string)))
+      (#eq? @_req "require")) @import
+"""
+
+
+def _unquote(text: str) -> str:
+    return text.strip().strip("'\"`")
+
+
+class JavaScriptSpec(LanguageSpec):
+    key = "javascript"
+    extensions = (".js", ".mjs", ".cjs", ".jsx")
+    grammar = ("tree_sitter_javascript", "language")
+    class_types = frozenset({"class_declaration", "class"})
+    function_types = frozenset({"function_declaration", "generator_function_declaration",
+                                "method_definition", "arrow_function", "function_expression",
+                                "generator_function"})
+    leading_attached = frozenset({"decorator"})
+    self_receivers = frozenset({"this", "super"})
+    field_types: tuple[str, ...] = ("field_definition",)
+    query = f"""
+    [(function_declaration) (generator_function_declaration) (method_definition)
+     (class_declaration)] @def
+    (variable_declarator value: [{_FUNCTION_VALUES[1:-1]} (class)] @def)
+    (field_definition value: {_FUNCTION_VALUES} @def)
+    (pair value: {_FUNCTION_VALUES} @def)
+    (assignment_expression left: (member_expression) right: {_FUNCTION_VALUES} @def)
+    (export_statement value: [{_FUNCTION_VALUES[1:-1]} (class)] @def)
+    (variable_declarator name: (identifier) value: (object) @scope)
+    {JS_BRANCHES}
+    {JS_CALLS_AND_IMPORTS}
+    """
+
+    def name(self, node: Node, src: bytes) -> str | None:
+        own = node.child_by_field_name("name")
+        parent = node.parent
+        if node.type in ("function_declaration", "generator_function_declaration",
+                         "class_declaration", "abstract_class_declaration",
+                         "method_definition", "interface_declaration", "enum_declaration"):
+            return node_text(own, src) if own is not None else None
+        if parent is None:
+            return None
+        ptype = parent.type
+        if ptype == "variable_declarator":
+            target = parent.child_by_field_name("name")
+            return node_text(target, src) if target is not None and \
+                target.type == "identifier" else None
+        if ptype in self.field_types:
+            target = parent.child_by_field_name("property") or parent.child_by_field_name("name")
+            return node_text(target, src) if target is not None else None
+        if ptype == "pair":
+            key = parent.child_by_field_name("key")
+            return _unquote(node_text(key, src)) if key is not None else None
+        if ptype == "assignment_expression":
+            left = parent.child_by_field_name("left")
+            return squash(node_text(left, src)) if left is not None else None
+        if ptype == "export_statement":
+            return "default"
+        return None
+
+    def scope_name(self, node: Node, src: bytes) -> str | None:
+        parent = node.parent
+        target = parent.child_by_field_name("name") if parent is not None else None
+        return node_text(target, src) if target is not None else None
+
+    def kind(self, node: Node, enclosing: Enclosing) -> DefKind:
+        if node.type in self.class_types:
+            return "class"
+        parent = node.parent
+        if node.type == "method_definition" or (
+                parent is not None and parent.type in self.field_types):
+            return "method" if enclosing in ("class", "scope") else "function"
+        return "method" if enclosing == "scope" and parent is not None \
+            and parent.type == "pair" else "function"
+
+    def anchor(self, node: Node) -> Node:
+        if node.type in ("method_definition", *self.field_types):
+            return super().anchor(node)
+        parent = node.parent
+        if parent is None:
+            return node
+        first = node
+        if parent.type in self.field_types:
+            return super().anchor(parent)
+        if parent.type == "variable_declarator":
+            decl = parent.parent
+            if decl is None or decl.named_child_count != 1:
+                return parent
+            first, parent = decl, decl.parent
+        elif parent.type == "assignment_expression":
+            stmt = parent.parent
+            if stmt is None or stmt.type != "expression_statement":
+                return parent
+            first, parent = stmt, stmt.parent
+        if parent is not None and parent.type == "export_statement":
+            return parent
+        return first
+
+    def body(self, node: Node) -> Node | None:
+        return node.child_by_field_name("body")
+
+    def signature(self, node: Node, src: bytes) -> str:
+        body = self.body(node)
+        start = node.start_byte
+        parent = node.parent
+        if parent is not None and parent.type in ("variable_declarator", "pair",
+                                                  "assignment_expression", *self.field_types):
+            start = parent.start_byte
+        end = body.start_byte if body is not None else node.end_byte
+        return trim_signature(src[start:end].decode("utf-8", "replace"))
+
+    def decorators(self, node: Node, anchor: Node, src: bytes) -> list[str]:
+        found: list[Node] = []
+        sibling: Node | None = anchor
+        while sibling is not None and sibling.type == "decorator":
+            found.append(sibling)
+            sibling = sibling.next_named_sibling
+        for holder in (node, node.parent):
+            if holder is not None and holder.type in ("class_declaration", "export_statement",
+                                                      "abstract_class_declaration"):
+                found.extend(c for c in holder.children_by_field_name("decorator"))
+        return [squash(node_text(d, src))[1:] for d in found]
+
+    def visibility(self, node: Node, name: str, src: bytes) -> Visibility | None:
+        if name.startswith("#"):
+            return "private"
+        holder = node.parent if node.parent is not None and \
+            node.parent.type in self.field_types else node
+        for child in holder.named_children:
+            if child.type == "accessibility_modifier":
+                text = node_text(child, src)
+                if text in ("public", "private", "protected"):
+                    return text  # type: ignore[return-value]
+        return "public"
+
+    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[Parameter] | None:
+        params = node.child_by_field_name("parameters")
+        if params is None:
+            single = node.child_by_field_name("parameter")
+            return [Parameter(name=node_text(single, src))] if single is not None else []
+        out: list[Parameter] = []
+        for child in params.named_children:
+            param = self._parameter(child, src)
+            if param is not None:
+                out.append(param)
+        return out
+
+    def _parameter(self, child: Node, src: bytes) -> Parameter | None:
+        ctype = child.type
+        if ctype == "identifier":
+            return Parameter(name=node_text(child, src))
+        if ctype == "assignment_pattern":
+            left = child.child_by_field_name("left")
+            right = child.child_by_field_name("right")
+            return Parameter(name=node_text(left, src) if left is not None else "",
+                             optional=True,
+                             default_value=node_text(right, src) if right is not None else None)
+        if ctype == "rest_pattern":
+            return Parameter(name="..." + node_text(child, src).lstrip("."), optional=True)
+        if ctype in ("object_pattern", "array_pattern"):
+            return Parameter(name=squash(node_text(child, src)))
+        return None
+
+    def imports(self, node: Node, src: bytes) -> list[Binding]:
+        if node.type == "variable_declarator":
+            value = node.child_by_field_name("value")
+            args = value.child_by_field_name("arguments") if value is not None else None
+            if args is None or args.named_child_count == 0:
+                return []
+            module = _unquote(node_text(args.named_children[0], src))
+            target = node.child_by_field_name("name")
+            if target is None:
+                return [Binding(None, None, module)]
+            if target.type == "identifier":
+                return [Binding(node_text(target, src), None, module)]
+            out = []
+            for prop in target.named_children:
+                if prop.type == "shorthand_property_identifier_pattern":
+                    name = node_text(prop, src)
+                    out.append(Binding(name, name, module))
+                elif prop.type == "pair_pattern":
+                    key = prop.child_by_field_name("key")
+                    value_node = prop.child_by_field_name("value")
+                    if key is not None and value_node is not None:
+                        out.append(Binding(node_text(value_node, src), node_text(key, src),
+                                           module))
+            return out or [Binding(None, None, module)]
+        source = node.child_by_field_name("source")
+        if source is None:
+            return []
+        module = _unquote(node_text(source, src))
+        out = []
+        for clause in node.named_children:
+            if clause.type != "import_clause":
+                continue
+            for item in clause.named_children:
+                if item.type == "identifier":
+                    out.append(Binding(node_text(item, src), "default", module))
+                elif item.type == "namespace_import":
+                    for ident in item.named_children:
+                        out.append(Binding(node_text(ident, src), None, module))
+                elif item.type == "named_imports":
+                    for spec in item.named_children:
+                        if spec.type != "import_specifier":
+                            continue
+                        name_node = spec.child_by_field_name("name")
+                        alias = spec.child_by_field_name("alias")
+                        if name_node is None:
+                            continue
+                        symbol = _unquote(node_text(name_node, src))
+                        local = node_text(alias, src) if alias is not None else symbol
+                        out.append(Binding(local, symbol, module))
+        return out or [Binding(None, None, module)]
+
+    def exports(self, root: Node, src: bytes, top_level: list[tuple[str, Node]]) -> list[str]:
+        names: list[str] = []
+        for stmt in root.named_children:
+            if stmt.type != "export_statement":
+                continue
+            text = src[stmt.start_byte:stmt.start_byte + 20]
+            if text.startswith(b"export default"):
+                names.append("default")
+                continue
+            decl = stmt.child_by_field_name("declaration")
+            if decl is not None:
+                own = decl.child_by_field_name("name")
+                if own is not None:
+                    names.append(node_text(own, src))
+                for declarator in decl.named_children:
+                    if declarator.type == "variable_declarator":
+                        target = declarator.child_by_field_name("name")
+                        if target is not None:
+                            names.append(node_text(target, src))
+                continue
+            for clause in stmt.named_children:
+                if clause.type != "export_clause":
+                    continue
+                for spec in clause.named_children:
+                    alias = spec.child_by_field_name("alias")
+                    name = spec.child_by_field_name("name")
+                    chosen = alias if alias is not None else name
+                    if chosen is not None:
+                        names.append(_unquote(node_text(chosen, src)))
+        return names

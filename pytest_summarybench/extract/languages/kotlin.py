@@ -1,0 +1,119 @@
+"""Kotlin: classes, interfaces and objects; member, top-level and local functions.
+
+Companion objects are transparent: ``companion object { fun create() }`` inside ``Foo``
+gives the method ``Foo.create``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...schemas.units import Parameter
+from ._base import Binding, DefKind, LanguageSpec, node_text, squash
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from ...schemas.units import Visibility
+
+
+def _child_of_type(node: Node, *types: str) -> Node | None:
+    for child in node.children:
+        if child.type in types:
+            return child
+    return None
+
+
+class KotlinSpec(LanguageSpec):
+    key = "kotlin"
+    extensions = (".kt", ".kts")
+    grammar = ("tree_sitter_kotlin", "language")
+    class_types = frozenset({"class_declaration", "object_declaration"})
+    function_types = frozenset({"function_declaration"})
+    comment_types = frozenset({"block_comment", "line_comment"})
+    bare_calls_reach_members = True
+    query = """
+    [(class_declaration) (object_declaration) (function_declaration)] @def
+    (call_expression . (_) @call)
+    [(if_expression) (for_statement) (while_statement) (do_while_statement) (catch_block)]
+      @branch
+    (when_entry condition: (_)) @branch
+    (binary_expression operator: ["&&" "||" "?:"]) @branch
+    (import) @import
+    """
+
+    def body(self, node: Node) -> Node | None:
+        return _child_of_type(node, "function_body", "class_body", "enum_class_body")
+
+    def visibility(self, node: Node, name: str, src: bytes) -> Visibility | None:
+        mods = _child_of_type(node, "modifiers")
+        if mods is not None:
+            for child in mods.named_children:
+                if child.type == "visibility_modifier":
+                    text = node_text(child, src)
+                    return text if text in ("public", "private", "protected") \
+                        else None  # type: ignore[return-value]
+        return "public"
+
+    def decorators(self, node: Node, anchor: Node, src: bytes) -> list[str]:
+        mods = _child_of_type(node, "modifiers")
+        if mods is None:
+            return []
+        return [squash(node_text(c, src))[1:] for c in mods.named_children
+                if c.type == "annotation"]
+
+    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[Parameter] | None:
+        params = _child_of_type(node, "function_value_parameters")
+        if params is None:
+            return []
+        out: list[Parameter] = []
+        vararg = False
+        expect_default = False
+        for child in params.children:
+            if child.type == "parameter_modifiers":
+                vararg = "vararg" in node_text(child, src)
+            elif child.type == "parameter":
+                named = child.named_children
+                name = node_text(named[0], src) if named else ""
+                type_text = squash(node_text(named[1], src)) if len(named) > 1 else None
+                out.append(Parameter(name=name, type=type_text, optional=vararg))
+                vararg = False
+            elif child.type == "=":
+                expect_default = True
+            elif expect_default and child.is_named and out:
+                last = out[-1]
+                out[-1] = last.model_copy(update={"optional": True,
+                                                  "default_value": node_text(child, src)})
+                expect_default = False
+        return out
+
+    def return_type(self, node: Node, src: bytes) -> str | None:
+        seen_params = False
+        colon = False
+        for child in node.children:
+            if child.type == "function_value_parameters":
+                seen_params = True
+            elif seen_params and child.type == ":":
+                colon = True
+            elif colon and child.is_named:
+                return squash(node_text(child, src))
+            elif child.type == "function_body":
+                break
+        return None
+
+    def imports(self, node: Node, src: bytes) -> list[Binding]:
+        path = _child_of_type(node, "qualified_identifier", "identifier")
+        if path is None:
+            return []
+        full = node_text(path, src)
+        if node_text(node, src).rstrip().endswith("*"):
+            return [Binding(None, None, full)]
+        alias = None
+        seen_as = False
+        for child in node.children:
+            if child.type == "as":
+                seen_as = True
+            elif seen_as and child.type == "identifier":
+                alias = node_text(child, src)
+        last = full.rsplit(".", 1)[-1]
+        return [Binding(alias or last, last, full)]

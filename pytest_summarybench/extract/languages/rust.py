@@ -1,0 +1,149 @@
+"""Rust: functions, structs, enums, traits; ``impl`` blocks name their methods
+``Type.method``; ``mod`` blocks qualify names; attributes are the decorators."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from ...schemas.units import Parameter
+from ._base import (
+    Binding,
+    DefKind,
+    DocComment,
+    Enclosing,
+    LanguageSpec,
+    clean_block_comment,
+    last_row,
+    node_text,
+    squash,
+)
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from ...schemas.units import Visibility
+
+_TYPE_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+class RustSpec(LanguageSpec):
+    key = "rust"
+    extensions = (".rs",)
+    grammar = ("tree_sitter_rust", "language")
+    class_types = frozenset({"struct_item", "enum_item", "trait_item", "union_item"})
+    function_types = frozenset({"function_item"})
+    scope_types = frozenset({"impl_item", "mod_item"})
+    comment_types = frozenset({"line_comment", "block_comment"})
+    leading_attached = frozenset({"attribute_item"})
+    self_receivers = frozenset({"self", "Self"})
+    query = """
+    [(function_item) (struct_item) (enum_item) (trait_item) (union_item)] @def
+    [(impl_item) (mod_item body: (_))] @scope
+    (call_expression function: (_) @call)
+    (struct_expression name: (_) @new)
+    [(if_expression) (match_arm) (while_expression) (for_expression)] @branch
+    (binary_expression operator: ["&&" "||"]) @branch
+    (use_declaration) @import
+    """
+
+    def scope_name(self, node: Node, src: bytes) -> str | None:
+        if node.type == "mod_item":
+            return self.name(node, src)
+        type_node = node.child_by_field_name("type")
+        if type_node is None:
+            return None
+        m = _TYPE_NAME.search(node_text(type_node, src).rsplit("::", 1)[-1])
+        return m.group() if m else None
+
+    def kind(self, node: Node, enclosing: Enclosing) -> DefKind:
+        if node.type in self.class_types:
+            return "class"
+        holder = node.parent.parent if node.parent is not None else None
+        if holder is not None and holder.type in ("impl_item", "trait_item"):
+            return "method"
+        return "function"
+
+    def body(self, node: Node) -> Node | None:
+        return node.child_by_field_name("body")
+
+    def is_definition(self, node: Node) -> bool:
+        # Unit structs (``struct Marker;``) have no body but are still types.
+        return node.type in self.class_types or self.body(node) is not None
+
+    def visibility(self, node: Node, name: str, src: bytes) -> Visibility | None:
+        for child in node.named_children:
+            if child.type == "visibility_modifier":
+                return "public"
+        holder = node.parent.parent if node.parent is not None else None
+        if holder is not None and (holder.type == "trait_item" or (
+                holder.type == "impl_item" and holder.child_by_field_name("trait") is not None)):
+            return "public"
+        return "private"
+
+    def decorators(self, node: Node, anchor: Node, src: bytes) -> list[str]:
+        out: list[str] = []
+        sibling: Node | None = anchor
+        while sibling is not None and sibling.type == "attribute_item":
+            text = squash(node_text(sibling, src))
+            out.append(text[2:-1] if text.startswith("#[") else text)
+            sibling = sibling.next_named_sibling
+        return out
+
+    def docstring(self, node: Node, anchor: Node, src: bytes) -> DocComment | None:
+        prev = anchor.prev_named_sibling
+        if prev is not None and prev.type == "block_comment":
+            text = node_text(prev, src)
+            if text.startswith("/**") and last_row(prev) >= anchor.start_point.row - 1:
+                return DocComment(clean_block_comment(text), prev.start_byte, prev.end_byte,
+                                  True)
+            return None
+        return self.line_comment_run(anchor, src, "///")
+
+    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[Parameter] | None:
+        params = node.child_by_field_name("parameters")
+        if params is None:
+            return []
+        out: list[Parameter] = []
+        for child in params.named_children:
+            if child.type != "parameter":
+                continue
+            pattern = child.child_by_field_name("pattern")
+            type_node = child.child_by_field_name("type")
+            out.append(Parameter(
+                name=squash(node_text(pattern, src)) if pattern is not None else "_",
+                type=squash(node_text(type_node, src)) if type_node is not None else None))
+        return out
+
+    def imports(self, node: Node, src: bytes) -> list[Binding]:
+        arg = node.child_by_field_name("argument")
+        if arg is None:
+            return []
+        out: list[Binding] = []
+        stack: list[tuple[str, Node]] = [("", arg)]
+        while stack:
+            prefix, item = stack.pop()
+            itype = item.type
+            if itype in ("scoped_use_list", "use_list"):
+                path = item.child_by_field_name("path")
+                base = prefix + (node_text(path, src) + "::" if path is not None else "")
+                inner = item.child_by_field_name("list") if itype == "scoped_use_list" else item
+                if inner is not None:
+                    stack.extend((base, c) for c in reversed(inner.named_children))
+            elif itype == "use_as_clause":
+                path = item.child_by_field_name("path")
+                alias = item.child_by_field_name("alias")
+                if path is not None and alias is not None:
+                    full = prefix + node_text(path, src)
+                    out.append(Binding(node_text(alias, src), full.rsplit("::", 1)[-1], full))
+            elif itype == "use_wildcard":
+                out.append(Binding(None, None, prefix + squash(node_text(item, src))))
+            else:
+                full = prefix + squash(node_text(item, src))
+                last = full.rsplit("::", 1)[-1]
+                out.append(Binding(None if last == "self" else last, last, full))
+        return out
+
+    def exports(self, root: Node, src: bytes, top_level: list[tuple[str, Node]]) -> list[str]:
+        return [name for name, node in top_level if any(
+            c.type == "visibility_modifier" for c in node.named_children)]
