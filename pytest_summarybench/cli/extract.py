@@ -1,0 +1,132 @@
+"""``summarybench extract PATH``: write the codebase's units as JSON lines and count them.
+
+The same engine the pytest plugin uses (:func:`pytest_summarybench.extract.extract_units`);
+one CodeUnit JSON object (spec field names) per line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections import Counter
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from ..extract.result import ExtractionResult
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "extract",
+        help="extract code units (functions, classes, methods, files) from a codebase",
+        description="Extract code units with tree-sitter and write them as JSON lines.",
+    )
+    parser.add_argument("path", help="root folder of the codebase")
+    parser.add_argument("--languages", nargs="+", metavar="LANG",
+                        help="languages to extract (default: all ten)")
+    parser.add_argument("--output", "-o", metavar="FILE",
+                        help="write units here as JSON lines (default: no unit output)")
+    parser.add_argument("--include", nargs="+", metavar="GLOB", default=None,
+                        help="only files matching these globs (relative to PATH)")
+    parser.add_argument("--exclude", nargs="+", metavar="GLOB", default=None,
+                        help="globs to leave out, added to the default excludes")
+    parser.add_argument("--types", nargs="+", choices=("function", "class", "method", "file"),
+                        help="unit types to extract (default: all)")
+    parser.add_argument("--min-lines", type=int, default=None, help="skip shorter units")
+    parser.add_argument("--max-lines", type=int, default=None, help="skip longer units")
+    parser.add_argument("--include-tests", action="store_true",
+                        help="also extract test files (skipped by default)")
+    parser.add_argument("--include-generated", action="store_true",
+                        help="also extract files marked generated or minified")
+    parser.add_argument("--strip-docstrings", action="store_true",
+                        help="remove each unit's own docstring/doc comment from its content")
+    parser.add_argument("--sample", type=int, metavar="N", default=None,
+                        help="keep a sample of N units")
+    parser.add_argument("--strategy", choices=("stratified", "random", "all"),
+                        default="stratified", help="sampling strategy (with --sample)")
+    parser.add_argument("--seed", type=int, default=0, help="sampling seed")
+    return parser
+
+
+def _config_from(args: argparse.Namespace) -> Any:
+    from ..extract import ExtractionConfig
+    from ..extract.config import DEFAULT_EXCLUDES
+
+    data: dict[str, Any] = {"root_path": args.path, "strip_docstrings": args.strip_docstrings}
+    if args.languages:
+        data["languages"] = args.languages
+    if args.include:
+        data["include_patterns"] = args.include
+    if args.exclude:
+        data["exclude_patterns"] = [*DEFAULT_EXCLUDES, *args.exclude]
+    if args.types:
+        data["extraction"] = {t + ("es" if t == "class" else "s"): t in args.types
+                              for t in ("function", "class", "method", "file")}
+    filters: dict[str, Any] = {"skip_tests": not args.include_tests,
+                               "skip_generated": not args.include_generated}
+    if args.min_lines is not None:
+        filters["min_lines"] = args.min_lines
+    if args.max_lines is not None:
+        filters["max_lines"] = args.max_lines
+    data["filters"] = filters
+    return ExtractionConfig.model_validate(data)
+
+
+def print_counts(result: ExtractionResult, shown: int, out: TextIO) -> None:
+    """A table of unit counts by language and type."""
+    counts = Counter((u.language, u.type) for u in result.units)
+    types = ["file", "class", "function", "method"]
+    languages = sorted({lang for lang, _ in counts})
+    header = f"{'language':<12}" + "".join(f"{t:>10}" for t in types) + f"{'total':>10}"
+    print(header, file=out)
+    for lang in languages:
+        row = [counts[(lang, t)] for t in types]
+        print(f"{lang:<12}" + "".join(f"{n:>10}" for n in row) + f"{sum(row):>10}", file=out)
+    totals = [sum(counts[(lang, t)] for lang in languages) for t in types]
+    print(f"{'total':<12}" + "".join(f"{n:>10}" for n in totals) + f"{sum(totals):>10}",
+          file=out)
+    print(f"{result.files_scanned} files, {result.bytes_scanned / 1e6:.2f} MB scanned; "
+          f"{len(result.skipped)} skipped; {shown} units written", file=out)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from ..extract import extract_units, sample_units
+
+    try:
+        config = _config_from(args)
+    except ValidationError as exc:
+        print(f"summarybench extract: invalid options: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    # Warnings are printed below, one line each; keep the logger from repeating them.
+    logger = logging.getLogger("pytest_summarybench.extract")
+    propagate = logger.propagate
+    logger.propagate = False
+    try:
+        result = extract_units(config)
+    except NotADirectoryError as exc:
+        print(f"summarybench extract: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        logger.propagate = propagate
+    units = result.units
+    if args.sample is not None:
+        units = sample_units(units, args.strategy, args.sample, args.seed)
+    for line in result.warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    for skip in result.skipped:
+        if not any(w.startswith(f"{skip.path}: ") for w in result.warnings):
+            print(f"skipped: {skip.path}: {skip.reason}", file=sys.stderr)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            for unit in units:
+                fh.write(json.dumps(unit.to_json_dict(), ensure_ascii=False))
+                fh.write("\n")
+    print_counts(result, len(units), sys.stdout)
+    return EXIT_OK
