@@ -77,7 +77,8 @@ def engaged(config: pytest.Config) -> bool:
     opts = ("sb_config", "sb_codebase", "sb_model", "sb_judge", "sb_eval", "sb_sample_size",
             "sb_sampling", "sb_seed", "sb_output", "sb_store", "sb_parallel", "sb_max_cost")
     return (any(config.getoption(o) is not None for o in opts)
-            or bool(config.getoption("sb_dry_run")) or config_path(config) is not None)
+            or bool(config.getoption("sb_dry_run")) or bool(config.getoption("sb_generate_only"))
+            or config_path(config) is not None)
 
 
 def overrides(config: pytest.Config) -> dict[str, Any]:

@@ -97,6 +97,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sb-dry-run", action="store_true", default=False,
                     help="Print calls, token and cost estimates per model and phase, then "
                          "stop without calling any model.")
+    group.addoption("--sb-generate-only", action="store_true", default=False,
+                    help="Generate (or resume) the summaries, then stop before evaluating.")
     parser.addini("summarybench_config", "Path of summarybench.yaml.", default=None)
     parser.addini("summarybench_codebase", "Codebase root (like --sb-codebase).", default=None)
     parser.addini("summarybench_output", "Output directory (like --sb-output).", default=None)

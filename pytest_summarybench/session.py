@@ -260,8 +260,13 @@ class ControllerHooks:
                               for m in it.model_id.split("~")})
 
     def prepare(self, selection: set[tuple[str, str]]) -> None:
-        """Generate summaries and build evaluator artefacts for the selected items."""
-        if self.prepared:
+        """Generate summaries and build evaluator artefacts for the selected items.
+
+        Nothing is generated for ``--collect-only`` (listing tests must not spend money);
+        ``--sb-generate-only`` stops the session once summaries exist.
+        """
+        config = self.state.config
+        if self.prepared or config.option.collectonly:
             return
         self.prepared = True
         from .generate import run_generation
@@ -274,6 +279,13 @@ class ControllerHooks:
                                 max_cost_usd=settings.evaluation.max_cost_usd,
                                 progress=True)
         self.generation_summary = result.lines()
+        if config.getoption("sb_generate_only"):
+            tr = config.pluginmanager.get_plugin("terminalreporter")
+            for line in self.generation_summary:
+                if tr is not None:
+                    tr.write_line(line)
+            pytest.exit("summarybench: summaries generated (--sb-generate-only)",
+                        returncode=1 if result.errors else 0)
         ctx.refresh()
         ctx.restrict_models(models)
         active = self.state.evaluators()
