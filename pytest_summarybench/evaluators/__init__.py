@@ -13,6 +13,8 @@ from .base import EvaluationError, Evaluator, MatrixItem, SummarizingEvaluator, 
 
 #: Built-in evaluators by name (``family/method``), in report order.
 BUILTIN_EVALUATORS: dict[str, str] = {
+    "contrastive/embedding":
+        "pytest_summarybench.evaluators.contrastive_embedding:ContrastiveEmbedding",
 }
 
 

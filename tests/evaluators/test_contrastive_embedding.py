@@ -1,0 +1,87 @@
+"""contrastive/embedding: prepare on the controller, evaluate anywhere from the cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_summarybench.context import RunContext
+from pytest_summarybench.evaluators import BUILTIN_EVALUATORS, EvaluationError, load_builtin
+from pytest_summarybench.evaluators.contrastive_embedding import ContrastiveEmbedding
+from tests.evaluators.synthetic import ContextFactory
+
+
+def _scores(ctx: RunContext, ev: ContrastiveEmbedding) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for item in ev.items(ctx):
+        (rec,) = ev.evaluate(item, ctx)
+        out.setdefault(item.model_id, []).append(rec.metrics["correct"])
+    return out
+
+
+def test_good_summaries_beat_the_shuffled_control(make_context: ContextFactory) -> None:
+    ctx = make_context()
+    ev = ContrastiveEmbedding()
+    ev.prepare(ctx)
+    scores = _scores(ctx, ev)
+    good = sum(scores["builtin/good"]) / len(scores["builtin/good"])
+    shuffled = sum(scores["builtin/shuffled"]) / len(scores["builtin/shuffled"])
+    assert good >= 0.75 and shuffled <= 0.25, (good, shuffled)
+
+
+def test_record_shape(make_context: ContextFactory) -> None:
+    ctx = make_context()
+    ev = ContrastiveEmbedding()
+    ev.prepare(ctx)
+    item = next(i for i in ev.items(ctx) if i.model_id == "builtin/good")
+    (rec,) = ev.evaluate(item, ctx)
+    assert set(rec.metrics) == {"correct", "predicted_rank", "confidence_gap"}
+    assert rec.metrics["correct"] in (0.0, 1.0)
+    assert rec.metrics["predicted_rank"] >= 1.0
+    assert rec.evaluator == "contrastive/embedding" and rec.unit_id == item.unit_id
+    assert len(rec.details["distractorIds"]) == 9 == len(rec.details["tiers"])
+    assert rec.details["options"] == 10
+    assert rec.details["difficulty"] in {"easy", "medium", "hard"}
+    assert rec.details["embeddingModel"] == "builtin/hashing"
+
+
+def test_worker_reads_what_the_controller_prepared(make_context: ContextFactory) -> None:
+    ctx = make_context()
+    controller = ContrastiveEmbedding()
+    controller.prepare(ctx)
+    expected = _scores(ctx, controller)
+    # A worker: its own context and evaluator over the same store; nothing is embedded.
+    worker_ctx = RunContext(ctx.settings, ctx.store, ctx.run_id)
+    worker = ContrastiveEmbedding()
+    assert _scores(worker_ctx, worker) == expected
+    assert worker.embedder(worker_ctx).computed == 0
+
+
+def test_missing_summary_is_an_evaluation_error(make_context: ContextFactory) -> None:
+    ctx = make_context(missing=(("u03", "builtin/good"),))
+    ev = ContrastiveEmbedding()
+    ev.prepare(ctx)
+    item = next(i for i in ev.items(ctx)
+                if (i.unit_id, i.model_id) == ("u03", "builtin/good"))
+    with pytest.raises(EvaluationError, match="the provider refused"):
+        ev.evaluate(item, ctx)
+
+
+def test_identical_summary_for_two_codes_is_a_tie(make_context: ContextFactory) -> None:
+    units_ctx = make_context(overrides={"evaluation.contrastive.distractors": 1})
+    ev = ContrastiveEmbedding()
+    ev.prepare(units_ctx)
+    item = ev.items(units_ctx)[0]
+    dset = ev.distractor_set(units_ctx, item.unit_id)
+    # Make the distractor's code a copy of the target's: the two are tied for first.
+    twin = units_ctx.unit(dset.distractor_ids[0])
+    twin.content = units_ctx.unit(item.unit_id).content
+    (rec,) = ev.evaluate(item, units_ctx)
+    assert rec.metrics["correct"] == 0.5
+    assert rec.metrics["predicted_rank"] == 1.5
+
+
+def test_registered_and_skippable(make_context: ContextFactory) -> None:
+    assert isinstance(load_builtin("contrastive/embedding"), ContrastiveEmbedding)
+    assert "contrastive/embedding" in BUILTIN_EVALUATORS
+    ctx = make_context(overrides={"evaluation.contrastive.methods": ["llm"]})
+    assert "methods" in (ContrastiveEmbedding().skip_reason(ctx) or "")
