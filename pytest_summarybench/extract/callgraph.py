@@ -20,6 +20,7 @@ from .units import FILE, FileUnits, RawUnit
 
 _FAMILY = {"typescript": "js", "javascript": "js"}
 _LAST = re.compile(r"[^.:\\>\-]+$")
+_ROOT = re.compile(r"[^.:\\\-]+")
 _EXT = re.compile(r"\.[A-Za-z]+$")
 
 
@@ -106,6 +107,11 @@ class _Resolver:
         name = call.name
         receiver = call.receiver
         spec = get_spec(unit.language)
+        if call.constructor and (name in spec.self_receivers
+                                 or receiver in spec.self_receivers):
+            # ``Self { .. }`` (Rust), ``new self()`` (PHP), a bare ``new`` (Ruby).
+            owner = unit.name if unit.type == "class" else unit.owner_class
+            return self.index.by_qname.get((unit.path, owner)) if owner else None
         if call.constructor or receiver is None:
             if call.constructor:
                 return _pick(self.index.classes.get((family, name), []), unit)
@@ -125,7 +131,7 @@ class _Resolver:
             return _pick(self.index.top.get((family, name), []), unit)
         if receiver in spec.self_receivers:
             owner = unit.name if unit.type == "class" else unit.owner_class
-            if owner is not None and not receiver.startswith(("super", "parent")):
+            if owner is not None and not receiver.startswith(("super", "parent", "base")):
                 target = self.index.by_qname.get((unit.path, f"{owner}.{name}"))
                 if target is not None:
                     return target
@@ -133,7 +139,7 @@ class _Resolver:
                       if not (m.path == unit.path and owner is not None
                               and m.name == f"{owner}.{name}")]
             return _pick(others, unit)
-        # A named class (``Foo.create()``, ``Foo::new()``) or an imported module.
+        # A nested or named class (``Foo.create()``, ``Foo::new()``).
         target = self.index.by_qname.get((unit.path, f"{receiver}.{name}"))
         if target is not None:
             return target
@@ -141,14 +147,18 @@ class _Resolver:
         head = last.group() if last else receiver
         cls = _pick(self.index.classes.get((family, head), []), unit)
         if cls is not None:
-            member = self.index.by_qname.get((cls.path, f"{cls.name}.{name}"))
-            if member is not None:
-                return member
-        binding = self.bindings[unit.path].get(receiver.split(".", 1)[0])
-        if binding is not None and binding.symbol is None:
-            fragment = _module_fragment(binding.dependency)
-            return _pick(self.index.top.get((family, name), []), unit, fragment)
-        return _pick(self.index.members.get((family, name), []), unit)
+            return self.index.by_qname.get((cls.path, f"{cls.name}.{name}"))
+        root = _ROOT.match(receiver)
+        binding = self.bindings[unit.path].get(root.group() if root else receiver)
+        if binding is not None:
+            # Imported: a function of a module of this codebase, or nothing we have.
+            if binding.symbol is None:
+                return _pick(self.index.top.get((family, name), []), unit,
+                             _module_fragment(binding.dependency))
+            return None
+        # Any other object: the one method of that name in the codebase, if unique.
+        return _pick([m for m in self.index.members.get((family, name), []) if m is not unit],
+                     unit)
 
 
 def link_calls(files: list[FileUnits], emitted: dict[int, str]) -> dict[int, tuple[list[str],

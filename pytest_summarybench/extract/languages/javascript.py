@@ -247,6 +247,9 @@ class JavaScriptSpec(LanguageSpec):
     def exports(self, root: Node, src: bytes, top_level: list[tuple[str, Node]]) -> list[str]:
         names: list[str] = []
         for stmt in root.named_children:
+            if stmt.type == "expression_statement":
+                names.extend(self._commonjs_exports(stmt, src))
+                continue
             if stmt.type != "export_statement":
                 continue
             text = src[stmt.start_byte:stmt.start_byte + 20]
@@ -274,3 +277,31 @@ class JavaScriptSpec(LanguageSpec):
                     if chosen is not None:
                         names.append(_unquote(node_text(chosen, src)))
         return names
+
+    @staticmethod
+    def _commonjs_exports(stmt: Node, src: bytes) -> list[str]:
+        """``module.exports = { a, b: c }`` / ``module.exports.x = ...`` / ``exports.x = ...``."""
+        assign = stmt.named_children[0] if stmt.named_child_count else None
+        if assign is None or assign.type != "assignment_expression":
+            return []
+        left = assign.child_by_field_name("left")
+        right = assign.child_by_field_name("right")
+        if left is None or right is None:
+            return []
+        target = squash(node_text(left, src))
+        if target == "module.exports":
+            if right.type != "object":
+                return ["default"]
+            out = []
+            for prop in right.named_children:
+                if prop.type == "shorthand_property_identifier":
+                    out.append(node_text(prop, src))
+                elif prop.type in ("pair", "method_definition"):
+                    key = prop.child_by_field_name("key") or prop.child_by_field_name("name")
+                    if key is not None:
+                        out.append(_unquote(node_text(key, src)))
+            return out
+        for prefix in ("module.exports.", "exports."):
+            if target.startswith(prefix):
+                return [target[len(prefix):]]
+        return []

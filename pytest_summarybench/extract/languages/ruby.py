@@ -124,6 +124,8 @@ class RubySpec(LanguageSpec):
 
     def normalize_callee(self, callee: Callee) -> Callee:
         """``Foo.new`` constructs a ``Foo``."""
-        if callee.name == "new" and callee.receiver:
-            return Callee(None, callee.receiver.rsplit("::", 1)[-1], True)
+        if callee.name == "new":
+            if callee.receiver is None:
+                return Callee("self", "new", True)
+            return Callee(None, callee.receiver.rsplit("::", 1)[-1].rsplit(".", 1)[-1], True)
         return callee
