@@ -13,7 +13,14 @@ import sys
 # Subcommand name -> module under pytest_summarybench.cli. Kept as strings so that
 # ``summarybench --help`` imports nothing heavy.
 SUBCOMMANDS: dict[str, str] = {
+    "init": "init",
+    "add-model": "models",
+    "add-judge": "models",
+    "config": "configure",
     "extract": "extract",
+    "generate": "run",
+    "evaluate": "run",
+    "run": "run",
 }
 
 EXIT_OK = 0
@@ -28,20 +35,29 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 success, 1 the command ran and failed, 2 bad usage or input.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in SUBCOMMANDS.values():
+    for module in dict.fromkeys(SUBCOMMANDS.values()):
         mod = importlib.import_module(f"{__name__}.{module}")
         mod.add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ._common import CliError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
         return EXIT_USAGE
     mod = importlib.import_module(f"{__name__}.{SUBCOMMANDS[args.command]}")
-    return int(mod.run(args))
+    try:
+        return int(mod.run(args))
+    except CliError as exc:
+        print(f"summarybench {args.command}: error: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print(f"summarybench {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,116 @@
+"""What the subcommands share: finding and editing summarybench.yaml, one-line errors, and
+running the engine (pytest with the plugin)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+CONFIG_FILE = "summarybench.yaml"
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A one-line error for the user; ``main`` prints it without a traceback."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="PATH", default=CONFIG_FILE,
+                        help=f"the benchmark's configuration (default: ./{CONFIG_FILE})")
+
+
+def config_file(args: argparse.Namespace) -> Path:
+    """The existing configuration file, or a CliError saying how to create one."""
+    path = Path(args.config)
+    if not path.is_file():
+        raise CliError(f"no configuration at {path}: run `summarybench init --name NAME "
+                       f"--codebase PATH` first (or pass --config PATH)")
+    return path
+
+
+def yaml_rt() -> Any:
+    """A round-trip YAML handler that keeps comments and key order."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+def load_document(path: Path) -> Any:
+    from ruamel.yaml import YAMLError
+
+    try:
+        doc = yaml_rt().load(path.read_text(encoding="utf-8"))
+    except YAMLError as exc:
+        raise CliError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if doc is None:
+        from ruamel.yaml.comments import CommentedMap
+
+        doc = CommentedMap()
+    return doc
+
+
+def save_document(path: Path, doc: Any) -> None:
+    """Write the edited document, then validate it; on a validation error the previous
+    file is restored and the error names the key."""
+    previous = path.read_text(encoding="utf-8")
+    with path.open("w", encoding="utf-8") as fh:
+        yaml_rt().dump(doc, fh)
+    try:
+        load_checked(path)
+    except CliError:
+        path.write_text(previous, encoding="utf-8")
+        raise
+
+
+def load_checked(path: Path) -> Any:
+    """The validated Settings of a configuration file."""
+    from ..settings import SettingsError, load_settings
+
+    try:
+        return load_settings(path)
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+
+
+def section(doc: Any, *keys: str) -> Any:
+    """The nested mapping at ``keys``, created (at the end) when missing."""
+    from ruamel.yaml.comments import CommentedMap
+
+    node = doc
+    for key in keys:
+        if node.get(key) is None:
+            node[key] = CommentedMap()
+        node = node[key]
+    return node
+
+
+def check_keys(settings: Any) -> None:
+    """Every model that needs a key has it in the environment."""
+    from ..llm import required_env_var
+
+    for model in [*settings.test_models(), *settings.judge_models()]:
+        var = required_env_var(model)
+        if var and not os.environ.get(var):
+            raise CliError(f"{model.id} needs an API key: set the environment variable {var} "
+                           f"(or remove the model from {CONFIG_FILE})")
+
+
+def run_pytest(args: list[str]) -> int:
+    """Run the code-summary benchmark through pytest with the plugin (the one engine)."""
+    import pytest
+
+    suite = Path(__file__).resolve().parent.parent / "suite"
+    code = pytest.main([str(suite), "-p", "summarybench", "--rootdir", os.getcwd(),
+                        "-p", "no:cacheprovider", *args])
+    return int(code)

@@ -1,0 +1,69 @@
+"""``summarybench config``: change sampling and which evaluator families run."""
+
+from __future__ import annotations
+
+import argparse
+
+from ._common import (
+    EXIT_OK,
+    CliError,
+    add_config_argument,
+    config_file,
+    load_document,
+    save_document,
+    section,
+)
+
+FAMILIES = ("judge", "contrastive", "retrieval", "downstream")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "config", help="change sample size, sampling, seed or evaluator families",
+        description="Edit evaluation settings in summarybench.yaml (comments are kept).",
+        epilog="example: summarybench config --sample-size 1000 "
+               "--eval judge,contrastive,retrieval,downstream")
+    p.add_argument("--sample-size", type=int, metavar="N", help="units to sample")
+    p.add_argument("--sampling", choices=("random", "stratified", "all"))
+    p.add_argument("--seed", type=int)
+    p.add_argument("--eval", metavar="FAMILIES",
+                   help="comma-separated families to enable (the others are disabled): "
+                        "judge, contrastive, retrieval, downstream, or all")
+    add_config_argument(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.sample_size is None and args.sampling is None and args.seed is None \
+            and args.eval is None:
+        raise CliError("nothing to change: pass --sample-size, --sampling, --seed or --eval")
+    if args.sample_size is not None and args.sample_size <= 0:
+        raise CliError(f"--sample-size {args.sample_size}: expected a positive integer")
+    chosen: list[str] | None = None
+    if args.eval is not None:
+        chosen = [f.strip() for f in args.eval.split(",") if f.strip()]
+        if chosen == ["all"]:
+            chosen = list(FAMILIES)
+        unknown = [f for f in chosen if f not in FAMILIES]
+        if unknown or not chosen:
+            raise CliError(f"--eval {args.eval!r}: expected a comma-separated list of "
+                           f"{', '.join(FAMILIES)} or 'all'")
+    path = config_file(args)
+    doc = load_document(path)
+    evaluation = section(doc, "evaluation")
+    changes = []
+    if args.sample_size is not None:
+        evaluation["sampleSize"] = args.sample_size
+        changes.append(f"sampleSize={args.sample_size}")
+    if args.sampling is not None:
+        evaluation["sampling"] = args.sampling
+        changes.append(f"sampling={args.sampling}")
+    if args.seed is not None:
+        evaluation["seed"] = args.seed
+        changes.append(f"seed={args.seed}")
+    if chosen is not None:
+        for family in FAMILIES:
+            section(doc, "evaluation", family)["enabled"] = family in chosen
+        changes.append(f"families={','.join(chosen)}")
+    save_document(path, doc)
+    print(f"updated {path}: {', '.join(changes)}")
+    return EXIT_OK

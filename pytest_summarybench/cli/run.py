@@ -1,0 +1,93 @@
+"""``summarybench generate``, ``evaluate`` and ``run``: the benchmark through pytest with
+the plugin, so ``-n``, ``-k`` and the hooks work and every step resumes from the store."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ._common import CONFIG_FILE, CliError, check_keys, load_checked, run_pytest
+
+FAMILIES = ("judge", "contrastive", "retrieval", "downstream")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    g = sub.add_parser(
+        "generate", help="generate (or resume) every model's summaries",
+        description="Generate the summaries of every sampled unit with every model under "
+                    "test; completed calls are cached in the store and never repeated.",
+        epilog="example: summarybench generate --parallel 5")
+    g.add_argument("--parallel", type=int, metavar="N", help="concurrent calls per model")
+    g.add_argument("--dry-run", action="store_true",
+                   help="print calls, tokens and cost per model; call nothing")
+    _common(g)
+    g.set_defaults(mode="generate")
+
+    e = sub.add_parser(
+        "evaluate", help="run the evaluator families (generating what is missing)",
+        description="Run the evaluation matrix through pytest; scores go to the store and "
+                    "the reports.",
+        epilog="example: summarybench evaluate --only contrastive -- -n 2")
+    which = e.add_mutually_exclusive_group(required=True)
+    which.add_argument("--all", action="store_true", help="every enabled family")
+    which.add_argument("--only", metavar="FAMILY",
+                       help="comma-separated families: judge, contrastive, retrieval, "
+                            "downstream")
+    _common(e)
+    e.set_defaults(mode="evaluate")
+
+    r = sub.add_parser(
+        "run", help="the whole benchmark (the README's default run without a config)",
+        description="Extract, generate, evaluate and report in one go. Without a "
+                    "summarybench.yaml this is the default offline run on "
+                    "fixtures/sample_codebase.",
+        epilog="example: summarybench run -- -n 2")
+    _common(r, config_required=False)
+    r.set_defaults(mode="run")
+
+
+def _common(p: argparse.ArgumentParser, *, config_required: bool = True) -> None:
+    p.add_argument("--config", metavar="PATH", default=None if not config_required
+                   else CONFIG_FILE, help=f"configuration (default: ./{CONFIG_FILE})")
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER,
+                   help="arguments after -- go to pytest (e.g. -- -n 2 -k typescript)")
+
+
+def run(args: argparse.Namespace) -> int:
+    extra = [a for a in args.pytest_args if a != "--"]
+    argv: list[str] = []
+    config = args.config
+    if config is None and Path(CONFIG_FILE).is_file():
+        config = CONFIG_FILE
+    if config is not None:
+        path = Path(config)
+        if not path.is_file():
+            raise CliError(f"no configuration at {path}: run `summarybench init --name NAME "
+                           f"--codebase PATH` first (or pass --config PATH)")
+        settings = load_checked(path)
+        if not settings.codebase_root.is_dir():
+            raise CliError(f"codebase {str(settings.codebase_root)!r} is not a readable "
+                           f"directory: fix codebase.root in {path}")
+        argv += ["--sb-config", str(path)]
+    else:
+        settings = None
+    if args.mode == "generate":
+        if args.dry_run:
+            return run_pytest([*argv, "--sb-dry-run", "-p", "no:xdist", *extra])
+        if settings is not None:
+            check_keys(settings)
+        if args.parallel is not None:
+            if args.parallel <= 0:
+                raise CliError(f"--parallel {args.parallel}: expected a positive integer")
+            argv += ["--sb-parallel", str(args.parallel)]
+        return run_pytest([*argv, "--sb-generate-only", "-p", "no:xdist", "-q", *extra])
+    if settings is not None:
+        check_keys(settings)
+    if args.mode == "evaluate" and args.only:
+        families = [f.strip() for f in args.only.split(",") if f.strip()]
+        unknown = [f for f in families if f not in FAMILIES]
+        if unknown or not families:
+            raise CliError(f"--only {args.only!r}: expected one or more of "
+                           f"{', '.join(FAMILIES)}")
+        argv += ["--sb-eval", ",".join(families)]
+    return run_pytest([*argv, *extra])
