@@ -1,0 +1,266 @@
+"""Developer search queries for retrieval (spec section 7.1): from a file, or from an LLM.
+
+Where the queries come from, first that applies:
+
+1. ``evaluation.retrieval.queriesFile``, a JSONL file of
+   ``{"path", "name", "type", "query"}`` lines (path relative to the codebase root, ``name``
+   the unit's qualified name, ``type`` one of the five types below);
+2. the query set bundled for a codebase: ``<root>/../queries/<root name>.jsonl``, which is
+   how the default run on ``fixtures/sample_codebase`` has hand-written queries without any
+   model (a fixed, reviewed set also keeps scores comparable across runs);
+3. generation with the prompt below by the first judge model (``models.judge``), cached in
+   the store like every model call.
+
+Queries are matched to units by (path, name); lines naming no extracted unit are counted,
+not fatal. Each unit keeps its first ``queriesPerUnit`` queries. The controller resolves
+the queries once (``ensure_queries``) and stores them; workers read them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from ..context import RunContext
+    from ..schemas import CodeUnit, ModelConfig
+
+QUERY_TYPES: tuple[str, ...] = ("vague", "wrong_terminology", "specific_behavior",
+                                "integration", "problem_based")
+
+QUERY_GENERATION_PROMPT = """Generate realistic search queries that a developer might use to find this code.
+
+## Code
+```{language}
+{code}
+```
+
+## Context
+File: {file_path}
+Function/Class: {name}
+
+Generate exactly 5 search queries of varying types:
+
+1. **Vague query**: A partial or imprecise query (e.g., "something with users")
+2. **Wrong terminology**: Uses related but not exact terms (e.g., "authenticate" instead of "login")
+3. **Specific behavior**: Asks about a particular thing the code does
+4. **Integration query**: Asks how to use this with something else
+5. **Problem-based**: Describes a problem this code solves
+
+These should be realistic queries a developer would type, NOT perfect descriptions.
+
+Respond with JSON:
+```json
+{
+  "queries": [
+    {"type": "vague", "query": "..."},
+    {"type": "wrong_terminology", "query": "..."},
+    {"type": "specific_behavior", "query": "..."},
+    {"type": "integration", "query": "..."},
+    {"type": "problem_based", "query": "..."}
+  ]
+}
+```"""  # noqa: E501 - the spec's prompt, verbatim
+
+#: Structured output for providers that support it (a JSON object; the prompt fixes keys).
+RESPONSE_FORMAT = {"type": "json_object"}
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS retrieval_queries (
+    run_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    unit_id TEXT NOT NULL,
+    json TEXT NOT NULL,
+    PRIMARY KEY (run_id, source, unit_id)
+)"""
+
+
+@dataclass(frozen=True)
+class Query:
+    """One developer query for one unit."""
+
+    id: str
+    unit_id: str
+    type: str
+    query: str
+
+
+@dataclass(frozen=True)
+class QuerySource:
+    """Where a run's queries come from."""
+
+    kind: Literal["file", "llm"]
+    path: Path | None = None
+    model: ModelConfig | None = None
+
+    @property
+    def key(self) -> str:
+        """Identifies the query set in the store (a file's contents, or the model)."""
+        if self.path is not None:
+            return "file:" + hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
+        assert self.model is not None
+        return f"llm:{self.model.id}"
+
+
+class QueryFileError(ValueError):
+    """A queries file cannot be read or has a bad line (named with its line number)."""
+
+
+def query_source(ctx: RunContext) -> QuerySource | None:
+    """The source of this run's queries (None: no file and no model to write them)."""
+    configured = ctx.settings.evaluation.retrieval.queries_file
+    if configured:
+        return QuerySource("file", path=ctx.settings.resolve(configured))
+    root = ctx.settings.codebase_root
+    bundled = root.parent.parent / "queries" / f"{root.name}.jsonl"
+    if bundled.is_file():
+        return QuerySource("file", path=bundled)
+    if ctx.judges:
+        return QuerySource("llm", model=ctx.judges[0])
+    return None
+
+
+def read_query_file(path: Path, units: list[CodeUnit], per_unit: int
+                    ) -> tuple[dict[str, list[Query]], int]:
+    """Queries by unit id from a JSONL file, and the number of lines naming no unit."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise QueryFileError(f"cannot read queries file {path}: {exc.strerror}") from exc
+    by_key = {(u.path, u.name): u.id for u in units}
+    out: dict[str, list[Query]] = {}
+    unmatched = 0
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            path_, name, qtype, text = row["path"], row["name"], row["type"], row["query"]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise QueryFileError(f"{path}:{number}: expected a JSON object with path, name, "
+                                 f"type and query ({exc})") from None
+        if qtype not in QUERY_TYPES:
+            raise QueryFileError(f"{path}:{number}: type {qtype!r} is not one of "
+                                 f"{', '.join(QUERY_TYPES)}")
+        unit_id = by_key.get((path_, name))
+        if unit_id is None:
+            unmatched += 1
+            continue
+        found = out.setdefault(unit_id, [])
+        if len(found) < per_unit:
+            found.append(Query(f"{unit_id}:q{len(found) + 1}", unit_id, qtype, str(text)))
+    return out, unmatched
+
+
+def generation_prompt(unit: CodeUnit) -> str:
+    """Spec 7.1's prompt for ``unit`` (placeholders replaced one by one: the JSON example's
+    braces stay as they are)."""
+    return (QUERY_GENERATION_PROMPT.replace("{language}", unit.language)
+            .replace("{code}", unit.content).replace("{file_path}", unit.path)
+            .replace("{name}", unit.name))
+
+
+def parse_generated(text: str, unit_id: str, per_unit: int) -> list[Query]:
+    """The queries of a model's answer; ValueError naming what is wrong."""
+    data = parse_json_object(text)
+    items = data.get("queries")
+    if not isinstance(items, list) or not items:
+        raise ValueError("the answer has no non-empty 'queries' list")
+    queries: list[Query] = []
+    for item in items:
+        if not isinstance(item, dict) or not str(item.get("query", "")).strip():
+            raise ValueError(f"query entry {item!r} has no query text")
+        qtype = str(item.get("type", ""))
+        if qtype not in QUERY_TYPES:
+            raise ValueError(f"query type {qtype!r} is not one of {', '.join(QUERY_TYPES)}")
+        queries.append(Query(f"{unit_id}:q{len(queries) + 1}", unit_id, qtype,
+                             str(item["query"]).strip()))
+    return queries[:per_unit]
+
+
+def parse_json_object(text: str) -> dict:
+    """The JSON object in a model's answer: bare, or in a fenced block, or the outermost
+    braces of a chattier answer. ValueError when there is none."""
+    candidates = [text.strip()]
+    fenced = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.DOTALL)
+    if fenced:
+        candidates.append(fenced.group(1))
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start:end + 1])
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            return data
+    raise ValueError(f"no JSON object in the answer: {text[:200]!r}")
+
+
+def generate_queries(unit: CodeUnit, model: ModelConfig, ctx: RunContext, per_unit: int
+                     ) -> list[Query]:
+    """Ask ``model`` for a unit's queries (cached). Raises ModelCallError or ValueError."""
+    from ..llm import complete
+
+    completion = complete(model, [{"role": "user", "content": generation_prompt(unit)}],
+                          response_format=RESPONSE_FORMAT, cache=ctx.store,
+                          cache_tag="retrieval-queries", temperature=model.temperature,
+                          max_tokens=max(model.max_tokens, 500))
+    return parse_generated(completion.text, unit.id, per_unit)
+
+
+def ensure_queries(ctx: RunContext) -> dict[str, list[Query] | str]:
+    """Resolve and store the queries of every sampled unit (controller): unit id -> its
+    queries, or the reason it has none."""
+    source = query_source(ctx)
+    if source is None:
+        return {}
+    existing = load_queries(ctx, source)
+    per_unit = ctx.settings.evaluation.retrieval.queries_per_unit
+    fresh: dict[str, list[Query] | str] = {}
+    if source.path is not None:
+        from_file, _ = read_query_file(source.path, ctx.all_units, per_unit)
+        for unit in ctx.units:
+            if unit.id not in existing:
+                fresh[unit.id] = from_file.get(unit.id) or (
+                    f"the queries file {source.path} has no query for {unit.path} {unit.name}")
+    else:
+        from ..llm import ModelCallError
+
+        assert source.model is not None
+        for unit in ctx.units:
+            if isinstance(existing.get(unit.id), list):
+                continue
+            try:
+                fresh[unit.id] = generate_queries(unit, source.model, ctx, per_unit)
+            except (ModelCallError, ValueError) as exc:
+                fresh[unit.id] = f"query generation by {source.model.id} failed: {exc}"
+    if fresh:
+        with ctx.store.transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO retrieval_queries VALUES (?, ?, ?, ?)",
+                [(ctx.run_id, source.key, uid,
+                  json.dumps([asdict(q) for q in v] if isinstance(v, list) else {"error": v}))
+                 for uid, v in fresh.items()])
+    return {**existing, **fresh}
+
+
+def load_queries(ctx: RunContext, source: QuerySource | None = None
+                 ) -> dict[str, list[Query] | str]:
+    """The stored queries of this run (what workers read)."""
+    source = source or query_source(ctx)
+    if source is None:
+        return {}
+    ctx.store.ensure_table(_DDL)
+    out: dict[str, list[Query] | str] = {}
+    for uid, text in ctx.store.execute(
+            "SELECT unit_id, json FROM retrieval_queries WHERE run_id = ? AND source = ?",
+            (ctx.run_id, source.key)):
+        data = json.loads(text)
+        out[uid] = [Query(**q) for q in data] if isinstance(data, list) else data["error"]
+    return out
