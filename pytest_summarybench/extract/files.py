@@ -189,6 +189,8 @@ def read_source(file: SourceFile, config: ExtractionConfig) -> tuple[bytes | Non
         head = src[:1024]
         if _GENERATED.search(head):
             return None, GENERATED + " (its header says so)"
-        if len(src) > 4096 and len(src) / (src.count(b"\n") + 1) > 500:
-            return None, GENERATED + " (minified: average line over 500 characters)"
+        if len(src) > 4096:
+            text = len(src) - src.count(b" ") - src.count(b"\t")
+            if text / (src.count(b"\n") + 1) > 500:
+                return None, GENERATED + " (minified: over 500 characters per line)"
     return src, ""

@@ -167,16 +167,21 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
     from tree_sitter import QueryCursor
 
     caps = QueryCursor(get_query(gkey)).captures(root)
-    errors = sorted(caps.get("error", []) + caps.get("missing", []),
-                    key=lambda n: n.start_byte)
-    error_line = errors[0].start_point.row + 1 if errors else None
+    errors = sorted(((n.start_byte, n.end_byte, n.start_point.row + 1)
+                     for n in caps.get("error", []) + caps.get("missing", [])))
+    error_line = _first_error_line(errors)
 
     defs = _definitions(spec, caps.get("def", []), caps.get("scope", []), src)
     units, is_scope, owner_index = _build_units(spec, path, language, defs, src)
 
     starts = [d[1] for d in defs]
     ends = [d[0].end_byte for d in defs]
-    for owner in _sweep(starts, ends, [n.start_byte for n in errors]):
+    # A definition is broken when an error lies inside it; an ERROR node wrapping whole
+    # definitions (tree-sitter's recovery at the top level) leaves them intact.
+    for (_, err_end, _), owner in zip(errors, _sweep(starts, ends, [e[0] for e in errors]),
+                                      strict=True):
+        while owner != FILE and ends[owner] < err_end:
+            owner = units[owner].parent
         while owner != FILE and not units[owner].has_error:
             units[owner].has_error = True
             owner = units[owner].parent
@@ -240,6 +245,15 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
     file_unit.total_branches = file_total
     _adopt_methods(kept)
     return FileUnits(path, language, src, kept, file_unit, bindings, error_line)
+
+
+def _first_error_line(errors: list[tuple[int, int, int]]) -> int | None:
+    """Line of the first innermost error (outer ERROR nodes only wrap the real problem)."""
+    if not errors:
+        return None
+    innermost = [e for e in errors[:1000] if not any(
+        o is not e and e[0] <= o[0] and o[1] <= e[1] for o in errors[:1000])]
+    return min(innermost or errors)[2]
 
 
 def _definitions(spec: LanguageSpec, def_nodes: list[Node], scope_nodes: list[Node],
