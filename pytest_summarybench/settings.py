@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from .extract.config import (
     DEFAULT_EXCLUDES,
@@ -79,9 +79,9 @@ class ModelEntry(SBModel):
     model: str
     id: str | None = None
     api_endpoint: str | None = None
-    temperature: float = 0.3
-    max_tokens: int = 500
-    top_p: float = 1.0
+    temperature: float = Field(default=0.3, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=500, gt=0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     frequency_penalty: float = 0.0
     presence_penalty: float = 0.0
     family: str | None = None
@@ -102,8 +102,53 @@ class ModelsSection(SBModel):
 
 
 class JudgeSection(SBModel):
+    """LLM-as-judge settings (spec section 5): which evaluations, how many judges, and how
+    strictly judge answers are read."""
+
     enabled: bool = True
+    """Run the judge family at all."""
+    pointwise: bool = True
+    """Score each summary on the spec 5.1 rubric."""
     pairwise: bool = True
+    """Run the spec 5.4 tournament: every pair of models, both orders."""
+    min_judges: int = Field(default=2, ge=1)
+    """Spec 5.3 rule 2: judges each model (and each pair) should be judged by."""
+    max_judges: int = Field(default=3, ge=1)
+    """Spec 5.3 rule 3: at most this many judges per model or pair, diverse families first."""
+    allow_fewer: bool = True
+    """With fewer eligible judges than ``minJudges``, judge with those there are (and say so
+    in the report); when false, a model or pair short of judges is not judged."""
+    family_patterns: dict[str, list[str]] = Field(default_factory=dict)
+    """Extra family -> regular expressions matched against model names, checked before the
+    built-in table (e.g. ``{acme: ["^acme-"]}``)."""
+    structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
+    """Ask for JSON output: ``auto`` uses a JSON schema where the provider supports one and
+    JSON mode where it has that, ``off`` relies on the prompt alone."""
+    parse_retries: int = Field(default=1, ge=0, le=5)
+    """How often a judge is asked again after an answer that is not valid JSON."""
+    bootstrap_samples: int = Field(default=1000, ge=50, le=100_000)
+    """Resamples of units for the confidence intervals of strengths and averages."""
+
+    @field_validator("family_patterns")
+    @classmethod
+    def _patterns_compile(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        import re
+
+        for family, patterns in v.items():
+            for pattern in patterns:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise ValueError(f"familyPatterns.{family}: {pattern!r} is not a valid "
+                                     f"regular expression ({exc})") from None
+        return v
+
+    @model_validator(mode="after")
+    def _judge_bounds(self) -> JudgeSection:
+        if self.max_judges < self.min_judges:
+            raise ValueError(f"maxJudges ({self.max_judges}) must be at least minJudges "
+                             f"({self.min_judges})")
+        return self
 
 
 class ContrastiveSection(SBModel):

@@ -1,0 +1,101 @@
+"""Every command's bad-input path prints one clear line (no traceback) and exits 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_summarybench.cli import main
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "a.py").write_text("def f(x):\n    return x + 1\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _err(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+@pytest.mark.parametrize("argv", [
+    ["add-model", "openai/gpt-4o"],
+    ["add-judge", "openai/gpt-4o"],
+    ["config", "--sample-size", "5"],
+    ["generate"],
+    ["evaluate", "--all"],
+])
+def test_missing_config_says_to_run_init(project: Path, capsys, argv: list[str]) -> None:
+    assert main(argv) == 2
+    assert "run `summarybench init --name NAME --codebase PATH` first" in _err(capsys)
+
+
+def test_init_with_unreadable_codebase(project: Path, capsys) -> None:
+    assert main(["init", "--name", "x", "--codebase", "missing"]) == 2
+    assert "codebase 'missing' is not a readable directory" in _err(capsys)
+    assert not (project / "summarybench.yaml").exists()
+
+
+def test_init_refuses_to_overwrite(project: Path, capsys) -> None:
+    assert main(["init", "--name", "x", "--codebase", "code"]) == 0
+    capsys.readouterr()
+    assert main(["init", "--name", "y", "--codebase", "code"]) == 2
+    assert "already exists" in _err(capsys)
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["add-model", "acme/model-1"], "unknown provider 'acme'"),
+    (["add-judge", "gpt-4o"], "is not PROVIDER/MODEL"),
+    (["config", "--eval", "judge,vibes"], "--eval 'judge,vibes': expected"),
+    (["config", "--sample-size", "0"], "--sample-size 0: expected a positive integer"),
+    (["config"], "nothing to change"),
+    (["evaluate", "--only", "vibes"], "--only 'vibes': expected"),
+    (["generate", "--parallel", "0"], "--parallel 0: expected a positive integer"),
+])
+def test_bad_values(project: Path, capsys, argv: list[str], needle: str) -> None:
+    assert main(["init", "--name", "x", "--codebase", "code"]) == 0
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert needle in _err(capsys)
+
+
+def test_missing_key_names_the_environment_variable(project: Path, capsys) -> None:
+    assert main(["init", "--name", "x", "--codebase", "code"]) == 0
+    assert main(["add-model", "anthropic/claude-3-5-sonnet-20241022"]) == 0
+    capsys.readouterr()
+    for argv in (["generate"], ["evaluate", "--all"]):
+        assert main(argv) == 2
+        assert "set the environment variable ANTHROPIC_API_KEY" in _err(capsys)
+
+
+def test_codebase_that_disappeared(project: Path, capsys) -> None:
+    assert main(["init", "--name", "x", "--codebase", "code"]) == 0
+    (project / "code" / "a.py").unlink()
+    (project / "code").rmdir()
+    capsys.readouterr()
+    assert main(["evaluate", "--all"]) == 2
+    assert "is not a readable directory: fix codebase.root" in _err(capsys)
+
+
+def test_edits_keep_comments_and_reject_invalid_results(project: Path, capsys) -> None:
+    assert main(["init", "--name", "x", "--codebase", "code"]) == 0
+    cfg = project / "summarybench.yaml"
+    cfg.write_text(cfg.read_text().replace("seed: 0", "seed: 0  # my lucky number"))
+    assert main(["config", "--sample-size", "7", "--eval", "contrastive"]) == 0
+    assert main(["add-model", "openai/gpt-4o", "--temperature", "0.1"]) == 0
+    text = cfg.read_text()
+    assert "# my lucky number" in text and "# How evaluator families combine" in text
+    assert "sampleSize: 7" in text and "model: gpt-4o" in text
+    before = cfg.read_text()
+    capsys.readouterr()
+    assert main(["add-model", "openai/gpt-4o"]) == 2
+    assert "already in models.test" in _err(capsys)
+    assert main(["add-model", "openai/o3", "--temperature", "9"]) == 2
+    assert "temperature" in _err(capsys)
+    assert cfg.read_text() == before
