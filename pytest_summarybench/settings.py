@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator
 
 from .extract.config import (
     DEFAULT_EXCLUDES,
@@ -113,7 +113,7 @@ class JudgeSection(SBModel):
     """Run the spec 5.4 tournament: every pair of models, both orders."""
     min_judges: int = Field(default=2, ge=1)
     """Spec 5.3 rule 2: judges each model (and each pair) should be judged by."""
-    max_judges: int = Field(default=3, ge=1)
+    max_judges: int = Field(default=3, ge=1, validate_default=True)
     """Spec 5.3 rule 3: at most this many judges per model or pair, diverse families first."""
     allow_fewer: bool = True
     """With fewer eligible judges than ``minJudges``, judge with those there are (and say so
@@ -143,12 +143,14 @@ class JudgeSection(SBModel):
                                      f"regular expression ({exc})") from None
         return v
 
-    @model_validator(mode="after")
-    def _judge_bounds(self) -> JudgeSection:
-        if self.max_judges < self.min_judges:
-            raise ValueError(f"maxJudges ({self.max_judges}) must be at least minJudges "
-                             f"({self.min_judges})")
-        return self
+    @field_validator("max_judges")
+    @classmethod
+    def _at_least_min(cls, v: int, info: Any) -> int:
+        # ``info`` is pydantic's ValidationInfo; min_judges is validated first.
+        low = info.data.get("min_judges")
+        if low is not None and v < low:
+            raise ValueError(f"maxJudges ({v}) must be at least minJudges ({low})")
+        return v
 
 
 class ContrastiveSection(SBModel):
