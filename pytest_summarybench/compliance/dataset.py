@@ -42,6 +42,8 @@ class Example:
     instruction: str
     line: int
     """1-based line number in the source file."""
+    source: str = ""
+    """Name of the file the example came from."""
 
     @property
     def compliant(self) -> bool:
@@ -117,7 +119,8 @@ def parse_line(text: str, path: Path, line: int) -> Example:
     slug = "compliant" if state == "compliant" else "noncompliant"
     return Example(id=f"{framework}-art{article}-{slug}-{line:03d}", code=code,
                    framework=framework, article=article, compliance_state=state,
-                   severity=severity, template=template, instruction=instruction, line=line)
+                   severity=severity, template=template, instruction=instruction, line=line,
+                   source=path.name)
 
 
 def load_examples(path: str | Path, *, limit: int | None = None) -> list[Example]:

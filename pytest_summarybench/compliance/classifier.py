@@ -1,0 +1,133 @@
+"""The LLM challenger: the seed's prompt sent through the shared model layer, and the check
+that the configured model is actually there before any test asks it."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .parsing import ParseError, Prediction, parse_response
+
+if TYPE_CHECKING:
+    from ..llm import Completion
+    from ..schemas import ModelConfig
+
+DEFAULT_MODEL = "ollama/air-compliance-v2"
+CALL_TIMEOUT_S = 30.0
+"""The seed's per-invocation timeout."""
+PROBE_TIMEOUT_S = 2.0
+
+PROMPT = """Analyze this Python AI agent code for EU AI Act compliance.
+Check Articles 9 (risk management), 10 (data governance), 11 (technical documentation),
+12 (record-keeping), 14 (human oversight) and 15 (accuracy, robustness, cybersecurity).
+
+```python
+{code}
+```
+
+Respond with:
+ARTICLE: X
+SEVERITY: CRITICAL/HIGH/MEDIUM/LOW
+
+where X is the number of the most serious violated article. If the code violates none of
+them, respond with ARTICLE: NONE and SEVERITY: NONE."""
+
+CompleteFn = Callable[..., "Completion"]
+
+
+def build_messages(code: str) -> list[dict[str, str]]:
+    """The chat messages for one classification."""
+    return [{"role": "user", "content": PROMPT.format(code=code)}]
+
+
+@dataclass(frozen=True)
+class Classification:
+    """A parsed answer with the raw text and what the call took."""
+
+    prediction: Prediction | None
+    """None when the answer named no article (see ``parse_error``)."""
+    raw: str
+    latency_ms: float
+    input_tokens: int
+    output_tokens: int
+    parse_error: str | None = None
+
+
+class LLMClassifier:
+    """Classifies code with one model; ``complete`` is the model layer's (injectable)."""
+
+    def __init__(self, model: ModelConfig, *, complete: CompleteFn | None = None,
+                 timeout_s: float = CALL_TIMEOUT_S) -> None:
+        self.model = model
+        self.timeout_s = timeout_s
+        self._complete = complete
+
+    def classify(self, code: str) -> Classification:
+        """Ask the model; raises ``ModelCallError`` when the call fails.
+
+        An answer that names no article is a classification all the same (a wrong one):
+        it comes back with ``prediction=None`` and the parser's reason.
+        """
+        complete = self._complete
+        if complete is None:
+            from ..llm import complete
+        answer = complete(self.model, build_messages(code), timeout=self.timeout_s,
+                          temperature=0.0)
+        prediction: Prediction | None = None
+        problem = None
+        try:
+            prediction = parse_response(answer.text)
+        except ParseError as err:
+            problem = str(err)
+        return Classification(prediction=prediction, raw=answer.text,
+                              latency_ms=answer.latency_ms, input_tokens=answer.input_tokens,
+                              output_tokens=answer.output_tokens, parse_error=problem)
+
+
+def parse_model(spec: str, endpoint: str | None = None) -> ModelConfig:
+    """``provider/model`` to a ModelConfig; raises ValueError naming the accepted form."""
+    from ..schemas import ModelConfig
+
+    model = ModelConfig.parse(spec)
+    if model.provider == "builtin":
+        raise ValueError(f"model {spec!r}: builtin/* summarizers cannot classify code")
+    if endpoint:
+        model = model.model_copy(update={"api_endpoint": endpoint})
+    return model
+
+
+def _ollama_tags(base: str) -> Any:
+    with urllib.request.urlopen(f"{base}/api/tags", timeout=PROBE_TIMEOUT_S) as response:
+        return json.load(response)
+
+
+def unavailable_reason(model: ModelConfig) -> str | None:
+    """Why ``model`` cannot be asked, or None when it can (as far as a probe can tell).
+
+    Ollama models are probed with ``GET /api/tags`` on the configured endpoint; other
+    providers need their key in the environment. The probe never raises.
+    """
+    from ..llm import required_env_var
+    from ..llm.providers import api_key, endpoint
+
+    if model.provider != "ollama":
+        var = required_env_var(model)
+        if var is not None and api_key(model) is None:
+            return f"{model.id}: {var} is not set"
+        return None
+    base = endpoint(model)
+    try:
+        tags = _ollama_tags(str(base))
+    except (urllib.error.URLError, OSError, ValueError) as err:
+        reason = getattr(err, "reason", err)
+        return f"Ollama not reachable at {base} ({reason}); start it or pass --no-ollama"
+    names = {str(m.get("name", "")) for m in tags.get("models", []) if isinstance(m, dict)}
+    wanted = model.model_name
+    if wanted in names or f"{wanted}:latest" in names:
+        return None
+    return (f"Ollama at {base} has no model {wanted!r} (has: {', '.join(sorted(names)) or 'none'})"
+            f"; run 'ollama pull {wanted}' or choose one with --compliance-model")

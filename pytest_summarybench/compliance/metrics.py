@@ -1,0 +1,157 @@
+"""The seed's metrics over one classifier's predictions, plus seeded bootstrap intervals.
+
+Every example has one true class (the violated article, or ``none`` for compliant code)
+and one predicted class. Per-article precision, recall and F1 treat each article as the
+positive class against everything else, with 0 where a ratio has a zero denominator
+(scikit-learn's ``zero_division=0``), so articles without support still get a row.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .dataset import ARTICLES, NO_VIOLATION
+
+ARTICLE_LABELS: tuple[str, ...] = tuple(str(a) for a in ARTICLES)
+BOOTSTRAP_RESAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One example as one classifier saw it."""
+
+    example_id: str
+    framework: str
+    true_label: str
+    """Violated article as text, or ``none``."""
+    true_severity: str | None
+    predicted_label: str
+    predicted_severity: str | None
+    scan_ms: float
+
+    @property
+    def correct(self) -> bool:
+        return self.predicted_label == self.true_label
+
+    @property
+    def compliance_correct(self) -> bool:
+        """Whether violation vs. no violation was called right, whatever the article."""
+        return (self.predicted_label == NO_VIOLATION) == (self.true_label == NO_VIOLATION)
+
+    @property
+    def severity_scored(self) -> bool:
+        """Both sides name a severity (the seed scores severity only then)."""
+        return self.true_severity is not None and self.predicted_severity is not None
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den else 0.0
+
+
+def article_metrics(outcomes: Sequence[Outcome]) -> dict[str, dict[str, float]]:
+    """Per article: accuracy (the seed's: share of its examples predicted as it, which is
+    its recall), precision, recall, F1 and count (support)."""
+    out: dict[str, dict[str, float]] = {}
+    for label in ARTICLE_LABELS:
+        tp = sum(1 for o in outcomes if o.true_label == label and o.predicted_label == label)
+        fp = sum(1 for o in outcomes if o.true_label != label and o.predicted_label == label)
+        fn = sum(1 for o in outcomes if o.true_label == label and o.predicted_label != label)
+        precision = _ratio(tp, tp + fp)
+        recall = _ratio(tp, tp + fn)
+        out[label] = {"accuracy": recall, "precision": precision, "recall": recall,
+                      "f1": _ratio(2 * precision * recall, precision + recall),
+                      "count": tp + fn}
+    return out
+
+
+def macro_f1(outcomes: Sequence[Outcome]) -> float:
+    """Unweighted mean of the six articles' F1 (zero-support articles count as 0)."""
+    per = article_metrics(outcomes)
+    return sum(m["f1"] for m in per.values()) / len(per)
+
+
+def overall_metrics(outcomes: Sequence[Outcome]) -> dict[str, float]:
+    """The seed's ``rule_based_metrics`` block, with the sample sizes behind each figure."""
+    scored = [o for o in outcomes if o.severity_scored]
+    return {
+        "overall_accuracy": _ratio(sum(o.correct for o in outcomes), len(outcomes)),
+        "severity_accuracy": _ratio(sum(o.true_severity == o.predicted_severity
+                                        for o in scored), len(scored)),
+        "compliance_accuracy": _ratio(sum(o.compliance_correct for o in outcomes),
+                                      len(outcomes)),
+        "macro_f1": macro_f1(outcomes),
+        "n": len(outcomes),
+        "severity_n": len(scored),
+    }
+
+
+def confusion(outcomes: Sequence[Outcome]) -> dict[str, dict[str, int]]:
+    """Sparse confusion matrix ``true -> predicted -> count``, as in the seed's JSON."""
+    matrix: dict[str, Counter[str]] = defaultdict(Counter)
+    for o in outcomes:
+        matrix[o.true_label][o.predicted_label] += 1
+    order = {label: i for i, label in enumerate((*ARTICLE_LABELS, NO_VIOLATION))}
+
+    def key(label: str) -> tuple[int, str]:
+        return order.get(label, len(order)), label
+
+    return {t: {p: matrix[t][p] for p in sorted(matrix[t], key=key)}
+            for t in sorted(matrix, key=key)}
+
+
+def framework_accuracy(outcomes: Sequence[Outcome]) -> dict[str, dict[str, float]]:
+    tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for o in outcomes:
+        tally[o.framework][0] += o.correct
+        tally[o.framework][1] += 1
+    return {fw: {"correct": c, "total": t, "accuracy": _ratio(c, t)}
+            for fw, (c, t) in sorted(tally.items())}
+
+
+def intervals(outcomes: Sequence[Outcome], *, seed: int,
+              resamples: int = BOOTSTRAP_RESAMPLES) -> dict[str, list[float]]:
+    """95% percentile-bootstrap intervals of the headline metrics, resampling examples.
+
+    Accuracies are means of per-example indicators (the harness's seeded
+    ``mean_interval``); macro-F1 is not a mean, so scipy's bootstrap resamples it.
+    """
+    import numpy as np
+    from scipy import stats
+
+    from ..stats.significance import mean_interval
+
+    if not outcomes:
+        return {}
+    out: dict[str, list[float]] = {}
+    for name, values in (("overall_accuracy", [o.correct for o in outcomes]),
+                         ("compliance_accuracy", [o.compliance_correct for o in outcomes]),
+                         ("severity_accuracy", [o.true_severity == o.predicted_severity
+                                                for o in outcomes if o.severity_scored])):
+        if values:
+            low, high = mean_interval([float(v) for v in values], seed=seed,
+                                      iterations=resamples)
+            out[name] = [round(low, 4), round(high, 4)]
+    items = list(outcomes)
+    if len(items) >= 2:
+        result = stats.bootstrap(
+            (np.arange(len(items)),), lambda idx: macro_f1([items[int(i)] for i in idx]),
+            n_resamples=resamples, confidence_level=0.95, method="percentile",
+            vectorized=False, rng=np.random.default_rng(seed))
+        ci = result.confidence_interval
+        out["macro_f1"] = [round(float(ci.low), 4), round(float(ci.high), 4)]
+    return out
+
+
+def summarize(outcomes: Sequence[Outcome], *, seed: int) -> dict[str, Any]:
+    """Every figure of one classifier, keyed as in the seed's ``eval_results.json``."""
+    return {
+        "metrics": overall_metrics(outcomes),
+        "per_article_metrics": article_metrics(outcomes),
+        "framework_accuracy": framework_accuracy(outcomes),
+        "confusion_matrix": confusion(outcomes),
+        "confidence_intervals": intervals(outcomes, seed=seed),
+        "avg_scan_time_ms": _ratio(sum(o.scan_ms for o in outcomes), len(outcomes)),
+    }

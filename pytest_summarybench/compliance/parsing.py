@@ -1,0 +1,87 @@
+"""Reading ``ARTICLE: X`` / ``SEVERITY: Y`` out of what a model actually writes.
+
+Real output wraps the two fields in markdown (``**ARTICLE:** 14``), prefixes them
+(``Article 14 - Human oversight``), puts both on one line, reasons first inside
+``<think>`` blocks, or answers "none" in several spellings. The parser takes the last
+explicit field (final answers come last), and only falls back to a lone "Article N"
+mention when the fields are missing altogether.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .dataset import ARTICLES, NO_VIOLATION, SEVERITIES
+
+_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
+_NOISE = re.compile(r"[*_`#>|]")
+_ARTICLE_FIELD = re.compile(r"\barticle\s*(?:number|no\.?)?\s*[:=]\s*([^\n,;]*)", re.IGNORECASE)
+_SEVERITY_FIELD = re.compile(r"\bseverity(?:\s+level)?\s*[:=]\s*([^\n,;]*)", re.IGNORECASE)
+_NUMBER = re.compile(r"\b(?:art(?:icle)?\.?\s*)?(\d{1,3})\b", re.IGNORECASE)
+_NONE_WORDS = re.compile(r"^\s*(none|n/?a|no(?:ne)?\b.*violation|null|-|compliant|"
+                         r"no article|not applicable)", re.IGNORECASE)
+_ARTICLE_MENTION = re.compile(r"\barticle\s+(\d{1,3})\b", re.IGNORECASE)
+_COMPLIANT_VERDICT = re.compile(r"\b(status|verdict)\s*[:=]\s*compliant\b|"
+                                r"\bno (violations?|issues?) (found|detected)\b",
+                                re.IGNORECASE)
+_SEVERITY_WORD = re.compile(r"\b(critical|high|medium|moderate|low|none)\b", re.IGNORECASE)
+
+
+class ParseError(ValueError):
+    """The model's answer names no article; the message quotes the start of it."""
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A classifier's answer for one piece of code."""
+
+    article: int | None
+    """The violated article; None when the code is judged compliant."""
+    severity: str | None
+    """CRITICAL, HIGH, MEDIUM or LOW; None for compliant code or when not given."""
+
+    @property
+    def label(self) -> str:
+        return NO_VIOLATION if self.article is None else str(self.article)
+
+
+def _severity(value: str) -> str | None:
+    match = _SEVERITY_WORD.search(value)
+    if match is None:
+        return None
+    word = match.group(1).upper()
+    if word == "MODERATE":
+        return "MEDIUM"
+    return word if word in SEVERITIES else None
+
+
+def _article(value: str) -> int | None | str:
+    """An article number, None for an explicit 'no violation', or '' when unreadable."""
+    if _NONE_WORDS.match(value):
+        return None
+    match = _NUMBER.search(value)
+    return int(match.group(1)) if match else ""
+
+
+def parse_response(text: str) -> Prediction:
+    """Extract the prediction from a model's answer; raises :class:`ParseError`."""
+    answer = _NOISE.sub(" ", _THINK.sub(" ", text))
+    articles = [_article(m.group(1)) for m in _ARTICLE_FIELD.finditer(answer)]
+    readable = [a for a in articles if a != ""]
+    severities = [s for s in (_severity(m.group(1)) for m in _SEVERITY_FIELD.finditer(answer))
+                  if s is not None]
+    if readable:
+        article = readable[-1]
+        assert not isinstance(article, str)
+    elif _COMPLIANT_VERDICT.search(answer):
+        article = None
+    else:
+        mentioned = {int(n) for n in _ARTICLE_MENTION.findall(answer)} & set(ARTICLES)
+        if len(mentioned) != 1:
+            snippet = " ".join(text.split())[:120]
+            raise ParseError(f"no 'ARTICLE: <number>' in the model's answer: {snippet!r}")
+        article = mentioned.pop()
+    if article is None:
+        return Prediction(article=None, severity=None)
+    return Prediction(article=article, severity=severities[-1] if severities else None)
