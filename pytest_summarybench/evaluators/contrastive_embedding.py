@@ -15,7 +15,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from .base import EvaluationError, MatrixItem, unit_items
-from .distractors import DistractorSet, code_text, ensure_distractor_sets, load_distractor_sets
+from .distractors import (
+    DistractorSet,
+    code_text,
+    ensure_distractor_sets,
+    load_distractor_sets,
+    matchable_unit_ids,
+)
 
 if TYPE_CHECKING:
     from ..context import RunContext
@@ -42,7 +48,8 @@ class ContrastiveEmbedding:
         return None
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
-        return unit_items(self.name, ctx)
+        matchable = matchable_unit_ids(ctx)
+        return [it for it in unit_items(self.name, ctx) if it.unit_id in matchable]
 
     def embedder(self, ctx: RunContext) -> Embedder:
         if self._embedder is None:

@@ -5,7 +5,9 @@ same language and type, in the spec's tiers: up to 3 from the same file (hardest
 similar signatures (up to 6 in all), then code whose embedding is semantically similar but
 not a near-copy (cosine in (0.5, 0.95)), then random padding. When a language and type have
 fewer candidates than asked for, the set is smaller (the spec never crosses language or
-type); the number of options is in every record's details.
+type); the number of options is in every record's details. A unit that is the only one of
+its language and type has no candidate at all, and is no contrastive item
+(``matchable_unit_ids``): a "choice" among one option would score every summary correct.
 
 Seeded by the run seed and the target's id, so a set does not change when the sample or the
 model list does. Per target the work is vectorised over the target's (language, type)
@@ -232,6 +234,14 @@ def difficulty(similarities: list[float]) -> Difficulty:
         return "easy"
     mean = sum(top) / len(top)
     return "hard" if mean >= HARD_AT else "medium" if mean >= MEDIUM_AT else "easy"
+
+
+def matchable_unit_ids(ctx: RunContext) -> set[str]:
+    """Sampled units with at least one candidate distractor (same language and type)."""
+    kinds: dict[tuple[str, str], int] = {}
+    for u in ctx.all_units:
+        kinds[(u.language, u.type)] = kinds.get((u.language, u.type), 0) + 1
+    return {u.id for u in ctx.units if kinds[(u.language, u.type)] > 1}
 
 
 # -- persistence --------------------------------------------------------------------------

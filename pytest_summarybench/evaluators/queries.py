@@ -5,9 +5,10 @@ Where the queries come from, first that applies:
 1. ``evaluation.retrieval.queriesFile``, a JSONL file of
    ``{"path", "name", "type", "query"}`` lines (path relative to the codebase root, ``name``
    the unit's qualified name, ``type`` one of the five types below);
-2. the query set bundled for a codebase: ``<root>/../queries/<root name>.jsonl``, which is
-   how the default run on ``fixtures/sample_codebase`` has hand-written queries without any
-   model (a fixed, reviewed set also keeps scores comparable across runs);
+2. the query set kept beside a codebase: ``<root>/../queries/<root name>.jsonl``, which is
+   how the default run on ``fixtures/sample_codebase`` gets the hand-written
+   ``fixtures/queries/sample_codebase.jsonl`` without any model (a fixed, reviewed set
+   also keeps scores comparable across runs);
 3. generation with the prompt below by the first judge model (``models.judge``), cached in
    the store like every model call.
 
@@ -116,7 +117,7 @@ def query_source(ctx: RunContext) -> QuerySource | None:
     if configured:
         return QuerySource("file", path=ctx.settings.resolve(configured))
     root = ctx.settings.codebase_root
-    bundled = root.parent.parent / "queries" / f"{root.name}.jsonl"
+    bundled = root.parent / "queries" / f"{root.name}.jsonl"
     if bundled.is_file():
         return QuerySource("file", path=bundled)
     if ctx.judges:

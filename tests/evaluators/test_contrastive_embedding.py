@@ -85,3 +85,13 @@ def test_registered_and_skippable(make_context: ContextFactory) -> None:
     assert "contrastive/embedding" in BUILTIN_EVALUATORS
     ctx = make_context(overrides={"evaluation.contrastive.methods": ["llm"]})
     assert "methods" in (ContrastiveEmbedding().skip_reason(ctx) or "")
+
+
+def test_a_unit_with_no_candidate_is_no_item(make_context: ContextFactory) -> None:
+    from tests.evaluators.synthetic import make_units
+
+    units = make_units()
+    lone = units[0].model_copy(update={"id": "lone", "language": "go"})
+    ctx = make_context(units=[*units, lone])
+    ids = {i.unit_id for i in ContrastiveEmbedding().items(ctx)}
+    assert "lone" not in ids and ids == {u.id for u in units}
