@@ -79,7 +79,7 @@ def _config_from(args: argparse.Namespace) -> Any:
 
 def print_counts(result: ExtractionResult, shown: int, out: TextIO) -> None:
     """A table of unit counts by language and type."""
-    counts = Counter((u.language, u.type) for u in result.units)
+    counts: Counter[tuple[str, str]] = Counter((u.language, u.type) for u in result.units)
     types = ["file", "class", "function", "method"]
     languages = sorted({lang for lang, _ in counts})
     header = f"{'language':<12}" + "".join(f"{t:>10}" for t in types) + f"{'total':>10}"

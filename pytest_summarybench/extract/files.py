@@ -116,7 +116,9 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
         kept_dirs = []
-        for d in sorted(dirnames):
+        # Real folders first, so a file reachable both ways keeps its real path.
+        ordered = sorted(dirnames, key=lambda d: (os.path.islink(os.path.join(dirpath, d)), d))
+        for d in ordered:
             rel = rel_dir + d
             if exclude is not None and exclude.match(rel + "/"):
                 continue
@@ -127,7 +129,7 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
                 real = os.path.realpath(full)
                 if real in seen_dirs:
                     skipped.append(SkippedFile(
-                        rel, f"symlink loop: points to already visited {real}"))
+                        rel, f"symlink to an already visited folder (loop or alias): {real}"))
                     continue
                 seen_dirs.add(real)
             else:

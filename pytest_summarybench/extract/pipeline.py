@@ -146,8 +146,10 @@ def _code_unit(f: FileUnits, raw: RawUnit, uid: str,
     else:
         content = unit_content(f.source, raw, strip)
     doc = raw.doc
+    # Lines span the content models see: a stripped leading doc comment is not in it.
+    start_line = raw.decl_line if strip and doc is not None and doc.leading else raw.start_line
     metadata = UnitMetadata(
-        start_line=raw.start_line, end_line=raw.end_line, signature=raw.signature,
+        start_line=start_line, end_line=raw.end_line, signature=raw.signature,
         parameters=raw.parameters, return_type=raw.return_type, visibility=raw.visibility,
         decorators=raw.decorators or None, dependencies=list(raw.deps),
         exports=raw.exports,

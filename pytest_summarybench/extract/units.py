@@ -48,6 +48,8 @@ class RawUnit:
     end_byte: int
     start_line: int
     end_line: int
+    decl_line: int = 0
+    """First line of the declaration itself (decorators included, doc comment not)."""
     parent: int = FILE
     """Index of the enclosing unit in the file's list, ``FILE`` for top level."""
     owner_class: str | None = None
@@ -167,8 +169,8 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
     from tree_sitter import QueryCursor
 
     caps = QueryCursor(get_query(gkey)).captures(root)
-    errors = sorted(((n.start_byte, n.end_byte, n.start_point.row + 1)
-                     for n in caps.get("error", []) + caps.get("missing", [])))
+    errors = sorted((n.start_byte, n.end_byte, n.start_point.row + 1)
+                     for n in caps.get("error", []) + caps.get("missing", []))
     error_line = _first_error_line(errors)
 
     defs = _definitions(spec, caps.get("def", []), caps.get("scope", []), src)
@@ -313,7 +315,8 @@ def _build_units(spec: LanguageSpec, path: str, language: str,
         unit = RawUnit(
             path=path, language=language, name=name, type=kind, start_byte=start,
             end_byte=node.end_byte, start_line=anchor.start_point.row + 1,
-            end_line=node.end_point.row + 1, parent=parent, owner_class=owner_class,
+            end_line=node.end_point.row + 1, decl_line=anchor.start_point.row + 1,
+            parent=parent, owner_class=owner_class,
         )
         if not scope:
             _describe(spec, unit, node, anchor, src)

@@ -18,7 +18,12 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pytest_summarybench.extract import ExtractionConfig, extract_units
+from pytest_summarybench.extract import (
+    ExtractionConfig,
+    ExtractionFilters,
+    ExtractionTypes,
+    extract_units,
+)
 
 Key = tuple[str, str, str, int]
 
@@ -64,9 +69,9 @@ def ast_units(root: str) -> tuple[Counter[Key], dict[Key, int], list[str]]:
 def extracted_units(root: str) -> tuple[Counter[Key], dict[Key, int]]:
     config = ExtractionConfig(
         root_path=root, languages=["python"], exclude_patterns=[],
-        extraction={"files": False},
-        filters={"min_lines": 1, "max_lines": 10**9, "skip_tests": False,
-                 "skip_generated": False, "max_file_bytes": 10**9},
+        extraction=ExtractionTypes(files=False),
+        filters=ExtractionFilters(min_lines=1, max_lines=10**9, skip_tests=False,
+                 skip_generated=False, max_file_bytes=10**9),
     )
     result = extract_units(config)
     found: Counter[Key] = Counter()
@@ -123,7 +128,7 @@ def compare(root: str) -> Agreement:
 
 def main(argv: list[str]) -> int:
     logging.disable(logging.WARNING)
-    root = argv[1] if len(argv) > 1 else os.path.dirname(__import__("click").__file__)
+    root = argv[1] if len(argv) > 1 else os.path.dirname(str(__import__("click").__file__))
     agreement = compare(root)
     print(f"root: {root}")
     print(f"ast units: {sum(agreement.reference.values())}  "

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_summarybench.extract import ExtractionConfig, extract_units
+from pytest_summarybench.extract import ExtractionConfig, ExtractionFilters, extract_units
 
 
 @pytest.fixture
@@ -47,14 +47,15 @@ def bad_tree(tmp_path: Path) -> Path:
 def test_bad_inputs_are_reported_and_the_rest_is_extracted(
         bad_tree: Path, caplog: pytest.LogCaptureFixture) -> None:
     config = ExtractionConfig(root_path=str(bad_tree),
-                              filters={"min_lines": 1, "max_file_bytes": 1_000_000})
+                              filters=ExtractionFilters(min_lines=1, max_file_bytes=1_000_000))
     with caplog.at_level(logging.WARNING, logger="pytest_summarybench.extract"):
         result = extract_units(config)
     names = {(u.path, u.name) for u in result.units}
     skipped = {s.path: s.reason for s in result.skipped}
 
     assert skipped == {
-        "pkg/loop": f"symlink loop: points to already visited {os.path.realpath(bad_tree)}",
+        "pkg/loop": "symlink to an already visited folder (loop or alias): "
+                    + os.path.realpath(bad_tree),
         "pkg/dangling.py": "broken symlink",
         "pkg/blob.py": "binary file (NUL byte in the first 8 KiB)",
         "pkg/latin.py": "not valid UTF-8 (byte 0xe9 at line 1)",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_summarybench.extract import ExtractionConfig, extract_units
+from pytest_summarybench.extract import ExtractionConfig, ExtractionFilters, extract_units
 from pytest_summarybench.schemas.units import CodeUnit
 
 DATA = Path(__file__).parent / "data" / "langs"
@@ -15,7 +15,7 @@ DATA = Path(__file__).parent / "data" / "langs"
 
 @pytest.fixture(scope="module")
 def units() -> dict[tuple[str, str], CodeUnit]:
-    config = ExtractionConfig(root_path=str(DATA), filters={"min_lines": 1})
+    config = ExtractionConfig(root_path=str(DATA), filters=ExtractionFilters(min_lines=1))
     result = extract_units(config)
     assert result.warnings == []
     assert result.skipped == []

@@ -1,0 +1,118 @@
+"""Unit content, ids and docstrings; determinism across processes; cheap imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from pytest_summarybench.extract import ExtractionConfig, ExtractionFilters, extract_units
+from pytest_summarybench.schemas.units import CodeUnit
+
+DATA = Path(__file__).parent / "data" / "langs"
+
+PY = '''class Greeter:
+    """Says hello.
+
+    Politely.
+    """
+
+    def greet(self, name):
+        """Return a greeting."""
+        return f"hello {name}"
+
+    def only_doc(self):
+        """Nothing else."""
+'''
+
+JAVA = '''class Greeter {
+    /**
+     * Return a greeting.
+     * @param name who
+     */
+    @Deprecated
+    String greet(String name) {
+        return "hello " + name;
+    }
+}
+'''
+
+
+def units_of(root: Path, strip: bool) -> dict[tuple[str, str], CodeUnit]:
+    config = ExtractionConfig(root_path=str(root), strip_docstrings=strip,
+                              filters=ExtractionFilters(min_lines=1))
+    return {(u.path, u.name): u for u in extract_units(config).units}
+
+
+def test_python_docstrings_recorded_and_optionally_stripped(tmp_path: Path) -> None:
+    (tmp_path / "g.py").write_text(PY)
+    kept = units_of(tmp_path, strip=False)
+    stripped = units_of(tmp_path, strip=True)
+
+    greet = kept[("g.py", "Greeter.greet")]
+    assert greet.docstring == "Return a greeting."
+    assert greet.content == ('def greet(self, name):\n    """Return a greeting."""\n'
+                             '    return f"hello {name}"')
+    assert stripped[("g.py", "Greeter.greet")].content == \
+        'def greet(self, name):\n    return f"hello {name}"'
+    assert stripped[("g.py", "Greeter.only_doc")].content == "def only_doc(self):\n    ..."
+    assert kept[("g.py", "Greeter")].docstring == "Says hello.\n\nPolitely."
+    assert '"""Says hello.' not in stripped[("g.py", "Greeter")].content
+    assert stripped[("g.py", "Greeter")].docstring == "Says hello.\n\nPolitely."
+    # Stripping changes what models see, not what the unit is.
+    assert greet.id == stripped[("g.py", "Greeter.greet")].id
+    assert greet.metadata == stripped[("g.py", "Greeter.greet")].metadata
+
+
+def test_leading_doc_comments_recorded_and_optionally_stripped(tmp_path: Path) -> None:
+    (tmp_path / "G.java").write_text(JAVA)
+    unit = units_of(tmp_path, strip=False)[("G.java", "Greeter.greet")]
+    assert unit.docstring == "Return a greeting.\n@param name who"
+    assert unit.content.startswith("/**\n * Return a greeting.")
+    assert unit.metadata.start_line == 2  # lines span the content models see
+    assert unit.metadata.decorators == ["Deprecated"]
+    stripped = units_of(tmp_path, strip=True)[("G.java", "Greeter.greet")]
+    assert stripped.content == ('@Deprecated\nString greet(String name) {\n'
+                                '    return "hello " + name;\n}')
+    assert stripped.metadata.start_line == 6
+    assert stripped.docstring == unit.docstring
+    assert stripped.id == unit.id
+
+
+def test_content_is_dedented_and_ids_are_unique(tmp_path: Path) -> None:
+    (tmp_path / "g.py").write_text(PY)
+    units = units_of(tmp_path, strip=False)
+    assert units[("g.py", "Greeter.greet")].content.startswith("def greet")
+    ids = [u.id for u in units.values()]
+    assert len(set(ids)) == len(ids)
+
+
+_DUMP = """
+import json, sys
+from pytest_summarybench.extract import ExtractionConfig, extract_units
+from pytest_summarybench.schemas.units import CodeUnit
+units = extract_units(ExtractionConfig(root_path=sys.argv[1])).units
+print(json.dumps([u.to_json_dict() for u in units]))
+"""
+
+
+def test_identical_across_processes() -> None:
+    runs = [subprocess.run([sys.executable, "-c", _DUMP, str(DATA)], capture_output=True,
+                           text=True, check=True, env={"PYTHONHASHSEED": seed, "PATH": ""})
+            for seed in ("1", "2")]
+    first, second = (json.loads(r.stdout) for r in runs)
+    assert first == second
+    here = [u.to_json_dict() for u in extract_units(ExtractionConfig(root_path=str(DATA))).units]
+    assert here == first
+    keys = [(u["path"], u["metadata"]["startLine"], u["type"], u["name"]) for u in first]
+    assert keys == sorted(keys)
+
+
+def test_package_import_is_cheap() -> None:
+    code = ("import sys, pytest_summarybench.extract as e; "
+            "print(any(m.startswith('tree_sitter') for m in sys.modules)); "
+            "e.ExtractionConfig(root_path='.')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
