@@ -10,7 +10,6 @@ import logging
 import os
 
 import pytest
-
 from ast_agreement import compare
 
 
