@@ -15,6 +15,7 @@ from .base import EvaluationError, Evaluator, MatrixItem, SummarizingEvaluator, 
 BUILTIN_EVALUATORS: dict[str, str] = {
     "contrastive/embedding":
         "pytest_summarybench.evaluators.contrastive_embedding:ContrastiveEmbedding",
+    "contrastive/llm": "pytest_summarybench.evaluators.contrastive_llm:ContrastiveLLM",
     "retrieval/embedding": "pytest_summarybench.evaluators.retrieval:RetrievalEmbedding",
 }
 

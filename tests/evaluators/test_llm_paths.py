@@ -1,0 +1,162 @@
+"""The LLM paths: contrastive/llm and query generation, against a local fake
+OpenAI-compatible server (real HTTP through litellm, no network)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pytest_summarybench.context import RunContext
+from pytest_summarybench.embeddings.hashing import subwords
+from pytest_summarybench.evaluators import EvaluationError, load_builtin
+from pytest_summarybench.evaluators.contrastive_llm import (
+    CONTRASTIVE_LLM_PROMPT,
+    ContrastiveLLM,
+    parse_selection,
+)
+from pytest_summarybench.evaluators.queries import (
+    QUERY_TYPES,
+    ensure_queries,
+    generation_prompt,
+    query_source,
+)
+from pytest_summarybench.evaluators.retrieval import RetrievalEmbedding
+from tests.evaluators.synthetic import ContextFactory
+from tests.fakes.openai_server import FakeOpenAIServer
+
+
+def lexical_judge(body: dict[str, Any]) -> str:
+    """Pick the option sharing the most sub-words with the summary (a fair, dumb judge)."""
+    prompt = body["messages"][-1]["content"]
+    summary = prompt.split("## Summary\n", 1)[1].split("\n\n## Code Options", 1)[0]
+    options = re.findall(r"### Option (\d+)\n```\w+\n(.*?)\n```", prompt, re.DOTALL)
+    words = set(subwords(summary))
+    best = max(options, key=lambda o: (len(words & set(subwords(o[1]))), -int(o[0])))
+    return json.dumps({"selected": int(best[0]), "confidence": "high", "reasoning": "words"})
+
+
+def query_writer(body: dict[str, Any]) -> str:
+    """Five queries made of the unit's name, one of each type."""
+    prompt = body["messages"][-1]["content"]
+    name = re.search(r"Function/Class: (.+)", prompt).group(1)  # type: ignore[union-attr]
+    words = " ".join(subwords(name))
+    return "Here you go:\n```json\n" + json.dumps(
+        {"queries": [{"type": t, "query": f"{words} {t}"} for t in QUERY_TYPES]}) + "\n```"
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    prompts: list[str] = []
+
+    def respond(body: dict[str, Any]) -> str:
+        prompt = body["messages"][-1]["content"]
+        prompts.append(prompt)
+        if prompt.startswith("Given a code summary"):
+            return lexical_judge(body)
+        return query_writer(body)
+
+    with FakeOpenAIServer(respond=respond).start() as fake:
+        fake.prompts = prompts  # type: ignore[attr-defined]
+        yield fake
+
+
+def judge_context(make_context: ContextFactory, server: FakeOpenAIServer,
+                  **overrides: Any) -> RunContext:
+    return make_context(overrides={
+        "models.judge": [{"provider": "local", "model": "judge", "apiEndpoint":
+                          server.base_url}],
+        "evaluation.contrastive.methods": ["embedding", "llm"], **overrides})
+
+
+def test_contrastive_llm_scores_and_records_the_shuffle(make_context: ContextFactory,
+                                                        server: FakeOpenAIServer) -> None:
+    ctx = judge_context(make_context, server)
+    ev = load_builtin("contrastive/llm")
+    assert isinstance(ev, ContrastiveLLM) and ev.skip_reason(ctx) is None
+    ev.prepare(ctx)
+    scores: dict[str, list[float]] = {}
+    positions = set()
+    for item in ev.items(ctx):
+        (rec,) = ev.evaluate(item, ctx)
+        scores.setdefault(item.model_id, []).append(rec.metrics["correct"])
+        d = rec.details
+        assert d["optionIds"][d["targetPosition"] - 1] == item.unit_id
+        assert sorted(d["optionIds"]) == sorted([item.unit_id, *d["distractorIds"]])
+        positions.add(d["targetPosition"])
+        assert rec.metrics["predicted_rank"] == (1.0 if rec.metrics["correct"] else 2.0)
+    assert len(positions) > 3  # the target is not always in the same place
+    good = sum(scores["builtin/good"]) / len(scores["builtin/good"])
+    shuffled = sum(scores["builtin/shuffled"]) / len(scores["builtin/shuffled"])
+    assert good > 0.7 > 0.3 > shuffled
+    prompt = server.prompts[0]  # type: ignore[attr-defined]
+    assert prompt.startswith(CONTRASTIVE_LLM_PROMPT.split("{summary}")[0])
+    assert "{n}" not in prompt and "Which code option (1-10)" in prompt
+    assert '"selected": <number 1-10>' in prompt
+    # Answers are cached: evaluating again makes no call.
+    calls = server.chat_requests
+    for item in ev.items(ctx)[:3]:
+        ev.evaluate(item, ctx)
+    assert server.chat_requests == calls
+
+
+def test_unparseable_answer_is_an_error_with_the_answer(make_context: ContextFactory) -> None:
+    with FakeOpenAIServer(respond=lambda body: "I think it is the second one.").start() as fake:
+        ctx = judge_context(make_context, fake)
+        ev = ContrastiveLLM()
+        ev.prepare(ctx)
+        with pytest.raises(EvaluationError, match="unparseable answer.*second one"):
+            ev.evaluate(ev.items(ctx)[0], ctx)
+
+
+@pytest.mark.parametrize("answer, error", [
+    ('{"selected": 11}', "outside 1-10"),
+    ('{"selected": "two"}', "not an option number"),
+    ('{"confidence": "high"}', "not an option number"),
+    ("no json here", "no JSON object"),
+])
+def test_parse_selection_rejects(answer: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        parse_selection(answer, 10)
+
+
+def test_parse_selection_accepts_fenced_and_string_numbers() -> None:
+    assert parse_selection('```json\n{"selected": "3", "confidence": "low"}\n```', 5)[:2] == (
+        3, "low")
+
+
+def test_skip_reasons(make_context: ContextFactory) -> None:
+    ev = ContrastiveLLM()
+    assert "methods" in (ev.skip_reason(make_context()) or "")
+    ctx = make_context(overrides={"evaluation.contrastive.methods": ["llm"]})
+    assert "models.judge" in (ev.skip_reason(ctx) or "")
+
+
+def test_generated_queries_drive_retrieval(make_context: ContextFactory,
+                                           server: FakeOpenAIServer) -> None:
+    ctx = judge_context(make_context, server, **{"evaluation.retrieval.queriesPerUnit": 3})
+    source = query_source(ctx)
+    assert source is not None and source.kind == "llm"
+    ev = RetrievalEmbedding()
+    ev.prepare(ctx)
+    queries = ensure_queries(ctx)
+    assert all(isinstance(q, list) and len(q) == 3 for q in queries.values())
+    assert [q.type for q in queries["u00"]] == list(QUERY_TYPES[:3])  # type: ignore[union-attr]
+    prompts = server.prompts  # type: ignore[attr-defined]
+    assert generation_prompt(ctx.unit("u00")) in prompts
+    calls = server.chat_requests
+    records = [r for item in ev.items(ctx) for r in ev.evaluate(item, ctx)]
+    assert server.chat_requests == calls  # evaluation reads stored queries
+    assert len(records) == 24 and all(r.error is None for r in records)
+
+
+def test_failed_generation_is_the_units_error(make_context: ContextFactory) -> None:
+    with FakeOpenAIServer(respond=lambda body: '{"queries": []}').start() as fake:
+        ctx = judge_context(make_context, fake)
+        ev = RetrievalEmbedding()
+        ev.prepare(ctx)
+        with pytest.raises(EvaluationError, match="query generation by local/judge failed"):
+            ev.evaluate(ev.items(ctx)[0], ctx)
