@@ -14,7 +14,6 @@ from ..base import ArticleResult
 from ..facts import CodeFacts, tokens
 from ..impact import side_effects
 from ..vocabulary import (
-    FINANCIAL_NOUNS,
     GUARDRAIL_TOKENS,
     LIMIT_KEYWORDS,
     SENSITIVE_ADVICE,
@@ -24,6 +23,8 @@ from ..vocabulary import (
 _AGENT_DRIVERS = frozenset({"invoke", "run", "kickoff", "initiate_chat", "chat", "step",
                             "stream", "ainvoke", "arun", "run_sync"})
 _TIME_LIMITS = frozenset({"max_execution_time", "max_rpm"})
+MAGNITUDE_WORDS = frozenset({"amount", "quantity", "qty", "total", "price", "sum", "eur",
+                             "usd", "gbp", "shares", "units"})
 
 
 def _unbounded_limits(facts: CodeFacts) -> list[str]:
@@ -58,7 +59,7 @@ def _unlimited_magnitudes(facts: CodeFacts) -> list[str]:
             continue
         magnitudes = [p for p, annotation in function.params.items()
                       if annotation in ("float", "int", "Decimal")
-                      or set(tokens(p)) & (FINANCIAL_NOUNS | {"quantity", "qty", "total"})]
+                      or set(tokens(p)) & MAGNITUDE_WORDS]
         guarded: set[str] = set()
         for node in ast.walk(function.node):
             if isinstance(node, ast.Compare) or (

@@ -52,7 +52,9 @@ def approval_controls(facts: CodeFacts) -> list[str]:
             controls.append(f"line {call.line}: human_input_mode='ALWAYS' on {call.name}")
     for keyword in ("interrupt_before", "needs_approval", "require_approval"):
         for call, value in facts.keyword_values(keyword):
-            if _literal(value) not in (None, False):
+            empty = isinstance(value, (ast.List, ast.Tuple)) and not value.elts
+            if not empty and not (isinstance(value, ast.Constant)
+                                  and value.value in (None, False)):
                 controls.append(f"line {call.line}: {keyword} on {call.name}")
     for call in facts.calls:
         if call.last in APPROVAL_NAMES or APPROVAL_TOKENS & set(tokens(call.last)):

@@ -1,0 +1,80 @@
+"""A real, local Ollama-compatible HTTP server for the compliance tests.
+
+It answers ``GET /api/tags`` with the models it was given and ``POST /api/chat`` (the
+endpoint litellm's ``ollama_chat`` provider calls) with a scripted reply, so the
+classifier goes through the real model layer: litellm, HTTP, JSON, timeouts. It listens
+on 127.0.0.1 with an ephemeral port in a background thread and counts chat requests.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Responder = Callable[[dict[str, Any]], str]
+
+
+class FakeOllama:
+    """``with FakeOllama(models=[...], respond=fn) as server: server.url``."""
+
+    def __init__(self, *, models: tuple[str, ...] = ("air-compliance-v2:latest",),
+                 respond: Responder | None = None) -> None:
+        self.models = models
+        self.respond: Responder = respond or (lambda body: "ARTICLE: NONE\nSEVERITY: NONE")
+        self.chat_requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/") == "/api/tags":
+                    self._send(200, {"models": [{"name": m} for m in server.models]})
+                else:
+                    self._send(404, {"error": f"no route {self.path}"})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.rstrip("/") != "/api/chat":
+                    self._send(404, {"error": f"no route {self.path}"})
+                    return
+                with server._lock:
+                    server.chat_requests.append(body)
+                text = server.respond(body)
+                self._send(200, {
+                    "model": body.get("model", ""), "created_at": "2026-01-01T00:00:00Z",
+                    "message": {"role": "assistant", "content": text}, "done": True,
+                    "done_reason": "stop", "prompt_eval_count": 120,
+                    "eval_count": max(1, len(text) // 4),
+                })
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> FakeOllama:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)

@@ -1,0 +1,118 @@
+"""The labelled datasets: coverage the issue asks for, frozen content, and a loader that
+names the line of anything malformed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pytest_summarybench.compliance.dataset import (
+    ARTICLES,
+    SEVERITIES,
+    DatasetError,
+    load_examples,
+)
+from pytest_summarybench.compliance.plugin import spread
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "compliance"
+EVAL = BENCH / "eval_data.jsonl"
+HELDOUT = BENCH / "heldout_data.jsonl"
+#: eval_data.jsonl was frozen before any scanner rule was written (commit 3d8e859); a
+#: change to it must be deliberate and re-reported, so its digest is pinned here.
+EVAL_SHA256 = "a892724fa32e2a8120f5ea837bfa67a1e9338608537985536f02c2e4c80a9339"
+
+GOOD = {
+    "instruction": "Analyze this Python AI agent code for EU AI Act compliance.",
+    "input": "import logging\n",
+    "output": "FINDING: x\nARTICLE: 12\nSEVERITY: LOW",
+    "metadata": {"framework": "autogen", "article": 12, "compliance_state": "non_compliant",
+                 "template": "t"},
+}
+
+
+def test_eval_data_is_frozen() -> None:
+    assert hashlib.sha256(EVAL.read_bytes()).hexdigest() == EVAL_SHA256
+
+
+def test_eval_data_covers_what_the_issue_asks() -> None:
+    examples = load_examples(EVAL)
+    assert len(examples) >= 54
+    assert {"langchain", "autogen", "crewai"} <= {e.framework for e in examples}
+    assert {e.article for e in examples} == set(ARTICLES)
+    assert {e.severity for e in examples if e.severity} == set(SEVERITIES)
+    per_state = Counter((e.article, e.compliance_state) for e in examples)
+    for article in ARTICLES:
+        assert per_state[article, "compliant"] >= 1
+        assert per_state[article, "non_compliant"] >= 1
+
+
+def test_heldout_is_separate_and_large_enough() -> None:
+    heldout = load_examples(HELDOUT)
+    assert len(heldout) >= 18
+    assert {e.article for e in heldout} == set(ARTICLES)
+    assert not {e.code for e in heldout} & {e.code for e in load_examples(EVAL)}
+
+
+def test_ids_are_stable_and_readable() -> None:
+    examples = load_examples(EVAL)
+    first = examples[0]
+    assert first.id == f"{first.framework}-art{first.article}-noncompliant-001"
+    assert len({e.id for e in examples}) == len(examples)
+    assert [e.id for e in load_examples(EVAL)] == [e.id for e in examples]
+
+
+def _write(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "data.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _variant(**changes: object) -> str:
+    obj = json.loads(json.dumps(GOOD))
+    for key, value in changes.items():
+        if key.startswith("meta_"):
+            obj["metadata"][key[5:]] = value
+        elif value is None:
+            obj.pop(key)
+        else:
+            obj[key] = value
+    return json.dumps(obj)
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    ("{not json", "not valid JSON"),
+    ("[1, 2]", "expected a JSON object"),
+    (_variant(input=None), "missing field 'input'"),
+    (_variant(meta_article=13), "metadata.article 13 is not one of"),
+    (_variant(meta_article="12"), "field metadata.'article' must be int"),
+    (_variant(meta_compliance_state="partial"), "compliance_state 'partial'"),
+    (_variant(output="FINDING: x\nARTICLE: 12"), "no 'SEVERITY: ...' line"),
+    (_variant(output="ARTICLE: 14\nSEVERITY: LOW"), "ARTICLE: 14 but metadata.article is 12"),
+    (_variant(output="ARTICLE: 12\nSEVERITY: SEVERE"), "SEVERITY: SEVERE is not one of"),
+    (_variant(meta_compliance_state="compliant"), "compliant example must answer"),
+])
+def test_loader_names_the_malformed_line(tmp_path: Path, bad: str, message: str) -> None:
+    path = _write(tmp_path, [json.dumps(GOOD), "", bad, json.dumps(GOOD)])
+    with pytest.raises(DatasetError) as info:
+        load_examples(path)
+    assert f"{path}:3:" in str(info.value)
+    assert message in str(info.value)
+
+
+def test_loader_rejects_duplicate_ids_and_empty_files(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match="no examples"):
+        load_examples(_write(tmp_path, [""]))
+    with pytest.raises(DatasetError, match="cannot read dataset"):
+        load_examples(tmp_path / "missing.jsonl")
+
+
+def test_test_mode_spreads_over_the_file() -> None:
+    examples = load_examples(EVAL)
+    chosen = spread(examples, 10)
+    assert len(chosen) == 10
+    assert len({e.article for e in chosen}) >= 5
+    assert spread(examples[:3], 10) == examples[:3]
