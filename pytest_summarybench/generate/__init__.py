@@ -8,11 +8,13 @@
 from __future__ import annotations
 
 from .builtin import BUILTIN_NAMES, BUILTIN_VERSION
+from .estimate import EstimateRow, estimate_generation, format_estimate
 from .prompts import PROMPT_VERSION, build_messages
 from .report import GenerationReport, ModelStats
 from .runner import generation_params, run_generation, summary_id
 
 __all__ = [
-    "BUILTIN_NAMES", "BUILTIN_VERSION", "PROMPT_VERSION", "GenerationReport", "ModelStats",
-    "build_messages", "generation_params", "run_generation", "summary_id",
+    "BUILTIN_NAMES", "BUILTIN_VERSION", "PROMPT_VERSION", "EstimateRow", "GenerationReport",
+    "ModelStats", "build_messages", "estimate_generation", "format_estimate",
+    "generation_params", "run_generation", "summary_id",
 ]

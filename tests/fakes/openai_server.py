@@ -10,7 +10,8 @@ scripted:
 - ``latency_s``: delay before every answer;
 - ``rate_limit_per_s``: answer 429 with ``Retry-After`` / ``retry-after-ms`` to requests
   above this many accepted requests in any one-second window;
-- ``faults(n, body) -> kind | None``: inject ``"429"``, ``"500"``, ``"503"``,
+- ``faults(n, body) -> kind | None``: inject ``"400"``, ``"401"``, ``"429"``, ``"500"``,
+  ``"503"``,
   ``"timeout"`` (hold the request until the client gives up), ``"malformed"`` (a 200 with
   a truncated JSON body) or ``"empty"`` (a 200 whose JSON lacks ``choices``) for the
   n-th chat request (1-based); ``faults_from`` builds one from a list or a mapping.
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULT_KINDS = ("429", "500", "503", "timeout", "malformed", "empty")
+FAULT_KINDS = ("400", "401", "429", "500", "503", "timeout", "malformed", "empty")
 
 
 @dataclass(frozen=True)
@@ -84,11 +85,13 @@ class FakeOpenAIServer:
 
     def __init__(self, *, respond: Responder | None = None, latency_s: float = 0.0,
                  rate_limit_per_s: float | None = None, faults: FaultScript | None = None,
-                 max_lifetime_s: float = 300.0) -> None:
+                 fault_retry_after_s: float = 1.0, max_lifetime_s: float = 300.0) -> None:
         self.respond: Responder = respond or default_respond
         self.latency_s = latency_s
         self.rate_limit_per_s = rate_limit_per_s
         self.faults = faults
+        self.fault_retry_after_s = fault_retry_after_s
+        """The Retry-After of an injected ``"429"``."""
         self.max_lifetime_s = max_lifetime_s
         self.lock = threading.Lock()
         self.requests_by_path: Counter[str] = Counter()
@@ -242,12 +245,18 @@ class _Handler(BaseHTTPRequestHandler):
         n, retry_in = fake._admit()
         fault = fake.faults(n, body) if fake.faults else None
         if retry_in > 0 or fault == "429":
-            retry_in = retry_in or 1.0
+            retry_in = retry_in or fake.fault_retry_after_s
             self._note_fault("429")
             self._send_json(429, {"error": {"message": "rate limit exceeded",
                                             "type": "rate_limit_error"}},
                             {"Retry-After": str(math.ceil(retry_in)),
                              "retry-after-ms": str(int(retry_in * 1000))})
+            return
+        if fault in ("400", "401"):
+            self._note_fault(fault)
+            message = "invalid request" if fault == "400" else "invalid api key"
+            self._send_json(int(fault), {"error": {"message": message,
+                                                   "type": "invalid_request_error"}})
             return
         if fault == "timeout":
             self._note_fault("timeout")
@@ -288,9 +297,15 @@ class _Handler(BaseHTTPRequestHandler):
                 fake.abandoned += 1
             self.close_connection = True
             return
-        if self._send_json(200, payload):
+        # Count before sending: the client may check the counters the moment it has the
+        # answer, before this thread runs again. A failed send takes it back.
+        key = fingerprint(body)
+        with fake.lock:
+            fake.successes_by_fingerprint[key] += 1
+        if not self._send_json(200, payload):
             with fake.lock:
-                fake.successes_by_fingerprint[fingerprint(body)] += 1
+                fake.successes_by_fingerprint[key] -= 1
+                fake.abandoned += 1
 
     # -- helpers ---------------------------------------------------------------------------
     def _count(self) -> None:
@@ -307,6 +322,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_raw(self, status: int, data: bytes,
                   headers: Mapping[str, str] | None = None) -> bool:
+        with self.fake.lock:
+            self.fake.statuses[status] += 1
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -318,7 +335,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except OSError:
             self.close_connection = True
+            with self.fake.lock:
+                self.fake.statuses[status] -= 1
             return False
-        with self.fake.lock:
-            self.fake.statuses[status] += 1
         return True

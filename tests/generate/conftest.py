@@ -109,3 +109,38 @@ def builtin_models() -> list[dict[str, Any]]:
 @pytest.fixture
 def unit_factory() -> Callable[..., list[CodeUnit]]:
     return make_units
+
+
+@pytest.fixture
+def fake_server() -> Any:
+    """Start ``FakeOpenAIServer(**kwargs)``; every server is stopped after the test."""
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    servers: list[FakeOpenAIServer] = []
+
+    def start(**kwargs: Any) -> FakeOpenAIServer:
+        server = FakeOpenAIServer(**kwargs).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def sentinel_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fake OpenAI key whose value must never be written anywhere by a run."""
+    key = "sk-SENTINEL-3f9c2a7e51d84b06"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    return key
+
+
+def openai_entry(server: Any, model: str = "gpt-4o", **extra: Any) -> dict[str, Any]:
+    """A YAML model entry for an OpenAI model served by the fake server."""
+    return {"provider": "openai", "model": model, "apiEndpoint": server.base_url, **extra}
+
+
+@pytest.fixture
+def openai_model() -> Callable[..., dict[str, Any]]:
+    return openai_entry
