@@ -247,8 +247,8 @@ POINTWISE_JSON_SCHEMA: dict[str, Any] = {
     "properties": {
         "scores": {
             "type": "object",
-            "properties": {c: {"type": "integer", "minimum": 1, "maximum": 5}
-                           for c in CRITERIA},
+            # enum rather than minimum/maximum: strict modes of some providers lack those
+            "properties": {c: {"type": "integer", "enum": [1, 2, 3, 4, 5]} for c in CRITERIA},
             "required": list(CRITERIA),
             "additionalProperties": False,
         },

@@ -1,0 +1,91 @@
+"""What the two judge evaluators share about a run: the judge plan built from the run's
+settings, the reason to skip when nobody can judge, the judge client, and the per-judge
+error rates read back from the recorded failures.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..schemas import ModelConfig, ScoreRecord
+from .calling import JudgeClient, parse_judge_error
+from .selection import HOW_TO_ADD, JudgePlan, plan_judges
+
+if TYPE_CHECKING:
+    from ..context import RunContext
+
+
+def judge_plan(ctx: RunContext) -> JudgePlan:
+    """The spec 5.3 plan for this run's models under test and configured judges."""
+    section = ctx.settings.evaluation.judge
+    return plan_judges(ctx.models, ctx.judges, min_judges=section.min_judges,
+                       max_judges=section.max_judges, allow_fewer=section.allow_fewer,
+                       extra=section.family_patterns)
+
+
+def skip_reason(ctx: RunContext, *, pairs: bool) -> str | None:
+    """Why no item of this kind can be judged in this run (None when some can)."""
+    if not ctx.judges:
+        return f"no judge model is configured; {HOW_TO_ADD}"
+    builtin = [j.id for j in ctx.judges if j.provider == "builtin"]
+    if builtin:
+        return (f"models.judge lists {', '.join(builtin)}: built-in summarizers cannot "
+                f"judge; use a model served by a provider (e.g. --sb-judge openai/gpt-4o)")
+    if pairs and len(ctx.models) < 2:
+        return "pairwise comparison needs at least two models under test"
+    plan = judge_plan(ctx)
+    table = plan.pairs if pairs else plan.models
+    if any(a.judges for a in table.values()):
+        return None
+    what = "pair of models" if pairs else "model under test"
+    return (f"no {what} has an eligible judge (a judge never judges its own family): "
+            + "; ".join(plan.shortfalls(pairs=pairs)))
+
+
+def judge_model(ctx: RunContext, judge_id: str) -> ModelConfig:
+    for judge in ctx.judges:
+        if judge.id == judge_id:
+            return judge
+    raise KeyError(f"judge {judge_id!r} is not configured under models.judge")
+
+
+def judge_client(ctx: RunContext) -> JudgeClient:
+    section = ctx.settings.evaluation.judge
+    return JudgeClient(ctx.store, structured=section.structured_output,
+                       parse_retries=section.parse_retries)
+
+
+def bootstrap_seed(ctx: RunContext, *keys: str) -> int:
+    """A seed for numpy, the same in every process for the same run seed and keys."""
+    return ctx.rng("judge-bootstrap", *keys).getrandbits(63)
+
+
+def error_rates(judged: Counter[str], failed: Iterable[ScoreRecord]) -> dict[str, Any]:
+    """Per judge: items judged, judge errors by kind, and the error rate.
+
+    ``judged`` counts each judge's successfully judged items; ``failed`` are the failed
+    records of the evaluator, of which those made from a judge error are charged to it.
+    """
+    kinds: dict[str, Counter[str]] = {}
+    for rec in failed:
+        parsed = parse_judge_error(rec.error)
+        if parsed is not None:
+            judge, kind = parsed
+            kinds.setdefault(judge, Counter())[kind] += 1
+    out = {}
+    for judge in sorted(set(judged) | set(kinds)):
+        errors = sum(kinds.get(judge, Counter()).values())
+        items = judged.get(judge, 0) + errors
+        out[judge] = {"items": items, "errors": errors,
+                      "invalidOutput": kinds.get(judge, Counter())["invalid_output"],
+                      "callFailed": kinds.get(judge, Counter())["call_failed"],
+                      "errorRate": errors / items if items else None}
+    return out
+
+
+def other_errors(failed: Iterable[ScoreRecord]) -> list[dict[str, str]]:
+    """Failed items that are no judge's fault (a summary that was never generated)."""
+    return [{"unitId": r.unit_id, "modelId": r.model_id, "error": r.error or ""}
+            for r in failed if parse_judge_error(r.error) is None]
