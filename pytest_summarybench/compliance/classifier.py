@@ -13,13 +13,16 @@ from typing import TYPE_CHECKING, Any
 from .parsing import ParseError, Prediction, parse_response
 
 if TYPE_CHECKING:
-    from ..llm import Completion
+    from ..llm import Completion, RetryPolicy
     from ..schemas import ModelConfig
 
 DEFAULT_MODEL = "ollama/air-compliance-v2"
 CALL_TIMEOUT_S = 30.0
 """The seed's per-invocation timeout."""
 PROBE_TIMEOUT_S = 2.0
+CALL_ATTEMPTS = 2
+"""One retry: a transient hiccup is forgiven, a dead server costs one example ~1 minute,
+not the model layer's default six attempts with backoff."""
 
 PROMPT = """Analyze this Python AI agent code for EU AI Act compliance.
 Check Articles 9 (risk management), 10 (data governance), 11 (technical documentation),
@@ -61,9 +64,11 @@ class LLMClassifier:
     """Classifies code with one model; ``complete`` is the model layer's (injectable)."""
 
     def __init__(self, model: ModelConfig, *, complete: CompleteFn | None = None,
-                 timeout_s: float = CALL_TIMEOUT_S) -> None:
+                 timeout_s: float = CALL_TIMEOUT_S,
+                 retry_policy: RetryPolicy | None = None) -> None:
         self.model = model
         self.timeout_s = timeout_s
+        self.retry_policy = retry_policy
         self._complete = complete
 
     def classify(self, code: str) -> Classification:
@@ -73,10 +78,13 @@ class LLMClassifier:
         it comes back with ``prediction=None`` and the parser's reason.
         """
         complete = self._complete
+        options: dict[str, Any] = {"timeout": self.timeout_s, "temperature": 0.0}
         if complete is None:
-            from ..llm import complete
-        answer = complete(self.model, build_messages(code), timeout=self.timeout_s,
-                          temperature=0.0)
+            from ..llm import RetryPolicy, complete
+
+            options["retry_policy"] = self.retry_policy or RetryPolicy(
+                max_attempts=CALL_ATTEMPTS)
+        answer = complete(self.model, build_messages(code), **options)
         prediction: Prediction | None = None
         problem = None
         try:
