@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .languages import get_spec
-from .languages._base import Binding, Callee
+from .languages._base import Binding, Callee, LanguageSpec
 from .units import FILE, FileUnits, RawUnit
 
 _FAMILY = {"typescript": "js", "javascript": "js"}
@@ -96,17 +96,19 @@ class _Resolver:
                     local.setdefault(b.local, b)
             self.bindings[f.path] = local
 
-    def _scope_chain(self, unit: RawUnit) -> list[str]:
+    @staticmethod
+    def scope_chain(unit: RawUnit) -> list[str]:
+        """``A.m.inner`` -> [``A.m.inner``, ``A.m``, ``A``, ````]: where bare names resolve."""
         if unit.type == "file":
             return [""]
         parts = unit.name.split(".")
         return [".".join(parts[:i]) for i in range(len(parts), -1, -1)]
 
-    def resolve(self, unit: RawUnit, call: Callee) -> RawUnit | None:
+    def resolve(self, unit: RawUnit, call: Callee, spec: LanguageSpec,
+                chain: list[str]) -> RawUnit | None:
         family = _family(unit.language)
         name = call.name
         receiver = call.receiver
-        spec = get_spec(unit.language)
         if call.constructor and (name in spec.self_receivers
                                  or receiver in spec.self_receivers):
             # ``Self { .. }`` (Rust), ``new self()`` (PHP), a bare ``new`` (Ruby).
@@ -115,7 +117,7 @@ class _Resolver:
         if call.constructor or receiver is None:
             if call.constructor:
                 return _pick(self.index.classes.get((family, name), []), unit)
-            for prefix in self._scope_chain(unit):
+            for prefix in chain:
                 target = self.index.by_qname.get(
                     (unit.path, f"{prefix}.{name}" if prefix else name))
                 if target is not None and (target.type != "method"
@@ -177,8 +179,10 @@ def link_calls(files: list[FileUnits], emitted: dict[int, str]) -> dict[int, tup
                 continue
             ids: dict[str, None] = {}
             unresolved: dict[str, None] = {}
+            spec = get_spec(unit.language)
+            chain = resolver.scope_chain(unit)
             for call in unit.calls:
-                target = resolver.resolve(unit, call)
+                target = resolver.resolve(unit, call, spec, chain)
                 target_id = emitted.get(id(target)) if target is not None else None
                 if target_id is not None:
                     ids[target_id] = None

@@ -62,6 +62,9 @@ class ExtractionConfig(SBModel):
     """Remove the unit's own docstring or doc comment from the content models see."""
     follow_symlinks: bool = True
     """Follow symlinked folders and files (each real folder is visited once)."""
+    workers: int = Field(default=0, ge=0)
+    """Processes extracting files: 1 = in this process, 0 = one per CPU (up to 8) when
+    there are 2 MB of source or more. Results do not depend on it."""
 
     @field_validator("languages")
     @classmethod

@@ -8,6 +8,7 @@ imported-name use to its innermost unit without walking the tree in Python.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .languages import get_spec
@@ -24,8 +25,8 @@ from .parsing import get_parser, get_query, grammar_key
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-    from ..schemas.units import Parameter, UnitType, Visibility
-    from .languages._base import LanguageSpec
+    from ..schemas.units import UnitType, Visibility
+    from .languages._base import LanguageSpec, ParamDict
 
 Definition = tuple["Node", int, "Node", bool, str]
 """(node, span start, anchor node, is scope-only, own name)."""
@@ -55,7 +56,7 @@ class RawUnit:
     owner_class: str | None = None
     """Qualified name of the innermost enclosing class or impl scope."""
     signature: str | None = None
-    parameters: list[Parameter] | None = None
+    parameters: list[ParamDict] | None = None
     return_type: str | None = None
     visibility: Visibility | None = None
     decorators: list[str] | None = None
@@ -67,7 +68,7 @@ class RawUnit:
     total_branches: int = 0
     """Decision points anywhere inside the unit, nested definitions included."""
     deps: dict[str, None] = field(default_factory=dict)
-    """Dependencies used, in first-use order (dict as an ordered set)."""
+    """Dependencies used, in order of the unit's pieces, alphabetical within a piece."""
     exports: list[str] | None = None
     has_error: bool = False
 
@@ -111,6 +112,12 @@ def _sweep(starts: list[int], ends: list[int], positions: list[int]) -> list[int
             stack.pop()
         owners.append(stack[-1] if stack else FILE)
     return owners
+
+
+@lru_cache(maxsize=1 << 16)
+def _callee(text: bytes, constructor: bool) -> Callee | None:
+    """Parsed call sites, cached: the same few callee texts recur all over a codebase."""
+    return callee_from_text(text.decode("utf-8", "replace"), constructor)
 
 
 def _line_start(src: bytes, pos: int) -> int:
@@ -189,20 +196,20 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
             owner = units[owner].parent
 
     # Calls and decision points: attribute each to its innermost unit.
-    sites: list[tuple[int, str, bool]] = []
+    sites: list[tuple[int, bytes, bool]] = []
     for node in caps.get("call", ()):
-        sites.append((node.start_byte, src[node.start_byte:node.end_byte].decode(), False))
+        sites.append((node.start_byte, src[node.start_byte:node.end_byte], False))
     for node in caps.get("call.method", ()):
         parent = node.parent
         start = parent.start_byte if parent is not None else node.start_byte
-        sites.append((node.start_byte, src[start:node.end_byte].decode(), False))
+        sites.append((node.start_byte, src[start:node.end_byte], False))
     for node in caps.get("new", ()):
-        sites.append((node.start_byte, src[node.start_byte:node.end_byte].decode(), True))
+        sites.append((node.start_byte, src[node.start_byte:node.end_byte], True))
     sites.sort()
     file_calls: dict[Callee, None] = {}
     call_owners = _sweep(starts, ends, [site[0] for site in sites])
     for (_, text, constructor), owner in zip(sites, call_owners, strict=True):
-        callee = callee_from_text(text, constructor)
+        callee = _callee(text, constructor)
         if callee is None:
             continue
         callee = spec.normalize_callee(callee)
@@ -379,7 +386,7 @@ def _attach_dependencies(units: list[RawUnit], starts: list[int], ends: list[int
         if target == FILE:
             continue
         used = names & set(src[a:b].translate(_WORDS).split())
-        for name in sorted(used, key=src.find):
+        for name in sorted(used):
             dep = local[name]
             t = target
             while t != FILE:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal, NamedTuple
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-    from ...schemas.units import Parameter, Visibility
+    from ...schemas.units import Visibility
 
 DefKind = Literal["function", "class", "method"]
 Enclosing = Literal["function", "class", "method", "scope"] | None
@@ -59,6 +59,16 @@ class DocComment:
     end_byte: int
     leading: bool
     """True for a comment before the definition, False for a docstring in the body."""
+
+
+ParamDict = dict[str, "str | bool | None"]
+"""A ``Parameter`` as plain data; validated once, with its unit (cheaper than models)."""
+
+
+def param(name: str, type: str | None = None, optional: bool = False,
+          default_value: str | None = None) -> ParamDict:
+    """One formal parameter, in ``schemas.units.Parameter``'s field names."""
+    return {"name": name, "type": type, "optional": optional, "default_value": default_value}
 
 
 def node_text(node: Node, src: bytes) -> str:
@@ -172,7 +182,7 @@ class LanguageSpec:
 
     # --- metadata -------------------------------------------------------------------
 
-    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[Parameter] | None:
+    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[ParamDict] | None:
         return None
 
     def return_type(self, node: Node, src: bytes) -> str | None:
@@ -242,6 +252,7 @@ class LanguageSpec:
 
 
 _CALLEE_NAME = re.compile(r"[A-Za-z_$][\w$]*[!?]?\Z")
+_PLAIN_RECEIVER = re.compile(r"[A-Za-z_][\w.]*")
 _SEPARATORS = ("?.", "&.", "::", "->", ".", "\\")
 
 
@@ -268,6 +279,12 @@ def callee_from_text(text: str, constructor: bool = False) -> Callee | None:
     ``handlers[k]()``) have no name and give None.
     """
     text = text.strip()
+    # Fast paths for the common shapes: ``name`` and ``a.b.name``.
+    if text.isidentifier():
+        return Callee(None, text, constructor)
+    head, dot, tail = text.rpartition(".")
+    if dot and tail.isidentifier() and _PLAIN_RECEIVER.fullmatch(head):
+        return Callee(head, tail, constructor)
     if text.endswith(">"):
         text = _strip_type_arguments(text)
     m = _CALLEE_NAME.search(text)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...schemas.units import Parameter
 from ._base import (
     Binding,
     DefKind,
@@ -14,6 +13,7 @@ from ._base import (
     clean_block_comment,
     last_row,
     node_text,
+    param,
     squash,
 )
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
     from ...schemas.units import Visibility
+    from ._base import ParamDict
 
 _VISIBILITY = ("public", "private", "protected")
 _PARAM_PARTS = ("type", "name", "attribute_list", "modifier", "parameter_modifier")
@@ -80,11 +81,11 @@ class CSharpSpec(LanguageSpec):
             return None
         return self.line_comment_run(anchor, src, "///")
 
-    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[Parameter] | None:
+    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[ParamDict] | None:
         params = node.child_by_field_name("parameters")
         if params is None:
             return []
-        out: list[Parameter] = []
+        out: list[ParamDict] = []
         loose_type: str | None = None
         for i, child in enumerate(params.children):
             field = params.field_name_for_child(i)
@@ -96,7 +97,7 @@ class CSharpSpec(LanguageSpec):
                     if part.is_named and child.field_name_for_child(j) is None \
                             and part.type not in _PARAM_PARTS:
                         default = node_text(part, src)
-                out.append(Parameter(
+                out.append(param(
                     name=node_text(name, src) if name is not None else "",
                     type=squash(node_text(type_node, src)) if type_node is not None else None,
                     optional=default is not None, default_value=default))
@@ -104,7 +105,7 @@ class CSharpSpec(LanguageSpec):
                 # ``params string[] xs`` is parsed as loose type/name fields.
                 loose_type = squash(node_text(child, src))
             elif field == "name":
-                out.append(Parameter(name=node_text(child, src), type=loose_type,
+                out.append(param(name=node_text(child, src), type=loose_type,
                                      optional=True))
                 loose_type = None
         return out

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ...schemas.units import Parameter
-from ._base import Binding, DefKind, DocComment, Enclosing, LanguageSpec, node_text, squash
+from ._base import Binding, DefKind, DocComment, Enclosing, LanguageSpec, node_text, param, squash
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
     from ...schemas.units import Visibility
+    from ._base import ParamDict
 
 _RECEIVER_TYPE = re.compile(r"[A-Za-z_]\w*")
 _MAJOR_VERSION = re.compile(r"v\d+\Z")
@@ -50,8 +50,8 @@ class GoSpec(LanguageSpec):
     @staticmethod
     def receiver_type(receiver: Node, src: bytes) -> str | None:
         """``(s *Server[T])`` -> ``Server``."""
-        for param in receiver.named_children:
-            type_node = param.child_by_field_name("type")
+        for decl in receiver.named_children:
+            type_node = decl.child_by_field_name("type")
             if type_node is not None:
                 m = _RECEIVER_TYPE.search(node_text(type_node, src))
                 return m.group() if m else None
@@ -93,11 +93,11 @@ class GoSpec(LanguageSpec):
     def docstring(self, node: Node, anchor: Node, src: bytes) -> DocComment | None:
         return self.line_comment_run(anchor, src, "//")
 
-    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[Parameter] | None:
+    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[ParamDict] | None:
         params = node.child_by_field_name("parameters")
         if params is None:
             return []
-        out: list[Parameter] = []
+        out: list[ParamDict] = []
         for decl in params.named_children:
             if decl.type not in ("parameter_declaration", "variadic_parameter_declaration"):
                 continue
@@ -108,9 +108,9 @@ class GoSpec(LanguageSpec):
                 type_text = "..." + type_text
             names = decl.children_by_field_name("name")
             if not names:
-                out.append(Parameter(name="_", type=type_text, optional=variadic))
+                out.append(param(name="_", type=type_text, optional=variadic))
             for name in names:
-                out.append(Parameter(name=node_text(name, src), type=type_text,
+                out.append(param(name=node_text(name, src), type=type_text,
                                      optional=variadic))
         return out
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...schemas.units import Parameter
-from ._base import Binding, DefKind, LanguageSpec, node_text, squash
+from ._base import Binding, DefKind, LanguageSpec, node_text, param, squash
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
     from ...schemas.units import Visibility
+    from ._base import ParamDict
 
 _VISIBILITY = ("public", "private", "protected")
 
@@ -64,11 +64,11 @@ class JavaSpec(LanguageSpec):
         return [squash(node_text(c, src))[1:] for c in mods.named_children
                 if c.type in ("marker_annotation", "annotation")]
 
-    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[Parameter] | None:
+    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[ParamDict] | None:
         params = node.child_by_field_name("parameters")
         if params is None:
             return []
-        out: list[Parameter] = []
+        out: list[ParamDict] = []
         for child in params.named_children:
             if child.type == "formal_parameter":
                 name = child.child_by_field_name("name")
@@ -77,7 +77,7 @@ class JavaSpec(LanguageSpec):
                 type_text = node_text(type_node, src) if type_node is not None else None
                 if type_text is not None and dims is not None:
                     type_text += node_text(dims, src)
-                out.append(Parameter(name=node_text(name, src) if name is not None else "",
+                out.append(param(name=node_text(name, src) if name is not None else "",
                                      type=squash(type_text) if type_text else None))
             elif child.type == "spread_parameter":
                 type_text = None
@@ -88,7 +88,7 @@ class JavaSpec(LanguageSpec):
                         name_text = node_text(inner if inner is not None else part, src)
                     elif part.type != "modifiers":
                         type_text = node_text(part, src)
-                out.append(Parameter(name=name_text, optional=True,
+                out.append(param(name=name_text, optional=True,
                                      type=f"{type_text}..." if type_text else None))
         return out
 

@@ -10,13 +10,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...schemas.units import Parameter
-from ._base import Binding, DefKind, Enclosing, LanguageSpec, node_text, squash, trim_signature
+from ._base import (
+    Binding,
+    DefKind,
+    Enclosing,
+    LanguageSpec,
+    node_text,
+    param,
+    squash,
+    trim_signature,
+)
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
     from ...schemas.units import Visibility
+    from ._base import ParamDict
 
 _FUNCTION_VALUES = "[(arrow_function) (function_expression) (generator_function)]"
 
@@ -165,32 +174,32 @@ class JavaScriptSpec(LanguageSpec):
                     return text  # type: ignore[return-value]
         return "public"
 
-    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[Parameter] | None:
+    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[ParamDict] | None:
         params = node.child_by_field_name("parameters")
         if params is None:
             single = node.child_by_field_name("parameter")
-            return [Parameter(name=node_text(single, src))] if single is not None else []
-        out: list[Parameter] = []
+            return [param(name=node_text(single, src))] if single is not None else []
+        out: list[ParamDict] = []
         for child in params.named_children:
-            param = self._parameter(child, src)
-            if param is not None:
-                out.append(param)
+            parsed = self._parameter(child, src)
+            if parsed is not None:
+                out.append(parsed)
         return out
 
-    def _parameter(self, child: Node, src: bytes) -> Parameter | None:
+    def _parameter(self, child: Node, src: bytes) -> ParamDict | None:
         ctype = child.type
         if ctype == "identifier":
-            return Parameter(name=node_text(child, src))
+            return param(name=node_text(child, src))
         if ctype == "assignment_pattern":
             left = child.child_by_field_name("left")
             right = child.child_by_field_name("right")
-            return Parameter(name=node_text(left, src) if left is not None else "",
+            return param(name=node_text(left, src) if left is not None else "",
                              optional=True,
                              default_value=node_text(right, src) if right is not None else None)
         if ctype == "rest_pattern":
-            return Parameter(name="..." + node_text(child, src).lstrip("."), optional=True)
+            return param(name="..." + node_text(child, src).lstrip("."), optional=True)
         if ctype in ("object_pattern", "array_pattern"):
-            return Parameter(name=squash(node_text(child, src)))
+            return param(name=squash(node_text(child, src)))
         return None
 
     def imports(self, node: Node, src: bytes) -> list[Binding]:

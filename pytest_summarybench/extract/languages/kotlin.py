@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...schemas.units import Parameter
-from ._base import Binding, DefKind, LanguageSpec, node_text, squash
+from ._base import Binding, DefKind, LanguageSpec, node_text, param, squash
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
     from ...schemas.units import Visibility
+    from ._base import ParamDict
 
 
 def _child_of_type(node: Node, *types: str) -> Node | None:
@@ -62,11 +62,11 @@ class KotlinSpec(LanguageSpec):
         return [squash(node_text(c, src))[1:] for c in mods.named_children
                 if c.type == "annotation"]
 
-    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[Parameter] | None:
+    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[ParamDict] | None:
         params = _child_of_type(node, "function_value_parameters")
         if params is None:
             return []
-        out: list[Parameter] = []
+        out: list[ParamDict] = []
         vararg = False
         expect_default = False
         for child in params.children:
@@ -76,14 +76,12 @@ class KotlinSpec(LanguageSpec):
                 named = child.named_children
                 name = node_text(named[0], src) if named else ""
                 type_text = squash(node_text(named[1], src)) if len(named) > 1 else None
-                out.append(Parameter(name=name, type=type_text, optional=vararg))
+                out.append(param(name=name, type=type_text, optional=vararg))
                 vararg = False
             elif child.type == "=":
                 expect_default = True
             elif expect_default and child.is_named and out:
-                last = out[-1]
-                out[-1] = last.model_copy(update={"optional": True,
-                                                  "default_value": node_text(child, src)})
+                out[-1].update(optional=True, default_value=node_text(child, src))
                 expect_default = False
         return out
 

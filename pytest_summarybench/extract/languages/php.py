@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...schemas.units import Parameter
-from ._base import Binding, DefKind, LanguageSpec, node_text, squash
+from ._base import Binding, DefKind, LanguageSpec, node_text, param, squash
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
     from ...schemas.units import Visibility
+    from ._base import ParamDict
 
 
 class PhpSpec(LanguageSpec):
@@ -53,11 +53,11 @@ class PhpSpec(LanguageSpec):
                            if a.type == "attribute")
         return out
 
-    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[Parameter] | None:
+    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[ParamDict] | None:
         params = node.child_by_field_name("parameters")
         if params is None:
             return []
-        out: list[Parameter] = []
+        out: list[ParamDict] = []
         for child in params.named_children:
             if child.type not in ("simple_parameter", "variadic_parameter",
                                   "property_promotion_parameter"):
@@ -66,7 +66,7 @@ class PhpSpec(LanguageSpec):
             type_node = child.child_by_field_name("type")
             default = child.child_by_field_name("default_value")
             variadic = child.type == "variadic_parameter"
-            out.append(Parameter(
+            out.append(param(
                 name=("..." if variadic else "")
                 + (node_text(name, src).lstrip("$") if name is not None else ""),
                 type=squash(node_text(type_node, src)) if type_node is not None else None,

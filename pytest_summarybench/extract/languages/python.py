@@ -5,13 +5,13 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, ClassVar
 
-from ...schemas.units import Parameter
-from ._base import Binding, DefKind, DocComment, LanguageSpec, node_text, squash
+from ._base import Binding, DefKind, DocComment, LanguageSpec, node_text, param, squash
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
     from ...schemas.units import Visibility
+    from ._base import ParamDict
 
 _STRING_PREFIX = "rRuUbBfF"
 
@@ -49,36 +49,36 @@ class PythonSpec(LanguageSpec):
         parent = node.parent
         return parent if parent is not None and parent.type == "decorated_definition" else node
 
-    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[Parameter] | None:
+    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[ParamDict] | None:
         if kind == "class":
             return None
         params_node = node.child_by_field_name("parameters")
         if params_node is None:
             return []
-        params: list[Parameter] = []
+        params: list[ParamDict] = []
         for child in params_node.named_children:
             ctype = child.type
             if ctype in self._params:
                 prefix, optional = self._params[ctype]
-                params.append(Parameter(name=prefix + node_text(child, src).lstrip("*"),
+                params.append(param(name=prefix + node_text(child, src).lstrip("*"),
                                         optional=optional))
             elif ctype == "typed_parameter":
                 inner = child.named_children[0]
                 prefix, optional = self._params.get(inner.type, ("", False))
                 type_node = child.child_by_field_name("type")
-                params.append(Parameter(
+                params.append(param(
                     name=prefix + node_text(inner, src).lstrip("*"), optional=optional,
                     type=node_text(type_node, src) if type_node is not None else None))
             elif ctype in ("default_parameter", "typed_default_parameter"):
                 name = child.child_by_field_name("name")
                 type_node = child.child_by_field_name("type")
                 value = child.child_by_field_name("value")
-                params.append(Parameter(
+                params.append(param(
                     name=node_text(name, src) if name is not None else "",
                     type=node_text(type_node, src) if type_node is not None else None,
                     optional=True,
                     default_value=node_text(value, src) if value is not None else None))
-        if kind == "method" and params and params[0].name in ("self", "cls"):
+        if kind == "method" and params and params[0]["name"] in ("self", "cls"):
             params = params[1:]
         return params
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...schemas.units import Parameter
-from ._base import Binding, Callee, DefKind, DocComment, LanguageSpec, node_text, squash
+from ._base import Binding, Callee, DefKind, DocComment, LanguageSpec, node_text, param, squash
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
     from ...schemas.units import Visibility
+    from ._base import ParamDict
 
 _PREFIX = {"splat_parameter": "*", "hash_splat_parameter": "**", "block_parameter": "&"}
 _VISIBILITY_WORDS = ("private", "protected", "public")
@@ -91,23 +91,23 @@ class RubySpec(LanguageSpec):
             return self.line_comment_run(parent, src, "#")
         return None
 
-    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[Parameter] | None:
+    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[ParamDict] | None:
         params = node.child_by_field_name("parameters")
         if params is None:
             return []
-        out: list[Parameter] = []
+        out: list[ParamDict] = []
         for child in params.named_children:
             ctype = child.type
             if ctype == "identifier":
-                out.append(Parameter(name=node_text(child, src)))
+                out.append(param(name=node_text(child, src)))
                 continue
             name = child.child_by_field_name("name")
             value = child.child_by_field_name("value")
             text = node_text(name, src) if name is not None else ""
             if ctype in _PREFIX:
-                out.append(Parameter(name=_PREFIX[ctype] + text, optional=True))
+                out.append(param(name=_PREFIX[ctype] + text, optional=True))
             elif ctype in ("optional_parameter", "keyword_parameter"):
-                out.append(Parameter(
+                out.append(param(
                     name=text + (":" if ctype == "keyword_parameter" else ""),
                     optional=value is not None,
                     default_value=node_text(value, src) if value is not None else None))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ...schemas.units import Parameter
 from ._base import (
     Binding,
     DefKind,
@@ -16,6 +15,7 @@ from ._base import (
     clean_block_comment,
     last_row,
     node_text,
+    param,
     squash,
 )
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
     from ...schemas.units import Visibility
+    from ._base import ParamDict
 
 _TYPE_NAME = re.compile(r"[A-Za-z_]\w*")
 
@@ -100,17 +101,17 @@ class RustSpec(LanguageSpec):
             return None
         return self.line_comment_run(anchor, src, "///")
 
-    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[Parameter] | None:
+    def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[ParamDict] | None:
         params = node.child_by_field_name("parameters")
         if params is None:
             return []
-        out: list[Parameter] = []
+        out: list[ParamDict] = []
         for child in params.named_children:
             if child.type != "parameter":
                 continue
             pattern = child.child_by_field_name("pattern")
             type_node = child.child_by_field_name("type")
-            out.append(Parameter(
+            out.append(param(
                 name=squash(node_text(pattern, src)) if pattern is not None else "_",
                 type=squash(node_text(type_node, src)) if type_node is not None else None))
         return out

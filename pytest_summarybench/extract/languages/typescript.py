@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...schemas.units import Parameter
-from ._base import node_text, squash
+from ._base import node_text, param, squash
 from .javascript import _FUNCTION_VALUES, JS_BRANCHES, JS_CALLS_AND_IMPORTS, JavaScriptSpec
 
 if TYPE_CHECKING:
     from tree_sitter import Node
+
+    from ._base import ParamDict
 
 
 class TypeScriptSpec(JavaScriptSpec):
@@ -33,7 +34,7 @@ class TypeScriptSpec(JavaScriptSpec):
     {JS_CALLS_AND_IMPORTS}
     """
 
-    def _parameter(self, child: Node, src: bytes) -> Parameter | None:
+    def _parameter(self, child: Node, src: bytes) -> ParamDict | None:
         if child.type not in ("required_parameter", "optional_parameter"):
             return super()._parameter(child, src)
         pattern = child.child_by_field_name("pattern")
@@ -42,7 +43,7 @@ class TypeScriptSpec(JavaScriptSpec):
         name = node_text(pattern, src) if pattern is not None else ""
         if pattern is not None and pattern.type == "rest_pattern":
             name = "..." + name.lstrip(".")
-        return Parameter(
+        return param(
             name=squash(name),
             type=squash(node_text(type_node, src)).lstrip(":").strip()
             if type_node is not None else None,
