@@ -217,6 +217,7 @@ def _client_gone(sock: socket.socket) -> bool:
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeOpenAIServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in separate writes
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
         """Silence the default per-request stderr log."""
