@@ -13,10 +13,18 @@ from .base import EvaluationError, Evaluator, MatrixItem, SummarizingEvaluator, 
 
 #: Built-in evaluators by name (``family/method``), in report order.
 BUILTIN_EVALUATORS: dict[str, str] = {
+    "judge/pointwise": "pytest_summarybench.evaluators.judge_pointwise:JudgePointwise",
+    "judge/pairwise": "pytest_summarybench.evaluators.judge_pairwise:JudgePairwise",
     "contrastive/embedding":
         "pytest_summarybench.evaluators.contrastive_embedding:ContrastiveEmbedding",
     "contrastive/llm": "pytest_summarybench.evaluators.contrastive_llm:ContrastiveLLM",
     "retrieval/embedding": "pytest_summarybench.evaluators.retrieval:RetrievalEmbedding",
+    "downstream/completion":
+        "pytest_summarybench.evaluators.downstream_completion:CompletionEvaluator",
+    "downstream/bug_localisation":
+        "pytest_summarybench.evaluators.downstream_bug_localisation:BugLocalisationEvaluator",
+    "downstream/function_selection":
+        "pytest_summarybench.evaluators.downstream_function_selection:FunctionSelectionEvaluator",
 }
 
 

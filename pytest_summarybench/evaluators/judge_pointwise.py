@@ -1,0 +1,164 @@
+"""``judge/pointwise``: each summary scored on the spec 5.1 rubric by each eligible judge.
+
+Items are unit x model x judge (the judge in ``MatrixItem.variant``); a judge never scores
+a model of its own family (spec 5.3). The score is the weighted average of the five
+criteria computed here from the judge's scores (the judge's own arithmetic is kept, not
+used). A judge whose answer stays unreadable fails the item with the raw text; the
+report section gives means with intervals over units, per-judge error rates, the length
+bias of each judge's scores and the agreement between judges.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..judges.agreement import judge_agreement
+from ..judges.audit import length_bias_pointwise, pointwise_notes
+from ..judges.calling import JudgeClient, JudgeError
+from ..judges.prompts import (
+    CRITERIA,
+    CRITERIA_WEIGHTS,
+    POINTWISE_TAG,
+    PROMPT_VERSION,
+    pointwise_messages,
+)
+from ..judges.runtime import (
+    bootstrap_seed,
+    error_rates,
+    judge_client,
+    judge_model,
+    judge_plan,
+    other_errors,
+    skip_reason,
+)
+from ..judges.tally import mean_ci
+from ..judges.verdicts import POINTWISE_JSON_SCHEMA, parse_pointwise
+from ..schemas import ScoreRecord
+from .base import EvaluationError, MatrixItem
+
+if TYPE_CHECKING:
+    from ..context import RunContext
+
+
+def _rounded(score: float) -> int:
+    """A weighted average as a 1-5 category (halves round up), for kappa."""
+    return min(5, max(1, int(score + 0.5)))
+
+
+class JudgePointwise:
+    """See the module docstring."""
+
+    name: ClassVar[str] = "judge/pointwise"
+    family: ClassVar[str] = "judge"
+
+    def __init__(self) -> None:
+        self._client: JudgeClient | None = None
+
+    def skip_reason(self, ctx: RunContext) -> str | None:
+        if not ctx.settings.evaluation.judge.pointwise:
+            return "disabled (evaluation.judge.pointwise is false)"
+        return skip_reason(ctx, pairs=False)
+
+    def items(self, ctx: RunContext) -> list[MatrixItem]:
+        plan = judge_plan(ctx)
+        return [MatrixItem(evaluator=self.name, unit_id=u.id, model_id=m.id, variant=j,
+                           label=ctx.unit_label(u))
+                for u in ctx.units for m in ctx.models for j in plan.judges_for_model(m.id)]
+
+    def prepare(self, ctx: RunContext) -> None:
+        """Nothing to build: judges read the summaries the controller generated."""
+
+    def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
+        summary = ctx.summary(item.unit_id, item.model_id)
+        if summary is None:
+            raise EvaluationError(f"no summary of {item.model_id} to judge: "
+                                  f"{ctx.summary_error(item.unit_id, item.model_id)}")
+        unit = ctx.unit(item.unit_id)
+        judge = judge_model(ctx, item.variant)
+        if self._client is None:
+            self._client = judge_client(ctx)
+        try:
+            answer = self._client.ask(
+                judge, pointwise_messages(unit.language, unit.content, summary.summary),
+                parse_pointwise, tag=POINTWISE_TAG, schema_name="pointwise_verdict",
+                schema=POINTWISE_JSON_SCHEMA)
+        except JudgeError as exc:
+            raise EvaluationError(str(exc)) from None
+        verdict = answer.verdict
+        scores = verdict.scores.model_dump()
+        return [ScoreRecord(
+            unit_id=item.unit_id, model_id=item.model_id, evaluator=self.name,
+            metrics={"weighted_average": verdict.score, **scores},
+            details={"judge": judge.id, "reasoning": verdict.reasoning,
+                     "judgeWeightedAverage": verdict.weighted_average,
+                     "summaryWords": len(summary.summary.split()),
+                     "answers": answer.answers, "cached": answer.cached,
+                     "cost": answer.cost, "responseFormat": answer.response_format,
+                     "promptVersion": PROMPT_VERSION})]
+
+    # -- report section -------------------------------------------------------------------
+    def summarize(self, records: list[ScoreRecord], ctx: RunContext) -> dict[str, Any]:
+        ok = sorted((r for r in records if r.error is None and "judge" in r.details),
+                    key=lambda r: (r.unit_id, r.model_id, r.details["judge"]))
+        failed = [r for r in records if r.error is not None]
+        samples = ctx.settings.evaluation.judge.bootstrap_samples
+        plan = judge_plan(ctx)
+
+        by_model: dict[str, list[ScoreRecord]] = defaultdict(list)
+        by_judge: dict[str, list[ScoreRecord]] = defaultdict(list)
+        for r in ok:
+            by_model[r.model_id].append(r)
+            by_judge[r.details["judge"]].append(r)
+
+        models: dict[str, Any] = {}
+        for model, recs in sorted(by_model.items()):
+            entry: dict[str, Any] = {"items": len(recs)}
+            for metric in ("weighted_average", *CRITERIA):
+                per_unit: dict[str, list[float]] = defaultdict(list)
+                for r in recs:
+                    per_unit[r.unit_id].append(r.metrics[metric])
+                stats = mean_ci(per_unit, samples=samples,
+                                seed=bootstrap_seed(ctx, self.name, model, metric))
+                if metric == "weighted_average":
+                    entry["weightedAverage"] = stats
+                else:
+                    entry.setdefault("criteria", {})[metric] = stats
+            judged_by: dict[str, list[float]] = defaultdict(list)
+            for r in recs:
+                judged_by[r.details["judge"]].append(r.metrics["weighted_average"])
+            entry["byJudge"] = {j: sum(v) / len(v) for j, v in sorted(judged_by.items())}
+            models[model] = entry
+
+        errors = error_rates(Counter({j: len(v) for j, v in by_judge.items()}), failed)
+        judges: dict[str, Any] = {}
+        notes = plan.shortfalls(pairs=False)
+        for judge in sorted(set(by_judge) | set(errors)):
+            recs = by_judge.get(judge, [])
+            length = length_bias_pointwise([r.details.get("summaryWords", 0) for r in recs],
+                                           [r.metrics["weighted_average"] for r in recs])
+            scores = [r.metrics["weighted_average"] for r in recs]
+            judges[judge] = {
+                **errors.get(judge, {"items": len(recs), "errors": 0, "errorRate": 0.0}),
+                "meanScore": sum(scores) / len(scores) if scores else None,
+                "retried": sum(1 for r in recs if r.details.get("answers", 1) > 1),
+                "length": length,
+            }
+            notes.extend(pointwise_notes(judge, length))
+            rate = judges[judge].get("errorRate")
+            if rate:
+                notes.append(f"{judge} gave no usable verdict for {rate:.0%} of its items")
+
+        labels = {j: {(r.unit_id, r.model_id): _rounded(r.metrics["weighted_average"])
+                      for r in recs} for j, recs in by_judge.items()}
+        return {
+            "promptVersion": PROMPT_VERSION,
+            "weights": CRITERIA_WEIGHTS,
+            "models": models,
+            "judges": judges,
+            "agreement": judge_agreement(labels, categories=[1, 2, 3, 4, 5],
+                                         weights="quadratic"),
+            "selection": plan.to_json(pairs=False),
+            "otherErrors": other_errors(failed),
+            "notes": notes,
+        }
