@@ -1,0 +1,42 @@
+"""Spearman rank correlations between evaluator families, so that disagreement between
+the instruments is visible next to the ranking they produce together."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+#: Fewer paired observations than this give no correlation (it would mean nothing).
+MIN_OBSERVATIONS = 3
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rho (ties get average ranks); None when it is undefined (too few
+    observations, or one side constant)."""
+    from scipy import stats
+
+    if len(x) != len(y):
+        raise ValueError(f"spearman needs paired samples, got {len(x)} and {len(y)} values")
+    if len(x) < MIN_OBSERVATIONS or len(set(x)) < 2 or len(set(y)) < 2:
+        return None
+    rho = float(stats.spearmanr(x, y).statistic)
+    return rho if math.isfinite(rho) else None
+
+
+def correlation_matrix(observations: Sequence[Mapping[str, float]],
+                       names: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Pairwise Spearman rho between ``names`` over the observations that have both.
+
+    ``observations`` are rows (a unit, a model, a unit-model pair) mapping a family to its
+    score there. The result is symmetric with 1.0 on the diagonal for names that appear;
+    undefined pairs are left out.
+    """
+    present = [n for n in names if any(n in row for row in observations)]
+    out: dict[str, dict[str, float]] = {n: {n: 1.0} for n in present}
+    for i, a in enumerate(present):
+        for b in present[i + 1:]:
+            rows = [row for row in observations if a in row and b in row]
+            rho = spearman([r[a] for r in rows], [r[b] for r in rows])
+            if rho is not None:
+                out[a][b] = out[b][a] = rho
+    return out
