@@ -314,24 +314,33 @@ class ControllerHooks:
         summary = [r for r in self.records if r.benchmark == "summary"]
         if not summary:
             return
-        from .report import build_run_report, write_results_json
+        from .report import apply_gate, build_run_report, write_reports
 
         ctx = self.state.context()
-        report = build_run_report(ctx, summary, self.state.skipped_families,
-                                  started_at=self.started_at,
-                                  finished_at=datetime.now(timezone.utc))
+        details: dict[str, dict[str, Any]] = {}
         for name, ev in sorted(self.state.evaluators().items()):
             if isinstance(ev, SummarizingEvaluator):
                 mine = [r for r in summary if r.evaluator == name]
                 if mine:
-                    report.evaluator_details[name] = ev.summarize(mine, ctx)
+                    details[name] = ev.summarize(mine, ctx)
+        report = build_run_report(ctx, summary, self.state.skipped_families,
+                                  started_at=self.started_at,
+                                  finished_at=datetime.now(timezone.utc),
+                                  evaluator_details=details, save=True)
+        settings = self.state.settings
+        # The configured gate first: it attaches the baseline comparison that ranking
+        # hooks may want to read.
+        self.gate_failures = apply_gate(report, settings, self.state.store)
         results = self.state.config.hook.pytest_summarybench_ranking(
             rankings=report.rankings, report=report, config=self.state.config)
-        self.gate_failures = [msg for msgs in results if msgs for msg in msgs]
+        self.gate_failures += [msg for msgs in results if msgs for msg in msgs]
+        report.gate_failures = list(self.gate_failures)
         if self.gate_failures and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         self.report = report
-        self.results_path = write_results_json(report, self.state.settings.output_dir)
+        self.report_paths = write_reports(report, settings.output_dir,
+                                          ["json", *settings.output.formats])
+        self.results_path = self.report_paths["json"]
 
     def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
         records = sorted(self.records, key=lambda r: (r.nodeid, r.benchmark))
@@ -353,6 +362,9 @@ class ControllerHooks:
         for msg in self.gate_failures:
             terminalreporter.write_line(f"GATE FAILED: {msg}", red=True)
         terminalreporter.write_line(f"results: {self.results_path}")
+        for fmt, path in self.report_paths.items():
+            if fmt != "json":
+                terminalreporter.write_line(f"{fmt} report: {path}")
 
 
 class XdistControllerHooks:

@@ -169,11 +169,45 @@ class RetrievalSection(SBModel):
 
 
 class DownstreamSection(SBModel):
+    """Downstream tasks (spec section 8); see ``pytest_summarybench/downstream``."""
+
+    class Sandbox(SBModel):
+        """Limits of the sandbox completion tests run in (``downstream/sandbox.py``)."""
+
+        wall_s: float = Field(default=10.0, gt=0)
+        """Wall-clock seconds per task run before its process group is killed."""
+        cpu_s: int = Field(default=5, ge=1)
+        """CPU seconds per process."""
+        memory_mb: int = Field(default=512, ge=64)
+        """Address space per process."""
+        processes: int = Field(default=32, ge=4)
+        """Processes the run may have at once."""
+        file_size_mb: int = Field(default=16, ge=1)
+        """Largest file (and output) the run may write."""
+        output_chars: int = Field(default=8000, ge=100)
+        """Characters of output kept."""
+        namespaces: bool = True
+        """Isolate with Linux namespaces (network, PID, mount) when ``unshare`` works."""
+
     enabled: bool = True
     tasks: list[Literal["completion", "bug_localisation", "function_selection"]] = Field(
         default_factory=lambda: ["completion", "bug_localisation", "function_selection"])
     completion_model: str | None = None
+    """The task model of all three tasks: ``PROVIDER/MODEL``, the id or model name of a
+    model in ``models.judge`` or ``models.test`` (its endpoint, limits and prices apply), or
+    a bare model name of a known family (``claude-3-5-sonnet-20241022``)."""
+    api_endpoint: str | None = None
+    """Base URL for a ``PROVIDER/MODEL`` task model (e.g. provider ``local``)."""
+    max_tokens: int = Field(default=1024, ge=64)
+    """Output token limit of task-model calls (room for a whole function)."""
     tasks_file: str | None = None
+    """A directory of ``completion.jsonl``, ``bug_localisation.jsonl`` and
+    ``function_selection.jsonl``, or one JSONL file whose lines carry ``type``; default:
+    ``tasks/<codebase dir name>/`` beside the codebase (see fixtures/tasks/README.md)."""
+    build_tasks: bool = True
+    """Build completion and function-selection tasks from the codebase's documented
+    functions for a type no task file covers."""
+    sandbox: Sandbox = Field(default_factory=Sandbox)
 
 
 class EvaluationSection(SBModel):
@@ -195,6 +229,21 @@ class OutputSection(SBModel):
     """The SQLite store; default ``<directory>/store.sqlite``."""
 
 
+class GateSection(SBModel):
+    """CI gate: thresholds that fail the pytest session, naming the model and the metric."""
+
+    min_overall: float | dict[str, float] | None = None
+    """Minimum overall score, for every model (a number) or per model id (a mapping)."""
+    min_family: dict[Literal["judge", "contrastive", "retrieval", "downstream"], float] = Field(
+        default_factory=dict)
+    """Minimum family score for every model whose family ran, e.g. ``{retrieval: 0.4}``."""
+    baseline: str | None = None
+    """A baseline run: the path of its results.json, or its run id in the store."""
+    max_regression: float = Field(default=0.0, ge=0)
+    """Largest drop of a model's overall score against the baseline that is tolerated
+    even when significant (paired t-test on shared units, Holm-corrected)."""
+
+
 class Settings(SBModel):
     """Everything a run needs to know, as loaded from ``summarybench.yaml`` and options."""
 
@@ -206,6 +255,9 @@ class Settings(SBModel):
     weights: EvalWeights = Field(default_factory=EvalWeights)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     output: OutputSection = Field(default_factory=OutputSection)
+    # Excluded from dumps, hence from ``fingerprint``: a gate judges a run, it does not
+    # define one, so changing a threshold must not start a new run.
+    gate: GateSection = Field(default_factory=GateSection, exclude=True)
     base_dir: str = "."
     """Directory that relative paths are resolved against (the YAML file's directory)."""
 

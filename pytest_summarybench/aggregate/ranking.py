@@ -2,25 +2,35 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
 from ..schemas import (
     EVAL_FAMILIES,
     BenchmarkReport,
     CodebaseInfo,
-    CostBreakdown,
-    Costs,
+    CodeUnit,
     Detailed,
     ErrorCount,
     FamilyScores,
+    GeneratedSummary,
     GroupScores,
     ModelRanking,
     ReportMetadata,
     ScoreRecord,
 )
 from ..schemas.config import BenchmarkConfig
-from .scores import FamilyBreakdown, family_scores, metric_means
+from ..schemas.report import Statistics
+from ..stats.correlation import correlation_matrix
+from ..stats.significance import mean_interval
+from .costs import cost_analysis
+from .failures import analyze_failures
+from .pairs import compare_all_pairs, groups_from_tests, pair_seed
+from .recommend import head_to_head, recommendations
+from .scores import FamilyBreakdown, family_scores, metric_means, unit_breakdowns
 
 
 def rank_models(breakdowns: dict[str, FamilyBreakdown]) -> list[ModelRanking]:
@@ -63,68 +73,123 @@ def _group_scores(records: list[ScoreRecord], key_of: dict[str, str], config: Be
     return out
 
 
-def build_report(
-    *,
-    run_id: str,
-    name: str,
-    config: BenchmarkConfig,
-    codebase: CodebaseInfo,
-    records: list[ScoreRecord],
-    model_ids: list[str],
-    unit_language: dict[str, str],
-    unit_type: dict[str, str],
-    summary_costs: dict[str, list[float | None]],
-    families_skipped: dict[str, str],
-    started_at: datetime,
-    finished_at: datetime,
-) -> BenchmarkReport:
+@dataclass
+class ReportInputs:
+    """Everything a report is computed from; all of it is in the store, so a report can be
+    rebuilt without calling a model."""
+
+    run_id: str
+    name: str
+    config: BenchmarkConfig
+    codebase: CodebaseInfo
+    records: list[ScoreRecord]
+    model_ids: list[str]
+    units: list[CodeUnit]
+    """Every extracted unit of the run (language, type, docstring and code of each)."""
+    summaries: dict[tuple[str, str], GeneratedSummary]
+    """(unit id, model id) -> the summary the run scored."""
+    started_at: datetime
+    finished_at: datetime
+    families_skipped: dict[str, str] = field(default_factory=dict)
+    evaluator_details: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
+                per_unit: Mapping[str, Mapping[str, FamilyBreakdown]],
+                breakdowns: Mapping[str, FamilyBreakdown]) -> Statistics:
+    seed = inputs.config.seed
+    ordered = [r.model_id for r in rankings if per_unit.get(r.model_id)]
+    overall = {m: {u: fb.overall for u, fb in units.items() if fb.overall is not None}
+               for m, units in per_unit.items()}
+    tests = compare_all_pairs(overall, ordered, "overall", seed=seed)
+    for family in EVAL_FAMILIES:
+        scores = {m: {u: fb.families[family] for u, fb in units.items()
+                      if family in fb.families} for m, units in per_unit.items()}
+        if sum(1 for s in scores.values() if s) > 1:
+            tests += compare_all_pairs(scores, ordered, family, seed=seed)
+    groups = groups_from_tests(ordered, tests)
+    for r in rankings:
+        scores_of = list(overall.get(r.model_id, {}).values())
+        r.units = len(scores_of)
+        r.significance_group = groups.get(r.model_id, "")
+        if scores_of:
+            r.confidence_interval = mean_interval(
+                [overall[r.model_id][u] for u in sorted(overall[r.model_id])],
+                seed=pair_seed(seed, "mean", r.model_id))
+    families = list(EVAL_FAMILIES)
+    return Statistics(
+        significance_tests=tests,
+        correlations=correlation_matrix(
+            [fb.families for units in per_unit.values() for fb in units.values()], families),
+        correlations_by_model={
+            m: correlation_matrix([fb.families for fb in units.values()], families)
+            for m, units in per_unit.items() if units},
+        model_correlations=correlation_matrix(
+            [breakdowns[m].families for m in ordered], families),
+        significance_groups=groups,
+        unit_scores={m: dict(sorted(overall[m].items())) for m in ordered},
+    )
+
+
+def build_report(inputs: ReportInputs) -> BenchmarkReport:
     """Everything ``results.json`` holds for one run of the code-summary benchmark."""
+    records, config, model_ids = inputs.records, inputs.config, inputs.model_ids
     breakdowns = family_scores(records, config, model_ids)
     rankings = rank_models(breakdowns)
     ran = [f for f in EVAL_FAMILIES if any(f in b.families for b in breakdowns.values())]
-    skipped = {f: families_skipped.get(f, "no evaluator of this family recorded a score")
+    skipped = {f: inputs.families_skipped.get(f, "no evaluator of this family recorded a score")
                for f in EVAL_FAMILIES if f not in ran}
 
     means = metric_means(records)
     by_model = {m: {f"{ev}:{metric}": v for (ev, metric), v in sorted(means.get(m, {}).items())}
                 for m in model_ids}
-
     errors: dict[tuple[str, str], list[str]] = defaultdict(list)
     for rec in records:
         if rec.error is not None:
             errors[(rec.model_id, rec.evaluator)].append(f"{rec.unit_id}: {rec.error}")
 
-    costs = Costs()
-    grand: float | None = 0.0
-    for model_id in model_ids:
-        values = summary_costs.get(model_id, [])
-        unknown = sum(1 for v in values if v is None)
-        total = None if unknown else float(sum(v for v in values if v is not None))
-        costs.by_model[model_id] = CostBreakdown(
-            total=total,
-            per_1k_summaries=(total / len(values) * 1000) if total is not None and values
-            else None,
-            by_phase={"generation": total},
-            unknown_price_calls=unknown,
-        )
-        grand = None if grand is None or total is None else grand + total
-    costs.total = grand
+    units = {u.id: u for u in inputs.units}
+    by_language = _group_scores(records, {u.id: u.language for u in inputs.units}, config,
+                                model_ids)
+    by_code_type = _group_scores(records, {u.id: u.type for u in inputs.units}, config,
+                                 model_ids)
+    per_unit = unit_breakdowns(records, config, model_ids)
+    statistics = _statistics(inputs, rankings, per_unit, breakdowns)
+    summaries_by_model: dict[str, list[GeneratedSummary]] = {m: [] for m in model_ids}
+    for (_, model_id), s in sorted(inputs.summaries.items()):
+        if model_id in summaries_by_model:
+            summaries_by_model[model_id].append(s)
+    failures = analyze_failures(
+        model_ids=model_ids, units=units, summaries=inputs.summaries, unit_scores=per_unit,
+        breakdowns=breakdowns, records=records, by_language=by_language,
+        by_code_type=by_code_type)
+    costs = cost_analysis(model_ids, summaries_by_model, records,
+                          {m: fb.overall for m, fb in breakdowns.items()})
 
-    duration = finished_at - started_at
+    sampled = [units[u] for u in {r.unit_id for r in records} if u in units]
+    langs = Counter(u.language for u in sampled)
+    duration = inputs.finished_at - inputs.started_at
     return BenchmarkReport(
         metadata=ReportMetadata(
-            benchmark_id=run_id, name=name,
-            run_date=finished_at.astimezone(timezone.utc).isoformat(timespec="seconds"),
+            benchmark_id=inputs.run_id, name=inputs.name,
+            run_date=inputs.finished_at.astimezone(timezone.utc).isoformat(timespec="seconds"),
             duration=f"{duration.total_seconds():.1f}s",
-            codebase=codebase, configuration=config,
-            families_run=ran, families_skipped=skipped),
+            codebase=inputs.codebase, configuration=config,
+            families_run=ran, families_skipped=skipped,
+            language_shares={k: n / len(sampled) for k, n in
+                             sorted(langs.items(), key=lambda kv: (-kv[1], kv[0]))}),
         rankings=rankings,
-        detailed=Detailed(
-            by_model=by_model,
-            by_language=_group_scores(records, unit_language, config, model_ids),
-            by_code_type=_group_scores(records, unit_type, config, model_ids),
-        ),
+        detailed=Detailed(by_model=by_model, by_language=by_language,
+                          by_code_type=by_code_type),
+        comparisons=head_to_head(rankings, statistics.significance_tests,
+                                 statistics.unit_scores, breakdowns=breakdowns,
+                                 by_language=by_language, by_code_type=by_code_type,
+                                 summaries=summaries_by_model, failures=failures),
+        statistics=statistics,
+        failures=failures,
         costs=costs,
         errors=[ErrorCount(model_id=m, evaluator=e, count=len(msgs), examples=msgs[:3])
                 for (m, e), msgs in sorted(errors.items())],
+        evaluator_details=dict(inputs.evaluator_details),
+        recommendations=recommendations(rankings, costs, by_language),
     )

@@ -127,3 +127,23 @@ def family_scores(records: list[ScoreRecord], config: BenchmarkConfig,
             else:
                 out[rec.model_id].errors += 1
     return out
+
+
+def unit_breakdowns(records: list[ScoreRecord], config: BenchmarkConfig,
+                    model_ids: Iterable[str]) -> dict[str, dict[str, FamilyBreakdown]]:
+    """model -> unit -> the spec 9.1 breakdown restricted to that unit's records.
+
+    These are the paired observations of the significance tests: a model's per-unit score
+    weighs that unit's components exactly as ``family_scores`` weighs the run's means.
+    Units where a model has no score are absent from its mapping.
+    """
+    models = list(model_ids)
+    by_unit: dict[str, list[ScoreRecord]] = defaultdict(list)
+    for rec in records:
+        by_unit[rec.unit_id].append(rec)
+    out: dict[str, dict[str, FamilyBreakdown]] = {m: {} for m in models}
+    for unit_id in sorted(by_unit):
+        for model_id, fb in family_scores(by_unit[unit_id], config, models).items():
+            if fb.overall is not None:
+                out[model_id][unit_id] = fb
+    return out

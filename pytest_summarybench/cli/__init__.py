@@ -21,6 +21,8 @@ SUBCOMMANDS: dict[str, str] = {
     "generate": "run",
     "evaluate": "run",
     "run": "run",
+    "report": "report",
+    "compare": "compare",
 }
 
 EXIT_OK = 0

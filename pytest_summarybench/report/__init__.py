@@ -1,37 +1,44 @@
-"""Reports: the run's report object from the store's data, and its renderings."""
+"""Reports: the run's report object from the store's data, and its renderings (terminal
+table, results.json, Markdown, HTML), the CI gate, and the pytest-html columns."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from ..aggregate import build_report
-from ..context import RunContext
 from ..schemas import BenchmarkReport, ScoreRecord
+from .gate import apply_gate
+from .inputs import ReportError, inputs_from_context, inputs_from_store, save_session_inputs
 from .json_report import write_results_json
+from .render import FILE_NAMES, render, write_reports
 from .terminal import terminal_lines
+
+if TYPE_CHECKING:
+    from ..context import RunContext
+    from ..store import Store
 
 
 def build_run_report(ctx: RunContext, records: list[ScoreRecord],
                      families_skipped: dict[str, str], *, started_at: datetime,
-                     finished_at: datetime) -> BenchmarkReport:
-    """The report of one run from its records, units and summaries (no model calls)."""
-    run = ctx.store.load_run(ctx.run_id)
-    assert run is not None, f"run {ctx.run_id} is in the store once units are extracted"
-    model_ids = sorted({r.model_id for r in records if "~" not in r.model_id}
-                       | {m.id for m in ctx.models})
-    summary_costs: dict[str, list[float | None]] = {m: [] for m in model_ids}
-    for unit in ctx.units:
-        for model_id in model_ids:
-            s = ctx.summary(unit.id, model_id)
-            if s is not None:
-                summary_costs[model_id].append(s.generation_metadata.cost)
-    return build_report(
-        run_id=ctx.run_id, name=ctx.settings.name, config=run.config,
-        codebase=run.codebase_info, records=records, model_ids=model_ids,
-        unit_language={u.id: u.language for u in ctx.all_units},
-        unit_type={u.id: u.type for u in ctx.all_units},
-        summary_costs=summary_costs, families_skipped=families_skipped,
-        started_at=started_at, finished_at=finished_at)
+                     finished_at: datetime,
+                     evaluator_details: dict[str, dict[str, Any]] | None = None,
+                     save: bool = False) -> BenchmarkReport:
+    """The report of one session from its records and the run's units and summaries (no
+    model calls); with ``save``, what only the session knows is kept in the store so that
+    ``report_from_store`` rebuilds the same report."""
+    inputs = inputs_from_context(ctx, records, families_skipped=families_skipped,
+                                 started_at=started_at, finished_at=finished_at,
+                                 evaluator_details=evaluator_details)
+    if save:
+        save_session_inputs(ctx.store, inputs)
+    return build_report(inputs)
 
 
-__all__ = ["build_run_report", "terminal_lines", "write_results_json"]
+def report_from_store(store: Store, run_id: str | None = None) -> BenchmarkReport:
+    """The report of ``run_id`` (default: the latest run) rebuilt from the store alone."""
+    return build_report(inputs_from_store(store, run_id))
+
+
+__all__ = ["FILE_NAMES", "ReportError", "apply_gate", "build_run_report", "render",
+           "report_from_store", "terminal_lines", "write_reports", "write_results_json"]

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from ..schemas import BenchmarkReport
 
 
+def report_json(report: BenchmarkReport) -> str:
+    """The report as indented JSON with the spec's camelCase keys."""
+    return json.dumps(report.to_json_dict(), indent=2, sort_keys=False) + "\n"
+
+
 def write_results_json(report: BenchmarkReport, output_dir: Path) -> Path:
     """Write ``output_dir/results.json`` atomically (a reader never sees half a file)."""
-    output_dir.mkdir(parents=True, exist_ok=True)
-    path = output_dir / "results.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(report.to_json_dict(), indent=2, sort_keys=False) + "\n",
-                   encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    from .render import write_text_atomic
+
+    return write_text_atomic(output_dir / "results.json", report_json(report))

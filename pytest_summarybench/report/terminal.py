@@ -10,16 +10,21 @@ def _fmt(value: float | None) -> str:
 
 
 def terminal_lines(report: BenchmarkReport) -> list[str]:
-    """A fixed-width ranking table, then which families ran and what failed."""
-    header = ["rank", "model", "overall", *EVAL_FAMILIES, "scored", "errors"]
+    """A fixed-width ranking table with significance groups, then which families ran,
+    the closest call between adjacent models, and what failed."""
+    header = ["rank", "model", "overall", "95% CI", "group", *EVAL_FAMILIES, "scored",
+              "errors"]
     rows = [[str(r.rank), r.model_id, f"{r.overall_score:.3f}",
+             (f"{r.confidence_interval[0]:.2f}-{r.confidence_interval[1]:.2f}"
+              if r.confidence_interval else "-"),
+             r.significance_group or "-",
              *(_fmt(getattr(r.scores, f)) for f in EVAL_FAMILIES),
              str(r.scored_items), str(r.errors)] for r in report.rankings]
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
               for i, h in enumerate(header)]
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 1 else c.rjust(w)
+        return "  ".join(c.ljust(w) if i in (1, 4) else c.rjust(w)
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
     meta = report.metadata
@@ -27,10 +32,23 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
            f"({', '.join(meta.codebase.languages)}); run {meta.benchmark_id}",
            line(header), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
+    if report.statistics.significance_groups:
+        out.append("group: models sharing a letter are not significantly different "
+                   "(paired t-tests on per-unit scores, Holm-corrected, alpha 0.05)")
     out.append("families run: " + (", ".join(meta.families_run) or "none"))
     for family, reason in meta.families_skipped.items():
         out.append(f"skipped {family}: {reason}")
+    if report.comparisons:
+        c = report.comparisons[0]
+        verdict = "significant" if c.significant else "not significant"
+        p = f"p={c.p_value:.3g}, " if c.p_value is not None else ""
+        out.append(f"top pair: {c.model_a} vs {c.model_b}: {c.score_difference:+.3f} "
+                   f"({p}{verdict}; {c.pairwise_record.a_wins}-{c.pairwise_record.b_wins}-"
+                   f"{c.pairwise_record.ties} on {c.units} units)")
     for err in report.errors:
         out.append(f"errors: {err.model_id} {err.evaluator}: {err.count} "
                    f"(e.g. {err.examples[0]})")
+    if report.baseline is not None:
+        deltas = ", ".join(f"{m} {d:+.3f}" for m, d in report.baseline.deltas.items())
+        out.append(f"baseline {report.baseline.source}: {deltas or 'no shared model'}")
     return out

@@ -22,6 +22,8 @@ class ReportMetadata(SBModel):
     """Evaluator families that produced scores in this run."""
     families_skipped: dict[str, str] = Field(default_factory=dict)
     """Families that did not run, with the reason."""
+    language_shares: dict[str, float] = Field(default_factory=dict)
+    """Share of the sampled units in each language (0-1), largest first."""
 
 
 class FamilyScores(SBModel):
@@ -40,6 +42,13 @@ class ModelRanking(SBModel):
     overall_score: float
     scores: FamilyScores
     delta_from_baseline: float | None = None
+    """Overall score minus the baseline run's, when a baseline is configured."""
+    confidence_interval: tuple[float, float] | None = None
+    """Seeded percentile bootstrap interval of the mean per-unit overall score."""
+    significance_group: str = ""
+    """Letters shared by models the run cannot tell apart (Holm-corrected paired tests)."""
+    units: int = 0
+    """Units with a per-unit overall score for this model."""
     scored_items: int = 0
     """Matrix items that produced a score for this model."""
     errors: int = 0
@@ -53,36 +62,78 @@ class PairwiseRecord(SBModel):
 
 
 class ModelComparison(SBModel):
+    """Head to head: ``model_a`` is the higher-ranked model of the pair."""
+
     model_a: str
     model_b: str
     winner: str
+    """The model with the higher mean per-unit score; ``tie`` when they are equal."""
     score_difference: float
+    """Mean per-unit overall score of A minus B over the units both were scored on."""
     significant: bool
+    """Holm-adjusted paired t-test p-value below 0.05."""
+    p_value: float | None = None
+    """Holm-adjusted p-value of the overall-score test."""
+    confidence_interval: tuple[float, float] | None = None
+    units: int = 0
     pairwise_record: PairwiseRecord = Field(default_factory=PairwiseRecord)
+    """Units on which A's per-unit overall score beat, lost to or tied B's."""
     strengths_a: list[str] = Field(default_factory=list)
     strengths_b: list[str] = Field(default_factory=list)
 
 
 class SignificanceTest(SBModel):
+    """One paired comparison of two models on one metric (spec 9.3)."""
+
     model_a: str
     model_b: str
     metric: str
+    """``overall`` or an evaluator family."""
     mean_difference: float
+    """Mean of (A - B) over the units both were scored on."""
     p_value: float
+    """Two-sided paired t-test p-value, before correction."""
     significant: bool
+    """``p_adjusted`` below 0.05."""
     confidence_interval: tuple[float, float]
+    """Seeded percentile bootstrap interval (95%) of the mean difference."""
+    p_adjusted: float = 1.0
+    """Holm-adjusted across all model pairs of this metric."""
+    t_statistic: float = 0.0
+    units: int = 0
+    """Number of paired units."""
+    minimum_detectable_difference: float | None = None
+    """Smallest true difference this test detects with 80% power at this sample size."""
+    power: float | None = None
+    """Power to detect a true difference as large as the observed one."""
 
 
 class Statistics(SBModel):
     significance_tests: list[SignificanceTest] = Field(default_factory=list)
     correlations: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Spearman rho between families over every scored unit-model pair."""
+    correlations_by_model: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
+    """Per model, Spearman rho between families across its units."""
+    model_correlations: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Spearman rho between families across models: do they rank the models alike?"""
+    significance_groups: dict[str, str] = Field(default_factory=dict)
+    """Model -> group letters (see ``ModelRanking.significance_group``)."""
+    unit_scores: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Model -> unit id -> per-unit overall score: the data of every test above, kept so
+    that a later run can be compared against this one."""
 
 
 class FailureExample(SBModel):
     code_unit_id: str
     summary: str
     issue: str
+    """Which evaluators scored it low, and how."""
     category: str
+    """The failure pattern it shows (``other`` when none was detected)."""
+    unit_name: str = ""
+    language: str = ""
+    score: float | None = None
+    """Its per-unit overall score."""
 
 
 class FailureAnalysis(SBModel):
@@ -91,18 +142,32 @@ class FailureAnalysis(SBModel):
     weakest_language: str | None = None
     weakest_code_type: str | None = None
     examples: list[FailureExample] = Field(default_factory=list)
+    low_scores: int = 0
+    """Units where this model's per-unit overall score was below the threshold."""
+    patterns: dict[str, int] = Field(default_factory=dict)
+    """Failure pattern -> how many of its low-scored units show it."""
 
 
 class FailurePattern(SBModel):
     category: str
     description: str
     share_of_low_scores: float
+    """Fraction of the low-scored unit-model pairs that show this pattern."""
     models: dict[str, int] = Field(default_factory=dict)
+    """Low-scored pairs showing it, per model."""
+    where: str = ""
+    """Where it is most common (a code type and language), from the data."""
+    example: str = ""
+    """A short quotation of a summary showing it."""
 
 
 class Failures(SBModel):
     by_model: dict[str, FailureAnalysis] = Field(default_factory=dict)
     common_patterns: list[FailurePattern] = Field(default_factory=list)
+    low_score_threshold: float = 0.5
+    """A unit-model pair below this per-unit overall score counts as a low score."""
+    low_scores: int = 0
+    """How many unit-model pairs scored below the threshold."""
 
 
 class CostBreakdown(SBModel):
@@ -110,7 +175,11 @@ class CostBreakdown(SBModel):
     """USD; ``None`` when any call's price is unknown."""
     per_1k_summaries: float | None = None
     by_phase: dict[str, float | None] = Field(default_factory=dict)
+    """``generation`` and each evaluator family that reported call costs."""
     unknown_price_calls: int = 0
+    summaries: int = 0
+    cost_per_quality_point: float | None = None
+    """USD per 1K summaries divided by the overall score in points (0-100)."""
 
 
 class Costs(SBModel):
@@ -140,6 +209,26 @@ class ErrorCount(SBModel):
     examples: list[str] = Field(default_factory=list)
 
 
+class Recommendation(SBModel):
+    kind: str
+    """``best_overall``, ``best_value``, ``language`` or ``budget``."""
+    model_id: str
+    title: str = ""
+    """The heading shown before the text (``Best value``, ``For Go-heavy codebases``)."""
+    text: str
+    """The sentence shown in the reports, with the figures that support it."""
+
+
+class BaselineComparison(SBModel):
+    source: str
+    """The baseline's results.json path or run id."""
+    run_id: str = ""
+    deltas: dict[str, float] = Field(default_factory=dict)
+    """Model -> overall score minus the baseline's."""
+    tests: list[SignificanceTest] = Field(default_factory=list)
+    """Per model, current (A) against baseline (B) on shared units."""
+
+
 class BenchmarkReport(SBModel):
     metadata: ReportMetadata
     rankings: list[ModelRanking]
@@ -152,3 +241,7 @@ class BenchmarkReport(SBModel):
     """Matrix items that could not be scored, counted per model and evaluator."""
     evaluator_details: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Per evaluator, the figures its ``summarize`` contributed (see ``SummarizingEvaluator``)."""
+    recommendations: list[Recommendation] = Field(default_factory=list)
+    baseline: BaselineComparison | None = None
+    gate_failures: list[str] = Field(default_factory=list)
+    """Messages of the CI gate (configured thresholds and ranking hooks) that failed."""

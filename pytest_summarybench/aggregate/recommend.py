@@ -1,0 +1,168 @@
+"""Head-to-head comparisons and the report's recommendations, derived from the run's
+figures: each sentence carries the numbers that support it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from statistics import mean
+
+from ..schemas import GeneratedSummary
+from ..schemas.report import (
+    Costs,
+    Failures,
+    GroupScores,
+    ModelComparison,
+    ModelRanking,
+    Recommendation,
+    SignificanceTest,
+)
+from .pairs import PairData
+from .patterns import words
+from .scores import FamilyBreakdown
+
+LANGUAGE_NAMES: dict[str, str] = {
+    "typescript": "TypeScript", "javascript": "JavaScript", "python": "Python", "go": "Go",
+    "java": "Java", "rust": "Rust", "csharp": "C#", "ruby": "Ruby", "php": "PHP",
+    "kotlin": "Kotlin",
+}
+COMPONENT_LABELS: dict[str, str] = {
+    "judge/pointwise": "judge rubric score", "judge/pairwise": "pairwise win rate",
+    "contrastive/embedding": "embedding contrastive accuracy",
+    "contrastive/llm": "LLM contrastive accuracy", "retrieval/precision1": "retrieval P@1",
+    "retrieval/precision5": "retrieval P@5", "retrieval/mrr": "retrieval MRR",
+    "downstream/completion": "code completion pass rate",
+    "downstream/bug_localization": "bug localization accuracy",
+    "downstream/function_selection": "function selection accuracy",
+}
+#: Differences smaller than this are not called a strength.
+MIN_MARGIN = 0.01
+MAX_STRENGTHS = 5
+
+
+def language_name(key: str) -> str:
+    return LANGUAGE_NAMES.get(key, key)
+
+
+def mean_words(summaries: Sequence[GeneratedSummary]) -> float | None:
+    return mean(len(words(s.summary)) for s in summaries) if summaries else None
+
+
+def strengths(a: str, b: str, *, breakdowns: Mapping[str, FamilyBreakdown],
+              by_language: Mapping[str, GroupScores], by_code_type: Mapping[str, GroupScores],
+              summaries: Mapping[str, list[GeneratedSummary]], failures: Failures) -> list[str]:
+    """Where ``a`` does better than ``b``, largest margins first."""
+    found: list[tuple[float, str]] = []
+    fa, fb = breakdowns[a], breakdowns[b]
+    for family, comps in fa.components.items():
+        for name, va in comps.items():
+            vb = fb.components.get(family, {}).get(name)
+            if vb is not None and va - vb >= MIN_MARGIN:
+                label = COMPONENT_LABELS.get(f"{family}/{name}", f"{family} {name}")
+                found.append((va - vb, f"Better {label} ({va:.2f} vs {vb:.2f}, "
+                                       f"+{va - vb:.2f})"))
+    for groups, what in ((by_language, "language"), (by_code_type, "type")):
+        for key, g in groups.items():
+            ga, gb = g.overall_by_model.get(a), g.overall_by_model.get(b)
+            if ga is not None and gb is not None and ga - gb >= MIN_MARGIN:
+                where = (f"{language_name(key)} code" if what == "language" else f"{key} units")
+                found.append((ga - gb, f"Stronger on {where} ({ga:.2f} vs {gb:.2f})"))
+    wa, wb = mean_words(summaries.get(a, [])), mean_words(summaries.get(b, []))
+    if wa is not None and wb is not None and wa <= 0.85 * wb:
+        found.append(((wb - wa) / wb / 10, f"More concise summaries ({wa:.0f} vs {wb:.0f} "
+                                           "words on average)"))
+    pa = failures.by_model.get(a)
+    pb = failures.by_model.get(b)
+    if pa is not None and pb is not None:
+        for category in sorted(set(pb.patterns)):
+            na, nb = pa.patterns.get(category, 0), pb.patterns[category]
+            if nb - na >= 2:
+                label = category.replace("_", " ")
+                found.append(((nb - na) / 1000, f"Fewer low scores with {label} "
+                                                f"({na} vs {nb} units)"))
+    found.sort(key=lambda f: (-f[0], f[1]))
+    return [text for _, text in found[:MAX_STRENGTHS]]
+
+
+def head_to_head(rankings: Sequence[ModelRanking], tests: Sequence[SignificanceTest],
+                 unit_overall: Mapping[str, Mapping[str, float]], **figures: object
+                 ) -> list[ModelComparison]:
+    """A comparison for every pair of ranked models (higher-ranked as A), from the
+    overall-score tests; ``figures`` are the keyword arguments of ``strengths``."""
+    by_pair = {(t.model_a, t.model_b): t for t in tests if t.metric == "overall"}
+    out: list[ModelComparison] = []
+    ordered = [r.model_id for r in rankings if r.units]
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1:]:
+            test = by_pair.get((a, b))
+            data = PairData.shared(unit_overall.get(a, {}), unit_overall.get(b, {}))
+            diff = test.mean_difference if test else 0.0
+            out.append(ModelComparison(
+                model_a=a, model_b=b,
+                winner=a if diff > 0 else b if diff < 0 else "tie",
+                score_difference=diff,
+                significant=bool(test and test.significant),
+                p_value=test.p_adjusted if test else None,
+                confidence_interval=test.confidence_interval if test else None,
+                units=len(data.units),
+                pairwise_record=data.record(),
+                strengths_a=strengths(a, b, **figures),  # type: ignore[arg-type]
+                strengths_b=strengths(b, a, **figures),  # type: ignore[arg-type]
+            ))
+    return out
+
+
+def recommendations(rankings: Sequence[ModelRanking], costs: Costs,
+                    by_language: Mapping[str, GroupScores]) -> list[Recommendation]:
+    """Best overall, best value, best per language where it differs, and a budget option."""
+    ranked = [r for r in rankings if r.units]
+    if not ranked:
+        return []
+    best = ranked[0]
+    out: list[Recommendation] = []
+    peers = [r.model_id for r in ranked[1:]
+             if set(r.significance_group) & set(best.significance_group)]
+    text = f"{best.model_id} for highest quality (overall {best.overall_score:.3f})"
+    if peers:
+        text += f"; not significantly better than {', '.join(peers)}"
+    out.append(Recommendation(kind="best_overall", title="Best overall",
+                              model_id=best.model_id, text=text))
+
+    priced = [(costs.by_model[r.model_id], r) for r in ranked
+              if r.model_id in costs.by_model
+              and costs.by_model[r.model_id].cost_per_quality_point is not None]
+    best_cost = costs.by_model.get(best.model_id)
+    if priced:
+        value_cost, value = min(priced, key=lambda p: (p[0].cost_per_quality_point,
+                                                       -p[1].overall_score, p[1].model_id))
+        per_point = value_cost.cost_per_quality_point or 0.0
+        detail = f"${per_point:.4f} per quality point per 1K summaries"
+        if value.model_id != best.model_id and best_cost and best_cost.per_1k_summaries:
+            share = (value_cost.per_1k_summaries or 0.0) / best_cost.per_1k_summaries
+            detail = (f"rank {value.rank} at {share:.0%} of the cost of {best.model_id}; "
+                      + detail)
+        out.append(Recommendation(kind="best_value", title="Best value",
+                                  model_id=value.model_id, text=f"{value.model_id} ({detail})"))
+
+    for key, group in by_language.items():
+        scored = sorted(group.overall_by_model.items(), key=lambda kv: (-kv[1], kv[0]))
+        if not scored or scored[0][0] == best.model_id:
+            continue
+        lead, score = scored[0]
+        theirs = group.overall_by_model.get(best.model_id)
+        if theirs is not None and score - theirs < MIN_MARGIN:
+            continue
+        versus = f" vs {best.model_id} {theirs:.2f}" if theirs is not None else ""
+        out.append(Recommendation(
+            kind="language", model_id=lead, title=f"For {language_name(key)}-heavy codebases",
+            text=f"consider {lead} ({score:.2f}{versus}, {group.units} units)"))
+
+    cheaper = [(c, r) for c, r in priced if r.model_id != best.model_id
+               and c.per_1k_summaries is not None]
+    if cheaper:
+        c, r = min(cheaper, key=lambda p: (p[0].per_1k_summaries, -p[1].overall_score,
+                                           p[1].model_id))
+        out.append(Recommendation(
+            kind="budget", title="Budget option", model_id=r.model_id,
+            text=f"{r.model_id} at ${c.per_1k_summaries:.2f} per 1K summaries, with a quality "
+                 f"tradeoff of {best.overall_score - r.overall_score:.3f} overall"))
+    return out

@@ -1,0 +1,118 @@
+"""``summarybench compare A B [--detailed]``: head to head of two models of a run, from
+the store alone: winner, score difference, significance, pairwise record, strengths."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from ._common import EXIT_OK, CliError
+from .report import add_store_arguments, load_report
+
+if TYPE_CHECKING:
+    from ..schemas import BenchmarkReport
+
+_SHOWN_UNITS = 3
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "compare", help="compare two models of a run head to head",
+        description="Compare two models on the units both were scored on (from the store).")
+    parser.add_argument("model_a", metavar="A", help="a model id (or its unique name part)")
+    parser.add_argument("model_b", metavar="B", help="another model id")
+    parser.add_argument("--detailed", action="store_true",
+                        help="also per-family tests, languages, code types and the units "
+                             "where the two differ most")
+    add_store_arguments(parser)
+    return parser
+
+
+def resolve_model(name: str, report: BenchmarkReport) -> str:
+    """A model id of the report from its full id or a unique part after ``provider/``."""
+    ids = [r.model_id for r in report.rankings]
+    if name in ids:
+        return name
+    matches = [m for m in ids if m.partition("/")[2] == name]
+    if len(matches) == 1:
+        return matches[0]
+    raise CliError(f"model {name!r} is not in run {report.metadata.benchmark_id}; its models "
+                   f"are: {', '.join(ids)}")
+
+
+def _unit_labels(args: argparse.Namespace, run_id: str) -> dict[str, str]:
+    from ..store import Store
+
+    store = Store(args.store)
+    try:
+        return {u.id: f"{u.language} {u.path} {u.name}" for u in store.load_units(run_id)}
+    finally:
+        store.close()
+
+
+def _lines(report: BenchmarkReport, a: str, b: str, detailed: bool,
+           labels: dict[str, str]) -> list[str]:
+    from ..report.view import interval, num, pvalue, signed
+
+    comparison = next((c for c in report.comparisons if {c.model_a, c.model_b} == {a, b}),
+                      None)
+    if comparison is None:
+        raise CliError(f"{a} and {b} share no scored unit in run "
+                       f"{report.metadata.benchmark_id}; nothing to compare")
+    c = comparison
+    rank = {r.model_id: r for r in report.rankings}
+    out = [f"{c.model_a} vs {c.model_b} (run {report.metadata.benchmark_id}, "
+           f"{c.units} shared units)"]
+    for m in (c.model_a, c.model_b):
+        r = rank[m]
+        out.append(f"  {m}: rank {r.rank}, overall {r.overall_score:.3f} "
+                   f"{interval(r.confidence_interval)}, group {r.significance_group or '-'}")
+    verdict = (f"{c.winner} (p={pvalue(c.p_value)}, Holm-adjusted across the run's pairs)"
+               if c.significant else
+               f"no significant difference (p={pvalue(c.p_value)}); higher mean: {c.winner}")
+    rec = c.pairwise_record
+    out += [f"winner: {verdict}",
+            f"score difference: {signed(c.score_difference)} "
+            f"(95% CI {interval(c.confidence_interval)})",
+            f"pairwise record: {rec.a_wins} wins, {rec.b_wins} wins, {rec.ties} ties",
+            f"{c.model_a} strengths:", *(f"  - {s}" for s in c.strengths_a or ["none measured"]),
+            f"{c.model_b} strengths:", *(f"  - {s}" for s in c.strengths_b or ["none measured"])]
+    if not detailed:
+        return out
+    tests = [t for t in report.statistics.significance_tests
+             if (t.model_a, t.model_b) == (c.model_a, c.model_b)]
+    out.append("tests (A - B):")
+    for t in tests:
+        out.append(f"  {t.metric:<12} {signed(t.mean_difference)} "
+                   f"{interval(t.confidence_interval)} p={pvalue(t.p_value)} "
+                   f"holm={pvalue(t.p_adjusted)} {'significant' if t.significant else 'n.s.'}"
+                   f"; detectable {num(t.minimum_detectable_difference)} at 80% power")
+    for title, groups in (("by language", report.detailed.by_language),
+                          ("by code type", report.detailed.by_code_type)):
+        out.append(f"{title}:")
+        for key, g in groups.items():
+            va, vb = g.overall_by_model.get(c.model_a), g.overall_by_model.get(c.model_b)
+            diff = signed(va - vb) if va is not None and vb is not None else "-"
+            out.append(f"  {key:<12} {num(va)} vs {num(vb)} ({diff}, {g.units} units)")
+    scores = report.statistics.unit_scores
+    shared = sorted(set(scores.get(c.model_a, {})) & set(scores.get(c.model_b, {})))
+    diffs = sorted((scores[c.model_a][u] - scores[c.model_b][u], u) for u in shared)
+    for label, picked in ((f"units where {c.model_a} does best", diffs[::-1]),
+                          (f"units where {c.model_b} does best", diffs)):
+        shown = [(d, u) for d, u in picked[:_SHOWN_UNITS] if d != 0]
+        if shown:
+            out.append(f"{label}:")
+            out += [f"  {labels.get(u, u)}: {signed(d)}" for d, u in shown]
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    report = load_report(args)
+    a = resolve_model(args.model_a, report)
+    b = resolve_model(args.model_b, report)
+    if a == b:
+        raise CliError(f"compare needs two different models, got {a} twice")
+    labels = _unit_labels(args, report.metadata.benchmark_id) if args.detailed else {}
+    for line in _lines(report, a, b, args.detailed, labels):
+        print(line)
+    return EXIT_OK

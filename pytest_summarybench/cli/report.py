@@ -1,0 +1,72 @@
+"""``summarybench report``: render a run's report from the store alone (no model call).
+
+    summarybench report --format markdown|json|html [--output PATH] [--store PATH]
+                        [--run RUN_ID]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._common import EXIT_OK, CliError
+
+if TYPE_CHECKING:
+    from ..schemas import BenchmarkReport
+
+DEFAULT_STORE = Path("summarybench-results") / "store.sqlite"
+
+
+def add_store_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", metavar="PATH", default=str(DEFAULT_STORE),
+                        help=f"the run store (default: ./{DEFAULT_STORE})")
+    parser.add_argument("--run", metavar="RUN_ID", default=None,
+                        help="which run (default: the latest run in the store)")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "report", help="render a run's report (markdown, json or html) from the store",
+        description="Rebuild a run's report from the store alone, without calling a model.")
+    parser.add_argument("--format", choices=("markdown", "json", "html"), default="markdown",
+                        help="report format (default: markdown)")
+    parser.add_argument("--output", "-o", metavar="PATH", default=None,
+                        help="file to write (default: standard output)")
+    add_store_arguments(parser)
+    return parser
+
+
+def load_report(args: argparse.Namespace) -> BenchmarkReport:
+    """The report of the selected run, or a one-line CliError."""
+    from ..report import ReportError, report_from_store
+    from ..store import Store, StoreError
+
+    path = Path(args.store)
+    if not path.is_file():
+        raise CliError(f"no store at {path}: run the benchmark first "
+                       "(pytest -p summarybench benchmarks/summary) or pass --store PATH")
+    store = Store(path)
+    try:
+        return report_from_store(store, args.run)
+    except (ReportError, StoreError) as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        store.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..report import render
+    from ..report.render import write_text_atomic
+
+    text = render(load_report(args), args.format)
+    if args.output is None:
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        path = write_text_atomic(Path(args.output), text)
+    except OSError as exc:
+        raise CliError(f"cannot write {args.output}: {exc.strerror}") from None
+    print(f"{args.format} report: {path}")
+    return EXIT_OK

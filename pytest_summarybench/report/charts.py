@@ -1,0 +1,155 @@
+"""Geometry of the HTML report's inline SVG charts.
+
+Coordinates are computed here and the template draws them as SVG elements, so the report
+needs no charting library and opens offline; every label reaches the page through the
+template's autoescaping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..aggregate.recommend import language_name
+from ..schemas import BenchmarkReport
+
+LABEL_W = 230
+PLOT_W = 400
+ROW_H = 26
+PAD = 30
+
+
+@dataclass
+class Bar:
+    label: str
+    y: float
+    width: float
+    score: float
+    ci: tuple[float, float] | None
+    """CI whisker x coordinates, when the model has an interval."""
+    group: str
+
+
+@dataclass
+class BarChart:
+    width: int
+    height: int
+    x0: int
+    plot_w: int
+    bars: list[Bar] = field(default_factory=list)
+    ticks: list[tuple[float, str]] = field(default_factory=list)
+
+
+@dataclass
+class Point:
+    label: str
+    x: float
+    y: float
+    cost: float
+    score: float
+
+
+@dataclass
+class Scatter:
+    width: int = 560
+    height: int = 340
+    left: int = 60
+    top: int = 20
+    plot_w: int = 440
+    plot_h: int = 260
+    points: list[Point] = field(default_factory=list)
+    x_ticks: list[tuple[float, str]] = field(default_factory=list)
+    y_ticks: list[tuple[float, str]] = field(default_factory=list)
+    note: str = ""
+
+
+@dataclass
+class Cell:
+    x: float
+    y: float
+    fill: str
+    text: str
+
+
+@dataclass
+class Heatmap:
+    width: int
+    height: int
+    columns: list[tuple[float, str]] = field(default_factory=list)
+    rows: list[tuple[float, str]] = field(default_factory=list)
+    cells: list[Cell] = field(default_factory=list)
+    cell_w: int = 90
+    cell_h: int = 26
+    left: int = LABEL_W
+
+
+def score_bars(report: BenchmarkReport) -> BarChart:
+    """Overall score per model with its bootstrap interval, in rank order."""
+    chart = BarChart(width=LABEL_W + PLOT_W + PAD * 2, height=PAD * 2 + ROW_H *
+                     max(1, len(report.rankings)), x0=LABEL_W, plot_w=PLOT_W)
+    chart.ticks = [(LABEL_W + PLOT_W * t, f"{t:.2f}") for t in (0, 0.25, 0.5, 0.75, 1.0)]
+    for i, r in enumerate(report.rankings):
+        ci = r.confidence_interval
+        chart.bars.append(Bar(
+            label=r.model_id, y=PAD + i * ROW_H, width=PLOT_W * max(0.0, r.overall_score),
+            score=r.overall_score, group=r.significance_group,
+            ci=(LABEL_W + PLOT_W * ci[0], LABEL_W + PLOT_W * ci[1]) if ci else None))
+    return chart
+
+
+def _nice_ticks(high: float) -> list[float]:
+    if high <= 0:
+        return [0.0]
+    step = high / 4
+    return [step * i for i in range(5)]
+
+
+def cost_quality(report: BenchmarkReport) -> Scatter:
+    """Cost per 1K summaries against overall score, one point per priced model."""
+    chart = Scatter()
+    priced = [(r, report.costs.by_model[r.model_id].per_1k_summaries) for r in report.rankings
+              if r.model_id in report.costs.by_model
+              and report.costs.by_model[r.model_id].per_1k_summaries is not None]
+    unpriced = [r.model_id for r in report.rankings if r not in [p[0] for p in priced]]
+    if unpriced:
+        chart.note = "No known cost for: " + ", ".join(unpriced)
+    if not priced:
+        return chart
+    max_cost = max(c for _, c in priced if c is not None) or 1.0
+    x_high = max_cost * 1.1
+    for t in _nice_ticks(x_high):
+        chart.x_ticks.append((chart.left + chart.plot_w * t / x_high, f"${t:.2f}"))
+    for t in (0.0, 0.25, 0.5, 0.75, 1.0):
+        chart.y_ticks.append((chart.top + chart.plot_h * (1 - t), f"{t:.2f}"))
+    for r, cost in priced:
+        assert cost is not None
+        chart.points.append(Point(
+            label=r.model_id, cost=cost, score=r.overall_score,
+            x=chart.left + chart.plot_w * cost / x_high,
+            y=chart.top + chart.plot_h * (1 - r.overall_score)))
+    return chart
+
+
+def heat_color(score: float) -> str:
+    """Red (0) through yellow to green (1), light enough for dark text."""
+    hue = 120 * min(1.0, max(0.0, score))
+    return f"hsl({hue:.0f}, 65%, 72%)"
+
+
+def language_heatmap(report: BenchmarkReport) -> Heatmap:
+    """Overall score per model (rows) and language (columns)."""
+    languages = list(report.detailed.by_language)
+    models = [r.model_id for r in report.rankings]
+    chart = Heatmap(width=LABEL_W + 90 * max(1, len(languages)) + PAD,
+                    height=PAD + 26 * max(1, len(models)) + PAD)
+    chart.columns = [(LABEL_W + chart.cell_w * (j + 0.5), language_name(k))
+                     for j, k in enumerate(languages)]
+    for i, model_id in enumerate(models):
+        y = PAD + i * chart.cell_h
+        chart.rows.append((y + chart.cell_h / 2, model_id))
+        for j, key in enumerate(languages):
+            score = report.detailed.by_language[key].overall_by_model.get(model_id)
+            chart.cells.append(Cell(
+                x=LABEL_W + j * chart.cell_w, y=y,
+                fill=heat_color(score) if score is not None else "#eeeeee",
+                text=f"{score:.2f}" if score is not None else "-"))
+    return chart

@@ -1,0 +1,148 @@
+"""The CI gate: configured thresholds and a baseline run that fail the pytest session.
+
+Each failure is one message naming the model, the metric and the figures, printed in the
+terminal summary and kept in the report's ``gateFailures``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..aggregate.pairs import PairData, compare_pair
+from ..schemas import BenchmarkReport
+from ..schemas.report import BaselineComparison
+from ..stats.significance import ALPHA, holm
+from .inputs import ReportError
+
+if TYPE_CHECKING:
+    from ..settings import GateSection, Settings
+    from ..store import Store
+
+
+class Baseline:
+    """A baseline run's overall scores: per model, and per model and unit."""
+
+    def __init__(self, source: str, run_id: str, overall: dict[str, float],
+                 unit_scores: dict[str, dict[str, float]]) -> None:
+        self.source = source
+        self.run_id = run_id
+        self.overall = overall
+        self.unit_scores = unit_scores
+
+    @classmethod
+    def from_report(cls, source: str, report: BenchmarkReport) -> Baseline:
+        return cls(source, report.metadata.benchmark_id,
+                   {r.model_id: r.overall_score for r in report.rankings if r.units},
+                   report.statistics.unit_scores)
+
+
+def load_baseline(source: str, store: Store, *, base_dir: Path | None = None) -> Baseline:
+    """A baseline from a results.json path, else from a run id in the store."""
+    path = Path(source)
+    if base_dir is not None and not path.is_absolute():
+        path = base_dir / path
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            report = BenchmarkReport.model_validate(data)
+        except (OSError, ValueError) as exc:
+            raise ReportError(f"gate.baseline {source!r} is not a summarybench results.json: "
+                              f"{str(exc).splitlines()[0]}") from None
+        return Baseline.from_report(source, report)
+    if source.endswith(".json"):
+        raise ReportError(f"gate.baseline {source!r}: no such file ({path})")
+    from ..aggregate import build_report
+    from .inputs import inputs_from_store
+
+    try:
+        report = build_report(inputs_from_store(store, source))
+    except ReportError as exc:
+        raise ReportError(f"gate.baseline {source!r} is neither a results.json file nor a "
+                          f"usable run id: {exc}") from None
+    return Baseline.from_report(source, report)
+
+
+def compare_to_baseline(report: BenchmarkReport, baseline: Baseline) -> BaselineComparison:
+    """Each model against itself in the baseline, on the units both runs scored; fills
+    ``deltaFromBaseline`` of the rankings. Tests are Holm-corrected across models."""
+    out = BaselineComparison(source=baseline.source, run_id=baseline.run_id)
+    seed = report.metadata.configuration.seed
+    for r in report.rankings:
+        if r.model_id not in baseline.overall or not r.units:
+            continue
+        r.delta_from_baseline = r.overall_score - baseline.overall[r.model_id]
+        out.deltas[r.model_id] = r.delta_from_baseline
+        data = PairData.shared(report.statistics.unit_scores.get(r.model_id, {}),
+                               baseline.unit_scores.get(r.model_id, {}))
+        test = compare_pair(r.model_id, f"baseline:{r.model_id}", "overall", data, seed=seed)
+        if test is not None:
+            out.tests.append(test)
+    for test, adjusted in zip(out.tests, holm([t.p_value for t in out.tests]), strict=True):
+        test.p_adjusted = adjusted
+        test.significant = adjusted < ALPHA
+    return out
+
+
+def _min_overall(gate: GateSection, report: BenchmarkReport) -> list[str]:
+    if gate.min_overall is None:
+        return []
+    scored = {r.model_id: r for r in report.rankings}
+    wanted = (gate.min_overall if isinstance(gate.min_overall, dict)
+              else {m: gate.min_overall for m in scored})
+    out = []
+    for model_id, minimum in sorted(wanted.items()):
+        r = scored.get(model_id)
+        if r is None or not r.units:
+            out.append(f"{model_id}: overall has no score in this run "
+                       f"(gate.minOverall requires {minimum:.3f})")
+        elif r.overall_score < minimum:
+            out.append(f"{model_id}: overall {r.overall_score:.3f} < gate.minOverall "
+                       f"{minimum:.3f}")
+    return out
+
+
+def _min_family(gate: GateSection, report: BenchmarkReport) -> list[str]:
+    out = []
+    for family, minimum in sorted(gate.min_family.items()):
+        for r in report.rankings:
+            value = getattr(r.scores, family)
+            if value is not None and value < minimum:
+                out.append(f"{r.model_id}: {family} {value:.3f} < gate.minFamily.{family} "
+                           f"{minimum:.3f}")
+    return out
+
+
+def _regressions(gate: GateSection, comparison: BaselineComparison) -> list[str]:
+    out = []
+    tests = {t.model_a: t for t in comparison.tests}
+    for model_id, delta in sorted(comparison.deltas.items()):
+        if delta >= -gate.max_regression:
+            continue
+        test = tests.get(model_id)
+        where = f"against baseline {comparison.source}"
+        if test is None:
+            out.append(f"{model_id}: overall dropped {-delta:.3f} {where} (more than "
+                       f"gate.maxRegression {gate.max_regression:.3f}; fewer than 2 shared "
+                       "units, so the drop could not be tested)")
+        elif test.significant and -test.mean_difference > gate.max_regression:
+            out.append(f"{model_id}: overall regressed {-test.mean_difference:.3f} {where} "
+                       f"(p={test.p_adjusted:.3g} Holm-adjusted on {test.units} shared units; "
+                       f"gate.maxRegression {gate.max_regression:.3f})")
+    return out
+
+
+def apply_gate(report: BenchmarkReport, settings: Settings, store: Store) -> list[str]:
+    """Gate failure messages of the configured thresholds; attaches the baseline
+    comparison to the report first when one is configured."""
+    gate = settings.gate
+    messages = _min_overall(gate, report) + _min_family(gate, report)
+    if gate.baseline:
+        try:
+            baseline = load_baseline(gate.baseline, store, base_dir=Path(settings.base_dir))
+        except ReportError as exc:
+            return [*messages, str(exc)]
+        report.baseline = compare_to_baseline(report, baseline)
+        messages += _regressions(gate, report.baseline)
+    return messages

@@ -1,0 +1,97 @@
+"""The inputs of a report, gathered from a live run or from the store alone.
+
+The store holds records, units, summaries and the run; what only the session knows (its
+start and end, why families were skipped, the evaluators' own sections) is saved next to
+them at the end of the session, so ``summarybench report`` rebuilds the same report later
+without calling any model.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from ..aggregate import ReportInputs
+from ..schemas import GeneratedSummary, ScoreRecord
+
+if TYPE_CHECKING:
+    from ..context import RunContext
+    from ..store import Store
+
+_DDL = ("CREATE TABLE IF NOT EXISTS report_inputs (run_id TEXT PRIMARY KEY, "
+        "json TEXT NOT NULL)")
+
+
+class ReportError(RuntimeError):
+    """A report cannot be built (no such run, no scores); the message says which and why."""
+
+
+def _models(records: list[ScoreRecord], extra: list[str]) -> list[str]:
+    # ``a~b`` records belong to pairs (a pairwise judge); each model also has its own.
+    return sorted({r.model_id for r in records if "~" not in r.model_id} | set(extra))
+
+
+def inputs_from_context(ctx: RunContext, records: list[ScoreRecord], *,
+                        families_skipped: dict[str, str], started_at: datetime,
+                        finished_at: datetime,
+                        evaluator_details: dict[str, dict[str, Any]] | None = None
+                        ) -> ReportInputs:
+    """Inputs of the session's report: its own records and the run's units and summaries."""
+    run = ctx.store.load_run(ctx.run_id)
+    assert run is not None, f"run {ctx.run_id} is in the store once units are extracted"
+    model_ids = _models(records, [m.id for m in ctx.models])
+    summaries: dict[tuple[str, str], GeneratedSummary] = {}
+    for unit in ctx.units:
+        for model_id in model_ids:
+            s = ctx.summary(unit.id, model_id)
+            if s is not None:
+                summaries[(unit.id, model_id)] = s
+    return ReportInputs(
+        run_id=ctx.run_id, name=ctx.settings.name, config=run.config,
+        codebase=run.codebase_info, records=records, model_ids=model_ids,
+        units=ctx.all_units, summaries=summaries, started_at=started_at,
+        finished_at=finished_at, families_skipped=dict(families_skipped),
+        evaluator_details=dict(evaluator_details or {}))
+
+
+def save_session_inputs(store: Store, inputs: ReportInputs) -> None:
+    """Keep what only the session knows, for ``inputs_from_store``."""
+    store.ensure_table(_DDL)
+    payload = {"startedAt": inputs.started_at.isoformat(),
+               "finishedAt": inputs.finished_at.isoformat(),
+               "familiesSkipped": inputs.families_skipped,
+               "evaluatorDetails": inputs.evaluator_details}
+    with store.transaction() as conn:
+        conn.execute("INSERT OR REPLACE INTO report_inputs VALUES (?, ?)",
+                     (inputs.run_id, json.dumps(payload, sort_keys=True, default=str)))
+
+
+def inputs_from_store(store: Store, run_id: str | None = None) -> ReportInputs:
+    """Inputs of a report of ``run_id`` (default: the latest run) from the store alone."""
+    run_id = run_id or store.latest_run_id()
+    if run_id is None:
+        raise ReportError(f"store {store.path} holds no run; run the benchmark first "
+                          "(pytest -p summarybench benchmarks/summary)")
+    run = store.load_run(run_id)
+    if run is None:
+        raise ReportError(f"store {store.path} has no run {run_id!r}")
+    records = store.load_records(run_id, benchmark="summary")
+    if not records:
+        raise ReportError(f"run {run_id} in {store.path} has no scores yet; run the "
+                          "benchmark's tests first")
+    summaries = {key: s for key, s in store.run_summaries(run_id).items()
+                 if isinstance(s, GeneratedSummary)}
+    store.ensure_table(_DDL)
+    rows = store.execute("SELECT json FROM report_inputs WHERE run_id = ?", (run_id,))
+    saved: dict[str, Any] = json.loads(rows[0][0]) if rows else {}
+    started = datetime.fromisoformat(saved.get("startedAt", run.started_at))
+    finished_text = saved.get("finishedAt") or run.completed_at
+    finished = (datetime.fromisoformat(finished_text) if finished_text
+                else datetime.now(timezone.utc))
+    return ReportInputs(
+        run_id=run_id, name=run.name, config=run.config, codebase=run.codebase_info,
+        records=records, model_ids=_models(records, []),
+        units=store.load_units(run_id), summaries=summaries, started_at=started,
+        finished_at=finished, families_skipped=saved.get("familiesSkipped", {}),
+        evaluator_details=saved.get("evaluatorDetails", {}))

@@ -1,0 +1,102 @@
+"""Renderings of a report: Markdown (spec 10.2), JSON (spec 10.1) and a self-contained HTML
+page, from jinja2 templates with autoescaping (summaries and code are untrusted text)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..schemas import BenchmarkReport
+from . import charts
+from .json_report import report_json
+from .view import build_view, interval, md, num, pvalue, signed, usd
+
+if TYPE_CHECKING:
+    import jinja2
+
+#: File name of each format inside the output directory.
+FILE_NAMES = {"json": "results.json", "markdown": "report.md", "html": "report.html"}
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("pytest_summarybench.report", "templates"),
+        # HTML templates escape every value; Markdown escapes through the ``md`` filter.
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.jinja2",),
+                                            disabled_extensions=("md.jinja2", "js"),
+                                            default=True, default_for_string=True),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    env.filters["md"] = md
+    env.globals.update(num=num, signed=signed, usd=usd, pvalue=pvalue, interval=interval)
+    return env
+
+
+def _cost_phases(report: BenchmarkReport) -> list[str]:
+    phases: list[str] = []
+    for c in report.costs.by_model.values():
+        phases.extend(p for p in c.by_phase if p not in phases)
+    return phases
+
+
+def render_markdown(report: BenchmarkReport) -> str:
+    template = _environment().get_template("report.md.jinja2")
+    text = template.render(view=build_view(report), cost_phases=_cost_phases(report))
+    # Optional sections leave runs of blank lines; Markdown needs at most one.
+    lines: list[str] = []
+    for line in text.splitlines():
+        if line.strip() or (lines and lines[-1].strip()):
+            lines.append(line.rstrip())
+    return "\n".join(lines).strip() + "\n"
+
+
+def render_html(report: BenchmarkReport) -> str:
+    from markupsafe import Markup
+
+    env = _environment()
+    # The only script on the page is ours; the Content-Security-Policy allows it by hash,
+    # so even a payload that escaped the autoescaping could not run or load anything.
+    assert env.loader is not None
+    script, _, _ = env.loader.get_source(env, "sort.js")
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    return env.get_template("report.html.jinja2").render(
+        view=build_view(report), cost_phases=_cost_phases(report),
+        charts={"bars": charts.score_bars(report), "scatter": charts.cost_quality(report),
+                "heatmap": charts.language_heatmap(report)},
+        script=Markup(script), script_hash=f"sha256-{digest}")
+
+
+def render(report: BenchmarkReport, fmt: str) -> str:
+    """The report as ``markdown``, ``json`` or ``html`` text."""
+    if fmt == "markdown":
+        return render_markdown(report)
+    if fmt == "html":
+        return render_html(report)
+    if fmt == "json":
+        return report_json(report)
+    raise ValueError(f"unknown report format {fmt!r}; expected one of markdown, json, html")
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file (a reader never sees half)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def write_reports(report: BenchmarkReport, output_dir: Path,
+                  formats: Iterable[str]) -> dict[str, Path]:
+    """Write each format to its file in ``output_dir``; format -> path."""
+    return {fmt: write_text_atomic(output_dir / FILE_NAMES[fmt], render(report, fmt))
+            for fmt in dict.fromkeys(formats)}

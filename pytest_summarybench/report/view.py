@@ -1,0 +1,132 @@
+"""What the Markdown and HTML templates show, derived once from a ``BenchmarkReport``.
+
+Both renderings read the same view, so they cannot disagree on a figure; the templates
+only lay it out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..aggregate.patterns import PATTERN_DESCRIPTIONS
+from ..aggregate.recommend import language_name
+from ..schemas import EVAL_FAMILIES, BenchmarkReport
+from ..schemas.report import ModelComparison, SignificanceTest
+from .details import Block, detail_blocks
+
+
+def num(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def signed(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:+.{digits}f}"
+
+
+def usd(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:,.2f}" if value >= 0.01 or value == 0 \
+        else f"${value:.4f}"
+
+
+def pvalue(p: float | None) -> str:
+    if p is None:
+        return "-"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def interval(ci: tuple[float, float] | None, digits: int = 3) -> str:
+    return "-" if ci is None else f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
+
+
+def md(text: object) -> str:
+    """Untrusted text as one line of Markdown that shows literally (in a table cell too):
+    whitespace collapsed, Markdown and HTML metacharacters backslash-escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+@dataclass
+class GroupRow:
+    key: str
+    label: str
+    units: int
+    best: tuple[str, float] | None
+    runner_up: tuple[str, float] | None
+
+
+@dataclass
+class View:
+    report: BenchmarkReport
+    families: list[str]
+    """Family columns of the rankings table (every family, run or not)."""
+    top: ModelComparison | None
+    top_tests: list[SignificanceTest]
+    overall_tests: list[SignificanceTest]
+    family_tests: list[SignificanceTest]
+    languages: list[GroupRow]
+    code_types: list[GroupRow]
+    language_summary: str
+    details: dict[str, list[Block]]
+    pattern_titles: dict[str, str] = field(default_factory=dict)
+    weaknesses: list[tuple[str, str]] = field(default_factory=list)
+    recommendations: list[tuple[str, str]] = field(default_factory=list)
+    """(title, text) of each recommendation."""
+
+
+def _groups(groups: dict, label: bool) -> list[GroupRow]:
+    rows = []
+    for key, g in groups.items():
+        ranked = sorted(g.overall_by_model.items(), key=lambda kv: (-kv[1], kv[0]))
+        rows.append(GroupRow(key=key, label=language_name(key) if label else key,
+                             units=g.units, best=ranked[0] if ranked else None,
+                             runner_up=ranked[1] if len(ranked) > 1 else None))
+    return sorted(rows, key=lambda r: (-r.units, r.key))
+
+
+def _weaknesses(report: BenchmarkReport) -> list[tuple[str, str]]:
+    out = []
+    for model_id, fa in report.failures.by_model.items():
+        parts = []
+        if fa.weakest_metric:
+            parts.append(f"weakest metric {fa.weakest_metric}")
+        if fa.weakest_language:
+            parts.append(f"weakest on {language_name(fa.weakest_language)}")
+        if fa.weakest_code_type:
+            parts.append(f"weakest code type {fa.weakest_code_type}")
+        if fa.patterns:
+            category, count = next(iter(fa.patterns.items()))
+            parts.append(f"most often {category.replace('_', ' ')} "
+                         f"({count} of {fa.low_scores} low scores)")
+        elif fa.low_scores:
+            parts.append(f"{fa.low_scores} low scores, no pattern detected")
+        if parts:
+            out.append((model_id, "; ".join(parts)))
+    return out
+
+
+def build_view(report: BenchmarkReport) -> View:
+    tests = report.statistics.significance_tests
+    top = report.comparisons[0] if report.comparisons else None
+    top_tests = ([t for t in tests if (t.model_a, t.model_b) == (top.model_a, top.model_b)]
+                 if top else [])
+    shares = report.metadata.language_shares
+    view = View(
+        report=report,
+        families=list(EVAL_FAMILIES),
+        top=top,
+        top_tests=top_tests,
+        overall_tests=[t for t in tests if t.metric == "overall"],
+        family_tests=[t for t in tests if t.metric != "overall"],
+        languages=_groups(report.detailed.by_language, True),
+        code_types=_groups(report.detailed.by_code_type, False),
+        language_summary=", ".join(f"{language_name(k)} ({v:.0%})" for k, v in shares.items())
+        or ", ".join(language_name(x) for x in report.metadata.codebase.languages),
+        details={name: detail_blocks(d) for name, d in sorted(report.evaluator_details.items())},
+        pattern_titles={k: v for k, v in PATTERN_DESCRIPTIONS.items()},
+        weaknesses=_weaknesses(report),
+    )
+    view.recommendations = [(r.title or r.kind, r.text) for r in report.recommendations]
+    return view
