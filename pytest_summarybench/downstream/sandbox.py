@@ -178,12 +178,13 @@ def sandbox_env(box: Path) -> dict[str, str]:
     return env
 
 
-def _copy_readonly(src: Path, dst: Path) -> None:
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for dirpath, _dirnames, filenames in os.walk(dst):
+def _make_readonly(box: Path) -> None:
+    """Every input file and directory read-only; the box itself and its tmp stay writable."""
+    for dirpath, _dirnames, filenames in os.walk(box):
         for name in filenames:
             os.chmod(Path(dirpath) / name, 0o444)
-        os.chmod(dirpath, 0o555)
+        if Path(dirpath) not in (box, box / "tmp"):
+            os.chmod(dirpath, 0o555)
 
 
 #: cgroup v1 hierarchies with the pids controller, where root may create a group.
@@ -255,8 +256,9 @@ def run_sandboxed(script: str, *, files: Mapping[str, str] | None = None,
                   limits: SandboxLimits | None = None) -> SandboxResult:
     """Run the Python ``script`` (source text) in a fresh sandbox and return how it ended.
 
-    :param files: extra files to write into the sandbox (relative path -> text), e.g. a
-        module with the generated code; they are made read-only like the inputs.
+    :param files: files to write into the sandbox (relative path -> text), after the
+        directories are copied (so one may replace a copied module with the generated
+        code); all inputs are then made read-only.
     :param readonly_dirs: directories copied into the sandbox read-only (name -> source),
         e.g. the package the generated code belongs to.
     :param limits: the limits and layers (default ``SandboxLimits()``).
@@ -277,12 +279,13 @@ def run_sandboxed(script: str, *, files: Mapping[str, str] | None = None,
         box.mkdir()
         (box / "tmp").mkdir()
         for name, src in (readonly_dirs or {}).items():
-            _copy_readonly(src, box / name)
+            shutil.copytree(src, box / name,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         for rel, text in {**(files or {}), "_sb_main.py": script}.items():
             target = box / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-            os.chmod(target, 0o444)
+        _make_readonly(box)
         (tmp / "dev").mkdir()
         shutil.copyfile(CHILD_SCRIPT, tmp / "_sandbox_child.py")
         os.chmod(tmp / "_sandbox_child.py", 0o444)

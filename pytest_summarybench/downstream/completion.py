@@ -1,0 +1,237 @@
+"""Spec 8.1 mechanics: the partial code, splicing a completion into its module, and
+running a task's tests on it in the sandbox.
+
+The completed function replaces the original, at the same place and indentation, in a
+copy of its module inside a copy of its top-level package (so module-level helpers and
+sibling modules are there, as in the real codebase); imports the answer adds at its top
+level are appended to the module. Tests then import the function from that package.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..schemas import CodeUnit
+from .sandbox import SandboxLimits, run_sandboxed
+from .tasks import TestCase
+
+RESULT_MARKER = "@@summarybench-test@@ "
+
+
+class CompletionError(ValueError):
+    """The completion cannot be used (no valid code, no definition of the function)."""
+
+
+@dataclass(frozen=True)
+class SourceFunction:
+    """Where a Python function is in its file."""
+
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    start: int
+    """First line (its first decorator), 1-based."""
+    end: int
+    """Last line, 1-based, inclusive."""
+    indent: str
+    """Indentation of the ``def`` line."""
+
+
+def find_function(tree: ast.AST, qualified: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The definition named ``qualified`` (``Class.method``, ``outer.inner``) in ``tree``."""
+    node: ast.AST = tree
+    for part in qualified.split("."):
+        body = getattr(node, "body", [])
+        found = next((n for n in body if isinstance(
+            n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part), None)
+        if found is None:
+            return None
+        node = found
+    return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def locate(source: str, qualified: str) -> SourceFunction:
+    node = find_function(ast.parse(source), qualified)
+    if node is None:
+        raise CompletionError(f"no function {qualified!r} in the source")
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    line = source.splitlines()[start - 1]
+    indent = line[:len(line) - len(line.lstrip())]
+    return SourceFunction(node=node, start=start, end=node.end_lineno or node.lineno,
+                          indent=indent)
+
+
+def partial_code(source: str, unit: CodeUnit) -> str:
+    """The function with its body and docstring removed: decorators and signature, under
+    its class line for a method."""
+    if unit.language != "python":
+        signature = unit.metadata.signature or unit.content.splitlines()[0]
+        return signature.rstrip().rstrip("{").rstrip() + " {"
+    fn = locate(source, unit.name)
+    lines = source.splitlines()
+    body_start = fn.node.body[0].lineno
+    header = lines[fn.start - 1:max(body_start - 1, fn.start)]
+    text = textwrap.dedent("\n".join(header)).rstrip()
+    if "." in unit.name and unit.type == "method":
+        owner = unit.name.rsplit(".", 1)[0].rsplit(".", 1)[-1]
+        text = f"class {owner}:\n    ...\n\n" + textwrap.indent(text, "    ")
+    return text
+
+
+def original_code(source: str, unit: CodeUnit) -> str:
+    """The original function, dedented (the reference for similarity)."""
+    if unit.language != "python":
+        return unit.content
+    fn = locate(source, unit.name)
+    return textwrap.dedent("\n".join(source.splitlines()[fn.start - 1:fn.end]))
+
+
+@dataclass
+class Completed:
+    """The function as the task model wrote it, ready to splice."""
+
+    function: str
+    """The definition, dedented."""
+    imports: list[str] = field(default_factory=list)
+    """Top-level imports of the answer."""
+
+
+def _strip_todo(code: str) -> str:
+    return "\n".join(ln for ln in code.splitlines()
+                     if ln.strip() != "// TODO: Complete this function")
+
+
+def completed_function(code: str, unit: CodeUnit, partial: str) -> Completed:
+    """Find the completed definition of ``unit`` in the answer's code.
+
+    An answer that holds only a body (no ``def``) is put under the partial signature.
+    """
+    code = textwrap.dedent(_strip_todo(code))
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        raise CompletionError(f"the completion is not valid Python: {exc.msg} "
+                              f"(line {exc.lineno})") from None
+    short = unit.short_name
+    node = find_function(tree, unit.name) or next(
+        (n for n in ast.walk(tree)
+         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == short), None)
+    if node is None:
+        if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+               for n in tree.body):
+            raise CompletionError(f"the completion defines no function {short!r}")
+        header = textwrap.dedent(partial.split("\n\n")[-1]) if "class " in partial else partial
+        body = textwrap.indent(code, "    ")
+        return completed_function(f"{header}\n{body}", unit, partial)
+    lines = code.splitlines()
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    function = textwrap.dedent("\n".join(lines[start - 1:node.end_lineno]))
+    imports = [ast.get_source_segment(code, n) or "" for n in tree.body
+               if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return Completed(function=function, imports=[i for i in imports if i])
+
+
+def splice(source: str, unit: CodeUnit, completed: Completed) -> str:
+    """``source`` with the unit's function replaced by the completion."""
+    fn = locate(source, unit.name)
+    lines = source.splitlines()
+    new = textwrap.indent(completed.function, fn.indent,
+                          predicate=lambda ln: True).splitlines()
+    start = fn.start
+    if not completed.function.lstrip().startswith("@"):
+        # The partial code showed the decorators as given; an answer that leaves them out
+        # keeps the original ones.
+        start = fn.node.lineno
+    out = lines[:start - 1] + new + lines[fn.end:]
+    if completed.imports:
+        out += ["", "# imports added by the completion", *completed.imports]
+    return "\n".join(out) + "\n"
+
+
+def package_layout(codebase_root: Path, rel_path: str) -> tuple[Path, str, str]:
+    """(directory to copy, its name in the sandbox, the module's path inside the sandbox).
+
+    The directory is the file's top-level package (walking up while ``__init__.py``
+    exists); a module outside any package brings its directory's modules along.
+    """
+    file = codebase_root / rel_path
+    package = file.parent
+    if not (package / "__init__.py").exists():
+        return package, "", file.name
+    while (package.parent / "__init__.py").exists():
+        package = package.parent
+    return package, package.name, f"{package.name}/{file.relative_to(package).as_posix()}"
+
+
+def harness(tests: list[TestCase]) -> str:
+    """The script that runs ``tests`` one by one and reports each on stdout."""
+    payload = json.dumps([{"name": t.name, "code": t.code} for t in tests])
+    return textwrap.dedent(f"""
+        import json, sys, traceback
+        TESTS = json.loads({payload!r})
+        for test in TESTS:
+            try:
+                exec(compile(test["code"], "<test " + test["name"] + ">", "exec"),
+                     {{"__name__": "__sbtest__"}})
+                outcome = {{"name": test["name"], "passed": True}}
+            except BaseException as exc:
+                error = (type(exc).__name__ + ": " + str(exc))[:300]
+                outcome = {{"name": test["name"], "passed": False, "error": error}}
+            sys.stdout.write({RESULT_MARKER!r} + json.dumps(outcome) + "\\n")
+            sys.stdout.flush()
+        """)
+
+
+@dataclass
+class TestRun:
+    """The outcome of a completion's tests."""
+
+    __test__ = False  # not a pytest class
+
+    passed: int
+    total: int
+    results: list[dict]
+    """Per test: ``name``, ``passed`` and ``error``; tests the run never reached are failed
+    with the sandbox's reason."""
+    reason: str | None
+    """Why the run as a whole failed (timeout, limit, refusal), if it did."""
+    layers: tuple[str, ...]
+    duration_s: float
+
+
+def run_tests(module_source: str, layout: tuple[Path, str, str], tests: list[TestCase],
+              limits: SandboxLimits) -> TestRun:
+    """Run ``tests`` against the package with ``module_source`` spliced in, sandboxed."""
+    directory, name, module_path = layout
+    if name:
+        readonly = {name: directory}
+        files = {module_path: module_source}
+    else:
+        readonly = {}
+        files = {p.name: p.read_text(encoding="utf-8") for p in directory.glob("*.py")}
+        files[module_path] = module_source
+    result = run_sandboxed(harness(tests), files=files, readonly_dirs=readonly, limits=limits)
+    reported: dict[str, dict] = {}
+    for line in result.full_stdout.splitlines():
+        if line.startswith(RESULT_MARKER):
+            try:
+                data = json.loads(line[len(RESULT_MARKER):])
+            except json.JSONDecodeError:
+                continue
+            if isinstance(data, dict) and data.get("name") in {t.name for t in tests}:
+                reported.setdefault(str(data["name"]), data)
+    reason = result.failure_reason(limits)
+    results = []
+    for test in tests:
+        outcome = reported.get(test.name) or {
+            "name": test.name, "passed": False,
+            "error": f"not run: {reason or 'the test run ended early'}"}
+        results.append({"name": test.name, "passed": bool(outcome.get("passed")),
+                        **({"error": str(outcome["error"])} if outcome.get("error") else {})})
+    if reason is None and result.violations:
+        reason = "sandbox refused an operation"
+    return TestRun(passed=sum(1 for r in results if r["passed"]), total=len(tests),
+                   results=results,
+                   reason=reason, layers=result.layers, duration_s=result.duration_s)
