@@ -16,10 +16,9 @@ if TYPE_CHECKING:
     from tree_sitter import Language, Parser, Query
 
 TSX = "tsx"
-ERROR_PATTERNS = "\n(ERROR) @error\n(MISSING) @missing\n"
-"""Syntax errors, found in the same pass. Unlike ``Node.has_error`` this ignores MISSING
-nodes of hidden grammar rules (tree-sitter-kotlin inserts ``_class_member_semi`` into
-valid one-line class bodies)."""
+ERROR_PATTERNS = "(ERROR) @error\n(MISSING) @missing\n"
+"""Syntax errors. Unlike ``Node.has_error`` this ignores MISSING nodes of hidden grammar
+rules (tree-sitter-kotlin inserts ``_class_member_semi`` into valid one-line class bodies)."""
 
 
 @cache
@@ -54,7 +53,15 @@ def get_query(key: str) -> Query:
     from tree_sitter import Query
 
     spec = get_spec("typescript" if key == TSX else key)
-    return Query(get_language(key), spec.query + ERROR_PATTERNS)
+    return Query(get_language(key), spec.query)
+
+
+@cache
+def get_error_query(key: str) -> Query:
+    """ERROR and MISSING nodes; run only on trees that report an error."""
+    from tree_sitter import Query
+
+    return Query(get_language(key), ERROR_PATTERNS)
 
 
 def grammar_key(language: str, path: str) -> str:

@@ -20,7 +20,7 @@ from .languages._base import (
     Enclosing,
     callee_from_text,
 )
-from .parsing import get_parser, get_query, grammar_key
+from .parsing import get_error_query, get_parser, get_query, grammar_key
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -125,11 +125,10 @@ def _line_start(src: bytes, pos: int) -> int:
 
 
 def _dedent(text: str, indent: str) -> str:
+    """Remove the first line's indentation from every line that has it."""
     if not indent:
         return text
-    width = len(indent)
-    return "\n".join(line[width:] if line.startswith(indent) else line.lstrip(" \t")
-                     for line in text.split("\n"))
+    return text.removeprefix(indent).replace("\n" + indent, "\n")
 
 
 def unit_content(src: bytes, unit: RawUnit, strip_doc: bool) -> str:
@@ -176,8 +175,11 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
     from tree_sitter import QueryCursor
 
     caps = QueryCursor(get_query(gkey)).captures(root)
-    errors = sorted((n.start_byte, n.end_byte, n.start_point.row + 1)
-                     for n in caps.get("error", []) + caps.get("missing", []))
+    errors: list[tuple[int, int, int]] = []
+    if root.has_error:
+        found = QueryCursor(get_error_query(gkey)).captures(root)
+        errors = sorted((n.start_byte, n.end_byte, n.start_point.row + 1)
+                        for n in found.get("error", []) + found.get("missing", []))
     error_line = _first_error_line(errors)
 
     defs = _definitions(spec, caps.get("def", []), caps.get("scope", []), src)

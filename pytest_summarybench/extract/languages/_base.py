@@ -20,7 +20,6 @@ DefKind = Literal["function", "class", "method"]
 Enclosing = Literal["function", "class", "method", "scope"] | None
 """What directly encloses a definition: another unit's kind, a name-only scope, or the file."""
 
-_WS = re.compile(r"\s+")
 
 
 class Callee(NamedTuple):
@@ -77,7 +76,7 @@ def node_text(node: Node, src: bytes) -> str:
 
 def squash(text: str) -> str:
     """Collapse runs of whitespace to one space."""
-    return _WS.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def last_row(node: Node) -> int:

@@ -111,7 +111,8 @@ class PythonSpec(LanguageSpec):
             text = "".join(_unquote(node_text(s, src)) for s in literal.named_children)
         else:
             return None
-        return DocComment(inspect.cleandoc(text), first.start_byte, first.end_byte, False)
+        cleaned = inspect.cleandoc(text) if "\n" in text else text.strip()
+        return DocComment(cleaned, first.start_byte, first.end_byte, False)
 
     def imports(self, node: Node, src: bytes) -> list[Binding]:
         out: list[Binding] = []
