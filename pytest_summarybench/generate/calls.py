@@ -38,9 +38,13 @@ class Budget:
         self.cap_usd = cap_usd
         self.spent_usd = 0.0
 
-    def add(self, cost: float | None) -> None:
-        if cost is not None:
-            self.spent_usd += cost
+    def add(self, cost: float | None) -> bool:
+        """Count a call's cost; True when this call reached the cap."""
+        if cost is None:
+            return False
+        was = self.exhausted
+        self.spent_usd += cost
+        return self.exhausted and not was
 
     @property
     def exhausted(self) -> bool:
@@ -104,7 +108,10 @@ async def run_model_calls(ctx: RunContext, remote: dict[str, list[CodeUnit]],
             if not completion.cached:
                 stats.calls += 1
                 stats.add_cost(completion.cost)
-                budget.add(completion.cost)
+                if budget.add(completion.cost):
+                    print(f"summarybench: cost cap ${budget.cap_usd:.2f} reached "
+                          f"(${budget.spent_usd:.4f} spent); no new calls are started",
+                          file=sys.stderr)
             bar.advance(1, cost if not completion.cached else 0.0)
             if not completion.text:
                 _failed(ctx, model, unit, stats,

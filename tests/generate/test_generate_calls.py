@@ -104,7 +104,7 @@ def test_empty_answers_are_errors_without_paying_twice(make_ctx, fake_server, op
 
 def test_cost_cap_stops_new_calls_and_a_later_run_finishes(make_ctx, fake_server,
                                                            openai_model,
-                                                           sentinel_key) -> None:
+                                                           sentinel_key, capsys) -> None:
     # Every call costs exactly $0.01: 1000 output tokens at $10 per million.
     server = fake_server(respond=lambda body: Reply("A summary.", 0, 1000))
     ctx = make_ctx([openai_model(server, inputCostPerMillion=0.0,
@@ -114,6 +114,7 @@ def test_cost_cap_stops_new_calls_and_a_later_run_finishes(make_ctx, fake_server
     assert capped.cap_reached and capped.calls == 3 and capped.skipped == n - 3
     assert capped.spent_usd == pytest.approx(0.03)
     assert any("cost cap $0.03 reached" in line for line in capped.lines())
+    assert "cost cap $0.03 reached ($0.0300 spent); no new calls" in capsys.readouterr().err
     rest = run_generation(ctx, parallel=1, progress=False)
     assert rest.calls == n - 3 and not rest.cap_reached
     assert server.successes == n
