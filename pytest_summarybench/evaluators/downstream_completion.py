@@ -1,0 +1,106 @@
+"""``downstream/completion`` (spec 8.1): complete a function from its callees' summaries.
+
+Per task x model under test: the task model gets the summaries of the units the function
+calls (as the model under test wrote them), the function with its body removed and the
+requirements; its code is spliced into a copy of the module and the task's tests run in
+the sandbox. Metrics: ``pass_rate`` (fraction of the task's tests passed, 0-1),
+``success`` (1 when all passed) and ``similarity`` (``0.5 * BLEU-4 + 0.5 *
+keyword-weighted unigram match`` to the original, see ``downstream/similarity.py``); a
+task without tests scores ``similarity`` only. Generated code that fails, loops, forks,
+allocates without bound or is refused by the sandbox is a failed task with the reason in
+``details.reason``; a task-model error is an error record with its reason.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..downstream.answers import extract_code
+from ..downstream.base import DownstreamEvaluator
+from ..downstream.completion import (
+    CompletionError,
+    completed_function,
+    original_code,
+    package_layout,
+    partial_code,
+    run_tests,
+    splice,
+)
+from ..downstream.prompts import completion_prompt
+from ..downstream.sandbox import SandboxLimits
+from ..downstream.similarity import code_similarity, exact_match
+from ..downstream.tasks import CompletionTask, Loaded
+from ..schemas import ScoreRecord
+from .base import EvaluationError
+
+if TYPE_CHECKING:
+    from ..context import RunContext
+    from ..schemas import ModelConfig
+
+#: Characters of generated code kept in a record's details.
+MAX_CODE_CHARS = 4000
+
+
+def sandbox_limits(ctx: RunContext) -> SandboxLimits:
+    sb = ctx.settings.evaluation.downstream.sandbox
+    return SandboxLimits(wall_s=sb.wall_s, cpu_s=sb.cpu_s, memory_mb=sb.memory_mb,
+                         processes=sb.processes, file_size_mb=sb.file_size_mb,
+                         output_chars=sb.output_chars, namespaces=sb.namespaces)
+
+
+class CompletionEvaluator(DownstreamEvaluator):
+    name: ClassVar[str] = "downstream/completion"
+    kind: ClassVar = "completion"
+
+    def score(self, loaded: Loaded[Any], model: ModelConfig, worker: ModelConfig,
+              ctx: RunContext) -> list[ScoreRecord]:
+        task: CompletionTask = loaded.task
+        unit = ctx.unit(loaded.target_id)
+        path = ctx.settings.codebase_root / task.path
+        try:
+            source = path.read_text(encoding="utf-8")
+            partial = task.partial_code or partial_code(source, unit)
+            reference = original_code(source, unit)
+        except (OSError, SyntaxError, CompletionError) as exc:
+            raise EvaluationError(f"cannot read {task.path} for task {task.id}: {exc}") from None
+        shown = self.shown_units(loaded)
+        summaries = [s for s in (self.summary_text(ctx, uid, model.id) for uid in shown) if s]
+        prompt = completion_prompt(summaries=summaries, language=unit.language,
+                                   partial_code=partial, requirements=task.requirements)
+        completion = self.call(worker, prompt, ctx)
+        code = extract_code(completion.text, unit.language)
+        details: dict[str, Any] = {
+            "taskId": task.id, "task": loaded.source, **self.call_details(worker, completion),
+            "contextUnits": len(shown), "contextSummaries": len(summaries)}
+        function, reason = code, None
+        spliced: str | None = None
+        if unit.language == "python":
+            try:
+                done = completed_function(code, unit, partial)
+                function = done.function
+                spliced = splice(source, unit, done)
+            except CompletionError as exc:
+                reason = str(exc)
+        metrics = {"similarity": code_similarity(function, reference, unit.language)}
+        details["exactMatch"] = exact_match(function, reference, unit.language)
+        details["generatedCode"] = function[:MAX_CODE_CHARS]
+        if task.tests:
+            limits = sandbox_limits(ctx)
+            if spliced is None:
+                passed, results = 0, [{"name": t.name, "passed": False, "error": reason}
+                                      for t in task.tests]
+            else:
+                run = run_tests(spliced, package_layout(ctx.settings.codebase_root, task.path),
+                                task.tests, limits)
+                passed, results, reason = run.passed, run.results, run.reason
+                details.update(sandboxLayers=list(run.layers), sandboxSeconds=run.duration_s)
+                if reason is None and passed < len(task.tests):
+                    failed = next(r for r in results if not r["passed"])
+                    reason = f"test {failed['name']} failed: {failed.get('error', '')}"
+            metrics["pass_rate"] = passed / len(task.tests)
+            metrics["success"] = float(passed == len(task.tests))
+            details["tests"] = results
+        if reason:
+            details["reason"] = reason
+        return [ScoreRecord(unit_id=loaded.target_id, model_id=model.id, evaluator=self.name,
+                            metrics=metrics, details=details)]
