@@ -127,6 +127,10 @@ def pytest_configure(config: pytest.Config) -> None:
             from .session import XdistControllerHooks
 
             config.pluginmanager.register(XdistControllerHooks(state), "summarybench-xdist")
+        if config.pluginmanager.hasplugin("html"):
+            from .report.html_plugin import HtmlResultsColumns
+
+            config.pluginmanager.register(HtmlResultsColumns(state), "summarybench-html")
 
 
 def _state(config: pytest.Config) -> SummaryBenchState:

@@ -1,0 +1,36 @@
+"""A report from a live session or from the store alone; both go through the same
+``aggregate.build_report``, so they agree on every figure."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ..aggregate import build_report
+from ..schemas import BenchmarkReport, ScoreRecord
+from .inputs import inputs_from_context, inputs_from_store, save_session_inputs
+
+if TYPE_CHECKING:
+    from ..context import RunContext
+    from ..store import Store
+
+
+def build_run_report(ctx: RunContext, records: list[ScoreRecord],
+                     families_skipped: dict[str, str], *, started_at: datetime,
+                     finished_at: datetime,
+                     evaluator_details: dict[str, dict[str, Any]] | None = None,
+                     save: bool = False) -> BenchmarkReport:
+    """The report of one session from its records and the run's units and summaries (no
+    model calls); with ``save``, what only the session knows is kept in the store so that
+    ``report_from_store`` rebuilds the same report."""
+    inputs = inputs_from_context(ctx, records, families_skipped=families_skipped,
+                                 started_at=started_at, finished_at=finished_at,
+                                 evaluator_details=evaluator_details)
+    if save:
+        save_session_inputs(ctx.store, inputs)
+    return build_report(inputs)
+
+
+def report_from_store(store: Store, run_id: str | None = None) -> BenchmarkReport:
+    """The report of ``run_id`` (default: the latest run) rebuilt from the store alone."""
+    return build_report(inputs_from_store(store, run_id))
