@@ -116,3 +116,18 @@ def test_package_import_is_cheap() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_units_validate_and_round_trip_through_json() -> None:
+    units = extract_units(ExtractionConfig(root_path=str(DATA))).units
+    for unit in units:
+        data = unit.to_json_dict()
+        assert CodeUnit.model_validate(data) == unit
+        assert json.loads(json.dumps(data)) == data
+
+
+def test_worker_processes_give_the_same_result() -> None:
+    one = extract_units(ExtractionConfig(root_path=str(DATA), workers=1))
+    two = extract_units(ExtractionConfig(root_path=str(DATA), workers=2))
+    assert [u.to_json_dict() for u in one.units] == [u.to_json_dict() for u in two.units]
+    assert one.warnings == two.warnings and one.skipped == two.skipped
