@@ -15,21 +15,18 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from ..llm.client import model_params
 from ..llm.retry import RetryPolicy
 from ..schemas import CodeUnit, GeneratedSummary, GenerationMetadata, ModelConfig
 from ..store import dumps
 from .builtin import BUILTIN_VERSION, BuiltinError, BuiltinResult, count_tokens, summarize_builtin
-from .prompts import method_names
+from .prompts import PROMPT_VERSION, method_names
 from .report import GenerationReport, ModelStats
 
 if TYPE_CHECKING:
     from ..context import RunContext
-
-T = TypeVar("T")
-
 
 #: The sampling parameters of spec 4.2 as configured for a model.
 generation_params = model_params
@@ -46,15 +43,28 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
+def _current(summary: GeneratedSummary, model: ModelConfig) -> bool:
+    """Whether a linked summary was made with today's prompt and the model's parameters
+    (a run id reused after a configuration change must not keep stale summaries)."""
+    if model.provider == "builtin":
+        return summary.generation_metadata.prompt_version == BUILTIN_VERSION
+    return summary.id == summary_id(summary.code_unit_id, model, PROMPT_VERSION)
+
+
 def pending_units(ctx: RunContext, model: ModelConfig,
-                  linked: set[tuple[str, str]]) -> list[CodeUnit]:
+                  linked: dict[tuple[str, str], GeneratedSummary]) -> list[CodeUnit]:
     """The sampled units that ``model`` still has to summarize for this run."""
-    return [u for u in ctx.units if (u.id, model.id) not in linked]
+    todo = []
+    for unit in ctx.units:
+        found = linked.get((unit.id, model.id))
+        if found is None or not _current(found, model):
+            todo.append(unit)
+    return todo
 
 
-def linked_pairs(ctx: RunContext) -> set[tuple[str, str]]:
-    """(unit id, model id) pairs the run already has a summary for (errors excluded)."""
-    return {key for key, found in ctx.store.run_summaries(ctx.run_id).items()
+def linked_pairs(ctx: RunContext) -> dict[tuple[str, str], GeneratedSummary]:
+    """(unit id, model id) -> the summary the run already has (errors excluded)."""
+    return {key: found for key, found in ctx.store.run_summaries(ctx.run_id).items()
             if isinstance(found, GeneratedSummary)}
 
 

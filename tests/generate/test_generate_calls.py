@@ -201,3 +201,15 @@ def test_progress_in_a_log_has_no_carriage_returns() -> None:
     text = stream.getvalue()
     assert "\r" not in text and text.count("\n") == 11
     assert "10/10" in text.splitlines()[-1] and "cost $0.0100" in text
+
+
+def test_a_reused_run_id_regenerates_after_a_parameter_change(make_ctx, fake_server,
+                                                              openai_model,
+                                                              sentinel_key) -> None:
+    server = fake_server()
+    run_generation(make_ctx([openai_model(server)]), progress=False)
+    changed = make_ctx([openai_model(server, maxTokens=200)])         # same run id
+    report = run_generation(changed, progress=False)
+    assert report.calls == len(changed.units) and report.reused == 0
+    assert all(s.generation_metadata.max_tokens == 200
+               for s in summaries(changed, "openai/gpt-4o").values())
