@@ -104,7 +104,6 @@ async def run_model_calls(ctx: RunContext, remote: dict[str, list[CodeUnit]],
                 _failed(ctx, model, unit, stats, str(exc))
                 bar.advance(1, 0.0)
                 return
-            cost = None if completion.cached else completion.cost
             if not completion.cached:
                 stats.calls += 1
                 stats.add_cost(completion.cost)
@@ -112,7 +111,7 @@ async def run_model_calls(ctx: RunContext, remote: dict[str, list[CodeUnit]],
                     print(f"summarybench: cost cap ${budget.cap_usd:.2f} reached "
                           f"(${budget.spent_usd:.4f} spent); no new calls are started",
                           file=sys.stderr)
-            bar.advance(1, cost if not completion.cached else 0.0)
+            bar.advance(1, 0.0 if completion.cached else completion.cost)
             if not completion.text:
                 _failed(ctx, model, unit, stats,
                         f"{model.id}: returned an empty summary (output tokens "
