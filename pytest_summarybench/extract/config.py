@@ -62,9 +62,10 @@ class ExtractionConfig(SBModel):
     """Remove the unit's own docstring or doc comment from the content models see."""
     follow_symlinks: bool = True
     """Follow symlinked folders and files (each real folder is visited once)."""
-    workers: int = Field(default=0, ge=0)
-    """Processes extracting files: 1 = in this process, 0 = one per CPU (up to 8) when
-    there are 2 MB of source or more. Results do not depend on it."""
+    workers: int = Field(default=1, ge=0)
+    """Processes extracting files: 1 = in this process; N = N worker processes; 0 = one
+    per CPU (up to 8) when there are 2 MB of source or more. Results do not depend on it.
+    Workers pay off on many idle cores only (see docs/performance.md)."""
 
     @field_validator("languages")
     @classmethod
