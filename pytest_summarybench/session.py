@@ -139,20 +139,23 @@ class SummaryBenchState:
             for extra in self.config.hook.pytest_summarybench_evaluators(config=self.config):
                 candidates.extend(extra)
             active: dict[str, Evaluator] = {}
-            reasons: dict[str, list[str]] = {}
+            reasons: dict[str, dict[str, list[str]]] = {}
             for ev in candidates:
                 reason = ev.skip_reason(ctx)
                 if reason is None:
                     active[ev.name] = ev
                 else:
-                    reasons.setdefault(ev.family, []).append(f"{ev.name}: {reason}")
+                    reasons.setdefault(ev.family, {}).setdefault(reason, []).append(ev.name)
             families_with_items = {ev.family for ev in active.values()}
             for family in options.FAMILIES:
                 if family not in enabled:
                     self.skipped_families[family] = "disabled in the configuration"
                 elif family not in families_with_items:
+                    # One line per distinct reason, naming the evaluators it stops.
                     self.skipped_families[family] = "; ".join(
-                        reasons.get(family, ["no evaluator of this family is installed yet"]))
+                        f"{', '.join(names)}: {reason}"
+                        for reason, names in reasons.get(family, {}).items()
+                    ) or "no evaluator of this family is installed"
             self._evaluators = active
         return self._evaluators
 
