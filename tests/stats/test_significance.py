@@ -104,7 +104,8 @@ def test_compare_all_pairs_adjusts_with_holm() -> None:
     rng = np.random.default_rng(1)
     units = [f"u{i}" for i in range(40)]
     base = rng.random(40)
-    scores = {m: dict(zip(units, np.clip(base + shift + rng.normal(0, 0.1, 40), 0, 1)))
+    scores = {m: dict(zip(units, np.clip(base + shift + rng.normal(0, 0.1, 40), 0, 1),
+                          strict=True))
               for m, shift in (("x", 0.1), ("y", 0.05), ("z", 0.0))}
     tests = compare_all_pairs(scores, ["x", "y", "z"], "overall", seed=0)
     assert [(t.model_a, t.model_b) for t in tests] == [("x", "y"), ("x", "z"), ("y", "z")]

@@ -1,0 +1,139 @@
+"""A minimal Chrome DevTools Protocol client over ``--remote-debugging-pipe``.
+
+Headless Chromium reads CDP messages from fd 3 and writes to fd 4, each JSON message
+ended by a NUL byte; no port, no websocket library. The tests use it to load a report
+page and watch its console, its network requests and its pixels.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def find_browser() -> str | None:
+    for name in BROWSERS:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _move_to_5_9(fd: int) -> int:
+    if 5 <= fd <= 9:
+        return fd
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD, 5)
+    os.close(fd)
+    if moved > 9:
+        raise RuntimeError("no free file descriptor between 5 and 9 for the browser pipe")
+    return moved
+
+
+class Browser:
+    """One headless browser with one page; events are kept in ``events``."""
+
+    def __init__(self, executable: str, profile: Path, *, width: int = 1200,
+                 height: int = 2600) -> None:
+        to_chrome_r, self._to_chrome = os.pipe()
+        self._from_chrome, from_chrome_w = os.pipe()
+        # The child's ends move to fds 5-9 so that the shell's 3</4> redirections below
+        # cannot clobber them (and sh only takes single-digit fds).
+        to_chrome_r, from_chrome_w = _move_to_5_9(to_chrome_r), _move_to_5_9(from_chrome_w)
+        flags = ["--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                 "--remote-debugging-pipe", f"--user-data-dir={profile}",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync",
+                 f"--window-size={width},{height}", "about:blank"]
+        script = (f'exec "$0" "$@" 3<&{to_chrome_r} 4>&{from_chrome_w} '
+                  f"{to_chrome_r}<&- {from_chrome_w}>&-")
+        self.proc = subprocess.Popen(["sh", "-c", script, executable, *flags],
+                                     pass_fds=(to_chrome_r, from_chrome_w),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        self._next_id = 0
+        self._buffer = b""
+        self.events: list[dict[str, Any]] = []
+        self.session: str | None = None
+
+    def __enter__(self) -> Browser:
+        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.send("Target.attachToTarget",
+                                 {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            self.send(f"{domain}.enable", page=True)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.send("Browser.close", timeout=5)
+        except Exception:  # noqa: BLE001 - closing is best effort; kill below
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._to_chrome)
+        os.close(self._from_chrome)
+
+    def _read(self, deadline: float) -> dict[str, Any]:
+        while b"\0" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no message from the browser in time")
+            ready, _, _ = select.select([self._from_chrome], [], [], left)
+            if ready:
+                chunk = os.read(self._from_chrome, 1 << 16)
+                if not chunk:
+                    raise RuntimeError("the browser closed its DevTools pipe")
+                self._buffer += chunk
+        raw, _, self._buffer = self._buffer.partition(b"\0")
+        return json.loads(raw)  # type: ignore[no-any-return]
+
+    def send(self, method: str, params: dict[str, Any] | None = None, *, page: bool = False,
+             timeout: float = 30) -> dict[str, Any]:
+        """Send a command (to the page's session when ``page``) and return its result."""
+        self._next_id += 1
+        message: dict[str, Any] = {"id": self._next_id, "method": method,
+                                   "params": params or {}}
+        if page:
+            message["sessionId"] = self.session
+        os.write(self._to_chrome, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            reply = self._read(deadline)
+            if reply.get("id") == self._next_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})  # type: ignore[no-any-return]
+            if "method" in reply:
+                self.events.append(reply)
+
+    def wait_for(self, method: str, timeout: float = 30) -> dict[str, Any]:
+        for event in self.events:
+            if event["method"] == method:
+                return event
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self._read(deadline)
+            if "method" in message:
+                self.events.append(message)
+                if message["method"] == method:
+                    return message
+
+    def evaluate(self, expression: str) -> Any:
+        result = self.send("Runtime.evaluate", {"expression": expression,
+                                                "returnByValue": True}, page=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression!r} raised: {result['exceptionDetails']}")
+        return result["result"].get("value")

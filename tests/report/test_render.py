@@ -1,0 +1,194 @@
+"""The report object and its renderings on a synthetic run: spec 10.1 JSON shape, the
+10.2 Markdown sections, HTML escaping of untrusted text, costs, patterns, recommendations."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+from synthetic_report import MODELS, make_report, make_units
+
+from pytest_summarybench.aggregate.patterns import detect
+from pytest_summarybench.report.details import detail_blocks
+from pytest_summarybench.report.render import render, render_html, render_markdown
+from pytest_summarybench.report.view import md
+from pytest_summarybench.schemas import BenchmarkReport
+
+
+@pytest.fixture(scope="module")
+def report() -> BenchmarkReport:
+    return make_report()
+
+
+def test_json_has_the_full_spec_shape_and_round_trips(report: BenchmarkReport) -> None:
+    data = json.loads(render(report, "json"))
+    assert set(data) >= {"metadata", "rankings", "detailed", "comparisons", "statistics",
+                         "failures", "costs", "evaluatorDetails", "recommendations"}
+    assert set(data["metadata"]) >= {"benchmarkId", "name", "runDate", "duration",
+                                     "codebase", "configuration"}
+    assert set(data["detailed"]) == {"byModel", "byLanguage", "byCodeType"}
+    assert set(data["statistics"]) >= {"significanceTests", "correlations"}
+    assert set(data["failures"]) >= {"byModel", "commonPatterns"}
+    assert set(data["costs"]) == {"byModel", "total"}
+    ranking = data["rankings"][0]
+    assert set(ranking) >= {"rank", "modelId", "modelName", "overallScore", "scores"}
+    assert set(data["comparisons"][0]) >= {"modelA", "modelB", "winner", "scoreDifference",
+                                           "significant", "pairwiseRecord", "strengthsA",
+                                           "strengthsB"}
+    assert set(data["statistics"]["significanceTests"][0]) >= {
+        "modelA", "modelB", "metric", "meanDifference", "pValue", "significant",
+        "confidenceInterval"}
+    assert set(data["failures"]["byModel"]["local/gamma"]) >= {
+        "modelId", "weakestMetric", "weakestLanguage", "weakestCodeType", "examples"}
+    assert BenchmarkReport.model_validate(data) == report
+
+
+def test_ranking_statistics_and_family_status(report: BenchmarkReport) -> None:
+    assert [r.model_id for r in report.rankings][0] == "openai/alpha"
+    assert report.metadata.families_run == ["judge", "contrastive", "retrieval"]
+    assert report.metadata.families_skipped == {"downstream": "disabled in the configuration"}
+    for r in report.rankings:
+        assert r.units == 30 and r.confidence_interval is not None
+        low, high = r.confidence_interval
+        assert low <= r.overall_score <= high
+    tests = report.statistics.significance_tests
+    assert {t.metric for t in tests} == {"overall", "judge", "contrastive", "retrieval"}
+    assert all(t.minimum_detectable_difference and t.units == 30 for t in tests)
+    # gamma is clearly weaker; the group letters must separate it from the leader.
+    groups = report.statistics.significance_groups
+    assert not set(groups["openai/alpha"]) & set(groups["local/gamma"])
+    corr = report.statistics.correlations
+    assert corr["judge"]["contrastive"] == corr["contrastive"]["judge"] > 0.5
+    assert set(report.statistics.correlations_by_model) == set(MODELS)
+
+
+def test_costs_by_phase_per_1k_and_per_quality_point(report: BenchmarkReport) -> None:
+    alpha = report.costs.by_model["openai/alpha"]
+    # 30 summaries at $0.004, and 30 judge records at $0.002 each.
+    assert alpha.by_phase == pytest.approx({"generation": 0.12, "judge": 0.06})
+    assert alpha.total == pytest.approx(0.18)
+    assert alpha.per_1k_summaries == pytest.approx(6.0)
+    overall = report.rankings[0].overall_score
+    assert alpha.cost_per_quality_point == pytest.approx(6.0 / (overall * 100))
+    assert report.costs.total == pytest.approx(sum(c * 30 * 1.5 for _, c in MODELS.values()))
+
+
+def test_recommendations_follow_the_data(report: BenchmarkReport) -> None:
+    recs = {r.kind: r for r in report.recommendations}
+    assert recs["best_overall"].model_id == report.rankings[0].model_id
+    cheapest = min(report.costs.by_model.items(),
+                   key=lambda kv: kv[1].cost_per_quality_point or 1e9)[0]
+    assert recs["best_value"].model_id == cheapest == "local/gamma"
+    assert recs["budget"].model_id == "local/gamma"
+
+
+def test_failure_analysis_is_computed_from_summaries(report: BenchmarkReport) -> None:
+    failures = report.failures
+    assert failures.low_scores > 0
+    generic = next(p for p in failures.common_patterns if p.category == "generic")
+    assert generic.share_of_low_scores > 0.5 and "local/gamma" in generic.models
+    gamma = failures.by_model["local/gamma"]
+    assert gamma.weakest_metric and gamma.weakest_language in {"python", "go", "typescript"}
+    example = gamma.examples[0]
+    assert example.summary and example.issue and example.category
+    assert example.score is not None and example.score < failures.low_score_threshold
+
+
+@pytest.mark.parametrize(("summary", "category"), [
+    ("Handles various operations on the data.", "generic"),
+    ("Loops over the rows and iterates each index, then returns the result of add.",
+     "implementation_focus"),
+    ("Computes the ledger balance for a row.", "missing_side_effects"),
+    ("Saves the ledger row.", "missing_error_handling"),
+    ("Calls update_record_0 to save it and raises on errors.", "name_leakage"),
+    ("Update record 0 in the ledger.", "copied_docstring"),
+    ("Renders the weather forecast widget.", "unrelated"),
+    ("Saves.", "too_short"),
+])
+def test_pattern_detectors(summary: str, category: str) -> None:
+    unit = make_units(1)[0]
+    assert category in detect(summary, unit)
+
+
+def test_a_good_summary_shows_no_pattern() -> None:
+    unit = make_units(1)[0]
+    assert detect("Persist a ledger row to the database and raise a ValueError when "
+                  "the row is invalid.", unit) == []
+
+
+def test_markdown_follows_the_sample_and_escapes_untrusted_text(
+        report: BenchmarkReport) -> None:
+    text = render_markdown(report)
+    headings = re.findall(r"^##+ (.*)$", text, re.M)
+    order = ["Overview", "Rankings", "Head-to-Head: Top 2 Models", "By Language",
+             "Failure Analysis", "Common Failure Patterns", "Model-Specific Weaknesses",
+             "Cost Analysis", "Recommendations"]
+    assert [h for h in headings if h in order] == order
+    assert "| Rank | Model | Overall |" in text
+    assert "- **Skipped downstream**: disabled in the configuration" in text
+    assert "**Best overall**: openai/alpha" in text
+    assert "## Evaluator Details: judge/pointwise" in text
+    # Every "<" of untrusted text is backslash-escaped, so Markdown shows it literally.
+    assert not re.search(r"(?<!\\)<", text)
+    assert "\\<script\\>window.\\_\\_xss" in text
+    assert "Synthetic \\<Bench\\>" in text
+
+
+def test_markdown_escape() -> None:
+    assert md("a|b <i>x</i>\n*y*") == "a\\|b \\<i\\>x\\</i\\> \\*y\\*"
+
+
+class _Elements(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.scripts: list[str] = []
+        self._in_script = False
+        self.attrs: list[tuple[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attrs += attrs
+        self._in_script = tag == "script"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.scripts.append(data)
+
+
+def test_html_is_self_contained_and_escapes_payloads(report: BenchmarkReport) -> None:
+    import base64
+    import hashlib
+
+    page = render_html(report)
+    parsed = _Elements()
+    parsed.feed(page)
+    assert parsed.tags.count("script") == 1 and "img" not in parsed.tags
+    assert not [a for a in parsed.attrs if a[0].startswith("on")]
+    assert "&lt;script&gt;window.__xss = 1&lt;/script&gt;" in page
+    assert "Synthetic &lt;Bench&gt;" in page
+    assert not re.search(r"(src|href)=\"(https?:)?//", page)
+    assert set(re.findall(r"https?://[^\"' ]+", page)) == {"http://www.w3.org/2000/svg"}
+    digest = base64.b64encode(hashlib.sha256(parsed.scripts[0].encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in page
+    for anchor in ("chart-scores", "chart-cost", "chart-languages", "rankings-table"):
+        assert f'id="{anchor}"' in page
+    assert page.count("<svg") == 3
+    assert "<script>window" not in page and "onerror=\"window" not in page
+
+
+def test_evaluator_details_render_generically() -> None:
+    blocks = detail_blocks({"queries": 12, "byQueryType": {"what": {"mrr": 0.5, "n": 3},
+                                                            "how": {"mrr": 0.25}},
+                            "audit": {"position": {"first": 0.6}}, "rows": [{"a": 1}]})
+    assert blocks[0].items == [("queries", "12")]
+    table = blocks[1]
+    assert table.headers == ["key", "mrr", "n"]
+    assert table.rows == [["what", "0.500", "3"], ["how", "0.250", ""]]
+    assert blocks[2].headers == ["key", "first"]
+    assert blocks[3].rows == [["1", "1"]]
