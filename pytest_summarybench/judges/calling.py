@@ -27,6 +27,8 @@ StructuredMode = Literal["auto", "json_schema", "json_object", "off"]
 #: litellm; OpenAI-compatible local servers mostly have one, and a server that refuses it
 #: (HTTP 400) is asked again without.
 JSON_MODE_PROVIDERS = frozenset({"openai", "google", "openrouter", "ollama", "local"})
+#: Providers serving whatever model the user runs: never looked up in litellm's table.
+SELF_HOSTED = frozenset({"ollama", "local"})
 #: Sent after an answer that could not be read (not a spec prompt: the spec has none).
 RETRY_PROMPT = ("Your previous reply could not be used: {error}. Reply again with only the "
                 "JSON object described under Response Format, and nothing else.")
@@ -95,6 +97,9 @@ def response_format(judge: ModelConfig, mode: StructuredMode, name: str,
     if mode == "json_schema":
         return as_schema
     if mode == "json_object":
+        return {"type": "json_object"}
+    if judge.provider in SELF_HOSTED:
+        # litellm's table describes the hosted models, not what a local server runs
         return {"type": "json_object"}
     if _supports_schema(judge):
         return as_schema
