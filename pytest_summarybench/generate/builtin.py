@@ -42,11 +42,13 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 #: Keywords of the supported languages: they say nothing about what a unit does.
 _KEYWORDS = frozenset("""
 abstract and as assert async await boolean break byte case catch char chan class const
-continue def default defer del do double elif else elsif end enum except export extends
-false final finally float fn for foreach from func function go goto if impl implements
+companion continue def default defer del do double elif else elsif end enum except export
+extends false final finally float fn for foreach from fun func function go goto if impl
+implements internal lateinit
 import in instanceof int interface is let long map match mod module mut namespace new nil
 none not null object or override package pass pub public private protected raise range
-readonly record return self short static str string struct super switch then this throw
+readonly record return sealed self short static str string struct super suspend switch
+then this throw
 throws true try type typeof undefined unless until use using val var void when where while
 with yield
 """.split())
@@ -110,8 +112,8 @@ def signature_summary(unit: CodeUnit, method_names: Sequence[str] = ()) -> str:
             text += f" of {owner}"
         params = []
         for p in meta.parameters or []:
-            desc = p.name + (f" ({p.type})" if p.type else "")
-            params.append(desc + (", optional" if p.optional else ""))
+            notes = [n for n in (p.type, "optional" if p.optional else None) if n]
+            params.append(p.name + (f" ({', '.join(notes)})" if notes else ""))
         text += f" taking {_join(params)}" if params else " taking no parameters"
         if meta.return_type:
             text += f" and returning {meta.return_type}"
@@ -127,9 +129,17 @@ def signature_summary(unit: CodeUnit, method_names: Sequence[str] = ()) -> str:
     return _clip(text + ".")
 
 
+_XML_TAG = re.compile(r"</?[A-Za-z][\w:-]*(\s[^<>]*)?/?>")
+_INLINE_TAG = re.compile(r"\{@\w+\s+([^{}]*)\}")
+
+
 def docstring_summary(unit: CodeUnit, method_names: Sequence[str] = ()) -> BuiltinResult:
     """The ``builtin/docstring`` summary: the docstring, else the signature template."""
-    doc = (unit.docstring or "").strip()
+    # Doc-comment markup (C#'s <summary>, Javadoc's {@code x}) is not summary text.
+    doc = unit.docstring or ""
+    if unit.language == "csharp":
+        doc = _XML_TAG.sub(" ", doc)
+    doc = _INLINE_TAG.sub(r"\1", doc).strip()
     if doc:
         return BuiltinResult(_clip(doc), "docstring")
     return BuiltinResult(signature_summary(unit, method_names), "fallback-signature")
@@ -161,10 +171,29 @@ def lead_summary(unit: CodeUnit) -> str:
     return _clip(" ".join(kept[:LEAD_LINES]))
 
 
+#: Languages whose line comments start with ``#`` (the others use ``//``; PHP has both).
+_HASH_COMMENTS = frozenset({"python", "ruby", "php"})
+_STRINGS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"'
+                      r"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`")
+#: Rust without single-quoted literals: ``'a`` is a lifetime, not a string.
+_STRINGS_RUST = re.compile(r'"(?:\\.|[^"\\\n])*"')
+_BLOCK_COMMENT = re.compile(r"/\*[\s\S]*?\*/")
+
+
+def code_only(text: str, language: str) -> str:
+    """``text`` without comments and string literals: what identifiers are read from."""
+    text = _BLOCK_COMMENT.sub(" ", text) if language not in ("python", "ruby") else text
+    text = (_STRINGS_RUST if language == "rust" else _STRINGS).sub(" ", text)
+    line_comment = r"(#|//).*" if language == "php" else (
+        r"#.*" if language in _HASH_COMMENTS else r"//.*")
+    return re.sub(line_comment, " ", text)
+
+
 def identifiers_summary(unit: CodeUnit) -> str:
-    """The ``builtin/identifiers`` summary: distinct non-keyword words of the identifiers."""
+    """The ``builtin/identifiers`` summary: distinct non-keyword words of the identifiers
+    (comments and string literals are not identifiers)."""
     seen: dict[str, None] = {}
-    for ident in [unit.short_name, *_IDENT.findall(unit.content)]:
+    for ident in [unit.short_name, *_IDENT.findall(code_only(unit.content, unit.language))]:
         for word in split_words(ident):
             if len(word) > 1 and word not in _KEYWORDS and not word.isdigit():
                 seen.setdefault(word, None)

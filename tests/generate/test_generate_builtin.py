@@ -27,8 +27,8 @@ def test_split_words() -> None:
 def test_signature_template(unit_factory) -> None:
     units = {u.id: u for u in unit_factory()}
     assert signature_summary(units["u-fn-0"]) == (
-        "Function totalPrice0 (total price 0) taking cart (Cart) and vat_rate (float), "
-        "optional and returning Decimal.")
+        "Function totalPrice0 (total price 0) taking cart (Cart) and vat_rate (float, "
+        "optional) and returning Decimal.")
     assert signature_summary(units["u-m-clear"]) == (
         "Method clear (clear) of Cart taking no parameters.")
     assert signature_summary(units["u-class"], ["add", "clear"]) == (
@@ -61,6 +61,23 @@ def test_identifiers_are_words_without_keywords(unit_factory) -> None:
     assert {"cart", "vat", "rate", "subtotal", "items", "decimal"} <= set(words)
     assert not {"def", "return", "for", "in"} & set(words)
     assert len(words) == len(set(words))
+
+
+def test_identifiers_skip_comments_and_strings(unit_factory) -> None:
+    fn = unit_factory()[4].model_copy(update={
+        "content": 'def f(order_id):\n    # look up the warehouse\n'
+                   '    log("shipping label printed")\n    return order_id\n'})
+    assert identifiers_summary(fn) == "total price order id log"
+    rust = fn.model_copy(update={"language": "rust", "content":
+                                 "fn pick<'a>(items: &'a [Item]) -> &'a Item { &items[0] }"})
+    assert identifiers_summary(rust).split()[2:] == ["pick", "items", "item"]
+
+
+def test_csharp_doc_markup_is_dropped(unit_factory) -> None:
+    fn = unit_factory()[4].model_copy(update={
+        "language": "csharp",
+        "docstring": "<summary>Adds VAT to {@code price}.</summary>\n<param name=\"p\">x</param>"})
+    assert docstring_summary(fn).text == "Adds VAT to price. x"
 
 
 def test_derangement_has_no_fixed_point_and_is_seeded() -> None:
