@@ -192,6 +192,9 @@ class JudgePairwise:
                                         if k != "positionCoefficient"}},
                 "positionCoefficient": lc["judges"].get(judge, {}).get("positionCoefficient"),
                 "table": tally(vs),
+                "lengthControlledWinRate": {
+                    m: row["lengthControlledWinRate"]
+                    for m, row in length_controlled(vs)["models"].items()},
                 "bradleyTerry": ({"estimator": own_bt.estimator,
                                   "strengths": own_bt.as_dict()} if own_bt else None),
             }

@@ -168,6 +168,7 @@ def test_report_sections_audit_the_scripted_judges(ctx: RunContext,
     assert judges[_judge(POSITION)]["position"]["flipRate"] == 1.0
     assert judges[_judge(POSITION)]["position"]["firstPositionWinRate"] == 1.0
     assert judges[_judge(LENGTH)]["length"]["longerWinRate"] == 1.0
+    assert set(judges[_judge(LENGTH)]["lengthControlledWinRate"]) == {GOOD, BAD}
     # the flaky judge fails an item when either order was garbled
     flaky_items: dict[tuple[str, frozenset[str]], bool] = defaultdict(bool)
     for p in scripted.seen[FLAKY]:
