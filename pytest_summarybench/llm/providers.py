@@ -48,7 +48,8 @@ _SECRET_PATTERNS = re.compile(
 def litellm() -> ModuleType:
     """Import and configure litellm once: no network on import, no telemetry, quiet."""
     with _import_lock:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        # Forced, not defaulted: a benchmark must not fetch prices (or anything) on import.
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
         os.environ.setdefault("LITELLM_TELEMETRY", "False")
         import litellm as module
 
