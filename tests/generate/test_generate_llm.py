@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import time
@@ -199,9 +200,25 @@ def test_redact(monkeypatch) -> None:
     assert "xyz123" not in text
 
 
-def test_importing_the_layer_does_not_import_litellm() -> None:
-    code = ("import sys, pytest_summarybench.llm, pytest_summarybench.generate; "
-            "print('litellm' in sys.modules, 'tqdm' in sys.modules)")
+def test_lazy_litellm_import_that_never_touches_the_network() -> None:
+    code = """
+import socket, sys
+import pytest_summarybench.llm, pytest_summarybench.generate
+print("litellm" in sys.modules, "tqdm" in sys.modules)
+def refuse(*args, **kwargs):
+    raise AssertionError(f"network access: {args[:1]}")
+socket.getaddrinfo = refuse
+socket.socket.connect = refuse
+from pytest_summarybench.llm import token_prices
+from pytest_summarybench.llm.providers import litellm
+from pytest_summarybench.schemas import ModelConfig
+litellm()
+print(token_prices(ModelConfig.parse("openai/gpt-4o")))
+"""
+    # Even a user's LITELLM_LOCAL_MODEL_COST_MAP=False must not make the import fetch.
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[2], check=True)
-    assert out.stdout.split() == ["False", "False"]
+                         cwd=Path(__file__).resolve().parents[2],
+                         env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "False"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.splitlines() == ["False False", "(2.5e-06, 1e-05)"]
+    assert "Failed to fetch remote model cost map" not in out.stderr
