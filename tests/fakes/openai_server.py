@@ -262,6 +262,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "timeout":
             self._note_fault("timeout")
             fake._stopping.wait(fake.max_lifetime_s)
+            self.close_connection = True
             return
         fake._wait(fake.latency_s)
         if fault in ("500", "503"):
@@ -277,7 +278,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._note_fault(fault)
             self._send_json(200, {"id": "chatcmpl-x", "object": "chat.completion"})
             return
-        reply = fake.respond(body)
+        try:
+            reply = fake.respond(body)
+        except Exception as exc:  # a broken script shows up as a 500 naming the error
+            self._send_json(500, {"error": {"message": f"fake responder failed: {exc!r}",
+                                            "type": "server_error"}})
+            return
         if isinstance(reply, str):
             reply = Reply(reply)
         prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
