@@ -39,7 +39,7 @@ MAX_WINDOWS = 8
 class MiniLMBackend:
     """all-MiniLM-L6-v2 (int8 ONNX), loaded on first use."""
 
-    def __init__(self, *, model_path: str | Path | None = None, batch_size: int = 256,
+    def __init__(self, *, model_path: str | Path | None = None, batch_size: int = 1024,
                  run_size: int = 32, window: int = WINDOW, max_windows: int = MAX_WINDOWS,
                  threads: int | None = None) -> None:
         self._model_path = Path(model_path) if model_path is not None else None
