@@ -28,16 +28,15 @@ from ..judges.audit import (
     pairwise_notes,
     position_bias,
 )
-from ..judges.calling import JudgeClient, JudgeError
+from ..judges.calling import JudgeError
 from ..judges.prompts import PAIRWISE_CRITERIA, PAIRWISE_TAG, PROMPT_VERSION, pairwise_messages
 from ..judges.runtime import (
+    JudgeEvaluator,
     bootstrap_seed,
     error_rates,
-    judge_client,
     judge_model,
     judge_plan,
     other_errors,
-    skip_reason,
 )
 from ..judges.selection import pair_id, split_pair
 from ..judges.tally import head_to_head, tally, unit_wins
@@ -74,19 +73,11 @@ def verdicts_of(records: list[ScoreRecord]) -> list[PairVerdict]:
     return sorted(out, key=lambda v: (v.judge, v.unit_id, v.pair, v.first))
 
 
-class JudgePairwise:
+class JudgePairwise(JudgeEvaluator):
     """See the module docstring."""
 
     name: ClassVar[str] = "judge/pairwise"
-    family: ClassVar[str] = "judge"
-
-    def __init__(self) -> None:
-        self._client: JudgeClient | None = None
-
-    def skip_reason(self, ctx: RunContext) -> str | None:
-        if not ctx.settings.evaluation.judge.pairwise:
-            return "disabled (evaluation.judge.pairwise is false)"
-        return skip_reason(ctx, pairs=True)
+    pairs: ClassVar[bool] = True
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
         plan = judge_plan(ctx)
@@ -95,27 +86,17 @@ class JudgePairwise:
                            label=ctx.unit_label(u))
                 for u in ctx.units for p in sorted(pairs) for j in plan.judges_for_pair(p)]
 
-    def prepare(self, ctx: RunContext) -> None:
-        """Nothing to build: judges read the summaries the controller generated."""
-
     def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
         a, b = split_pair(item.model_id)
-        summaries = {}
-        for model in (a, b):
-            found = ctx.summary(item.unit_id, model)
-            if found is None:
-                raise EvaluationError(f"no summary of {model} to compare: "
-                                      f"{ctx.summary_error(item.unit_id, model)}")
-            summaries[model] = found.summary
+        summaries = {m: self.summary_text(ctx, item.unit_id, m) for m in (a, b)}
         unit = ctx.unit(item.unit_id)
         judge = judge_model(ctx, item.variant)
-        if self._client is None:
-            self._client = judge_client(ctx)
+        client = self.client(ctx)
         words = {m: len(s.split()) for m, s in summaries.items()}
         records: list[ScoreRecord] = []
         for order, (first, second) in (("ab", (a, b)), ("ba", (b, a))):
             try:
-                answer = self._client.ask(
+                answer = client.ask(
                     judge, pairwise_messages(unit.language, unit.content, summaries[first],
                                              summaries[second]),
                     parse_pairwise, tag=PAIRWISE_TAG, schema_name="pairwise_verdict",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..judges.agreement import judge_agreement
 from ..judges.audit import length_bias_pointwise, pointwise_notes
-from ..judges.calling import JudgeClient, JudgeError
+from ..judges.calling import JudgeError
 from ..judges.prompts import (
     CRITERIA,
     CRITERIA_WEIGHTS,
@@ -24,13 +24,12 @@ from ..judges.prompts import (
     pointwise_messages,
 )
 from ..judges.runtime import (
+    JudgeEvaluator,
     bootstrap_seed,
     error_rates,
-    judge_client,
     judge_model,
     judge_plan,
     other_errors,
-    skip_reason,
 )
 from ..judges.tally import mean_ci
 from ..judges.verdicts import POINTWISE_JSON_SCHEMA, parse_pointwise
@@ -46,19 +45,11 @@ def _rounded(score: float) -> int:
     return min(5, max(1, int(score + 0.5)))
 
 
-class JudgePointwise:
+class JudgePointwise(JudgeEvaluator):
     """See the module docstring."""
 
     name: ClassVar[str] = "judge/pointwise"
-    family: ClassVar[str] = "judge"
-
-    def __init__(self) -> None:
-        self._client: JudgeClient | None = None
-
-    def skip_reason(self, ctx: RunContext) -> str | None:
-        if not ctx.settings.evaluation.judge.pointwise:
-            return "disabled (evaluation.judge.pointwise is false)"
-        return skip_reason(ctx, pairs=False)
+    pairs: ClassVar[bool] = False
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
         plan = judge_plan(ctx)
@@ -66,21 +57,13 @@ class JudgePointwise:
                            label=ctx.unit_label(u))
                 for u in ctx.units for m in ctx.models for j in plan.judges_for_model(m.id)]
 
-    def prepare(self, ctx: RunContext) -> None:
-        """Nothing to build: judges read the summaries the controller generated."""
-
     def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
-        summary = ctx.summary(item.unit_id, item.model_id)
-        if summary is None:
-            raise EvaluationError(f"no summary of {item.model_id} to judge: "
-                                  f"{ctx.summary_error(item.unit_id, item.model_id)}")
+        summary = self.summary_text(ctx, item.unit_id, item.model_id)
         unit = ctx.unit(item.unit_id)
         judge = judge_model(ctx, item.variant)
-        if self._client is None:
-            self._client = judge_client(ctx)
         try:
-            answer = self._client.ask(
-                judge, pointwise_messages(unit.language, unit.content, summary.summary),
+            answer = self.client(ctx).ask(
+                judge, pointwise_messages(unit.language, unit.content, summary),
                 parse_pointwise, tag=POINTWISE_TAG, schema_name="pointwise_verdict",
                 schema=POINTWISE_JSON_SCHEMA)
         except JudgeError as exc:
@@ -92,7 +75,7 @@ class JudgePointwise:
             metrics={"weighted_average": verdict.score, **scores},
             details={"judge": judge.id, "reasoning": verdict.reasoning,
                      "judgeWeightedAverage": verdict.weighted_average,
-                     "summaryWords": len(summary.summary.split()),
+                     "summaryWords": len(summary.split()),
                      "answers": answer.answers, "cached": answer.cached,
                      "cost": answer.cost, "responseFormat": answer.response_format,
                      "promptVersion": PROMPT_VERSION})]

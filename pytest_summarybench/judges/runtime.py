@@ -1,14 +1,15 @@
 """What the two judge evaluators share about a run: the judge plan built from the run's
-settings, the reason to skip when nobody can judge, the judge client, and the per-judge
-error rates read back from the recorded failures.
+settings, the reason to skip when nobody can judge, the judge client, the summaries to
+judge, and the per-judge error rates read back from the recorded failures.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..evaluators.base import EvaluationError
 from ..schemas import ModelConfig, ScoreRecord
 from .calling import JudgeClient, parse_judge_error
 from .selection import HOW_TO_ADD, JudgePlan, plan_judges
@@ -89,3 +90,40 @@ def other_errors(failed: Iterable[ScoreRecord]) -> list[dict[str, str]]:
     """Failed items that are no judge's fault (a summary that was never generated)."""
     return [{"unitId": r.unit_id, "modelId": r.model_id, "error": r.error or ""}
             for r in failed if parse_judge_error(r.error) is None]
+
+
+class JudgeEvaluator:
+    """What ``judge/pointwise`` and ``judge/pairwise`` do alike; they set ``name`` and
+    ``pairs`` and implement ``items``, ``evaluate`` and ``summarize``."""
+
+    family: ClassVar[str] = "judge"
+    pairs: ClassVar[bool]
+    """True for the evaluator whose items are model pairs."""
+
+    def __init__(self) -> None:
+        self._client: JudgeClient | None = None
+
+    def skip_reason(self, ctx: RunContext) -> str | None:
+        key = "pairwise" if self.pairs else "pointwise"
+        if not getattr(ctx.settings.evaluation.judge, key):
+            return f"disabled (evaluation.judge.{key} is false)"
+        return skip_reason(ctx, pairs=self.pairs)
+
+    def prepare(self, ctx: RunContext) -> None:
+        """Nothing to build: judges read the summaries the controller generated."""
+
+    def client(self, ctx: RunContext) -> JudgeClient:
+        """This process's judge client (made on first use)."""
+        if self._client is None:
+            self._client = judge_client(ctx)
+        return self._client
+
+    @staticmethod
+    def summary_text(ctx: RunContext, unit_id: str, model_id: str) -> str:
+        """The summary to judge; an ``EvaluationError`` (no judge's fault) when the model
+        has none for this unit."""
+        found = ctx.summary(unit_id, model_id)
+        if found is None:
+            raise EvaluationError(f"no summary of {model_id} to judge: "
+                                  f"{ctx.summary_error(unit_id, model_id)}")
+        return found.summary

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +16,8 @@ if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
 from pytest_summarybench.context import RunContext  # noqa: E402
-from pytest_summarybench.schemas import (  # noqa: E402
-    CodeUnit,
-    GeneratedSummary,
-    GenerationMetadata,
-    UnitMetadata,
-)
-from pytest_summarybench.settings import load_settings  # noqa: E402
-from pytest_summarybench.store import Store  # noqa: E402
+from pytest_summarybench.schemas import CodeUnit, UnitMetadata  # noqa: E402
+from tests.evaluators.synthetic import build_context  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAIServer  # noqa: E402
 
 #: (id, name, code) of the units the evaluator tests judge.
@@ -47,15 +40,6 @@ def make_units() -> list[CodeUnit]:
             for uid, name, code in UNITS]
 
 
-def _summary(unit_id: str, model_id: str, text: str) -> GeneratedSummary:
-    return GeneratedSummary(
-        id=f"{unit_id}:{model_id}", code_unit_id=unit_id, model_id=model_id, summary=text,
-        generation_metadata=GenerationMetadata(
-            model_name=model_id.split("/", 1)[1], prompt_version="test", temperature=0.0,
-            max_tokens=100, generated_at=datetime.now(timezone.utc).isoformat(),
-            latency_ms=0.0, input_tokens=1, output_tokens=1))
-
-
 ContextFactory = Callable[..., RunContext]
 
 
@@ -63,33 +47,18 @@ ContextFactory = Callable[..., RunContext]
 def make_context(tmp_path: Path) -> ContextFactory:
     """``make_context(summaries, judges, test_models=None, overrides=None, missing=())``:
     ``summaries`` maps model id -> unit id -> text; ``judges`` are YAML model entries;
-    test models default to built-in entries named after ``summaries``."""
+    test models default to entries named after ``summaries``."""
 
     def factory(summaries: dict[str, dict[str, str]], judges: list[dict[str, Any]],
                 test_models: list[dict[str, Any]] | None = None,
                 overrides: dict[str, Any] | None = None,
                 missing: tuple[tuple[str, str], ...] = ()) -> RunContext:
-        units = make_units()
         if test_models is None:
             test_models = [{"provider": m.split("/", 1)[0], "model": m.split("/", 1)[1]}
                            for m in sorted(summaries)]
-        settings = load_settings(None, {
-            "output.directory": str(tmp_path / "out"), "models.test": test_models,
-            "models.judge": judges, "evaluation.judge.bootstrapSamples": 200,
-            **(overrides or {})}, base_dir=tmp_path)
-        store = Store(tmp_path / "store.sqlite")
-        run_id = "run-judges"
-        store.save_units(run_id, units, {u.id for u in units})
-        for model_id, by_unit in summaries.items():
-            rows = [_summary(uid, model_id, text) for uid, text in by_unit.items()]
-            store.save_summaries(rows)
-            for s in rows:
-                if (s.code_unit_id, model_id) in missing:
-                    store.link_summary(run_id, s.code_unit_id, model_id, None,
-                                       "the provider refused")
-                else:
-                    store.link_summary(run_id, s.code_unit_id, model_id, s.id)
-        return RunContext(settings, store, run_id)
+        return build_context(tmp_path, make_units(), summaries, {
+            "models.test": test_models, "models.judge": judges,
+            "evaluation.judge.bootstrapSamples": 200, **(overrides or {})}, missing)
 
     return factory
 
