@@ -68,8 +68,8 @@ def select_examples(config: pytest.Config, default_path: Path) -> list[Example]:
     """The examples this session evaluates, loaded and validated once per process.
 
     ``--compliance-data`` replaces ``default_path``; ``--test-mode`` keeps ten examples
-    spread over the file so that every article still appears. A malformed dataset is a
-    UsageError naming the file and line.
+    spread over the file so that every article still appears. A malformed dataset fails
+    collection with one line naming the file, the line and the problem.
     """
     from .dataset import DatasetError, load_examples
 
@@ -81,7 +81,7 @@ def select_examples(config: pytest.Config, default_path: Path) -> list[Example]:
         try:
             examples = load_examples(path)
         except DatasetError as err:
-            raise pytest.UsageError(str(err)) from None
+            pytest.fail(str(err), pytrace=False)
         cache[key] = spread(examples, TEST_MODE_SIZE) if config.getoption("test_mode") \
             else examples
     return cache[key]

@@ -1,0 +1,159 @@
+"""The compliance benchmark run as pytest runs it: the real benchmark conftest and test
+module over a copy of the dataset, in every run mode, with the LLM disabled, missing, or
+served by a local fake Ollama."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .fake_ollama import FakeOllama
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "compliance"
+
+@pytest.fixture
+def bench(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A project holding the benchmark's conftest, tests and eval_data.jsonl."""
+    for name in ("conftest.py", "test_compliance.py", "eval_data.jsonl"):
+        (pytester.path / name).write_text((BENCH / name).read_text(encoding="utf-8"),
+                                          encoding="utf-8")
+    return pytester
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider",
+                                         "-rs", *args)
+
+
+def _results(pytester: pytest.Pytester, output: str = "summarybench-results"
+             ) -> dict[str, Any]:
+    path = pytester.path / output / "eval_results.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _stable(results: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in results.items() if k not in ("timestamp", "avg_scan_time_ms")}
+
+
+SEED_KEYS = {"timestamp", "num_examples", "rule_based_metrics", "per_article_metrics",
+             "framework_accuracy", "confusion_matrix", "avg_scan_time_ms", "ollama_available"}
+
+
+def test_test_mode_without_llm_in_every_run_mode(bench: pytest.Pytester,
+                                                 run_mode: list[str]) -> None:
+    result = _run(bench, "--no-ollama", "--test-mode", *run_mode)
+    result.assert_outcomes(passed=10, skipped=10)
+    result.stdout.fnmatch_lines([
+        "*= compliance benchmark =*",
+        "rule-scanner: 10 examples scored, 0 failed*",
+        "*overall accuracy*",
+        "*Art. 14*",
+        "*true \\ predicted*",
+        "LLM classifier: not run (disabled with --no-ollama)",
+        "compliance results written to *eval_results.json",
+        "SKIPPED [[]10] *LLM classifier disabled with --no-ollama",
+    ])
+    results = _results(bench)
+    assert SEED_KEYS <= set(results)
+    assert results["num_examples"] == 10
+    assert results["ollama_available"] is False
+    assert set(results["per_article_metrics"]) == {"9", "10", "11", "12", "14", "15"}
+    assert results["confidence_intervals"]["overall_accuracy"][0] <= \
+        results["rule_based_metrics"]["overall_accuracy"]
+
+
+def test_results_identical_with_and_without_xdist(bench: pytest.Pytester) -> None:
+    seen = []
+    for args in (["-n", "0"], ["-n", "2"], ["-p", "no:xdist"]):
+        _run(bench, "--no-ollama", *args).assert_outcomes(passed=54, skipped=54)
+        seen.append(_stable(_results(bench)))
+    assert seen[0] == seen[1] == seen[2]
+    assert seen[0]["num_examples"] == 54
+
+
+def test_unreachable_ollama_skips_llm_tests_with_one_reason(bench: pytest.Pytester) -> None:
+    result = _run(bench, "--test-mode", "--compliance-endpoint", "http://127.0.0.1:9")
+    result.assert_outcomes(passed=10, skipped=10)
+    result.stdout.fnmatch_lines([
+        "SKIPPED [[]10] *LLM classifier unavailable: Ollama not reachable at "
+        "http://127.0.0.1:9*--no-ollama*",
+    ])
+    results = _results(bench)
+    assert results["ollama_available"] is False
+    assert "not reachable" in results["llm_unavailable_reason"]
+
+
+def _oracle(answers: dict[str, str]) -> Any:
+    """A fake model that answers from a table keyed by a line of the code."""
+    def respond(body: dict[str, Any]) -> str:
+        prompt = body["messages"][-1]["content"]
+        for needle, answer in answers.items():
+            if needle in prompt:
+                return answer
+        return "Hmm. ARTICLE: NONE\nSEVERITY: NONE"
+    return respond
+
+
+def test_llm_through_fake_ollama_with_disagreements(bench: pytest.Pytester,
+                                                   run_mode: list[str]) -> None:
+    # --test-mode picks lines 1, 6, 11, 17, 22, 28, 33, 38, 44 and 49 of eval_data.jsonl
+    respond = _oracle({"max_iterations=None": "ARTICLE: 12\nSEVERITY: LOW",
+                       "def send_reminder": "**ARTICLE:** 14\n**SEVERITY:** Critical",
+                       "/var/log/nginx": "I would rather not say."})
+    with FakeOllama(respond=respond) as server:
+        result = _run(bench, "--test-mode", "--compliance-endpoint", server.url, *run_mode)
+        calls = len(server.chat_requests)
+    result.assert_outcomes(passed=20)
+    assert calls == 10
+    result.stdout.fnmatch_lines([
+        "ollama/air-compliance-v2: 10 examples scored, 0 failed, 1 unparsed answers*",
+        "rule-scanner vs ollama/air-compliance-v2: * disagreements",
+        "*langchain-art9-noncompliant-001*9*12*rule-scanner*",
+    ])
+    results = _results(bench)
+    assert results["ollama_available"] is True
+    block = results["llm_models"]["ollama/air-compliance-v2"]
+    assert block["num_scored"] == 10 and block["unparsed"] == 1
+    assert block["per_article_metrics"]["14"]["recall"] == pytest.approx(0.5)
+    assert block["confusion_matrix"]["15"] == {"unparsed": 1}
+    assert block["metrics"]["severity_n"] == 2
+    rows = results["disagreements"]["ollama/air-compliance-v2"]
+    assert {"example": "langchain-art9-noncompliant-001", "truth": "9", "first": "9",
+            "second": "12", "first_correct": True, "second_correct": False} in rows
+
+
+def test_malformed_dataset_is_a_usage_error_naming_the_line(bench: pytest.Pytester) -> None:
+    lines = (BENCH / "eval_data.jsonl").read_text(encoding="utf-8").splitlines()
+    lines[4] = lines[4].replace('"article": 9', '"article": 13')
+    (bench.path / "broken.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = _run(bench, "--no-ollama", "--compliance-data", "broken.jsonl")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*broken.jsonl:5: metadata.article 13 is not one of*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_other_benchmarks_records_are_left_alone(bench: pytest.Pytester) -> None:
+    bench.makepyfile(test_other=textwrap.dedent("""
+        from pytest_summarybench.schemas import ScoreRecord
+
+        def test_other(sb_record):
+            sb_record(ScoreRecord(benchmark="other", unit_id="u", model_id="m",
+                                  evaluator="e", metrics={"x": 1.0}))
+    """))
+    result = _run(bench, "--no-ollama", "test_other.py")
+    result.assert_outcomes(passed=1)
+    assert "compliance benchmark" not in result.stdout.str()
+    assert not (bench.path / "summarybench-results" / "eval_results.json").exists()
+
+
+def test_sb_output_chooses_the_directory(bench: pytest.Pytester) -> None:
+    # --sb-output engages the summary benchmark's settings, which want its codebase.
+    bench.mkdir("codebase")
+    result = _run(bench, "--no-ollama", "--test-mode", "--sb-output", "elsewhere",
+                  "--sb-codebase", "codebase")
+    result.assert_outcomes(passed=10, skipped=10)
+    assert _results(bench, "elsewhere")["num_examples"] == 10
