@@ -33,6 +33,7 @@ from ..judges.prompts import PAIRWISE_CRITERIA, PAIRWISE_TAG, PROMPT_VERSION, pa
 from ..judges.runtime import (
     JudgeEvaluator,
     bootstrap_seed,
+    error_notes,
     error_rates,
     judge_model,
     judge_plan,
@@ -162,16 +163,15 @@ class JudgePairwise(JudgeEvaluator):
             vs = by_judge.get(judge, [])
             position = position_bias(vs)
             length = length_bias_pairwise(vs)
-            own_models = sorted({m for v in vs for m in (v.first, v.second)})
-            own_bt = bradley_terry.fit(own_models, bradley_terry.wins_matrix(
-                own_models, [(v.first, v.second, v.outcome) for v in vs])) \
-                if len(own_models) >= 2 else None
+            coef = lc["judges"].get(judge, {})
+            own_bt = bradley_terry.fit_outcomes(
+                [(v.first, v.second, v.outcome) for v in vs]) if vs else None
             judges[judge] = {
                 **errors.get(judge, {"items": 0, "errors": 0, "errorRate": None}),
-                "position": position,
-                "length": {**length, **{k: v for k, v in lc["judges"].get(judge, {}).items()
-                                        if k != "positionCoefficient"}},
-                "positionCoefficient": lc["judges"].get(judge, {}).get("positionCoefficient"),
+                "position": {**position,
+                             "positionCoefficient": coef.get("positionCoefficient")},
+                "length": {**length, "lengthCoefficient": coef.get("lengthCoefficient"),
+                           "lengthScale": coef.get("lengthScale")},
                 "table": tally(vs),
                 "lengthControlledWinRate": {
                     m: row["lengthControlledWinRate"]
@@ -180,9 +180,7 @@ class JudgePairwise(JudgeEvaluator):
                                   "strengths": own_bt.as_dict()} if own_bt else None),
             }
             notes.extend(pairwise_notes(judge, position, length))
-            rate = judges[judge].get("errorRate")
-            if rate:
-                notes.append(f"{judge} gave no usable verdict for {rate:.0%} of its items")
+            notes.extend(error_notes(judge, judges[judge]))
 
         agreement = judge_agreement(
             {j: {(v.unit_id, v.pair, "ab" if v.first < v.second else "ba"):

@@ -26,6 +26,7 @@ from ..judges.prompts import (
 from ..judges.runtime import (
     JudgeEvaluator,
     bootstrap_seed,
+    error_notes,
     error_rates,
     judge_model,
     judge_plan,
@@ -128,9 +129,7 @@ class JudgePointwise(JudgeEvaluator):
                 "length": length,
             }
             notes.extend(pointwise_notes(judge, length))
-            rate = judges[judge].get("errorRate")
-            if rate:
-                notes.append(f"{judge} gave no usable verdict for {rate:.0%} of its items")
+            notes.extend(error_notes(judge, judges[judge]))
 
         labels = {j: {(r.unit_id, r.model_id): _rounded(r.metrics["weighted_average"])
                       for r in recs} for j, recs in by_judge.items()}

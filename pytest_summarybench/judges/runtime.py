@@ -86,6 +86,16 @@ def error_rates(judged: Counter[str], failed: Iterable[ScoreRecord]) -> dict[str
     return out
 
 
+def error_notes(judge: str, audit: dict[str, Any]) -> list[str]:
+    """A sentence for the report when a judge failed some of its items."""
+    rate = audit.get("errorRate")
+    if not rate:
+        return []
+    return [f"{judge} gave no usable verdict for {rate:.0%} of its items "
+            f"({audit.get('invalidOutput', 0)} invalid answers after retries, "
+            f"{audit.get('callFailed', 0)} failed calls)"]
+
+
 def other_errors(failed: Iterable[ScoreRecord]) -> list[dict[str, str]]:
     """Failed items that are no judge's fault (a summary that was never generated)."""
     return [{"unitId": r.unit_id, "modelId": r.model_id, "error": r.error or ""}
