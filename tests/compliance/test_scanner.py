@@ -230,6 +230,10 @@ def test_every_rule_documents_its_checks() -> None:
     rules = Scanner().rules
     assert [r.article for r in rules] == [9, 10, 11, 12, 14, 15]
     assert all(r.title and r.checks for r in rules)
+    readme = (BENCH / "README.md").read_text(encoding="utf-8")
+    for rule in rules:
+        module = type(rule).__module__.rsplit(".", 1)[-1]
+        assert f"**Art. {rule.article} (`{module}.py`)**" in readme
 
 
 def _accuracy(name: str) -> float:
