@@ -202,8 +202,13 @@ class TestRun:
 
 
 def run_tests(module_source: str, layout: tuple[Path, str, str], tests: list[TestCase],
-              limits: SandboxLimits) -> TestRun:
-    """Run ``tests`` against the package with ``module_source`` spliced in, sandboxed."""
+              limits: SandboxLimits, *, other_modules: dict[str, str] | None = None
+              ) -> TestRun:
+    """Run ``tests`` against the package with ``module_source`` spliced in, sandboxed.
+
+    ``other_modules`` replaces further modules (sandbox path -> source), e.g. to check
+    several spliced functions in one run.
+    """
     directory, name, module_path = layout
     if name:
         readonly = {name: directory}
@@ -212,6 +217,7 @@ def run_tests(module_source: str, layout: tuple[Path, str, str], tests: list[Tes
         readonly = {}
         files = {p.name: p.read_text(encoding="utf-8") for p in directory.glob("*.py")}
         files[module_path] = module_source
+    files.update(other_modules or {})
     result = run_sandboxed(harness(tests), files=files, readonly_dirs=readonly, limits=limits)
     reported: dict[str, dict] = {}
     for line in result.full_stdout.splitlines():

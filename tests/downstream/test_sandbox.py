@@ -1,9 +1,10 @@
 """Containment tests of the sandbox: each claim of ``downstream/sandbox.py`` proven.
 
-Every hostile program runs under three layer combinations where the platform allows:
-everything (the default), the operating-system layers alone (no audit-hook guard) and the
-guard with the process limits alone (no namespaces). Each must end as a failure with a
-reason, and nothing outside the sandbox may change.
+Every hostile program runs under two layer combinations where the platform allows: the
+operating-system layers alone (no audit-hook guard) and the guard with the process limits
+alone (no namespaces), so that each layer is shown to hold by itself. Each must end as a
+failure with a reason, and nothing outside the sandbox may change. The default (every
+layer) is exercised through the completion evaluator in ``test_evaluators.py``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import socket
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,9 +24,8 @@ from pytest_summarybench.downstream.sandbox import (
     run_sandboxed,
 )
 
-FAST = {"wall_s": 3.0, "cpu_s": 1, "memory_mb": 256, "processes": 16}
-LAYERS = {
-    "all": {},
+FAST = SandboxLimits(wall_s=3.0, cpu_s=1, memory_mb=256, processes=16)
+LAYERS: dict[str, dict[str, bool]] = {
     "os-only": {"guard": False},
     "guard-only": {"namespaces": False},
 }
@@ -35,7 +36,7 @@ def limits(request: pytest.FixtureRequest) -> SandboxLimits:
     extra = LAYERS[request.param]
     if extra.get("guard") is False and not namespaces_available(os.geteuid() == 0):
         pytest.skip("the OS-only combination needs Linux namespaces (unshare)")
-    return SandboxLimits(**FAST, **extra)
+    return replace(FAST, **extra)
 
 
 def run(code: str, limits: SandboxLimits) -> SandboxResult:
@@ -77,21 +78,21 @@ def test_a_normal_program_runs_with_a_clean_environment(limits: SandboxLimits) -
 
 def test_loop_forever_is_stopped_by_the_cpu_limit(limits: SandboxLimits) -> None:
     # A generous wall clock, so that the CPU limit is what ends it on a loaded machine.
-    limits = SandboxLimits(**{**limits.__dict__, "wall_s": 15.0})
+    limits = replace(limits, wall_s=15.0)
     result = run("while True:\n    pass\n", limits)
     assert not result.ok
     assert "CPU time limit exceeded" in (result.failure_reason(limits) or "")
 
 
 def test_sleep_forever_is_stopped_by_the_wall_clock(limits: SandboxLimits) -> None:
-    limits = SandboxLimits(**{**limits.__dict__, "wall_s": 1.5})
+    limits = replace(limits, wall_s=1.5)
     result = run("import time\nwhile True:\n    time.sleep(0.2)\n", limits)
     assert result.timed_out
     assert "timed out after 1.5s" in (result.failure_reason(limits) or "")
 
 
 def test_fork_bomb_fails_and_leaves_no_process(limits: SandboxLimits) -> None:
-    limits = SandboxLimits(**{**limits.__dict__, "wall_s": 2.0})
+    limits = replace(limits, wall_s=2.0)
     result = run("""
         import os
         while True:
@@ -107,8 +108,7 @@ def test_fork_bomb_fails_and_leaves_no_process(limits: SandboxLimits) -> None:
 
 @pytest.mark.parametrize("namespaces", [True, False], ids=["namespaces", "no-namespaces"])
 def test_process_limit_caps_children_without_the_guard(namespaces: bool) -> None:
-    limits = SandboxLimits(**{**FAST, "processes": 8, "guard": False,
-                              "namespaces": namespaces})
+    limits = replace(FAST, processes=8, guard=False, namespaces=namespaces)
     result = run("""
         import os, time
         made = 0
@@ -220,7 +220,7 @@ def test_writes_outside_the_sandbox_are_prevented(limits: SandboxLimits, tmp_pat
 
 
 def test_output_is_captured_and_truncated() -> None:
-    limits = SandboxLimits(**FAST, output_chars=1000)
+    limits = replace(FAST, output_chars=1000)
     result = run("print('x' * 50000)\nimport sys\nprint('err', file=sys.stderr)\n", limits)
     assert result.ok
     assert len(result.stdout) < 1100 and "more characters truncated" in result.stdout
@@ -231,7 +231,7 @@ def test_readonly_inputs_are_importable_but_not_writable(tmp_path: Path) -> None
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("VALUE = 41\n")
-    limits = SandboxLimits(**FAST)
+    limits = FAST
     result = run_sandboxed(textwrap.dedent("""
         import pkg
         print(pkg.VALUE + 1)
@@ -243,3 +243,12 @@ def test_readonly_inputs_are_importable_but_not_writable(tmp_path: Path) -> None
     assert result.ok, result.stderr
     assert "42" in result.stdout and "refused PermissionError" in result.stdout
     assert (pkg / "__init__.py").read_text() == "VALUE = 41\n"
+
+
+def test_default_limits_use_every_layer_available_here() -> None:
+    result = run("print('ok')\n", SandboxLimits())
+    assert result.ok and result.stdout == "ok\n"
+    expected = {"process", "guard"}
+    if namespaces_available(os.geteuid() == 0):
+        expected |= {"namespaces", "unprivileged"}
+    assert expected <= set(result.layers)
