@@ -147,38 +147,43 @@ class JudgePairwise(JudgeEvaluator):
         for v in verdicts:
             by_judge[v.judge].append(v)
 
-        strengths: dict[str, Any] = {}
+        fit: dict[str, Any] = {}
         if len(models) >= 2:
-            strengths = bradley_terry.bootstrap(
-                models, unit_wins(verdicts, models), samples=samples,
-                seed=bootstrap_seed(ctx, self.name, "bt"))
+            fit = bradley_terry.bootstrap(models, unit_wins(verdicts, models), samples=samples,
+                                          seed=bootstrap_seed(ctx, self.name, "bt"))
         lc = length_controlled(verdicts)
 
         judged_items = Counter({j: len({(v.unit_id, v.pair) for v in vs})
                                 for j, vs in by_judge.items()})
         errors = error_rates(judged_items, failed)
         judges: dict[str, Any] = {}
+        by_judge_tables: dict[str, dict[str, dict[str, float | None]]] = {
+            "winRateByJudge": defaultdict(dict), "lengthControlledByJudge": defaultdict(dict),
+            "strengthByJudge": defaultdict(dict)}
         notes = plan.shortfalls(pairs=True)
         for judge in sorted(set(by_judge) | set(errors)):
             vs = by_judge.get(judge, [])
             position = position_bias(vs)
             length = length_bias_pairwise(vs)
             coef = lc["judges"].get(judge, {})
-            own_bt = bradley_terry.fit_outcomes(
-                [(v.first, v.second, v.outcome) for v in vs]) if vs else None
             judges[judge] = {
-                **errors.get(judge, {"items": 0, "errors": 0, "errorRate": None}),
+                **errors[judge],
                 "position": {**position,
                              "positionCoefficient": coef.get("positionCoefficient")},
                 "length": {**length, "lengthCoefficient": coef.get("lengthCoefficient"),
                            "lengthScale": coef.get("lengthScale")},
-                "table": tally(vs),
-                "lengthControlledWinRate": {
-                    m: row["lengthControlledWinRate"]
-                    for m, row in length_controlled(vs)["models"].items()},
-                "bradleyTerry": ({"estimator": own_bt.estimator,
-                                  "strengths": own_bt.as_dict()} if own_bt else None),
             }
+            if vs:
+                own_fit = bradley_terry.fit_outcomes([(v.first, v.second, v.outcome)
+                                                      for v in vs])
+                judges[judge]["bradleyTerryEstimator"] = own_fit.estimator
+                for m, strength in own_fit.as_dict().items():
+                    by_judge_tables["strengthByJudge"][m][judge] = strength
+                for m, row in tally(vs).items():
+                    by_judge_tables["winRateByJudge"][m][judge] = row["winRate"]
+                for m, row in length_controlled(vs)["models"].items():
+                    by_judge_tables["lengthControlledByJudge"][m][judge] = \
+                        row["lengthControlledWinRate"]
             notes.extend(pairwise_notes(judge, position, length))
             notes.extend(error_notes(judge, judges[judge]))
 
@@ -190,11 +195,14 @@ class JudgePairwise(JudgeEvaluator):
         return {
             "promptVersion": PROMPT_VERSION,
             "table": tally(verdicts),
-            "headToHead": head_to_head(verdicts),
-            "bradleyTerry": strengths,
+            "bradleyTerry": fit.get("strengths", {}),
+            "bradleyTerryFit": {k: v for k, v in fit.items() if k != "strengths"},
             "lengthControlled": lc["models"],
+            "headToHead": head_to_head(verdicts),
             "criteria": self._criteria(records),
             "judges": judges,
+            **{k: {m: dict(row) for m, row in sorted(t.items())}
+               for k, t in by_judge_tables.items()},
             "agreement": agreement,
             "selection": plan.to_json(pairs=True),
             "otherErrors": other_errors(failed),
@@ -202,7 +210,7 @@ class JudgePairwise(JudgeEvaluator):
         }
 
     @staticmethod
-    def _criteria(records: list[ScoreRecord]) -> dict[str, dict[str, Any]]:
+    def _criteria(records: list[ScoreRecord]) -> list[dict[str, Any]]:
         """Per model and criterion: wins, losses, ties and win rate over the verdicts that
         named a winner for that criterion."""
         counts: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
@@ -211,13 +219,13 @@ class JudgePairwise(JudgeEvaluator):
                 for criterion, outcome in (r.details.get("criteria") or {}).items():
                     if outcome is not None:
                         counts[r.model_id][criterion][outcome] += 1
-        out: dict[str, dict[str, Any]] = {}
+        rows: list[dict[str, Any]] = []
         for model in sorted(counts):
-            out[model] = {}
             for criterion in PAIRWISE_CRITERIA:
                 c = counts[model][criterion]
                 total = c["win"] + c["loss"] + c["tie"]
-                out[model][criterion] = {
-                    "wins": c["win"], "losses": c["loss"], "ties": c["tie"],
-                    "winRate": (c["win"] + 0.5 * c["tie"]) / total if total else None}
-        return out
+                rows.append({"model": model, "criterion": criterion, "wins": c["win"],
+                             "losses": c["loss"], "ties": c["tie"],
+                             "winRate": (c["win"] + 0.5 * c["tie"]) / total if total
+                             else None})
+        return rows

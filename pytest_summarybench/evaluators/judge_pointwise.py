@@ -96,8 +96,9 @@ class JudgePointwise(JudgeEvaluator):
             by_judge[r.details["judge"]].append(r)
 
         models: dict[str, Any] = {}
+        criteria: list[dict[str, Any]] = []
+        by_judge_mean: dict[str, dict[str, float]] = {}
         for model, recs in sorted(by_model.items()):
-            entry: dict[str, Any] = {"items": len(recs)}
             for metric in ("weighted_average", *CRITERIA):
                 per_unit: dict[str, list[float]] = defaultdict(list)
                 for r in recs:
@@ -105,14 +106,13 @@ class JudgePointwise(JudgeEvaluator):
                 stats = mean_ci(per_unit, samples=samples,
                                 seed=bootstrap_seed(ctx, self.name, model, metric))
                 if metric == "weighted_average":
-                    entry["weightedAverage"] = stats
+                    models[model] = stats
                 else:
-                    entry.setdefault("criteria", {})[metric] = stats
+                    criteria.append({"model": model, "criterion": metric, **stats})
             judged_by: dict[str, list[float]] = defaultdict(list)
             for r in recs:
                 judged_by[r.details["judge"]].append(r.metrics["weighted_average"])
-            entry["byJudge"] = {j: sum(v) / len(v) for j, v in sorted(judged_by.items())}
-            models[model] = entry
+            by_judge_mean[model] = {j: sum(v) / len(v) for j, v in sorted(judged_by.items())}
 
         errors = error_rates(Counter({j: len(v) for j, v in by_judge.items()}), failed)
         judges: dict[str, Any] = {}
@@ -123,7 +123,7 @@ class JudgePointwise(JudgeEvaluator):
                                            [r.metrics["weighted_average"] for r in recs])
             scores = [r.metrics["weighted_average"] for r in recs]
             judges[judge] = {
-                **errors.get(judge, {"items": len(recs), "errors": 0, "errorRate": 0.0}),
+                **errors[judge],
                 "meanScore": sum(scores) / len(scores) if scores else None,
                 "retried": sum(1 for r in recs if r.details.get("answers", 1) > 1),
                 "length": length,
@@ -137,6 +137,8 @@ class JudgePointwise(JudgeEvaluator):
             "promptVersion": PROMPT_VERSION,
             "weights": CRITERIA_WEIGHTS,
             "models": models,
+            "criteria": criteria,
+            "byJudge": by_judge_mean,
             "judges": judges,
             "agreement": judge_agreement(labels, categories=[1, 2, 3, 4, 5],
                                          weights="quadratic"),

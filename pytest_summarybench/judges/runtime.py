@@ -41,7 +41,7 @@ def skip_reason(ctx: RunContext, *, pairs: bool) -> str | None:
     if any(a.judges for a in table.values()):
         return None
     what = "pair of models" if pairs else "model under test"
-    return (f"no {what} has an eligible judge (a judge never judges its own family): "
+    return (f"no {what} can be judged (a judge never judges its own family): "
             + "; ".join(plan.shortfalls(pairs=pairs)))
 
 

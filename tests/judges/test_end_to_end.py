@@ -137,7 +137,7 @@ def test_scripted_judges_end_to_end(pytester: pytest.Pytester,
     position = pairwise["judges"][_judge(POSITION)]
     assert position["position"]["flipRate"] == 1.0
     assert position["position"]["firstPositionWinRate"] == 1.0
-    assert {row["winRate"] for row in position["table"].values()} == {0.5}
+    assert {row[_judge(POSITION)] for row in pairwise["winRateByJudge"].values()} == {0.5}
 
     # -- the length judge: a strong length correlation, in both evaluations -------------
     length = pairwise["judges"][_judge(LENGTH)]["length"]
@@ -157,11 +157,11 @@ def test_scripted_judges_end_to_end(pytester: pytest.Pytester,
         assert pointwise["judges"][_judge(other)]["errorRate"] == 0.0
 
     # -- rankings stay right where the truth is known -----------------------------------
-    competent = pairwise["judges"][_judge(FLAKY)]["table"]
-    assert min(competent, key=lambda m: competent[m]["winRate"]) == SHUFFLED
+    competent = {m: row[_judge(FLAKY)] for m, row in pairwise["winRateByJudge"].items()}
+    assert min(competent, key=lambda m: competent[m]) == SHUFFLED
     ranking = [r["modelId"] for r in data["rankings"]]
     assert ranking.index(DOCSTRING) < ranking.index(SHUFFLED)
-    strengths = pairwise["bradleyTerry"]["strengths"]
+    strengths = pairwise["bradleyTerry"]
     assert strengths[DOCSTRING]["strength"] > strengths[SHUFFLED]["strength"]
     for row in strengths.values():
         assert row["ciLow"] <= row["strength"] <= row["ciHigh"]
