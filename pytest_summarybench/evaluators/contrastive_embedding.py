@@ -14,32 +14,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from .base import EvaluationError, MatrixItem, unit_items
-from .distractors import (
-    DistractorSet,
-    code_text,
-    ensure_distractor_sets,
-    load_distractor_sets,
-    matchable_unit_ids,
-)
+from .distractors import ContrastiveEvaluator, code_text
 
 if TYPE_CHECKING:
     from ..context import RunContext
-    from ..embeddings import Embedder
     from ..schemas import ScoreRecord
+    from .base import MatrixItem
 
 TIE_TOLERANCE = 1e-6
 
 
-class ContrastiveEmbedding:
+class ContrastiveEmbedding(ContrastiveEvaluator):
     """Rank the target's code among distractors by cosine to the summary."""
 
     name: ClassVar[str] = "contrastive/embedding"
     family: ClassVar[str] = "contrastive"
-
-    def __init__(self) -> None:
-        self._embedder: Embedder | None = None
-        self._sets: dict[str, DistractorSet] | None = None
 
     def skip_reason(self, ctx: RunContext) -> str | None:
         if "embedding" not in ctx.settings.evaluation.contrastive.methods:
@@ -47,41 +36,16 @@ class ContrastiveEmbedding:
                     f"(it is {ctx.settings.evaluation.contrastive.methods})")
         return None
 
-    def items(self, ctx: RunContext) -> list[MatrixItem]:
-        matchable = matchable_unit_ids(ctx)
-        return [it for it in unit_items(self.name, ctx) if it.unit_id in matchable]
-
-    def embedder(self, ctx: RunContext) -> Embedder:
-        if self._embedder is None:
-            from ..embeddings import get_embedder
-
-            self._embedder = get_embedder(ctx.settings.evaluation.contrastive.embedding_model,
-                                          ctx.store)
-        return self._embedder
-
     def prepare(self, ctx: RunContext) -> None:
-        embedder = self.embedder(ctx)
-        self._sets = ensure_distractor_sets(ctx, embedder)
-        embedder.embed(sorted({s.summary for u in ctx.units for m in ctx.models
-                               if (s := ctx.summary(u.id, m.id)) is not None}))
-
-    def distractor_set(self, ctx: RunContext, unit_id: str) -> DistractorSet:
-        if self._sets is None or unit_id not in self._sets:
-            self._sets = load_distractor_sets(ctx, self.embedder(ctx).backend.cache_key)
-        found = self._sets.get(unit_id)
-        if found is None:
-            raise EvaluationError(f"no distractor set for unit {unit_id}: the controller's "
-                                  f"prepare step did not run for this run ({ctx.run_id})")
-        return found
+        super().prepare(ctx)
+        self.embedder(ctx).embed(sorted({s.summary for u in ctx.units for m in ctx.models
+                                         if (s := ctx.summary(u.id, m.id)) is not None}))
 
     def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
         from ..schemas import ScoreRecord
         from ..stats.ir import target_ranking
 
-        summary = ctx.summary(item.unit_id, item.model_id)
-        if summary is None:
-            raise EvaluationError(ctx.summary_error(item.unit_id, item.model_id)
-                                  or "no summary")
+        summary = self.summary(item, ctx)
         dset = self.distractor_set(ctx, item.unit_id)
         candidates = [ctx.unit(item.unit_id), *(ctx.unit(d) for d in dset.distractor_ids)]
         texts = [summary.summary, *(code_text(c) for c in candidates)]

@@ -19,19 +19,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from .base import EvaluationError, MatrixItem, unit_items
-from .distractors import (
-    DistractorSet,
-    ensure_distractor_sets,
-    load_distractor_sets,
-    matchable_unit_ids,
-)
+from .base import EvaluationError
+from .distractors import ContrastiveEvaluator
 from .queries import parse_json_object
 
 if TYPE_CHECKING:
     from ..context import RunContext
-    from ..embeddings import Embedder
     from ..schemas import CodeUnit, ModelConfig, ScoreRecord
+    from .base import MatrixItem
 
 CONTRASTIVE_LLM_PROMPT = """Given a code summary, identify which code snippet it describes.
 
@@ -86,15 +81,11 @@ def parse_selection(text: str, n: int) -> tuple[int, str, str]:
     return selected, str(data.get("confidence", "")), str(data.get("reasoning", ""))
 
 
-class ContrastiveLLM:
+class ContrastiveLLM(ContrastiveEvaluator):
     """Ask a judge model which shuffled option the summary describes."""
 
     name: ClassVar[str] = "contrastive/llm"
     family: ClassVar[str] = "contrastive"
-
-    def __init__(self) -> None:
-        self._embedder: Embedder | None = None
-        self._sets: dict[str, DistractorSet] | None = None
 
     def skip_reason(self, ctx: RunContext) -> str | None:
         methods = ctx.settings.evaluation.contrastive.methods
@@ -108,39 +99,12 @@ class ContrastiveLLM:
     def judge(self, ctx: RunContext) -> ModelConfig:
         return ctx.judges[0]
 
-    def items(self, ctx: RunContext) -> list[MatrixItem]:
-        matchable = matchable_unit_ids(ctx)
-        return [it for it in unit_items(self.name, ctx) if it.unit_id in matchable]
-
-    def embedder(self, ctx: RunContext) -> Embedder:
-        if self._embedder is None:
-            from ..embeddings import get_embedder
-
-            self._embedder = get_embedder(ctx.settings.evaluation.contrastive.embedding_model,
-                                          ctx.store)
-        return self._embedder
-
-    def prepare(self, ctx: RunContext) -> None:
-        self._sets = ensure_distractor_sets(ctx, self.embedder(ctx))
-
-    def _set(self, ctx: RunContext, unit_id: str) -> DistractorSet:
-        if self._sets is None or unit_id not in self._sets:
-            self._sets = load_distractor_sets(ctx, self.embedder(ctx).backend.cache_key)
-        found = self._sets.get(unit_id)
-        if found is None:
-            raise EvaluationError(f"no distractor set for unit {unit_id}: the controller's "
-                                  f"prepare step did not run for this run ({ctx.run_id})")
-        return found
-
     def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
         from ..llm import ModelCallError, complete
         from ..schemas import ScoreRecord
 
-        summary = ctx.summary(item.unit_id, item.model_id)
-        if summary is None:
-            raise EvaluationError(ctx.summary_error(item.unit_id, item.model_id)
-                                  or "no summary")
-        dset = self._set(ctx, item.unit_id)
+        summary = self.summary(item, ctx)
+        dset = self.distractor_set(ctx, item.unit_id)
         candidates = [ctx.unit(item.unit_id), *(ctx.unit(d) for d in dset.distractor_ids)]
         ctx.rng(self.name, item.unit_id, item.model_id).shuffle(candidates)
         position = next(i for i, c in enumerate(candidates, 1) if c.id == item.unit_id)
