@@ -51,9 +51,30 @@ def _unescape(path: str) -> str:
 _DEVICES = ("null", "zero", "full", "random", "urandom")
 
 
-def _mount_readonly(box: str, devdir: str) -> list[str]:
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _hide(mount: Any, home: str, keep: list[str], box: str) -> None:
+    """Cover ``home`` (where keys and credentials live) with an empty file system, then
+    put back the parts under it the worker needs (the Python installation)."""
+    if not os.path.isdir(home) or home == "/" or _under(box, home):
+        return
+    kept = [k for k in keep if _under(k, home) and os.path.isdir(k)]
+    stash = os.path.join(os.path.dirname(box), "stash")
+    for i, path in enumerate(kept):
+        os.makedirs(os.path.join(stash, str(i)), exist_ok=True)
+        mount(path, os.path.join(stash, str(i)), MS_BIND | MS_REC)
+    mount("tmpfs", home, MS_NOSUID | MS_NODEV, "tmpfs", "mode=755,size=64k")
+    for i, path in enumerate(kept):
+        os.makedirs(path, exist_ok=True)
+        mount(os.path.join(stash, str(i)), path, MS_BIND | MS_REC)
+
+
+def _mount_readonly(box: str, devdir: str, homes: list[str], keep: list[str]) -> list[str]:
     """Bind the sandbox directory onto itself, give the namespace a /dev with only the
-    harmless devices, then remount every other mount read-only.
+    harmless devices, hide the caller's home directories (but for the Python installation
+    in ``keep``), then remount every other mount read-only.
 
     Runs in a private mount namespace, so nothing outside the sandbox sees the change.
     Returns the mount points made read-only.
@@ -77,6 +98,8 @@ def _mount_readonly(box: str, devdir: str) -> list[str]:
         open(node, "w").close()
         mount(f"/dev/{name}", node, MS_BIND)
     mount(devdir, "/dev", MS_BIND | MS_REC)
+    for home in homes:
+        _hide(mount, home, keep, box)
     done: list[str] = []
     with open("/proc/self/mountinfo", encoding="utf-8") as fh:
         entries = [line.split() for line in fh]
@@ -98,10 +121,19 @@ def _mount_readonly(box: str, devdir: str) -> list[str]:
     return done
 
 
-def _install_guard(box: str, report: int) -> None:
-    """An audit hook that refuses network use, process creation, native code loading and
-    writes outside ``box``, and reports each refusal on the ``report`` descriptor."""
+def _python_dirs() -> list[str]:
+    """The Python installation the worker runs (its standard library must stay readable)."""
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    return sorted(os.path.realpath(d) for d in dirs if d)
+
+
+def _install_guard(box: str, report: int, homes: list[str]) -> None:
+    """An audit hook that refuses network use, process creation, native code loading,
+    writes outside ``box`` and reads in the caller's home directories (but for the Python
+    installation), and reports each refusal on the ``report`` descriptor."""
     state = {"count": 0}
+    python_dirs = _python_dirs()
+    private = [os.path.realpath(h) for h in homes if h and os.path.realpath(h) != "/"]
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
     allowed_files = {"/dev/null"}
     denied_always = {
@@ -141,6 +173,14 @@ def _install_guard(box: str, report: int) -> None:
                 pass
         raise PermissionError(f"sandbox: {what} is not allowed ({detail[:200]})")
 
+    def private_path(path: Any) -> bool:
+        if isinstance(path, int) or path is None:
+            return False
+        real = os.path.realpath(os.fsdecode(path) if isinstance(path, bytes) else
+                                os.fspath(path))
+        return (any(_under(real, h) for h in private) and not inside(path)
+                and not any(_under(real, d) for d in python_dirs))
+
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event in denied_always:
             deny(denied_always[event], f"{event} {args!r}"[:200])
@@ -150,6 +190,10 @@ def _install_guard(box: str, report: int) -> None:
                 isinstance(flags, int) and bool(flags & write_flags))
             if writing and not inside(path):
                 deny("writing outside the sandbox directory", f"open {path!r}")
+            if private_path(path):
+                deny("reading the caller's home directory", f"open {path!r}")
+        elif event in ("os.listdir", "os.scandir") and args and private_path(args[0]):
+            deny("reading the caller's home directory", f"{event} {args[0]!r}")
         elif event in path_events:
             targets = [a for a in args[:2] if isinstance(a, (str, bytes, os.PathLike))]
             if event == "os.chdir" or event == "os.rename":
@@ -219,7 +263,7 @@ def _worker(cfg: dict[str, Any]) -> None:
     sys.dont_write_bytecode = True
     sys.argv = [cfg["script"]]
     if cfg["guard"]:
-        _install_guard(box, cfg["violations_fd"])
+        _install_guard(box, cfg["violations_fd"], cfg["homes"])
     else:
         os.close(cfg["violations_fd"])
     runpy.run_path(os.path.join(box, cfg["script"]), run_name="__main__")
@@ -235,7 +279,7 @@ def main() -> int:
     readonly: list[str] = []
     if cfg["mount_readonly"]:
         try:
-            readonly = _mount_readonly(cfg["box"], cfg["devdir"])
+            readonly = _mount_readonly(cfg["box"], cfg["devdir"], cfg["homes"], _python_dirs())
         except OSError as exc:
             _status(status_fd, event="mount_failed", detail=str(exc))
     _status(status_fd, event="ready", readonly=readonly, pid=os.getpid())

@@ -13,14 +13,17 @@ Layers, outermost first (``SandboxResult.layers`` says which held for a run):
   not even loopback), a new PID namespace (every process dies with the supervisor, so a
   fork bomb cannot outlive the run), a new mount namespace in which every mount but the
   sandbox directory is remounted read-only, with its own ``/proc`` (the parent's
-  environment is not readable there). A user namespace maps the caller (root or not) to
-  root inside.
+  environment is not readable there), a ``/dev`` holding only null, zero, full, random
+  and urandom, and the caller's home directories covered by an empty file system (the
+  Python installation, if it lives there, is bound back). A user namespace maps the
+  caller (root or not) to root inside.
 - ``unprivileged``: with namespaces, the worker gives up every capability for good
   (secure bits locked, bounding set emptied, no new privileges): it cannot remount, and
   the kernel applies the process limit to it. Without namespaces, a worker started as
   root switches to ``nobody`` (65534) when that user can read the Python installation.
-- ``guard``: a Python audit hook in the worker refuses sockets, process creation, ctypes
-  and writes or directory changes outside the sandbox, and reports each refusal.
+- ``guard``: a Python audit hook in the worker refuses sockets, process creation, ctypes,
+  writes or directory changes outside the sandbox and reads in the caller's home
+  directories (but for the Python installation), and reports each refusal.
 
 The guard is the only layer on platforms without ``unshare``; each layer is proven by
 ``tests/downstream/test_sandbox.py`` with the others switched off where that is possible.
@@ -169,6 +172,19 @@ def _readable_by_others(path: Path) -> bool:
     return True
 
 
+def home_dirs() -> list[str]:
+    """The caller's home directories (``$HOME`` and the password database's), hidden from
+    the sandbox: that is where credentials live."""
+    homes = {os.path.expanduser("~")}
+    try:
+        import pwd
+
+        homes.add(pwd.getpwuid(os.getuid()).pw_dir)
+    except (ImportError, KeyError):
+        pass
+    return sorted(os.path.realpath(h) for h in homes if h and os.path.realpath(h) != "/")
+
+
 def sandbox_env(box: Path) -> dict[str, str]:
     """The allowlisted environment: no keys, no proxies, HOME and TMPDIR in the sandbox."""
     env = {k: os.environ[k] for k in ENV_ALLOWLIST if k in os.environ}
@@ -307,7 +323,7 @@ def _execute(tmp: Path, box: Path, limits: SandboxLimits, *, use_ns: bool, as_ro
         cfg = {"box": str(box), "script": "_sb_main.py", "status_fd": status.fileno(),
                "violations_fd": viol.fileno(), "guard": limits.guard,
                "processes": limits.processes, "drop": drop, "drop_uid": NOBODY,
-               "mount_readonly": use_ns, "devdir": str(tmp / "dev")}
+               "mount_readonly": use_ns, "devdir": str(tmp / "dev"), "homes": home_dirs()}
         argv = [sys.executable, "-I", "-S", "-B", str(tmp / "_sandbox_child.py"),
                 json.dumps(cfg)]
         if use_ns:

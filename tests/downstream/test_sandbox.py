@@ -252,3 +252,27 @@ def test_default_limits_use_every_layer_available_here() -> None:
     if namespaces_available(os.geteuid() == 0):
         expected |= {"namespaces", "unprivileged"}
     assert expected <= set(result.layers)
+
+
+def test_the_callers_home_is_not_readable(limits: SandboxLimits, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / ".config").mkdir(parents=True)
+    secret = "sk-HOME-SECRET-0b7f"
+    (home / ".config" / "credentials").write_text(secret)
+    monkeypatch.setenv("HOME", str(home))
+    result = run(f"""
+        import os
+        found = []
+        for attempt in (lambda: open({str(home / ".config" / "credentials")!r}).read(),
+                        lambda: os.listdir({str(home / ".config")!r})):
+            try:
+                found.append(attempt())
+            except OSError as exc:
+                found.append(type(exc).__name__)
+        print(found)
+        import json   # the standard library stays importable
+        """, limits)
+    assert secret not in result.full_stdout and "credentials" not in result.full_stdout
+    if limits.guard:
+        assert {v["kind"] for v in result.violations} == {"reading the caller's home directory"}
