@@ -12,7 +12,7 @@ by the requested model name:
   of the prompt, with malformed JSON, also when asked again; its valid answers come in
   varied shapes (code fences with prose, numbers as strings, plain JSON);
 - ``gpt-4o-mini`` is a model under test (generation requests): it summarizes from the
-  identifiers in the code.
+  identifiers in the code block of the prompt.
 
 It logs every judge prompt it saw, so tests can compute the expected error rate and
 check who judged what.
@@ -119,7 +119,9 @@ class ScriptedJudges:
         model = str(body.get("model", ""))
         messages = body.get("messages") or []
         if model == MODEL_UNDER_TEST:
-            code = str(messages[-1].get("content", ""))
+            prompt = str(messages[-1].get("content", ""))
+            fenced = re.search(r"```[^\n]*\n(.*?)```", prompt, re.DOTALL)
+            code = fenced.group(1) if fenced else prompt
             vocab = list(dict.fromkeys(w for w in words(code) if len(w) >= 4))[:12]
             return "Computes " + ", ".join(vocab) + "."
         prompt = read_prompt(str(messages[1]["content"]))
