@@ -231,16 +231,23 @@ def ensure_queries(ctx: RunContext) -> dict[str, list[Query] | str]:
                 fresh[unit.id] = from_file.get(unit.id) or (
                     f"the queries file {source.path} has no query for {unit.path} {unit.name}")
     else:
+        from concurrent.futures import ThreadPoolExecutor
+
         from ..llm import ModelCallError
 
-        assert source.model is not None
-        for unit in ctx.units:
-            if isinstance(existing.get(unit.id), list):
-                continue
+        model = source.model
+        assert model is not None
+        todo = [u for u in ctx.units if not isinstance(existing.get(u.id), list)]
+
+        def one(unit: CodeUnit) -> list[Query] | str:
             try:
-                fresh[unit.id] = generate_queries(unit, source.model, ctx, per_unit)
+                return generate_queries(unit, model, ctx, per_unit)
             except (ModelCallError, ValueError) as exc:
-                fresh[unit.id] = f"query generation by {source.model.id} failed: {exc}"
+                return f"query generation by {model.id} failed: {exc}"
+
+        # ``complete`` is thread-safe and rate-limited per model; units are independent.
+        with ThreadPoolExecutor(max_workers=ctx.settings.evaluation.parallel) as pool:
+            fresh.update(zip((u.id for u in todo), pool.map(one, todo), strict=True))
     if fresh:
         with ctx.store.transaction() as conn:
             conn.executemany(
