@@ -28,7 +28,7 @@ from ..judges.audit import (
     pairwise_notes,
     position_bias,
 )
-from ..judges.calling import JudgeError
+from ..judges.calling import Answer, JudgeError
 from ..judges.prompts import PAIRWISE_CRITERIA, PAIRWISE_TAG, PROMPT_VERSION, pairwise_messages
 from ..judges.runtime import (
     JudgeEvaluator,
@@ -107,15 +107,16 @@ class JudgePairwise(JudgeEvaluator):
                                    f"order {order} ({first} shown as A): {exc.reason}",
                                    raw=exc.raw, attempts=exc.attempts)
                 raise EvaluationError(str(where)) from None
-            records.extend(self._records(item, judge.id, order, first, second,
-                                         answer.verdict, words, answer.answers,
-                                         answer.cached))
+            records.extend(self._records(item, judge.id, order, first, second, answer,
+                                         words))
         return records
 
     def _records(self, item: MatrixItem, judge: str, order: str, first: str, second: str,
-                 verdict: PairwiseVerdict, words: dict[str, int], answers: int,
-                 cached: bool) -> list[ScoreRecord]:
+                 answer: Answer[PairwiseVerdict], words: dict[str, int]) -> list[ScoreRecord]:
+        verdict = answer.verdict
         outcome = _OUTCOME[verdict.winner]
+        # the call served both models: each of the two records carries half its cost
+        cost = None if answer.cost is None else answer.cost / 2
         winner = "tie" if verdict.winner == "tie" else first if outcome == 1.0 else second
         breakdown = verdict.criteria_breakdown.model_dump()
         out = []
@@ -132,8 +133,8 @@ class JudgePairwise(JudgeEvaluator):
                                       for c in PAIRWISE_CRITERIA},
                          "criteriaBreakdown": breakdown,
                          "length": words[model], "opponentLength": words[opponent],
-                         "answers": answers, "cached": cached,
-                         "promptVersion": PROMPT_VERSION}))
+                         "answers": answer.answers, "cached": answer.cached,
+                         "cost": cost, "promptVersion": PROMPT_VERSION}))
         return out
 
     # -- report section -------------------------------------------------------------------

@@ -47,7 +47,9 @@ def ctx(make_context: ContextFactory, fake_server: Callable[..., FakeOpenAIServe
     models = [{"provider": "builtin", "model": "docstring"},
               {"provider": "builtin", "model": "shuffled"},
               {"provider": "local", "model": "gpt-4o-mini", "apiEndpoint": server.base_url}]
-    return make_context(SUMMARIES, [judge_entry(server, j) for j in (POSITION, LENGTH, FLAKY)],
+    priced = {"inputCostPerMillion": 1.0, "outputCostPerMillion": 2.0}
+    return make_context(SUMMARIES, [judge_entry(server, POSITION, **priced),
+                                    judge_entry(server, LENGTH), judge_entry(server, FLAKY)],
                         test_models=models)
 
 
@@ -122,6 +124,8 @@ def test_pairwise_judges_both_orders_and_maps_back(ctx: RunContext,
     assert by[("ba", GOOD)].details["criteria"]["accuracy"] == "loss"
     assert by[("ab", GOOD)].details["criteriaBreakdown"]["clarity"] == "A"
     assert by[("ab", GOOD)].details["length"] == len(SUMMARIES[GOOD]["u-discount"].split())
+    # each call's cost is split over the two records it produced
+    assert by[("ab", GOOD)].details["cost"] == by[("ab", BAD)].details["cost"] > 0
     shown = [p.summaries for p in scripted.seen[POSITION] if p.kind == "pairwise"]
     assert shown == [(SUMMARIES[GOOD]["u-discount"], SUMMARIES[BAD]["u-discount"]),
                      (SUMMARIES[BAD]["u-discount"], SUMMARIES[GOOD]["u-discount"])]
