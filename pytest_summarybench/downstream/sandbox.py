@@ -31,6 +31,7 @@ The guard is the only layer on platforms without ``unshare``; each layer is prov
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import resource
@@ -135,23 +136,18 @@ def _last_line(text: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
-_UNSHARE_OK: dict[bool, bool] = {}
-
-
+@functools.cache
 def namespaces_available(as_root: bool) -> bool:
     """Whether ``unshare`` can create the namespaces here (probed once per process)."""
-    if as_root not in _UNSHARE_OK:
-        exe = shutil.which("unshare")
-        ok = False
-        if exe and sys.platform.startswith("linux"):
-            try:
-                probe = subprocess.run([*_unshare_argv(exe, as_root), "true"],
-                                       capture_output=True, timeout=10, env={})
-                ok = probe.returncode == 0
-            except (OSError, subprocess.SubprocessError):
-                ok = False
-        _UNSHARE_OK[as_root] = ok
-    return _UNSHARE_OK[as_root]
+    exe = shutil.which("unshare")
+    if not exe or not sys.platform.startswith("linux"):
+        return False
+    try:
+        probe = subprocess.run([*_unshare_argv(exe, as_root), "true"], capture_output=True,
+                               timeout=10, env={})
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return probe.returncode == 0
 
 
 def _unshare_argv(exe: str, as_root: bool) -> list[str]:
