@@ -39,7 +39,7 @@ _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 def words(text: str) -> list[str]:
     """Lower-case words, identifiers split at underscores and camel case."""
-    out = []
+    out: list[str] = []
     for token in _WORD.findall(text):
         out.extend(w.lower() for w in _CAMEL.findall(token))
     return out
@@ -119,9 +119,9 @@ class ScriptedJudges:
         model = str(body.get("model", ""))
         messages = body.get("messages") or []
         if model == MODEL_UNDER_TEST:
-            prompt = str(messages[-1].get("content", ""))
-            fenced = re.search(r"```[^\n]*\n(.*?)```", prompt, re.DOTALL)
-            code = fenced.group(1) if fenced else prompt
+            request = str(messages[-1].get("content", ""))
+            fenced = re.search(r"```[^\n]*\n(.*?)```", request, re.DOTALL)
+            code = fenced.group(1) if fenced else request
             vocab = list(dict.fromkeys(w for w in words(code) if len(w) >= 4))[:12]
             return "Computes " + ", ".join(vocab) + "."
         prompt = read_prompt(str(messages[1]["content"]))
