@@ -135,6 +135,8 @@ class MiniLMBackend:
     def embed_batch(self, texts: list[str]) -> Matrix:
         import numpy as np
 
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
         windows, owner = self.windows(texts)
         # Windows of similar length share a model call, so little of each call is padding.
         order = sorted(range(len(windows)), key=lambda j: len(windows[j]))
