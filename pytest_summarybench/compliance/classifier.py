@@ -3,9 +3,6 @@ that the configured model is actually there before any test asks it."""
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -77,14 +74,16 @@ class LLMClassifier:
         An answer that names no article is a classification all the same (a wrong one):
         it comes back with ``prediction=None`` and the parser's reason.
         """
-        complete = self._complete
         options: dict[str, Any] = {"timeout": self.timeout_s, "temperature": 0.0}
-        if complete is None:
+        if self._complete is not None:
+            call: CompleteFn = self._complete
+        else:
             from ..llm import RetryPolicy, complete
 
+            call = complete
             options["retry_policy"] = self.retry_policy or RetryPolicy(
                 max_attempts=CALL_ATTEMPTS)
-        answer = complete(self.model, build_messages(code), **options)
+        answer = call(self.model, build_messages(code), **options)
         prediction: Prediction | None = None
         problem = None
         try:
@@ -109,6 +108,9 @@ def parse_model(spec: str, endpoint: str | None = None) -> ModelConfig:
 
 
 def _ollama_tags(base: str) -> Any:
+    import json
+    import urllib.request
+
     with urllib.request.urlopen(f"{base}/api/tags", timeout=PROBE_TIMEOUT_S) as response:
         return json.load(response)
 
@@ -119,6 +121,8 @@ def unavailable_reason(model: ModelConfig) -> str | None:
     Ollama models are probed with ``GET /api/tags`` on the configured endpoint; other
     providers need their key in the environment. The probe never raises.
     """
+    import urllib.error
+
     from ..llm import required_env_var
     from ..llm.providers import api_key, endpoint
 

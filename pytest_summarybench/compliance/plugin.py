@@ -15,7 +15,7 @@ import pytest
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
-    from ..schemas import ScoreRecord
+    from ..schemas import ModelConfig, ScoreRecord
     from .classifier import LLMClassifier
     from .dataset import Example
     from .scanner import Scanner
@@ -46,7 +46,7 @@ def add_options(parser: pytest.Parser) -> None:
                          "(default: the benchmark's eval_data.jsonl).")
 
 
-def compliance_model(config: pytest.Config) -> Any:
+def compliance_model(config: pytest.Config) -> ModelConfig:
     """The configured LLM classifier model; a bad spec is a UsageError naming the flag."""
     from .classifier import DEFAULT_MODEL, parse_model
 
@@ -110,22 +110,15 @@ def compliance_llm(pytestconfig: pytest.Config) -> LLMClassifier:
 
 
 def _output_dir(config: pytest.Config) -> Path:
+    """``--sb-output``, else the ``summarybench_output`` ini key, else the default."""
     given = config.getoption("sb_output", None)
     if given:
         return Path(config.invocation_params.dir, given)
-    ini = config.getini("summarybench_output") if _has_ini(config) else None
+    ini = config.getini("summarybench_output")
     if ini:
         base = config.inipath.parent if config.inipath else config.rootpath
         return Path(base, ini)
     return Path(config.invocation_params.dir, DEFAULT_OUTPUT)
-
-
-def _has_ini(config: pytest.Config) -> bool:
-    try:
-        config.getini("summarybench_output")
-    except ValueError:
-        return False
-    return True
 
 
 def _seed(config: pytest.Config) -> int:

@@ -67,8 +67,7 @@ class FakeOllama:
 
     @property
     def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     def __enter__(self) -> FakeOllama:
         self._thread.start()

@@ -35,12 +35,20 @@ class ArticleResult:
 class Rule(Protocol):
     """One article's rule set."""
 
-    article: int
-    """The EU AI Act article it checks."""
-    title: str
-    """The article's subject, e.g. ``Human oversight``."""
-    checks: tuple[str, ...]
-    """One line per check, as documented in the benchmark README."""
+    @property
+    def article(self) -> int:
+        """The EU AI Act article it checks."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """The article's subject, e.g. ``Human oversight``."""
+        ...
+
+    @property
+    def checks(self) -> tuple[str, ...]:
+        """One line per check, as documented in the benchmark README."""
+        ...
 
     def check(self, facts: CodeFacts) -> ArticleResult:
         """Judge the code described by ``facts``."""
