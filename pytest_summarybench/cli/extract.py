@@ -1,7 +1,10 @@
-"""``summarybench extract PATH``: write the codebase's units as JSON lines and count them.
+"""``summarybench extract [PATH]``: extract the codebase's units, count them, and write
+them as JSON lines.
 
 The same engine the pytest plugin uses (:func:`pytest_summarybench.extract.extract_units`);
-one CodeUnit JSON object (spec field names) per line.
+one CodeUnit JSON object (spec field names) per line. Without PATH it works on the
+benchmark of ``summarybench.yaml``: ``--languages`` is saved there, and the units go to the
+store, where ``generate`` and ``evaluate`` pick them up.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from ..extract.result import ExtractionResult
+    from ..schemas import CodeUnit
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -24,11 +28,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "extract",
         help="extract code units (functions, classes, methods, files) from a codebase",
-        description="Extract code units with tree-sitter and write them as JSON lines.",
+        description="Extract code units with tree-sitter and write them as JSON lines. "
+                    "Without PATH, extract the benchmark of summarybench.yaml into its store.",
+        epilog="examples: summarybench extract --languages typescript,go,python\n"
+               "          summarybench extract ./src --output units.jsonl",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("path", help="root folder of the codebase")
+    parser.add_argument("path", nargs="?", default=None,
+                        help="root folder of a codebase (default: the benchmark's codebase)")
+    parser.add_argument("--config", metavar="PATH", default="summarybench.yaml",
+                        help="the benchmark's configuration, used without PATH")
     parser.add_argument("--languages", nargs="+", metavar="LANG",
-                        help="languages to extract (default: all ten)")
+                        help="languages to extract, space- or comma-separated "
+                             "(default: all ten)")
     parser.add_argument("--output", "-o", metavar="FILE",
                         help="write units here as JSON lines (default: no unit output)")
     parser.add_argument("--include", nargs="+", metavar="GLOB", default=None,
@@ -77,9 +89,9 @@ def _config_from(args: argparse.Namespace) -> Any:
     return ExtractionConfig.model_validate(data)
 
 
-def print_counts(result: ExtractionResult, shown: int, out: TextIO) -> None:
+def print_counts(units: list[CodeUnit], out: TextIO) -> None:
     """A table of unit counts by language and type."""
-    counts: Counter[tuple[str, str]] = Counter((u.language, u.type) for u in result.units)
+    counts: Counter[tuple[str, str]] = Counter((u.language, u.type) for u in units)
     types = ["file", "class", "function", "method"]
     languages = sorted({lang for lang, _ in counts})
     header = f"{'language':<12}" + "".join(f"{t:>10}" for t in types) + f"{'total':>10}"
@@ -90,6 +102,9 @@ def print_counts(result: ExtractionResult, shown: int, out: TextIO) -> None:
     totals = [sum(counts[(lang, t)] for lang in languages) for t in types]
     print(f"{'total':<12}" + "".join(f"{n:>10}" for n in totals) + f"{sum(totals):>10}",
           file=out)
+
+
+def print_scan(result: ExtractionResult, shown: int, out: TextIO) -> None:
     print(f"{result.files_scanned} files, {result.bytes_scanned / 1e6:.2f} MB scanned; "
           f"{len(result.skipped)} skipped; {shown} units written", file=out)
 
@@ -99,6 +114,11 @@ def run(args: argparse.Namespace) -> int:
 
     from ..extract import extract_units, sample_units
 
+    if args.languages:
+        args.languages = [lang.strip() for item in args.languages for lang in item.split(",")
+                          if lang.strip()]
+    if args.path is None:
+        return _run_configured(args)
     try:
         config = _config_from(args)
     except ValidationError as exc:
@@ -128,5 +148,39 @@ def run(args: argparse.Namespace) -> int:
             for unit in units:
                 fh.write(json.dumps(unit.to_json_dict(), ensure_ascii=False))
                 fh.write("\n")
-    print_counts(result, len(units), sys.stdout)
+    print_counts(result.units, sys.stdout)
+    print_scan(result, len(units), sys.stdout)
+    return EXIT_OK
+
+
+def _run_configured(args: argparse.Namespace) -> int:
+    """Extract the configured benchmark's codebase into its store (what ``generate`` uses)."""
+    from pathlib import Path
+
+    from ..pipeline import ensure_units
+    from ..store import Store
+    from ._common import config_file, load_checked, load_document, save_document, section
+
+    path = config_file(args)
+    if args.languages:
+        doc = load_document(path)
+        section(doc, "codebase")["languages"] = args.languages
+        save_document(path, doc)
+    settings = load_checked(path)
+    if not Path(settings.codebase_root).is_dir():
+        from ._common import CliError
+
+        raise CliError(f"codebase {str(settings.codebase_root)!r} is not a readable "
+                       f"directory: fix codebase.root in {path}")
+    store = Store(settings.store_path)
+    ctx = ensure_units(settings, store)
+    units = ctx.all_units
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            for unit in units:
+                fh.write(json.dumps(unit.to_json_dict(), ensure_ascii=False))
+                fh.write("\n")
+    print_counts(units, sys.stdout)
+    print(f"run {ctx.run_id}: {len(ctx.units)} of {len(units)} units sampled "
+          f"({settings.evaluation.sampling}); stored in {settings.store_path}")
     return EXIT_OK
