@@ -205,7 +205,8 @@ class RetrievalEmbedding:
 
     # -- report ---------------------------------------------------------------------------
     def summarize(self, records: list[ScoreRecord], ctx: RunContext) -> dict[str, Any]:
-        """Spec 7.2's ``AggregatedRetrievalMetrics`` per model, over all queries."""
+        """Spec 7.2's aggregate per model over all its queries (precision at each K, which
+        the spec defines as the hit rate, and MRR), then the same per query type."""
         from ..stats.ir import QueryResult, aggregate
 
         k_values = sorted(set(ctx.settings.evaluation.retrieval.k_values))
@@ -217,13 +218,17 @@ class RetrievalEmbedding:
                 by_model.setdefault(rec.model_id, []).append(QueryResult(
                     q["type"], {k: float(q["hits"][str(k)]) for k in k_values},
                     float(q["reciprocalRank"])))
-        return {"kValues": k_values,
-                "models": {m: _jsonable(aggregate(rows, k_values))
-                           for m, rows in sorted(by_model.items())}}
 
+        def row(agg: dict[str, Any]) -> dict[str, Any]:
+            out: dict[str, Any] = {f"precision@{k}": agg["precision"][k] for k in k_values}
+            return {**out, "mrr": agg["mrr"], "queries": agg["count"]}
 
-def _jsonable(value: Any) -> Any:
-    """Integer K keys as strings, for JSON."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return value
+        overall: dict[str, Any] = {}
+        by_type: dict[str, Any] = {}
+        for model, rows in sorted(by_model.items()):
+            agg = aggregate(rows, k_values)
+            overall[model] = row(agg)
+            for qtype, sub in agg["byQueryType"].items():  # type: ignore[attr-defined]
+                by_type[f"{model} / {qtype}"] = row(sub)
+        return {"precisionMeans": "hit rate: a query counts when its unit is in the top K",
+                "kValues": k_values, "overall": overall, "byQueryType": by_type}

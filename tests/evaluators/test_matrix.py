@@ -66,9 +66,9 @@ def _records(pytester: pytest.Pytester, *args: str
     # 6 units x 5 built-in models x (contrastive/embedding + retrieval/embedding)
     assert result.parseoutcomes() == {"passed": 60}
     data = json.loads((pytester.path / "out" / "results.json").read_text())
-    details = data["evaluatorDetails"]["retrieval/embedding"]["models"]
-    assert set(details["builtin/docstring"]["precision"]) == {"1", "3"}
-    assert details["builtin/docstring"]["count"] == 6
+    details = data["evaluatorDetails"]["retrieval/embedding"]["overall"]
+    assert details["builtin/docstring"]["queries"] == 6
+    assert {"precision@1", "precision@3", "mrr"} <= set(details["builtin/docstring"])
     store = Store(pytester.path / "out" / "store.sqlite")
     run_id = store.latest_run_id()
     assert run_id is not None

@@ -116,13 +116,16 @@ def test_summarize_is_spec_7_2_with_query_types(ctx: RunContext) -> None:
     ev.prepare(ctx)
     records = [r for item in ev.items(ctx) for r in ev.evaluate(item, ctx)]
     out = ev.summarize(records, ctx)
-    good = out["models"]["builtin/good"]
-    assert set(good["precision"]) == {"1", "3", "5"}
-    assert good["count"] == 22
-    assert set(good["byQueryType"]) == {"vague", "specific_behavior"}
+    good = out["overall"]["builtin/good"]
+    assert set(good) == {"precision@1", "precision@3", "precision@5", "mrr", "queries"}
+    assert good["queries"] == 22
+    assert set(out["byQueryType"]) == {f"{m} / {t}" for m in ("builtin/good", "builtin/shuffled")
+                                       for t in ("vague", "specific_behavior")}
     per_unit = [r.metrics["reciprocal_rank"] for r in records if r.model_id == "builtin/good"]
     # Every unit has two queries, so the mean of unit means is the mean over queries.
     assert good["mrr"] == pytest.approx(sum(per_unit) / len(per_unit))
+    vague = out["byQueryType"]["builtin/good / vague"]
+    assert vague["queries"] == 11 and 0.0 <= vague["precision@1"] <= 1.0
 
 
 def test_skip_reason_without_queries(make_context: ContextFactory) -> None:
