@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 TEST_MODE_SIZE = 10
 DEFAULT_OUTPUT = "summarybench-results"
 _EXAMPLES = pytest.StashKey[dict[str, list["Example"]]]()
-_LLM_STATE = pytest.StashKey[dict[str, Any]]()
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -122,23 +121,26 @@ def _output_dir(config: pytest.Config) -> Path:
 
 
 def _seed(config: pytest.Config) -> int:
+    """``--sb-seed``, else the ``summarybench_seed`` ini key, else 0."""
     seed = config.getoption("sb_seed", None)
-    return int(seed) if seed is not None else 0
+    if seed is None:
+        seed = config.getini("summarybench_seed") or 0
+    return int(seed)
 
 
-def _llm_state(config: pytest.Config) -> dict[str, Any]:
-    """Whether the LLM ran, probed on the controller (workers cannot report skips)."""
-    if _LLM_STATE in config.stash:
-        return config.stash[_LLM_STATE]
+def _llm_state(config: pytest.Config, records: list[ScoreRecord]) -> dict[str, Any]:
+    """Whether an LLM ran; when none did, why (probed again here on the controller,
+    since skips raised in xdist workers do not reach it as data)."""
     from .classifier import unavailable_reason
+    from .records import SCANNER_ID
 
+    if any(r.model_id != SCANNER_ID for r in records):
+        return {"available": True, "reason": None}
     if config.getoption("no_ollama"):
-        state: dict[str, Any] = {"available": False, "reason": "disabled with --no-ollama"}
-    else:
-        reason = unavailable_reason(compliance_model(config))
-        state = {"available": reason is None, "reason": reason}
-    config.stash[_LLM_STATE] = state
-    return state
+        return {"available": False, "reason": "disabled with --no-ollama"}
+    reason = unavailable_reason(compliance_model(config))
+    return {"available": reason is None,
+            "reason": reason or "LLM tests not selected in this run"}
 
 
 @pytest.hookimpl
@@ -151,8 +153,6 @@ def pytest_summarybench_terminal_summary(terminalreporter: TerminalReporter,
     mine = [r for r in records if r.benchmark == BENCHMARK]
     if not mine:
         return
-    state = _llm_state(config) if not any(r.model_id != "rule-scanner" for r in mine) \
-        else {"available": True, "reason": None}
-    results = build_results(mine, seed=_seed(config), llm_state=state)
+    results = build_results(mine, seed=_seed(config), llm_state=_llm_state(config, mine))
     path = write_results(results, _output_dir(config))
     print_results(terminalreporter.write_line, terminalreporter.write_sep, results, path)

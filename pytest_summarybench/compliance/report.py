@@ -174,7 +174,7 @@ def print_results(write: WriteLine, sep: Callable[[str, str], None],
         print_block(write, model, block)
     if not results["llm_models"]:
         write("")
-        write(f"LLM classifier: not run ({results['llm_unavailable_reason'] or 'disabled'})")
+        write(f"LLM classifier: not run ({results['llm_unavailable_reason']})")
     for model, rows in results["disagreements"].items():
         write("")
         write(f"{SCANNER_ID} vs {model}: {len(rows)} disagreements")
