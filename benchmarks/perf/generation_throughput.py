@@ -3,12 +3,13 @@
 Usage::
 
     python benchmarks/perf/generation_throughput.py [--units 1000] [--limit 50]
-        [--latency 0.1] [--parallel 16] [--no-kill]
+        [--latency 0.1] [--parallel 16] [--no-kill] [--no-client-limit]
 
 Everything runs against the local fake OpenAI-compatible server of the test suite (no
 network, a fake key). The server answers after ``--latency`` seconds and with 429 +
 Retry-After to requests above ``--limit`` per second; the model is configured with the
-same limit (``requestsPerMinute = 60 * limit``), as a user would. It prints:
+same limit (``requestsPerMinute = 60 * limit``), as a user would (``--no-client-limit``:
+not configured, so only the server's 429s and Retry-After pace the calls). It prints:
 
 1. the dry run for the configuration (and checks it made zero calls);
 2. the generation of ``--units`` summaries: achieved calls per second next to the limit,
@@ -71,11 +72,11 @@ def make_units(n: int) -> list[CodeUnit]:
     return units
 
 
-def context(workdir: Path, store: Path, base_url: str, limit: float,
+def context(workdir: Path, store: Path, base_url: str, limit: float | None,
             run_id: str) -> RunContext:
     settings = load_settings(None, {
         "models.test": [{"provider": "openai", "model": "gpt-4o", "apiEndpoint": base_url,
-                         "requestsPerMinute": limit * 60}],
+                         "requestsPerMinute": limit * 60 if limit else None}],
         "output.directory": str(workdir / "out")}, base_dir=workdir)
     return RunContext(settings, Store(store), run_id)
 
@@ -92,14 +93,16 @@ def throughput(args: argparse.Namespace, workdir: Path) -> None:
     store_path = workdir / "throughput.sqlite"
     Store(store_path).save_units("run-1", units, {u.id for u in units})
     with FakeOpenAIServer(latency_s=args.latency, rate_limit_per_s=args.limit) as server:
-        ctx = context(workdir, store_path, server.base_url, args.limit, "run-1")
+        client_limit = None if args.no_client_limit else args.limit
+        ctx = context(workdir, store_path, server.base_url, client_limit, "run-1")
         print("== dry run")
         for line in format_estimate(estimate_generation(ctx)):
             print(line)
         print(f"calls made by the dry run: {server.chat_requests}")
 
         print(f"\n== generation: {args.units} summaries, limit {args.limit:g} req/s, "
-              f"latency {args.latency * 1000:.0f} ms, parallel {args.parallel}")
+              f"latency {args.latency * 1000:.0f} ms, parallel {args.parallel}, "
+              f"client-side limit {'none' if client_limit is None else client_limit}")
         started = time.monotonic()
         report = run_generation(ctx, parallel=args.parallel, progress=True)
         elapsed = time.monotonic() - started
@@ -154,6 +157,8 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1, help="seconds per answer")
     parser.add_argument("--parallel", type=int, default=16)
     parser.add_argument("--no-kill", action="store_true")
+    parser.add_argument("--no-client-limit", action="store_true",
+                        help="leave requestsPerMinute unset: pacing from 429s alone")
     args = parser.parse_args()
     os.environ["OPENAI_API_KEY"] = FAKE_KEY  # never a real key: the server is local
     warm_up()
