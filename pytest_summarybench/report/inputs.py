@@ -64,7 +64,7 @@ def save_session_inputs(store: Store, inputs: ReportInputs) -> None:
                "evaluatorDetails": inputs.evaluator_details}
     with store.transaction() as conn:
         conn.execute("INSERT OR REPLACE INTO report_inputs VALUES (?, ?)",
-                     (inputs.run_id, json.dumps(payload, sort_keys=True, default=str)))
+                     (inputs.run_id, json.dumps(payload, default=str)))
 
 
 def inputs_from_store(store: Store, run_id: str | None = None) -> ReportInputs:

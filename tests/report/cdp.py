@@ -7,12 +7,12 @@ page and watch its console, its network requests and its pixels.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import select
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -28,14 +28,13 @@ def find_browser() -> str | None:
     return None
 
 
-def _move_to_5_9(fd: int) -> int:
-    if 5 <= fd <= 9:
-        return fd
-    moved = fcntl.fcntl(fd, fcntl.F_DUPFD, 5)
-    os.close(fd)
-    if moved > 9:
-        raise RuntimeError("no free file descriptor between 5 and 9 for the browser pipe")
-    return moved
+#: Runs in the child: puts the pipe ends on fds 3 and 4 and becomes the browser. Both
+#: ends are first moved above 9, so that neither dup2 can clobber the other.
+_TRAMPOLINE = (
+    "import fcntl, os, sys\n"
+    "r, w = (fcntl.fcntl(int(fd), fcntl.F_DUPFD, 10) for fd in sys.argv[1:3])\n"
+    "os.dup2(r, 3)\nos.dup2(w, 4)\nos.close(r)\nos.close(w)\n"
+    "os.execv(sys.argv[3], sys.argv[3:])\n")
 
 
 class Browser:
@@ -45,17 +44,13 @@ class Browser:
                  height: int = 2600) -> None:
         to_chrome_r, self._to_chrome = os.pipe()
         self._from_chrome, from_chrome_w = os.pipe()
-        # The child's ends move to fds 5-9 so that the shell's 3</4> redirections below
-        # cannot clobber them (and sh only takes single-digit fds).
-        to_chrome_r, from_chrome_w = _move_to_5_9(to_chrome_r), _move_to_5_9(from_chrome_w)
         flags = ["--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                  "--remote-debugging-pipe", f"--user-data-dir={profile}",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync",
                  f"--window-size={width},{height}", "about:blank"]
-        script = (f'exec "$0" "$@" 3<&{to_chrome_r} 4>&{from_chrome_w} '
-                  f"{to_chrome_r}<&- {from_chrome_w}>&-")
-        self.proc = subprocess.Popen(["sh", "-c", script, executable, *flags],
+        self.proc = subprocess.Popen([sys.executable, "-c", _TRAMPOLINE, str(to_chrome_r),
+                                      str(from_chrome_w), executable, *flags],
                                      pass_fds=(to_chrome_r, from_chrome_w),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_chrome_r)
