@@ -29,7 +29,11 @@ _EXPORTS: dict[str, str] = {
     "Store": "pytest_summarybench.store",
 }
 
-__all__ = [*sorted(_EXPORTS), "__version__"]
+__all__ = [
+    "BenchmarkConfig", "BenchmarkReport", "CodeUnit", "EvaluationError", "Evaluator",
+    "GeneratedSummary", "MatrixItem", "ModelConfig", "ModelRanking", "RunContext",
+    "ScoreRecord", "Settings", "Store", "__version__", "load_settings",
+]
 
 if TYPE_CHECKING:
     from .context import RunContext

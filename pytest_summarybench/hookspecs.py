@@ -39,7 +39,8 @@ def pytest_summarybench_evaluators(config: pytest.Config) -> list[Evaluator]:
     """Called when the matrix is built, to collect extra evaluators.
 
     Return a list of objects implementing ``pytest_summarybench.evaluators.Evaluator``;
-    their items join the matrix next to the built-in evaluators.
+    their items join the matrix next to the built-in evaluators. An evaluator with the
+    name of a built-in one replaces it.
 
     :param config: the pytest config.
 

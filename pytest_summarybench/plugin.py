@@ -7,7 +7,7 @@ actually uses the benchmark.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -173,13 +173,14 @@ def sb_case(request: pytest.FixtureRequest, sb_record: Callable[[ScoreRecord], N
     return _state(request.config).bind(param, sb_record)
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
-                              ) -> Iterator[None]:
-    outcome = yield
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    # Records ride on the report: pytest serialises report.__dict__ across xdist.
+    report = yield
     if call.when != "teardown":
         records = item.stash.get(RECORDS_KEY, None)
         if records:
-            report = outcome.get_result()
             setattr(report, REPORT_ATTR, list(records))
             records.clear()
+    return report

@@ -105,6 +105,9 @@ def _project(pytester: pytest.Pytester, *, fail: bool = False, extra_conftest: s
           minLines: 2
         evaluation:
           sampling: all
+          judge: {enabled: false}
+          retrieval: {enabled: false}
+          downstream: {enabled: false}
         """))
 
 
@@ -130,7 +133,7 @@ def test_default_matrix_runs_and_writes_results(pytester: pytest.Pytester,
         "*summarybench ranking*",
         "rank*model*overall*judge*contrastive*retrieval*downstream*",
         "*families run: contrastive",
-        "skipped judge: *",
+        "skipped judge: disabled in the configuration",
         "results: *results.json",
     ])
     rankings = _rankings(pytester)
