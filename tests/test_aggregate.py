@@ -74,3 +74,37 @@ def test_ranking_orders_and_shares_ranks_on_ties() -> None:
     ranks = rank_models(family_scores(records, BenchmarkConfig(), ["a", "b", "c", "d"]))
     assert [(r.rank, r.model_id) for r in ranks] == [(1, "a"), (1, "b"), (3, "c"), (4, "d")]
     assert ranks[-1].scores.contrastive is None
+
+
+def test_per_unit_scores_weigh_each_unit_like_the_run() -> None:
+    from pytest_summarybench.aggregate import unit_breakdowns
+
+    records = [rec("a", "contrastive/embedding", unit="u1", correct=1.0),
+               rec("a", "retrieval/embedding", unit="u1", hit_at_1=0, hit_at_5=1,
+                   reciprocal_rank=0.5),
+               rec("a", "contrastive/embedding", unit="u2", correct=0.0),
+               rec("b", "contrastive/embedding", unit="u2", correct=1.0)]
+    per_unit = unit_breakdowns(records, BenchmarkConfig(), ["a", "b"])
+    retrieval = 0.4 * 1 + 0.3 * 0.5
+    assert per_unit["a"]["u1"].overall == pytest.approx(0.5 * 1.0 + 0.5 * retrieval)
+    # u2 has only contrastive: renormalized within the unit, as for the run.
+    assert per_unit["a"]["u2"].overall == 0.0 and per_unit["b"]["u2"].overall == 1.0
+    assert set(per_unit["b"]) == {"u2"}  # no score on u1, so no pair there
+
+
+def test_pairwise_record_counts_judge_verdicts_once() -> None:
+    from pytest_summarybench.aggregate.pairs import judge_record
+
+    def verdict(model: str, opponent: str, win: float) -> ScoreRecord:
+        r = rec(model, "judge/pairwise", win=win)
+        r.details["opponent"] = opponent
+        return r
+
+    records = [verdict("a", "b", 1.0), verdict("b", "a", 0.0),
+               verdict("a", "b", 0.5), verdict("b", "a", 0.5),
+               verdict("a", "b", 0.0), verdict("b", "a", 1.0),
+               verdict("a", "c", 1.0), verdict("c", "a", 0.0)]
+    record = judge_record(records, "a", "b")
+    assert record is not None
+    assert (record.a_wins, record.b_wins, record.ties) == (1, 1, 1)
+    assert judge_record(records, "b", "c") is None

@@ -8,6 +8,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..schemas import ScoreRecord
 from ..schemas.report import PairwiseRecord, SignificanceTest
 from ..stats.significance import (
     ALPHA,
@@ -53,6 +54,24 @@ class PairData:
             else:
                 rec.b_wins += 1
         return rec
+
+
+def judge_record(records: Sequence[ScoreRecord], a: str, b: str) -> PairwiseRecord | None:
+    """A's record against B in the pairwise judge's verdicts (each verdict is recorded
+    once per model; A's records against B are counted), None when there are none."""
+    rec = PairwiseRecord()
+    for r in records:
+        if (r.evaluator != "judge/pairwise" or r.error is not None or r.model_id != a
+                or r.details.get("opponent") != b or "win" not in r.metrics):
+            continue
+        win = r.metrics["win"]
+        if win > 0.5:
+            rec.a_wins += 1
+        elif win < 0.5:
+            rec.b_wins += 1
+        else:
+            rec.ties += 1
+    return rec if rec.a_wins + rec.b_wins + rec.ties else None
 
 
 def compare_pair(model_a: str, model_b: str, metric: str, data: PairData, *,

@@ -182,7 +182,7 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
         detailed=Detailed(by_model=by_model, by_language=by_language,
                           by_code_type=by_code_type),
         comparisons=head_to_head(rankings, statistics.significance_tests,
-                                 statistics.unit_scores, breakdowns=breakdowns,
+                                 statistics.unit_scores, records, breakdowns=breakdowns,
                                  by_language=by_language, by_code_type=by_code_type,
                                  summaries=summaries_by_model, failures=failures),
         statistics=statistics,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from statistics import mean
 
-from ..schemas import GeneratedSummary
+from ..schemas import GeneratedSummary, ScoreRecord
 from ..schemas.report import (
     Costs,
     Failures,
@@ -16,7 +16,7 @@ from ..schemas.report import (
     Recommendation,
     SignificanceTest,
 )
-from .pairs import PairData
+from .pairs import PairData, judge_record
 from .patterns import words
 from .scores import FamilyBreakdown
 
@@ -84,8 +84,8 @@ def strengths(a: str, b: str, *, breakdowns: Mapping[str, FamilyBreakdown],
 
 
 def head_to_head(rankings: Sequence[ModelRanking], tests: Sequence[SignificanceTest],
-                 unit_overall: Mapping[str, Mapping[str, float]], **figures: object
-                 ) -> list[ModelComparison]:
+                 unit_overall: Mapping[str, Mapping[str, float]],
+                 records: Sequence[ScoreRecord], **figures: object) -> list[ModelComparison]:
     """A comparison for every pair of ranked models (higher-ranked as A), from the
     overall-score tests; ``figures`` are the keyword arguments of ``strengths``."""
     by_pair = {(t.model_a, t.model_b): t for t in tests if t.metric == "overall"}
@@ -95,6 +95,7 @@ def head_to_head(rankings: Sequence[ModelRanking], tests: Sequence[SignificanceT
         for b in ordered[i + 1:]:
             test = by_pair.get((a, b))
             data = PairData.shared(unit_overall.get(a, {}), unit_overall.get(b, {}))
+            verdicts = judge_record(records, a, b)
             diff = test.mean_difference if test else 0.0
             out.append(ModelComparison(
                 model_a=a, model_b=b,
@@ -104,7 +105,8 @@ def head_to_head(rankings: Sequence[ModelRanking], tests: Sequence[SignificanceT
                 p_value=test.p_adjusted if test else None,
                 confidence_interval=test.confidence_interval if test else None,
                 units=len(data.units),
-                pairwise_record=data.record(),
+                pairwise_record=verdicts or data.record(),
+                pairwise_source="judge/pairwise" if verdicts else "units",
                 strengths_a=strengths(a, b, **figures),  # type: ignore[arg-type]
                 strengths_b=strengths(b, a, **figures),  # type: ignore[arg-type]
             ))

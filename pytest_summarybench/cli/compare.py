@@ -74,7 +74,8 @@ def _lines(report: BenchmarkReport, a: str, b: str, detailed: bool,
     out += [f"winner: {verdict}",
             f"score difference: {signed(c.score_difference)} "
             f"(95% CI {interval(c.confidence_interval)})",
-            f"pairwise record: {rec.a_wins} wins, {rec.b_wins} wins, {rec.ties} ties",
+            f"pairwise record: {rec.a_wins} wins, {rec.b_wins} wins, {rec.ties} ties "
+            f"({'pairwise judge verdicts' if c.pairwise_source == 'judge/pairwise' else 'units'})",
             f"{c.model_a} strengths:", *(f"  - {s}" for s in c.strengths_a or ["none measured"]),
             f"{c.model_b} strengths:", *(f"  - {s}" for s in c.strengths_b or ["none measured"])]
     if not detailed:

@@ -77,7 +77,10 @@ class ModelComparison(SBModel):
     confidence_interval: tuple[float, float] | None = None
     units: int = 0
     pairwise_record: PairwiseRecord = Field(default_factory=PairwiseRecord)
-    """Units on which A's per-unit overall score beat, lost to or tied B's."""
+    """The pairwise judges' verdicts between A and B when the judge ran pairwise;
+    otherwise the units on which A's per-unit overall score beat, lost to or tied B's."""
+    pairwise_source: str = "units"
+    """``judge/pairwise`` (verdicts) or ``units`` (per-unit overall scores)."""
     strengths_a: list[str] = Field(default_factory=list)
     strengths_b: list[str] = Field(default_factory=list)
 
