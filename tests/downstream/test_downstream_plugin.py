@@ -4,6 +4,7 @@ bundled codebase and task set, with a scripted task model behind the fake server
 from __future__ import annotations
 
 import json
+import sqlite3
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,20 @@ def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider",
                                          "--sb-output", "out", "--sb-eval", "downstream",
                                          "-rs", *MODELS, *args)
+
+
+def _records(pytester: pytest.Pytester, selected: str) -> dict[str, dict]:
+    """The stored records of the tests whose node id contains ``selected``, by node id."""
+    with sqlite3.connect(pytester.path / "out" / "store.sqlite") as conn:
+        rows = conn.execute("SELECT nodeid, json FROM records WHERE nodeid LIKE ?",
+                            (f"%{selected}%",)).fetchall()
+    out = {}
+    for nodeid, text in rows:
+        record = json.loads(text)
+        out[nodeid] = {"metrics": record["metrics"], "details": {
+            k: v for k, v in record["details"].items()
+            if k not in ("cached", "sandboxSeconds")}}
+    return out
 
 
 def _gift_card_fails(n: int, body: dict[str, Any]) -> str | None:
@@ -77,10 +92,7 @@ def test_default_run_scores_all_three_tasks(pytester: pytest.Pytester, fake_serv
     assert (details["downstream/function_selection:success"]
             > shuffled["downstream/function_selection:success"])
     assert model.seen["completion"] >= 9 and model.seen["selection"] >= 14
-    import sqlite3
-
-    with sqlite3.connect(pytester.path / "out" / "store.sqlite") as conn:
-        rows = [json.loads(r[0]) for r in conn.execute("SELECT json FROM records")]
+    rows = list(_records(pytester, "").values())
     planted = [r for r in rows
                if r.get("details", {}).get("taskId") == "c-token-bucket-acquire"]
     assert len(planted) == 2
@@ -88,6 +100,12 @@ def test_default_run_scores_all_three_tasks(pytester: pytest.Pytester, fake_serv
         assert "writing outside the sandbox directory" in record["details"]["reason"]
         assert record["metrics"]["pass_rate"] == 0.0
     assert not Path("/etc/summarybench-planted").exists()
+    # The VAT tasks again with two xdist workers (task-model answers now come from the
+    # store's cache): each test records the same scores as in the plain run.
+    before = _records(pytester, "vat")
+    again = _run(pytester, "-n", "2", "-k", "vat")
+    assert again.parseoutcomes() == {"passed": len(before)}
+    assert _records(pytester, "vat") == before
 
 
 def test_without_a_task_model_the_tasks_skip_saying_how_to_configure_one(
