@@ -3,12 +3,15 @@
 Layers, outermost first (``SandboxResult.layers`` says which held for a run):
 
 - ``process``: a child process in its own session, killed with its whole process group
-  at the wall-clock timeout; resource limits on CPU seconds, address space, file size,
-  open files and core dumps (set before exec), and on processes (set in the worker after
-  the privilege drop, because the kernel does not apply it to root); a fresh temporary
-  directory as cwd with read-only copies of the inputs; an environment reduced to an
-  allowlist (no keys, HOME is the sandbox); stdout and stderr go to files and come back
-  truncated.
+  at the wall-clock timeout; resource limits on CPU seconds (SIGXCPU, then SIGKILL a
+  second later), address space, file size, open files and core dumps (set before exec),
+  and RLIMIT_NPROC (set in the worker); a fresh temporary directory as cwd with
+  read-only copies of the inputs; an environment reduced to an allowlist (no keys, HOME
+  is the sandbox); stdout and stderr go to files and come back truncated.
+- ``pids-cgroup`` (root only): the run is moved into its own cgroup v1 ``pids`` group
+  capped at ``processes``. The kernel exempts uid 0 from RLIMIT_NPROC (in a user
+  namespace too, when uid 0 is mapped to root), so this is what stops a fork bomb
+  started as root; for other users RLIMIT_NPROC holds.
 - ``namespaces`` (Linux, via ``unshare``): a new network namespace (no interface is up,
   not even loopback), a new PID namespace (every process dies with the supervisor, so a
   fork bomb cannot outlive the run), a new mount namespace in which every mount but the
@@ -18,14 +21,16 @@ Layers, outermost first (``SandboxResult.layers`` says which held for a run):
   Python installation, if it lives there, is bound back). A user namespace maps the
   caller (root or not) to root inside.
 - ``unprivileged``: with namespaces, the worker gives up every capability for good
-  (secure bits locked, bounding set emptied, no new privileges): it cannot remount, and
-  the kernel applies the process limit to it. Without namespaces, a worker started as
-  root switches to ``nobody`` (65534) when that user can read the Python installation.
+  (secure bits locked, bounding set emptied, no new privileges), so it cannot undo the
+  mounts, override file permissions or raise its limits. Without namespaces, a worker
+  started as root switches to ``nobody`` (65534) when that user can read the Python
+  installation (otherwise it stays root, and the guard is what refuses writes).
 - ``guard``: a Python audit hook in the worker refuses sockets, process creation, ctypes,
   writes or directory changes outside the sandbox and reads in the caller's home
   directories (but for the Python installation), and reports each refusal.
 
-The guard is the only layer on platforms without ``unshare``; each layer is proven by
+Without ``unshare`` (not Linux, or user namespaces disabled) only ``process``,
+``pids-cgroup`` and ``guard`` hold. Each layer is proven by
 ``tests/downstream/test_sandbox.py`` with the others switched off where that is possible.
 """
 
