@@ -136,13 +136,12 @@ def _build(files: list[FileUnits], config: ExtractionConfig) -> list[CodeUnit]:
 
 def _code_unit(f: FileUnits, raw: RawUnit, uid: str,
                calls: tuple[list[str], list[str]], strip: bool) -> CodeUnit:
-    if raw.type == "file":
-        content = f.source.decode("utf-8", "replace")
-    else:
-        content = unit_content(f.source, raw, strip)
+    content = unit_content(f.source, raw, strip)
     doc = raw.doc
     # Lines span the content models see: a stripped leading doc comment is not in it.
-    start_line = raw.decl_line if strip and doc is not None and doc.leading else raw.start_line
+    start_line = raw.start_line
+    if strip and doc is not None and doc.leading and raw.type != "file":
+        start_line = raw.decl_line
     # One validation per unit, from plain data (pydantic-core builds the nested models
     # several times faster than constructing them one by one).
     return CodeUnit.model_validate({

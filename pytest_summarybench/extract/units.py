@@ -135,8 +135,11 @@ def unit_content(src: bytes, unit: RawUnit, strip_doc: bool) -> str:
     """The text models see: the unit's lines, dedented, doc removed when asked."""
     start = unit.start_byte
     end = unit.end_byte
-    doc = unit.doc
-    if doc is not None and doc.leading and strip_doc:
+    doc = unit.doc if strip_doc else None
+    # A doc comment that opens the unit is cut off its front; any other (a docstring,
+    # a file's doc after its license header) has its lines taken out.
+    leading = doc is not None and doc.leading and doc.start_byte <= start
+    if doc is not None and leading:
         start = doc.end_byte
         while start < end and src[start] in b" \t\r\n":
             start += 1
@@ -146,7 +149,7 @@ def unit_content(src: bytes, unit: RawUnit, strip_doc: bool) -> str:
     if not prefix.strip():
         indent = prefix.decode("utf-8", "replace")
         start = line_start
-    if doc is not None and not doc.leading and strip_doc:
+    if doc is not None and not leading:
         doc_line = _line_start(src, doc.start_byte)
         doc_end = src.find(b"\n", doc.end_byte)
         doc_end = end if doc_end < 0 or doc_end > end else doc_end + 1
@@ -241,6 +244,7 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
         calls=file_calls, branches=file_branches,
         deps={b.dependency: None for b in bindings},
         exports=spec.exports(root, src, top_level), has_error=bool(errors),
+        doc=spec.module_docstring(root, src),
     )
     kept = [u for u, scope in zip(units, is_scope, strict=True) if not scope]
     _renumber_parents(units, is_scope, kept)

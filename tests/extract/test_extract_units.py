@@ -131,3 +131,19 @@ def test_worker_processes_give_the_same_result() -> None:
     two = extract_units(ExtractionConfig(root_path=str(DATA), workers=2))
     assert [u.to_json_dict() for u in one.units] == [u.to_json_dict() for u in two.units]
     assert one.warnings == two.warnings and one.skipped == two.skipped
+
+
+def test_file_units_record_their_own_doc(tmp_path: Path) -> None:
+    (tmp_path / "mod.py").write_text('#!/usr/bin/env python\n"""Tools for greeting."""\n\n'
+                                     'import os\n\n\ndef f(a):\n    b = a\n    return b\n')
+    (tmp_path / "pkg.go").write_text("// Copyright 2024 Example.\n\n// Package pkg greets.\n"
+                                     "package pkg\n\nfunc F() int {\n\treturn 1\n}\n")
+    kept = units_of(tmp_path, strip=False)
+    stripped = units_of(tmp_path, strip=True)
+    assert kept[("mod.py", "mod.py")].docstring == "Tools for greeting."
+    assert stripped[("mod.py", "mod.py")].content == \
+        "#!/usr/bin/env python\n\nimport os\n\n\ndef f(a):\n    b = a\n    return b\n"
+    assert kept[("pkg.go", "pkg.go")].docstring == "Package pkg greets."
+    go = stripped[("pkg.go", "pkg.go")]
+    assert go.content.startswith("// Copyright 2024 Example.\n\npackage pkg\n")
+    assert go.metadata.start_line == 1

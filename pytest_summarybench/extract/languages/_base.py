@@ -197,6 +197,10 @@ class LanguageSpec:
     def docstring(self, node: Node, anchor: Node, src: bytes) -> DocComment | None:
         return self.leading_comment(anchor, src)
 
+    def module_docstring(self, root: Node, src: bytes) -> DocComment | None:
+        """The file's own docstring (Python module docstring, Go package comment)."""
+        return None
+
     def is_doc_comment(self, text: str) -> bool:
         return text.startswith("/**")
 

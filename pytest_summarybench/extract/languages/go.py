@@ -86,6 +86,12 @@ class GoSpec(LanguageSpec):
             return f"type {text} {kind}"
         return super().signature(node, src)
 
+    def module_docstring(self, root: Node, src: bytes) -> DocComment | None:
+        for child in root.named_children:
+            if child.type == "package_clause":
+                return self.line_comment_run(child, src, "//")
+        return None
+
     def visibility(self, node: Node, name: str, src: bytes) -> Visibility | None:
         short = name.rsplit(".", 1)[-1]
         return "public" if short[:1].isupper() else "private"

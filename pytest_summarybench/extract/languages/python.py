@@ -97,11 +97,19 @@ class PythonSpec(LanguageSpec):
         return [squash(node_text(d, src))[1:].strip()
                 for d in anchor.named_children if d.type == "decorator"]
 
+    def module_docstring(self, root: Node, src: bytes) -> DocComment | None:
+        return self._block_docstring(root, src)
+
     def docstring(self, node: Node, anchor: Node, src: bytes) -> DocComment | None:
         body = node.child_by_field_name("body")
-        if body is None or body.named_child_count == 0:
+        return self._block_docstring(body, src) if body is not None else None
+
+    @staticmethod
+    def _block_docstring(body: Node, src: bytes) -> DocComment | None:
+        """A string literal as the block's first statement (comments may precede it)."""
+        first = next((c for c in body.named_children if c.type != "comment"), None)
+        if first is None:
             return None
-        first = body.named_children[0]
         if first.type != "expression_statement" or first.named_child_count != 1:
             return None
         literal = first.named_children[0]
