@@ -21,6 +21,7 @@ from ..llm import (
     cached_completion,
     price_known,
 )
+from ..llm.providers import litellm
 from ..schemas import CodeUnit, GeneratedSummary, GenerationMetadata, ModelConfig
 from .progress import Progress
 from .prompts import PROMPT_VERSION, build_messages
@@ -81,6 +82,7 @@ async def run_model_calls(ctx: RunContext, remote: dict[str, list[CodeUnit]],
                 print(f"summarybench: the price of {model_id} is unknown, so the cost cap "
                       f"(${budget.cap_usd:.2f}) cannot bound it; set inputCostPerMillion and "
                       "outputCostPerMillion for it", file=sys.stderr)
+    litellm()  # import it (seconds) before the progress clock starts, not inside a call
     bar = Progress(sum(len(units) for units in remote.values()), "summarybench generation",
                    enabled=progress)
 
