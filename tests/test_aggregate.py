@@ -108,3 +108,37 @@ def test_pairwise_record_counts_judge_verdicts_once() -> None:
     assert record is not None
     assert (record.a_wins, record.b_wins, record.ties) == (1, 1, 1)
     assert judge_record(records, "b", "c") is None
+
+
+def test_overall_interval_resamples_the_ranked_statistic() -> None:
+    import numpy as np
+
+    from pytest_summarybench.aggregate.intervals import (
+        _unit_matrices,
+        overall_interval,
+        overall_scores,
+    )
+
+    rng = np.random.default_rng(0)
+    records = []
+    for u in range(40):
+        records.append(rec("a", "contrastive/embedding", unit=f"u{u}",
+                           correct=float(rng.random() < 0.7)))
+        if u % 3 == 0:  # retrieval only on some units, as real runs have
+            rank = int(rng.integers(1, 8))
+            records.append(rec("a", "retrieval/embedding", unit=f"u{u}",
+                               hit_at_1=float(rank == 1), hit_at_5=float(rank <= 5),
+                               reciprocal_rank=1 / rank))
+        records.append(rec("a", "judge/pointwise", unit=f"u{u}",
+                           weighted_average=float(rng.integers(1, 6))))
+    cfg = BenchmarkConfig()
+    expected = family_scores(records, cfg, ["a"])["a"].overall
+    _, sums, counts = _unit_matrices(records, "a")
+    # Every unit drawn once: the same number family_scores ranks by.
+    value, has = overall_scores(sums.sum(axis=0, keepdims=True),
+                                counts.sum(axis=0, keepdims=True), cfg)
+    assert has[0] and value[0] == pytest.approx(expected)
+    low, high = overall_interval(records, cfg, "a", seed=1)
+    assert low < expected < high and high - low < 0.3
+    assert overall_interval(records, cfg, "a", seed=1) == (low, high)
+    assert overall_interval(records, cfg, "nobody", seed=1) is None

@@ -25,9 +25,9 @@ from ..schemas import (
 from ..schemas.config import BenchmarkConfig
 from ..schemas.report import Statistics
 from ..stats.correlation import correlation_matrix
-from ..stats.significance import mean_interval
 from .costs import cost_analysis
 from .failures import analyze_failures
+from .intervals import overall_interval
 from .pairs import compare_all_pairs, groups_from_tests, pair_seed
 from .recommend import head_to_head, recommendations
 from .scores import FamilyBreakdown, family_scores, metric_means, unit_breakdowns
@@ -109,13 +109,12 @@ def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
             tests += compare_all_pairs(scores, ordered, family, seed=seed)
     groups = groups_from_tests(ordered, tests)
     for r in rankings:
-        scores_of = list(overall.get(r.model_id, {}).values())
-        r.units = len(scores_of)
+        r.units = len(overall.get(r.model_id, {}))
         r.significance_group = groups.get(r.model_id, "")
-        if scores_of:
-            r.confidence_interval = mean_interval(
-                [overall[r.model_id][u] for u in sorted(overall[r.model_id])],
-                seed=pair_seed(seed, "mean", r.model_id))
+        if r.units:
+            r.confidence_interval = overall_interval(
+                inputs.records, inputs.config, r.model_id,
+                seed=pair_seed(seed, "overall", r.model_id))
     families = list(EVAL_FAMILIES)
     return Statistics(
         significance_tests=tests,

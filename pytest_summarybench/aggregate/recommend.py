@@ -89,6 +89,7 @@ def head_to_head(rankings: Sequence[ModelRanking], tests: Sequence[SignificanceT
     """A comparison for every pair of ranked models (higher-ranked as A), from the
     overall-score tests; ``figures`` are the keyword arguments of ``strengths``."""
     by_pair = {(t.model_a, t.model_b): t for t in tests if t.metric == "overall"}
+    overall = {r.model_id: r.overall_score for r in rankings}
     out: list[ModelComparison] = []
     ordered = [r.model_id for r in rankings if r.units]
     for i, a in enumerate(ordered):
@@ -96,11 +97,12 @@ def head_to_head(rankings: Sequence[ModelRanking], tests: Sequence[SignificanceT
             test = by_pair.get((a, b))
             data = PairData.shared(unit_overall.get(a, {}), unit_overall.get(b, {}))
             verdicts = judge_record(records, a, b)
-            diff = test.mean_difference if test else 0.0
+            diff = overall[a] - overall[b]
             out.append(ModelComparison(
                 model_a=a, model_b=b,
                 winner=a if diff > 0 else b if diff < 0 else "tie",
                 score_difference=diff,
+                mean_unit_difference=test.mean_difference if test else None,
                 significant=bool(test and test.significant),
                 p_value=test.p_adjusted if test else None,
                 confidence_interval=test.confidence_interval if test else None,

@@ -72,7 +72,8 @@ def _lines(report: BenchmarkReport, a: str, b: str, detailed: bool,
                f"no significant difference (p={pvalue(c.p_value)}); higher mean: {c.winner}")
     rec = c.pairwise_record
     out += [f"winner: {verdict}",
-            f"score difference: {signed(c.score_difference)} "
+            f"score difference: {signed(c.score_difference)} overall; per unit "
+            f"{signed(c.mean_unit_difference)} on average "
             f"(95% CI {interval(c.confidence_interval)})",
             f"pairwise record: {rec.a_wins} wins, {rec.b_wins} wins, {rec.ties} ties "
             f"({'pairwise judge verdicts' if c.pairwise_source == 'judge/pairwise' else 'units'})",

@@ -16,6 +16,9 @@ LABEL_W = 230
 PLOT_W = 400
 ROW_H = 26
 PAD = 30
+LABEL_GAP = 14
+#: Widest a heatmap may get (the page is 1100px wide with its margins).
+HEATMAP_MAX_W = 1000
 
 
 @dataclass
@@ -46,6 +49,9 @@ class Point:
     y: float
     cost: float
     score: float
+    label_y: float = 0.0
+    """Where the label's baseline goes: above the point, pushed down past the label
+    before it so that models with close scores stay readable."""
 
 
 @dataclass
@@ -114,8 +120,8 @@ def cost_quality(report: BenchmarkReport) -> Scatter:
         chart.note = "No known cost for: " + ", ".join(unpriced)
     if not priced:
         return chart
-    max_cost = max(c for _, c in priced if c is not None) or 1.0
-    x_high = max_cost * 1.1
+    max_cost = max(c for _, c in priced if c is not None)
+    x_high = max_cost * 1.1 if max_cost > 0 else 1.0
     for t in _nice_ticks(x_high):
         chart.x_ticks.append((chart.left + chart.plot_w * t / x_high, f"${t:.2f}"))
     for t in (0.0, 0.25, 0.5, 0.75, 1.0):
@@ -126,6 +132,11 @@ def cost_quality(report: BenchmarkReport) -> Scatter:
             label=r.model_id, cost=cost, score=r.overall_score,
             x=chart.left + chart.plot_w * cost / x_high,
             y=chart.top + chart.plot_h * (1 - r.overall_score)))
+    previous: float = -LABEL_GAP
+    for p in sorted(chart.points, key=lambda p: (p.y, p.label)):
+        p.label_y = max(p.y - 6, previous + LABEL_GAP)
+        previous = p.label_y
+    chart.height = max(chart.height, int(previous) + 40)
     return chart
 
 
@@ -139,8 +150,9 @@ def language_heatmap(report: BenchmarkReport) -> Heatmap:
     """Overall score per model (rows) and language (columns)."""
     languages = list(report.detailed.by_language)
     models = [r.model_id for r in report.rankings]
-    chart = Heatmap(width=LABEL_W + 90 * max(1, len(languages)) + PAD,
-                    height=PAD + 26 * max(1, len(models)) + PAD)
+    cell_w = max(48, min(90, (HEATMAP_MAX_W - LABEL_W - PAD) // max(1, len(languages))))
+    chart = Heatmap(width=LABEL_W + cell_w * max(1, len(languages)) + PAD,
+                    height=PAD + 26 * max(1, len(models)) + PAD, cell_w=cell_w)
     chart.columns = [(LABEL_W + chart.cell_w * (j + 0.5), language_name(k))
                      for j, k in enumerate(languages)]
     for i, model_id in enumerate(models):

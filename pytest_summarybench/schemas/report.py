@@ -44,7 +44,7 @@ class ModelRanking(SBModel):
     delta_from_baseline: float | None = None
     """Overall score minus the baseline run's, when a baseline is configured."""
     confidence_interval: tuple[float, float] | None = None
-    """Seeded percentile bootstrap interval of the mean per-unit overall score."""
+    """Seeded percentile bootstrap interval of ``overall_score`` (units resampled)."""
     significance_group: str = ""
     """Letters shared by models the run cannot tell apart (Holm-corrected paired tests)."""
     units: int = 0
@@ -67,14 +67,18 @@ class ModelComparison(SBModel):
     model_a: str
     model_b: str
     winner: str
-    """The model with the higher mean per-unit score; ``tie`` when they are equal."""
+    """The model with the higher overall score; ``tie`` when they are equal."""
     score_difference: float
-    """Mean per-unit overall score of A minus B over the units both were scored on."""
+    """Overall score of A minus B (the ranking's difference)."""
     significant: bool
     """Holm-adjusted paired t-test p-value below 0.05."""
     p_value: float | None = None
-    """Holm-adjusted p-value of the overall-score test."""
+    """Holm-adjusted p-value of the paired test on per-unit overall scores."""
+    mean_unit_difference: float | None = None
+    """Mean of A's minus B's per-unit overall score over the units both were scored on
+    (what the test and the interval are about)."""
     confidence_interval: tuple[float, float] | None = None
+    """Bootstrap interval of ``mean_unit_difference``."""
     units: int = 0
     pairwise_record: PairwiseRecord = Field(default_factory=PairwiseRecord)
     """The pairwise judges' verdicts between A and B when the judge ran pairwise;
