@@ -36,6 +36,7 @@ class DownstreamEvaluator:
 
     def __init__(self) -> None:
         self._tasks: dict[str, Loaded[Any]] | None = None
+        self._excluded: list[str] = []
 
     # -- the protocol ------------------------------------------------------------------
     def skip_reason(self, ctx: RunContext) -> str | None:
@@ -45,6 +46,9 @@ class DownstreamEvaluator:
         if self.task_model(ctx) is None:
             return NO_TASK_MODEL
         if not self.tasks(ctx):
+            if self._excluded:
+                return (f"all {len(self._excluded)} {self.kind} tasks refer to code this run "
+                        f"did not extract, e.g. {self._excluded[0]}")
             return (f"no {self.kind} tasks for this codebase: write a task set "
                     f"(evaluation.downstream.tasksFile; see fixtures/tasks/README.md)")
         return None
@@ -97,6 +101,7 @@ class DownstreamEvaluator:
         return {
             "taskModel": worker.id if worker else None,
             "tasks": len(self.tasks(ctx)),
+            "excludedTasks": self._excluded,
             "byModel": {m: {"scored": scored[m],
                             **{k: round(sum(v) / len(v), 4) for k, v in sorted(metrics.items())}}
                         for m, metrics in sorted(by_model.items())},
@@ -121,10 +126,11 @@ class DownstreamEvaluator:
     def tasks(self, ctx: RunContext) -> dict[str, Loaded[Any]]:
         if self._tasks is None:
             try:
-                loaded = load_tasks(ctx).get(self.kind, [])
+                found = load_tasks(ctx)
             except TaskFileError as exc:
                 raise pytest.UsageError(f"invalid downstream task set: {exc}") from None
-            self._tasks = {t.task.id: t for t in loaded}
+            self._tasks = {t.task.id: t for t in found.tasks.get(self.kind, [])}
+            self._excluded = found.excluded.get(self.kind, [])
         return self._tasks
 
     def call(self, worker: ModelConfig, prompt: str, ctx: RunContext) -> Completion:

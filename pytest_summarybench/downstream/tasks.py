@@ -6,12 +6,15 @@ A task set is three JSONL files, ``completion.jsonl``, ``bug_localisation.jsonl`
 slashes) and qualified ``name`` (``Class.method``), as the extractor names them. Loading
 validates each line's fields (a missing field, an empty candidate list, a wrong type);
 ``resolve`` then checks every reference against the extracted units (an unknown file or
-unit). Both raise ``TaskFileError`` naming the file, the line and the field.
+unit). Both raise ``TaskFileError`` naming the file, the line and the field. A reference
+to code that exists but that the run's configuration did not extract (another language,
+an excluded path) leaves the task out instead (``TaskExcluded``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,17 +254,38 @@ def task_files(location: Path) -> dict[TaskType, list[Loaded[Any]]]:
 
 
 # -- resolution against the extracted units ---------------------------------------------
-class UnitIndex:
-    """Look-ups from task references to units."""
+class TaskExcluded(Exception):
+    """A task refers to code that exists but that this run did not extract (a language,
+    path or size the configuration leaves out): the task is left out, not an error."""
 
-    def __init__(self, units: Iterable[CodeUnit]) -> None:
+
+class UnitIndex:
+    """Look-ups from task references to units (``root``: the codebase on disk, to tell
+    code the configuration left out from references to nothing)."""
+
+    def __init__(self, units: Iterable[CodeUnit], root: Path | None = None) -> None:
         self.units = list(units)
+        self.root = root
         self.by_key = {(u.path, u.name): u for u in self.units if u.type != "file"}
         self.files = {u.path: u for u in self.units if u.type == "file"}
+
+    def _on_disk(self, path: str) -> str | None:
+        if self.root is None or ".." in Path(path).parts:
+            return None
+        try:
+            return (self.root / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def _excluded(self, loaded: Loaded[Any], what: str) -> TaskExcluded:
+        return TaskExcluded(f"{loaded.source}: {what} exists but this run did not extract it "
+                            "(codebase.languages, include/exclude or extraction filters)")
 
     def file(self, loaded: Loaded[Any], field_name: str, path: str) -> CodeUnit:
         unit = self.files.get(path)
         if unit is None:
+            if self._on_disk(path) is not None:
+                raise self._excluded(loaded, path)
             raise loaded.fail(field_name, f"unknown file {path!r}: not a file of the codebase "
                                           "(paths are relative to the codebase root)")
         return unit
@@ -269,6 +293,11 @@ class UnitIndex:
     def unit(self, loaded: Loaded[Any], field_name: str, ref: UnitRef) -> CodeUnit:
         unit = self.by_key.get(ref.key())
         if unit is None:
+            text = self._on_disk(ref.path)
+            short = ref.name.rsplit(".", 1)[-1]
+            if text is not None and (ref.path not in self.files
+                                     or re.search(rf"\b{re.escape(short)}\b", text)):
+                raise self._excluded(loaded, str(ref))
             if ref.path not in self.files:
                 raise loaded.fail(field_name, f"unknown file {ref.path!r}: not a file of the "
                                               "codebase (paths are relative to its root)")

@@ -8,13 +8,23 @@ provides, tasks built from the codebase (``build.py``) unless ``buildTasks`` is 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..llm.families import family_of
 from ..schemas import ModelConfig
 from ..schemas.config import PROVIDERS
-from .tasks import TASK_TYPES, Loaded, TaskFileError, TaskType, UnitIndex, resolve, task_files
+from .tasks import (
+    TASK_TYPES,
+    Loaded,
+    TaskExcluded,
+    TaskFileError,
+    TaskType,
+    UnitIndex,
+    resolve,
+    task_files,
+)
 
 if TYPE_CHECKING:
     from ..context import RunContext
@@ -81,7 +91,16 @@ def task_location(settings: Settings) -> Path | None:
     return sibling if sibling.is_dir() else None
 
 
-def load_tasks(ctx: RunContext) -> dict[TaskType, list[Loaded[Any]]]:
+@dataclass
+class TaskSet:
+    """A run's tasks by type, and the tasks left out because their code was not extracted."""
+
+    tasks: dict[TaskType, list[Loaded[Any]]] = field(default_factory=dict)
+    excluded: dict[TaskType, list[str]] = field(default_factory=dict)
+    """Per type, why each left-out task was left out."""
+
+
+def load_tasks(ctx: RunContext) -> TaskSet:
     """Every task of the run, validated and resolved against the extracted units.
 
     Raises ``TaskFileError`` for a bad task file (a configured ``tasksFile`` that does
@@ -95,15 +114,16 @@ def load_tasks(ctx: RunContext) -> dict[TaskType, list[Loaded[Any]]]:
             raise TaskFileError(str(location), 0, "tasksFile",
                                 "no such file or directory (evaluation.downstream.tasksFile)")
         found = task_files(location)
-    index = UnitIndex(ctx.all_units)
-    out: dict[TaskType, list[Loaded[Any]]] = {}
+    index = UnitIndex(ctx.all_units, settings.codebase_root)
+    out = TaskSet()
     for kind in TASK_TYPES:
-        if kind in found:
-            out[kind] = [resolve(t, index) for t in found[kind]]
-        elif settings.evaluation.downstream.build_tasks:
+        if kind not in found and settings.evaluation.downstream.build_tasks:
             from .build import build_tasks
 
-            built = build_tasks(kind, ctx)
-            if built:
-                out[kind] = [resolve(t, index) for t in built]
+            found[kind] = build_tasks(kind, ctx)
+        for loaded in found.get(kind, []):
+            try:
+                out.tasks.setdefault(kind, []).append(resolve(loaded, index))
+            except TaskExcluded as exc:
+                out.excluded.setdefault(kind, []).append(str(exc))
     return out

@@ -198,3 +198,22 @@ def test_tasks_are_built_for_a_codebase_without_a_task_set(
     assert summary["byModel"]["builtin/docstring"] == {"scored": 1, "similarity": 1.0}
     # the same seed builds the same tasks
     assert list(FunctionSelectionEvaluator().tasks(ctx)) == list(fs_tasks)
+
+
+def test_tasks_on_code_the_run_left_out_are_left_out(fake_server: Callable[..., Any],
+                                                     make_ctx: Callable[..., RunContext],
+                                                     units: list[CodeUnit]) -> None:
+    python_only = [u for u in units if u.language == "python"]
+    ctx = make_ctx(fake_server(respond=ScriptedTaskModel()), unit_list=python_only)
+    reason = BugLocalisationEvaluator().skip_reason(ctx)
+    assert reason is not None and reason.startswith(
+        "all 10 bug_localisation tasks refer to code this run did not extract, e.g. ")
+    assert "exists but this run did not extract it" in reason
+    selection = FunctionSelectionEvaluator()
+    assert selection.skip_reason(ctx) is None
+    kept = selection.tasks(ctx)
+    assert {"fs-hold-whole-basket", "fs-return-held-copies"} <= set(kept)
+    assert "fs-isbn10-check" not in kept
+    summary = selection.summarize([], ctx)
+    assert any("other/isbn.rs" in line for line in summary["excludedTasks"])
+    assert len(CompletionEvaluator().tasks(ctx)) == 9

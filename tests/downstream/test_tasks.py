@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_summarybench.downstream.tasks import (
+    TaskExcluded,
     TaskFileError,
     UnitIndex,
     load_task_file,
@@ -139,3 +140,22 @@ def test_bundled_task_set_resolves_against_the_extracted_units(units: list[CodeU
     languages = {by_id[resolve(t, index).target_id].language
                  for t in found["bug_localisation"]}
     assert {"python", "go", "typescript"} <= languages
+
+
+def test_code_left_out_by_the_configuration_is_not_an_error(units: list[CodeUnit]) -> None:
+    python_only = UnitIndex([u for u in units if u.language == "python"], CODEBASE)
+    (left_out,) = parse_lines(_lines({**BL_OK, "candidateFiles": [
+        "python/bookshop/pricing.py", "other/InvoiceRenderer.php"]}), "b.jsonl",
+        "bug_localisation")
+    with pytest.raises(TaskExcluded, match=r"b.jsonl:1: other/InvoiceRenderer.php exists"):
+        resolve(left_out, python_only)
+    (missing,) = parse_lines(_lines({**BL_OK, "candidateFiles": [
+        "python/bookshop/pricing.py", "python/bookshop/nope.py"]}), "b.jsonl",
+        "bug_localisation")
+    with pytest.raises(TaskFileError, match="unknown file 'python/bookshop/nope.py'"):
+        resolve(missing, python_only)
+    (no_unit,) = parse_lines(_lines({**FS_OK, "candidates": [
+        FS_OK["correct"], {"path": "python/bookshop/pricing.py", "name": "no_such"}]}),
+        "f.jsonl", "function_selection")
+    with pytest.raises(TaskFileError, match="unknown unit 'no_such'"):
+        resolve(no_unit, python_only)
