@@ -84,7 +84,9 @@ def overall_interval(records: list[ScoreRecord], config: BenchmarkConfig, model_
     draws: list[np.ndarray] = []
     for start in range(0, iterations, _CHUNK):
         size = min(_CHUNK, iterations - start)
-        weights = rng.multinomial(n, np.full(n, 1.0 / n), size=size).astype(float)
+        # How often each unit is drawn in each resample (a bincount per row).
+        idx = rng.integers(0, n, size=(size, n)) + n * np.arange(size)[:, None]
+        weights = np.bincount(idx.ravel(), minlength=size * n).reshape(size, n).astype(float)
         values, has = overall_scores(weights @ sums, weights @ counts, config)
         draws.append(values[has])
     stats = np.concatenate(draws)

@@ -29,7 +29,7 @@ from .costs import cost_analysis
 from .failures import analyze_failures
 from .intervals import overall_interval
 from .pairs import compare_all_pairs, groups_from_tests, pair_seed
-from .recommend import head_to_head, recommendations
+from .recommend import head_to_head, mean_words, recommendations
 from .scores import FamilyBreakdown, family_scores, metric_means, unit_breakdowns
 
 
@@ -183,7 +183,9 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
         comparisons=head_to_head(rankings, statistics.significance_tests,
                                  statistics.unit_scores, records, breakdowns=breakdowns,
                                  by_language=by_language, by_code_type=by_code_type,
-                                 summaries=summaries_by_model, failures=failures),
+                                 summary_words={m: mean_words(s)
+                                                for m, s in summaries_by_model.items()},
+                                 failures=failures),
         statistics=statistics,
         failures=failures,
         costs=costs,

@@ -49,8 +49,9 @@ def mean_words(summaries: Sequence[GeneratedSummary]) -> float | None:
 
 def strengths(a: str, b: str, *, breakdowns: Mapping[str, FamilyBreakdown],
               by_language: Mapping[str, GroupScores], by_code_type: Mapping[str, GroupScores],
-              summaries: Mapping[str, list[GeneratedSummary]], failures: Failures) -> list[str]:
-    """Where ``a`` does better than ``b``, largest margins first."""
+              summary_words: Mapping[str, float | None], failures: Failures) -> list[str]:
+    """Where ``a`` does better than ``b``, largest margins first (``summary_words``: each
+    model's mean summary length in words)."""
     found: list[tuple[float, str]] = []
     fa, fb = breakdowns[a], breakdowns[b]
     for family, comps in fa.components.items():
@@ -66,7 +67,7 @@ def strengths(a: str, b: str, *, breakdowns: Mapping[str, FamilyBreakdown],
             if ga is not None and gb is not None and ga - gb >= MIN_MARGIN:
                 where = (f"{language_name(key)} code" if what == "language" else f"{key} units")
                 found.append((ga - gb, f"Stronger on {where} ({ga:.2f} vs {gb:.2f})"))
-    wa, wb = mean_words(summaries.get(a, [])), mean_words(summaries.get(b, []))
+    wa, wb = summary_words.get(a), summary_words.get(b)
     if wa is not None and wb is not None and wa <= 0.85 * wb:
         found.append(((wb - wa) / wb / 10, f"More concise summaries ({wa:.0f} vs {wb:.0f} "
                                            "words on average)"))
