@@ -63,8 +63,9 @@ class CodebaseSection(SBModel):
 
 
 class ExtractionSection(SBModel):
-    types: list[Literal["function", "class", "method", "file"]] = Field(
-        default_factory=lambda: ["function", "class", "method", "file"])
+    # pydantic copies mutable defaults per instance.
+    types: list[Literal["function", "class", "method", "file"]] = [
+        "function", "class", "method", "file"]
     min_lines: int = Field(default=3, ge=1)
     max_lines: int = Field(default=500, ge=1)
     skip_generated: bool = True
@@ -156,7 +157,7 @@ class JudgeSection(SBModel):
 class ContrastiveSection(SBModel):
     enabled: bool = True
     distractors: int = Field(default=9, ge=1)
-    methods: list[Literal["embedding", "llm"]] = Field(default_factory=lambda: ["embedding"])
+    methods: list[Literal["embedding", "llm"]] = ["embedding"]
     embedding_model: str = "builtin/minilm"
 
 
@@ -190,8 +191,8 @@ class DownstreamSection(SBModel):
         """Isolate with Linux namespaces (network, PID, mount) when ``unshare`` works."""
 
     enabled: bool = True
-    tasks: list[Literal["completion", "bug_localisation", "function_selection"]] = Field(
-        default_factory=lambda: ["completion", "bug_localisation", "function_selection"])
+    tasks: list[Literal["completion", "bug_localisation", "function_selection"]] = [
+        "completion", "bug_localisation", "function_selection"]
     completion_model: str | None = None
     """The task model of all three tasks: ``PROVIDER/MODEL``, the id or model name of a
     model in ``models.judge`` or ``models.test`` (its endpoint, limits and prices apply), or
@@ -224,7 +225,7 @@ class EvaluationSection(SBModel):
 
 class OutputSection(SBModel):
     directory: str = DEFAULT_OUTPUT
-    formats: list[ReportFormat] = Field(default_factory=lambda: ["markdown", "json", "html"])
+    formats: list[ReportFormat] = ["markdown", "json", "html"]
     store: str | None = None
     """The SQLite store; default ``<directory>/store.sqlite``."""
 

@@ -110,8 +110,7 @@ class RetrievalEvalConfig(SBModel):
 
 class DownstreamEvalConfig(SBModel):
     enabled: bool = True
-    tasks: list[DownstreamTask] = Field(
-        default_factory=lambda: ["completion", "bug_localisation", "function_selection"])
+    tasks: list[DownstreamTask] = ["completion", "bug_localisation", "function_selection"]
     completion_model: str | None = None
 
 
