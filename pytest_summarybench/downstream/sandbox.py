@@ -8,10 +8,11 @@ Layers, outermost first (``SandboxResult.layers`` says which held for a run):
   and RLIMIT_NPROC (set in the worker); a fresh temporary directory as cwd with
   read-only copies of the inputs; an environment reduced to an allowlist (no keys, HOME
   is the sandbox); stdout and stderr go to files and come back truncated.
-- ``pids-cgroup`` (root only): the run is moved into its own cgroup v1 ``pids`` group
-  capped at ``processes``. The kernel exempts uid 0 from RLIMIT_NPROC (in a user
-  namespace too, when uid 0 is mapped to root), so this is what stops a fork bomb
-  started as root; for other users RLIMIT_NPROC holds.
+- ``pids-cgroup`` (root only): the run is moved into its own ``pids`` cgroup (v1, or v2
+  when the root group delegates the controller) capped at ``processes``. The kernel
+  exempts uid 0 from RLIMIT_NPROC (in a user namespace too, when uid 0 is mapped to
+  root), so this is what stops a fork bomb started as root; for other users
+  RLIMIT_NPROC holds.
 - ``namespaces`` (Linux, via ``unshare``): a new network namespace (no interface is up,
   not even loopback), a new PID namespace (every process dies with the supervisor, so a
   fork bomb cannot outlive the run), a new mount namespace in which every mount but the
@@ -204,8 +205,9 @@ def _make_readonly(box: Path) -> None:
             os.chmod(dirpath, 0o555)
 
 
-#: cgroup v1 hierarchies with the pids controller, where root may create a group.
-CGROUP_PIDS_ROOTS = (Path("/sys/fs/cgroup/pids"),)
+#: Where root may create a pids cgroup: the cgroup v1 pids hierarchy, or the cgroup v2
+#: root when it delegates the pids controller to its children.
+CGROUP_PIDS_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
 
 
 class _PidsCgroup:
@@ -215,13 +217,17 @@ class _PidsCgroup:
     def __init__(self, limit: int, *, enabled: bool = True) -> None:
         self.path: Path | None = None
         for root in CGROUP_PIDS_ROOTS if enabled else ():
-            if not (root / "pids.max").exists() and not (root / "cgroup.procs").exists():
-                continue
+            if not (root / "cgroup.procs").exists():
+                continue  # not a cgroup file system
             try:
                 path = Path(tempfile.mkdtemp(prefix="summarybench-sandbox-", dir=root))
             except OSError:
                 continue
             try:
+                # The kernel creates pids.max in a new group only when the pids
+                # controller governs it; anything else is not a limit.
+                if not (path / "pids.max").exists():
+                    raise OSError("no pids controller")
                 (path / "pids.max").write_text(str(limit))
             except OSError:
                 self._remove(path)
