@@ -31,7 +31,9 @@ Layers, outermost first (``SandboxResult.layers`` says which held for a run):
   directories (but for the Python installation), and reports each refusal.
 
 Without ``unshare`` (not Linux, or user namespaces disabled) only ``process``,
-``pids-cgroup`` and ``guard`` hold. Each layer is proven by
+``pids-cgroup`` and ``guard`` hold. The guard is defence in depth, not a boundary by
+itself: Python code determined to get round an audit hook can (through extension-module
+internals that raise no audit event); the kernel layers are what hold then. Each layer is proven by
 ``tests/downstream/test_sandbox.py`` with the others switched off where that is possible.
 """
 
