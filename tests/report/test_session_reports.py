@@ -17,29 +17,29 @@ from pathlib import Path
 import pytest
 
 CODE = {
-    "shop/pricing.py": '''
-        def apply_discount(price: float, pct: float) -> float:
-            """Reduce a price by a percentage discount, never below zero."""
-            cut = price * pct / 100
-            return max(price - cut, 0.0)
+    "stock/levels.py": '''
+        def reorder_quantity(on_hand: int, target: int, pack: int) -> int:
+            """Packs to order so that stock reaches the target level."""
+            short = max(target - on_hand, 0)
+            return -(-short // pack)
 
 
-        def add_tax(price: float, rate: float = 0.2) -> float:
-            """Add value-added tax to a net price."""
-            gross = price * (1 + rate)
-            return round(gross, 2)
+        def is_low_stock(on_hand: int, threshold: int = 5) -> bool:
+            """Whether a product has fallen below its reorder threshold."""
+            low = on_hand < threshold
+            return low
         ''',
-    "shop/cart.py": '''
-        class Cart:
-            """A shopping cart holding line items and their quantities."""
+    "stock/ledger.py": '''
+        class StockLedger:
+            """Movements of stock in and out of the warehouse."""
 
             def __init__(self) -> None:
-                self.items: dict[str, int] = {}
-                self.note = ""
+                self.moves: list[tuple[str, int]] = []
+                self.closed = False
 
-            def add(self, sku: str, qty: int = 1) -> None:
-                """Put a quantity of a product into the cart."""
-                self.items[sku] = self.items.get(sku, 0) + qty
+            def receive(self, sku: str, qty: int) -> None:
+                """Book a delivery of a product into stock."""
+                self.moves.append((sku, qty))
                 return None
         ''',
     "web/format.ts": '''
@@ -192,15 +192,15 @@ def test_cli_compare_errors_and_pytest_html_rows(pytester: pytest.Pytester) -> N
     store = "out/store.sqlite"
     detailed, missing, no_store, bad_run = _cli_each(
         pytester.path,
-        ["compare", "identifiers", "builtin/shuffled", "--detailed", "--store", store],
+        ["compare", "signature", "builtin/identifiers", "--detailed", "--store", store],
         ["compare", "nope", "builtin/lead", "--store", store],
         ["report", "--store", "elsewhere.sqlite"],
         ["report", "--store", store, "--run", "r0"])
     code, out, _ = detailed
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].startswith("builtin/identifiers vs builtin/shuffled (run ")
-    assert any(line.startswith("winner: builtin/identifiers") for line in lines)
+    assert lines[0].startswith("builtin/signature vs builtin/identifiers (run ")
+    assert any(line.startswith("winner: ") and "builtin/signature" in line for line in lines)
     assert any(line.startswith("pairwise record: ") for line in lines)
     assert any(line.startswith("  overall ") for line in lines)
     assert "by language:" in lines and "by code type:" in lines
@@ -216,7 +216,7 @@ def test_cli_compare_errors_and_pytest_html_rows(pytester: pytest.Pytester) -> N
     # pytest-html: each benchmark row shows the unit, its summary and its scores.
     page = (pytester.path / "page.html").read_text()
     assert "Unit" in page and "Summary" in page and "Scores" in page
-    assert "apply_discount" in page and "Reduce a price by a percentage discount" in page
+    assert "reorder_quantity" in page and "Packs to order so that stock reaches" in page
     assert "contrastive/embedding: correct=1" in page
 
 
@@ -254,8 +254,7 @@ def test_gate_baseline_regression(pytester: pytest.Pytester) -> None:
         f"GATE FAILED: builtin/identifiers: overall regressed 0.* against baseline "
         f"{first_run} (p=* Holm-adjusted on * shared units; gate.maxRegression 0.050)"])
     result.stdout.no_fnmatch_line("GATE FAILED: builtin/lead*")
-    result.stdout.fnmatch_lines([f"baseline {first_run}: *builtin/docstring +0.000, "
-                                 "builtin/identifiers -0.*"])
+    result.stdout.fnmatch_lines([f"baseline {first_run}: *builtin/identifiers -0.*"])
     data = json.loads((pytester.path / "out" / "results.json").read_text())
     identifiers = next(r for r in data["rankings"] if r["modelId"] == "builtin/identifiers")
     assert identifiers["deltaFromBaseline"] < -0.05
