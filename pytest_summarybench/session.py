@@ -236,14 +236,18 @@ class ControllerHooks:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         config = self.state.config
         if options.engaged(config):
-            # A bad configuration or codebase path stops here, as one usage error line.
-            from .pipeline import check_codebase
-            from .settings import SettingsError
+            # A bad configuration stops here, as one usage error line; so does a codebase
+            # path the user gave (the default one is checked only when the code-summary
+            # benchmark is collected, so other benchmarks run anywhere).
+            settings = self.state.settings
+            if config.getoption("sb_codebase") or options.config_path(config) is not None:
+                from .pipeline import check_codebase
+                from .settings import SettingsError
 
-            try:
-                check_codebase(self.state.settings)
-            except SettingsError as exc:
-                raise pytest.UsageError(str(exc)) from None
+                try:
+                    check_codebase(settings)
+                except SettingsError as exc:
+                    raise pytest.UsageError(str(exc)) from None
         if config.getoption("sb_dry_run"):
             from .generate import estimate_generation, format_estimate
 

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from .scanner import Scanner
 
 TEST_MODE_SIZE = 10
-DEFAULT_OUTPUT = "summarybench-results"
 _EXAMPLES = pytest.StashKey[dict[str, list["Example"]]]()
 
 
@@ -108,24 +107,10 @@ def compliance_llm(pytestconfig: pytest.Config) -> LLMClassifier:
     return LLMClassifier(model)
 
 
-def _output_dir(config: pytest.Config) -> Path:
-    """``--sb-output``, else the ``summarybench_output`` ini key, else the default."""
-    given = config.getoption("sb_output", None)
-    if given:
-        return Path(config.invocation_params.dir, given)
-    ini = config.getini("summarybench_output")
-    if ini:
-        base = config.inipath.parent if config.inipath else config.rootpath
-        return Path(base, ini)
-    return Path(config.invocation_params.dir, DEFAULT_OUTPUT)
-
-
-def _seed(config: pytest.Config) -> int:
-    """``--sb-seed``, else the ``summarybench_seed`` ini key, else 0."""
-    seed = config.getoption("sb_seed", None)
-    if seed is None:
-        seed = config.getini("summarybench_seed") or 0
-    return int(seed)
+def _settings(config: pytest.Config) -> Any:
+    """The harness's resolved settings (summarybench.yaml, ini keys, ``--sb-*`` options):
+    the compliance benchmark writes where, and seeds as, the rest of the run does."""
+    return config.pluginmanager.getplugin("summarybench-state").settings
 
 
 def _llm_state(config: pytest.Config, records: list[ScoreRecord]) -> dict[str, Any]:
@@ -153,6 +138,8 @@ def pytest_summarybench_terminal_summary(terminalreporter: TerminalReporter,
     mine = [r for r in records if r.benchmark == BENCHMARK]
     if not mine:
         return
-    results = build_results(mine, seed=_seed(config), llm_state=_llm_state(config, mine))
-    path = write_results(results, _output_dir(config))
+    settings = _settings(config)
+    results = build_results(mine, seed=settings.evaluation.seed,
+                            llm_state=_llm_state(config, mine))
+    path = write_results(results, settings.output_dir)
     print_results(terminalreporter.write_line, terminalreporter.write_sep, results, path)
