@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
+
+from tests.fakes.openai_server import FakeOpenAIServer
 
 pytest_plugins = ["pytester"]
 
@@ -26,3 +30,19 @@ def _no_network_keys(monkeypatch: pytest.MonkeyPatch) -> None:
         if key.endswith("_API_KEY"):
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@pytest.fixture
+def fake_server() -> Iterator[Callable[..., FakeOpenAIServer]]:
+    """Start ``FakeOpenAIServer(**kwargs)`` on 127.0.0.1; every one is stopped after the
+    test."""
+    servers: list[FakeOpenAIServer] = []
+
+    def start(**kwargs: Any) -> FakeOpenAIServer:
+        server = FakeOpenAIServer(**kwargs).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()

@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-# The fake provider lives in tests/fakes; make ``tests.fakes`` importable however pytest
-# was started (``pytest`` or ``python -m pytest``, from any directory).
-_ROOT = str(Path(__file__).resolve().parents[2])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from pytest_summarybench.context import RunContext  # noqa: E402
-from pytest_summarybench.schemas import (  # noqa: E402
+from pytest_summarybench.context import RunContext
+from pytest_summarybench.schemas import (
     CodeUnit,
     Parameter,
     UnitMetadata,
     UnitRelationships,
 )
-from pytest_summarybench.settings import load_settings  # noqa: E402
-from pytest_summarybench.store import Store  # noqa: E402
+from pytest_summarybench.settings import load_settings
+from pytest_summarybench.store import Store
 
 
 def make_units(n_functions: int = 3) -> list[CodeUnit]:
@@ -110,22 +103,6 @@ def builtin_models() -> list[dict[str, Any]]:
 def unit_factory() -> Callable[..., list[CodeUnit]]:
     return make_units
 
-
-@pytest.fixture
-def fake_server() -> Any:
-    """Start ``FakeOpenAIServer(**kwargs)``; every server is stopped after the test."""
-    from tests.fakes.openai_server import FakeOpenAIServer
-
-    servers: list[FakeOpenAIServer] = []
-
-    def start(**kwargs: Any) -> FakeOpenAIServer:
-        server = FakeOpenAIServer(**kwargs).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 @pytest.fixture

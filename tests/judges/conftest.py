@@ -3,22 +3,16 @@ context over hand-written units and summaries in a temporary store."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-# Make ``tests.fakes`` and ``tests.judges`` importable however pytest was started.
-_ROOT = str(Path(__file__).resolve().parents[2])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from pytest_summarybench.context import RunContext  # noqa: E402
-from pytest_summarybench.schemas import CodeUnit, UnitMetadata  # noqa: E402
-from tests.evaluators.synthetic import build_context  # noqa: E402
-from tests.fakes.openai_server import FakeOpenAIServer  # noqa: E402
+from pytest_summarybench.context import RunContext
+from pytest_summarybench.schemas import CodeUnit, UnitMetadata
+from tests.evaluators.synthetic import build_context
+from tests.fakes.openai_server import FakeOpenAIServer
 
 #: (id, name, code) of the units the evaluator tests judge.
 UNITS = [
@@ -62,20 +56,6 @@ def make_context(tmp_path: Path) -> ContextFactory:
 
     return factory
 
-
-@pytest.fixture
-def fake_server() -> Iterator[Callable[..., FakeOpenAIServer]]:
-    """Start ``FakeOpenAIServer(**kwargs)``; every server is stopped after the test."""
-    servers: list[FakeOpenAIServer] = []
-
-    def start(**kwargs: Any) -> FakeOpenAIServer:
-        server = FakeOpenAIServer(**kwargs).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 def judge_entry(server: FakeOpenAIServer, model: str, **extra: Any) -> dict[str, Any]:
