@@ -99,3 +99,16 @@ def test_edits_keep_comments_and_reject_invalid_results(project: Path, capsys) -
     assert main(["add-model", "openai/o3", "--temperature", "9"]) == 2
     assert "temperature" in _err(capsys)
     assert cfg.read_text() == before
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["extract", "no-such-dir"], "'no-such-dir' is not a directory"),
+    (["extract"], "run `summarybench init --name NAME --codebase PATH` first"),
+    (["report"], "no store at summarybench-results/store.sqlite: run the benchmark first"),
+    (["report", "--store", "x/none.sqlite"], "no store at x/none.sqlite"),
+    (["compare", "a/b", "c/d"], "no store at summarybench-results/store.sqlite"),
+])
+def test_extract_report_compare_bad_inputs(project: Path, capsys, argv: list[str],
+                                           needle: str) -> None:
+    assert main(argv) == 2
+    assert needle in _err(capsys)
