@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ._common import EXIT_OK, CliError
-from .report import add_store_arguments, load_report
+from .report import add_store_arguments, load_report, store_path
 
 if TYPE_CHECKING:
     from ..schemas import BenchmarkReport
@@ -43,7 +43,7 @@ def resolve_model(name: str, report: BenchmarkReport) -> str:
 def _unit_labels(args: argparse.Namespace, run_id: str) -> dict[str, str]:
     from ..store import Store
 
-    store = Store(args.store)
+    store = Store(store_path(args))
     try:
         return {u.id: f"{u.language} {u.path} {u.name}" for u in store.load_units(run_id)}
     finally:

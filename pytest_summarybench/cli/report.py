@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._common import EXIT_OK, CliError
+from ._common import CONFIG_FILE, EXIT_OK, CliError, load_checked
 
 if TYPE_CHECKING:
     from ..schemas import BenchmarkReport
@@ -20,10 +20,20 @@ DEFAULT_STORE = Path("summarybench-results") / "store.sqlite"
 
 
 def add_store_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", metavar="PATH", default=str(DEFAULT_STORE),
-                        help=f"the run store (default: ./{DEFAULT_STORE})")
+    parser.add_argument("--store", metavar="PATH", default=None,
+                        help="the run store (default: the one of ./summarybench.yaml's output "
+                             f"section when that file exists, else ./{DEFAULT_STORE})")
     parser.add_argument("--run", metavar="RUN_ID", default=None,
                         help="which run (default: the latest run in the store)")
+
+
+def store_path(args: argparse.Namespace) -> Path:
+    """``--store``, else the configured store of ./summarybench.yaml, else the default."""
+    if args.store:
+        return Path(args.store)
+    if Path(CONFIG_FILE).is_file():
+        return Path(load_checked(Path(CONFIG_FILE)).store_path)
+    return DEFAULT_STORE
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -43,7 +53,7 @@ def load_report(args: argparse.Namespace) -> BenchmarkReport:
     from ..report import ReportError, report_from_store
     from ..store import Store, StoreError
 
-    path = Path(args.store)
+    path = store_path(args)
     if not path.is_file():
         raise CliError(f"no store at {path}: run the benchmark first "
                        "(pytest -p summarybench benchmarks/summary) or pass --store PATH")
