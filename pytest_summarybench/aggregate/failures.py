@@ -15,6 +15,7 @@ from ..schemas.report import (
     GroupScores,
 )
 from .patterns import PATTERN_DESCRIPTIONS, PATTERNS, detect
+from .recommend import MIN_GROUP_UNITS
 from .scores import COMPONENTS, FamilyBreakdown
 
 #: A unit-model pair whose per-unit overall score is below this is a low score.
@@ -50,9 +51,13 @@ def issue_of(records: list[ScoreRecord]) -> str:
 
 
 def _weakest_group(groups: Mapping[str, GroupScores], model_id: str) -> str | None:
-    scored = [(g.overall_by_model[model_id], key) for key, g in groups.items()
+    """The model's lowest-scoring group among those large enough to single out (all of
+    them when fewer than two are); None when there is nothing to compare."""
+    scored = [(g.overall_by_model[model_id], key, g.units) for key, g in groups.items()
               if model_id in g.overall_by_model]
-    return min(scored)[1] if len(scored) > 1 else None
+    large = [x for x in scored if x[2] >= MIN_GROUP_UNITS]
+    pool = large if len(large) > 1 else scored
+    return min(pool)[1] if len(pool) > 1 else None
 
 
 def analyze_failures(*, model_ids: list[str],

@@ -36,6 +36,9 @@ COMPONENT_LABELS: dict[str, str] = {
 }
 #: Differences smaller than this are not called a strength.
 MIN_MARGIN = 0.01
+#: A language or code type with fewer units is too small to single out in the text (it
+#: stays in the tables): one unit more or less would flip the claim.
+MIN_GROUP_UNITS = 3
 MAX_STRENGTHS = 5
 
 
@@ -63,6 +66,8 @@ def strengths(a: str, b: str, *, breakdowns: Mapping[str, FamilyBreakdown],
                                        f"+{va - vb:.2f})"))
     for groups, what in ((by_language, "language"), (by_code_type, "type")):
         for key, g in groups.items():
+            if g.units < MIN_GROUP_UNITS:
+                continue
             ga, gb = g.overall_by_model.get(a), g.overall_by_model.get(b)
             if ga is not None and gb is not None and ga - gb >= MIN_MARGIN:
                 where = (f"{language_name(key)} code" if what == "language" else f"{key} units")
@@ -149,6 +154,8 @@ def recommendations(rankings: Sequence[ModelRanking], costs: Costs,
                                   model_id=value.model_id, text=f"{value.model_id} ({detail})"))
 
     for key, group in by_language.items():
+        if group.units < MIN_GROUP_UNITS:
+            continue
         scored = sorted(group.overall_by_model.items(), key=lambda kv: (-kv[1], kv[0]))
         if not scored or scored[0][0] == best.model_id:
             continue
