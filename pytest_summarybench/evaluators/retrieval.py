@@ -35,6 +35,8 @@ TIE_TOLERANCE = 1e-6
 #: and so the results, the same from run to run.
 HNSW = {"space": "cosine", "ef_construction": 200, "ef_search": 200, "max_neighbors": 32,
         "num_threads": 1}
+#: Summaries per ``collection.add`` (chroma refuses batches above its maximum).
+ADD_BATCH = 1000
 
 
 def collection_name(ctx: RunContext, model_id: str, embedder_key: str) -> str:
@@ -112,9 +114,11 @@ class RetrievalEmbedding:
                 continue
             texts = [ctx.summary(u.id, model.id).summary for u in units]  # type: ignore[union-attr]
             vectors = embedder.embed(texts)
-            collection.add(ids=[u.id for u in units], embeddings=vectors.tolist(),
-                           documents=texts,
-                           metadatas=[{"path": u.path, "name": u.name} for u in units])
+            for start in range(0, len(units), ADD_BATCH):  # chroma caps one add's size
+                part = slice(start, start + ADD_BATCH)
+                collection.add(ids=[u.id for u in units[part]],
+                               embeddings=vectors[part].tolist(), documents=texts[part],
+                               metadatas=[{"path": u.path, "name": u.name} for u in units[part]])
         self._collections.clear()
 
     # -- any process --------------------------------------------------------------------
