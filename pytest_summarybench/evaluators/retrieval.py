@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     from ..schemas import ScoreRecord
 
 TIE_TOLERANCE = 1e-6
-#: HNSW parameters: with ``ef_search`` of 200 the search is exact for the indexes a run
-#: builds (hundreds of summaries) and near-exact beyond; one insert thread keeps the graph,
-#: and so the results, the same from run to run.
+#: HNSW parameters: with ``ef_search`` of 200 the search finds the true nearest summaries
+#: in practice for the indexes a run builds (hundreds of summaries), and nearly so beyond;
+#: one insert thread keeps the graph, and so the results, the same from run to run.
 HNSW = {"space": "cosine", "ef_construction": 200, "ef_search": 200, "max_neighbors": 32,
         "num_threads": 1}
 #: Summaries per ``collection.add`` (chroma refuses batches above its maximum).
