@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 #: Two-sided level at which a (Holm-adjusted) p-value counts as significant.
 ALPHA = 0.05
@@ -40,7 +41,7 @@ class PairedTest:
         return self.n - 1
 
 
-def _differences(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
+def _differences(a: npt.ArrayLike, b: npt.ArrayLike) -> np.ndarray:
     xa = np.asarray(a, dtype=float)
     xb = np.asarray(b, dtype=float)
     if xa.shape != xb.shape or xa.ndim != 1:
@@ -49,7 +50,7 @@ def _differences(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
     return xa - xb
 
 
-def paired_t_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
+def paired_t_test(a: npt.ArrayLike, b: npt.ArrayLike) -> PairedTest:
     """Paired t-test of spec 9.3: t = mean(d) / (sd(d) / sqrt(n)), p from t(n - 1).
 
     Needs at least two pairs. Degenerate samples (zero variance) get the limit values
@@ -72,7 +73,7 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
     return PairedTest(n, mean, t, min(p, 1.0))
 
 
-def bootstrap_interval(a: Sequence[float], b: Sequence[float], *, seed: int,
+def bootstrap_interval(a: npt.ArrayLike, b: npt.ArrayLike, *, seed: int,
                        iterations: int = BOOTSTRAP_ITERATIONS,
                        alpha: float = ALPHA) -> tuple[float, float]:
     """Percentile bootstrap interval of ``mean(a) - mean(b)`` over paired resamples.
@@ -86,7 +87,7 @@ def bootstrap_interval(a: Sequence[float], b: Sequence[float], *, seed: int,
     return _percentile_bootstrap(d, seed=seed, iterations=iterations, alpha=alpha)
 
 
-def mean_interval(scores: Sequence[float], *, seed: int,
+def mean_interval(scores: npt.ArrayLike, *, seed: int,
                   iterations: int = BOOTSTRAP_ITERATIONS,
                   alpha: float = ALPHA) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of one model's per-unit scores."""

@@ -18,7 +18,7 @@ from pytest_summarybench.schemas import (
     ScoreRecord,
 )
 from pytest_summarybench.schemas.summaries import GenerationMetadata
-from pytest_summarybench.schemas.units import UnitMetadata
+from pytest_summarybench.schemas.units import UnitMetadata, UnitType
 
 XSS = ('<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2"> '
        'Handles various operations & "quotes"')
@@ -26,7 +26,7 @@ XSS = ('<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2"> 
 MODELS = {"openai/alpha": (0.85, 0.004), "anthropic/beta": (0.6, 0.002),
           "local/gamma": (0.35, 0.0005)}
 LANGUAGES = ("python", "go", "typescript")
-TYPES = ("function", "method", "class")
+TYPES: tuple[UnitType, ...] = ("function", "method", "class")
 
 
 def make_units(n: int) -> list[CodeUnit]:

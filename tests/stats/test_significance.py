@@ -95,7 +95,8 @@ def test_minimum_detectable_difference_has_the_target_power() -> None:
     assert power(mde, 0.2, 50) == pytest.approx(0.8, abs=1e-6)
     # Normal approximation: (z_.975 + z_.8) * sd / sqrt(n) = 2.80 * 0.2 / 7.07 = 0.079.
     assert mde == pytest.approx(0.0792, abs=0.003)
-    assert minimum_detectable_difference(0.2, 200) < mde  # more units, smaller MDE
+    more = minimum_detectable_difference(0.2, 200)
+    assert more is not None and more < mde  # more units, smaller MDE
     assert minimum_detectable_difference(0.2, 1) is None
     assert minimum_detectable_difference(0.0, 10) == 0.0
 
@@ -146,7 +147,8 @@ def _overall_tests(records: list[ScoreRecord], models: list[str], seed: int) -> 
     from pytest_summarybench.aggregate import unit_breakdowns
 
     per_unit = unit_breakdowns(records, BenchmarkConfig(), models)
-    scores = {m: {u: fb.overall for u, fb in units.items()} for m, units in per_unit.items()}
+    scores = {m: {u: fb.overall for u, fb in units.items() if fb.overall is not None}
+              for m, units in per_unit.items()}
     return compare_all_pairs(scores, models, "overall", seed=seed)
 
 
