@@ -107,6 +107,10 @@ class SummaryBenchState:
                                                base_dir=self.config.rootpath)
             except SettingsError as exc:
                 raise pytest.UsageError(str(exc)) from None
+            if options.validating(self.config):
+                from .validity.wiring import with_ladder
+
+                self._settings = with_ladder(self._settings)
         return self._settings
 
     @property
@@ -164,6 +168,11 @@ class SummaryBenchState:
         items: list[MatrixItem] = []
         for ev in self.evaluators().values():
             items.extend(ev.items(ctx))
+        if options.validating(self.config):
+            from .validity.wiring import documented_ids, keep_item
+
+            documented = documented_ids(ctx.units)
+            items = [it for it in items if keep_item(it, ctx, documented)]
         return sorted(items, key=lambda it: (it.test_id, it))
 
     def bind(self, item: MatrixItem, record: Callable[[ScoreRecord], None]) -> BoundItem:
@@ -192,7 +201,10 @@ class SummaryBenchState:
         metafunc.parametrize(
             "sb_case",
             [pytest.param(it, id=it.test_id,
-                          marks=[getattr(pytest.mark, it.evaluator.split("/", 1)[0])])
+                          marks=[getattr(pytest.mark, it.evaluator.split("/", 1)[0]),
+                                 # the validity ladder's items: -m validate selects them
+                                 *([pytest.mark.validate] if it.model_id.startswith(
+                                     "validate/") else [])])
              for it in items],
             indirect=True)
 
@@ -321,13 +333,15 @@ class ControllerHooks:
         summary = [r for r in self.records if r.benchmark == "summary"]
         if not summary:
             return
-        from .report import apply_gate, build_run_report, write_reports
+        from .report import apply_gate, build_run_report, save_gate_outcome, write_reports
 
         ctx = self.state.context()
         details: dict[str, dict[str, Any]] = {}
         for name, ev in sorted(self.state.evaluators().items()):
             if isinstance(ev, SummarizingEvaluator):
-                mine = [r for r in summary if r.evaluator == name]
+                # The validity ladder is analysed on its own (report.validity).
+                mine = [r for r in summary if r.evaluator == name
+                        and not r.model_id.startswith("validate/")]
                 if mine:
                     details[name] = ev.summarize(mine, ctx)
         report = build_run_report(ctx, summary, self.state.skipped_families,
@@ -342,6 +356,7 @@ class ControllerHooks:
             rankings=report.rankings, report=report, config=self.state.config)
         self.gate_failures += [msg for msgs in results if msgs for msg in msgs]
         report.gate_failures = list(self.gate_failures)
+        save_gate_outcome(self.state.store, report)
         if self.gate_failures and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         self.report = report
@@ -366,6 +381,11 @@ class ControllerHooks:
             terminalreporter.write_line(line)
         for line in terminal_lines(self.report):
             terminalreporter.write_line(line)
+        if self.report.validity is not None:
+            from .report.terminal import validity_lines
+
+            for line in validity_lines(self.report.validity):
+                terminalreporter.write_line(line, red=line.startswith("DISTRUST"))
         for msg in self.gate_failures:
             terminalreporter.write_line(f"GATE FAILED: {msg}", red=True)
         terminalreporter.write_line(f"results: {self.results_path}")

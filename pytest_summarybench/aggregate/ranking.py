@@ -23,7 +23,7 @@ from ..schemas import (
     ScoreRecord,
 )
 from ..schemas.config import BenchmarkConfig
-from ..schemas.report import Statistics
+from ..schemas.report import BaselineComparison, Statistics
 from ..stats.correlation import correlation_matrix
 from .costs import cost_analysis
 from .failures import analyze_failures
@@ -92,6 +92,10 @@ class ReportInputs:
     finished_at: datetime
     families_skipped: dict[str, str] = field(default_factory=dict)
     evaluator_details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    gate_failures: list[str] = field(default_factory=list)
+    """The CI gate's verdict on this run, when it was already judged (a rebuilt report)."""
+    baseline: BaselineComparison | None = None
+    """The baseline comparison the gate made, when it was already judged."""
 
 
 def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
@@ -168,7 +172,7 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
     sampled = [units[u] for u in {r.unit_id for r in records} if u in units]
     langs = Counter(u.language for u in sampled)
     duration = inputs.finished_at - inputs.started_at
-    return BenchmarkReport(
+    report = BenchmarkReport(
         metadata=ReportMetadata(
             benchmark_id=inputs.run_id, name=inputs.name,
             run_date=inputs.finished_at.astimezone(timezone.utc).isoformat(timespec="seconds"),
@@ -193,4 +197,10 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
                 for (m, e), msgs in sorted(errors.items())],
         evaluator_details=dict(inputs.evaluator_details),
         recommendations=recommendations(rankings, costs, by_language),
+        baseline=inputs.baseline,
+        gate_failures=list(inputs.gate_failures),
     )
+    if inputs.baseline is not None:
+        for r in report.rankings:
+            r.delta_from_baseline = inputs.baseline.deltas.get(r.model_id)
+    return report

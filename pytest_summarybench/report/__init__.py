@@ -16,6 +16,7 @@ _EXPORTS: dict[str, str] = {
     "render": "render",
     "write_reports": "render",
     "ReportError": "inputs",
+    "save_gate_outcome": "inputs",
     "build_run_report": "build",
     "report_from_store": "build",
     "apply_gate": "gate",
@@ -24,12 +25,13 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = ["FILE_NAMES", "ReportError", "apply_gate", "build_run_report", "render",
-           "report_from_store", "terminal_lines", "write_reports", "write_results_json"]
+           "report_from_store", "save_gate_outcome", "terminal_lines", "write_reports",
+           "write_results_json"]
 
 if TYPE_CHECKING:
     from .build import build_run_report, report_from_store
     from .gate import apply_gate
-    from .inputs import ReportError
+    from .inputs import ReportError, save_gate_outcome
     from .json_report import write_results_json
     from .render import FILE_NAMES, render, write_reports
     from .terminal import terminal_lines

@@ -13,7 +13,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..aggregate import ReportInputs
-from ..schemas import GeneratedSummary, ScoreRecord
+from ..schemas import BenchmarkReport, GeneratedSummary, ScoreRecord
+from ..schemas.report import BaselineComparison
 
 if TYPE_CHECKING:
     from ..context import RunContext
@@ -67,6 +68,22 @@ def save_session_inputs(store: Store, inputs: ReportInputs) -> None:
                      (inputs.run_id, json.dumps(payload, default=str)))
 
 
+def save_gate_outcome(store: Store, report: BenchmarkReport) -> None:
+    """Keep the gate's verdict and baseline comparison with the session's inputs, so that
+    a rebuilt report says what the session said."""
+    run_id = report.metadata.benchmark_id
+    store.ensure_table(_DDL)
+    with store.transaction() as conn:
+        row = conn.execute("SELECT json FROM report_inputs WHERE run_id = ?",
+                           (run_id,)).fetchone()
+        payload = json.loads(row[0]) if row else {}
+        payload["gateFailures"] = report.gate_failures
+        payload["baseline"] = (report.baseline.model_dump(mode="json", by_alias=True)
+                               if report.baseline is not None else None)
+        conn.execute("INSERT OR REPLACE INTO report_inputs VALUES (?, ?)",
+                     (run_id, json.dumps(payload, default=str)))
+
+
 def inputs_from_store(store: Store, run_id: str | None = None) -> ReportInputs:
     """Inputs of a report of ``run_id`` (default: the latest run) from the store alone."""
     run_id = run_id or store.latest_run_id()
@@ -94,4 +111,7 @@ def inputs_from_store(store: Store, run_id: str | None = None) -> ReportInputs:
         records=records, model_ids=_models(records, []),
         units=store.load_units(run_id), summaries=summaries, started_at=started,
         finished_at=finished, families_skipped=saved.get("familiesSkipped", {}),
-        evaluator_details=saved.get("evaluatorDetails", {}))
+        evaluator_details=saved.get("evaluatorDetails", {}),
+        gate_failures=saved.get("gateFailures") or [],
+        baseline=(BaselineComparison.model_validate(saved["baseline"])
+                  if saved.get("baseline") else None))

@@ -258,3 +258,8 @@ def test_gate_baseline_regression(pytester: pytest.Pytester) -> None:
     data = json.loads((pytester.path / "out" / "results.json").read_text())
     identifiers = next(r for r in data["rankings"] if r["modelId"] == "builtin/identifiers")
     assert identifiers["deltaFromBaseline"] < -0.05
+    # The rebuilt report says what the session said, gate verdict and baseline included.
+    rebuilt = _cli(pytester.path, ["report", "--format", "json", "--store", "out/store.sqlite",
+                                   "--output", "rebuilt.json"])
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert json.loads((pytester.path / "rebuilt.json").read_text()) == data
