@@ -106,7 +106,9 @@ def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
     overall = {m: {u: fb.overall for u, fb in units.items() if fb.overall is not None}
                for m, units in per_unit.items()}
     tests = compare_all_pairs(overall, ordered, "overall", seed=seed)
-    for family in EVAL_FAMILIES:
+    ran = {f for units in per_unit.values() for fb in units.values() for f in fb.families}
+    # With one family the overall score is that family's: its tests would repeat the above.
+    for family in (f for f in EVAL_FAMILIES if f in ran and len(ran) > 1):
         scores = {m: {u: fb.families[family] for u, fb in units.items()
                       if family in fb.families} for m, units in per_unit.items()}
         if sum(1 for s in scores.values() if s) > 1:

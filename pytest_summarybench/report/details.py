@@ -24,7 +24,8 @@ class Block:
     headers: list[str] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)
     items: list[tuple[str, str]] = field(default_factory=list)
-    """Key-value pairs when the block is a list rather than a table."""
+    """Key-value pairs when the block is a list rather than a table (an empty key for
+    the items of a plain list)."""
     truncated: int = 0
     """Rows left out beyond ``_MAX_ROWS``."""
 
@@ -67,20 +68,31 @@ def _table(title: str, rows: list[tuple[str, Mapping[str, Any]]], first: str) ->
     return block
 
 
-def detail_blocks(details: Mapping[str, Any]) -> list[Block]:
-    """Blocks for one evaluator's section, in the order of its keys."""
-    blocks: list[Block] = []
-    scalars = Block(title="")
+def _blocks(title: str, details: Mapping[str, Any]) -> list[Block]:
+    scalars = Block(title=title)
+    nested: list[Block] = []
     for key, value in details.items():
+        name = f"{title}.{key}" if title else str(key)
         if _scalar(value):
             scalars.items.append((str(key), fmt_value(value)))
         elif isinstance(value, Mapping) and value and all(
                 isinstance(v, Mapping) for v in value.values()):
-            blocks.append(_table(str(key), [(str(k), v) for k, v in value.items()], "key"))
+            nested.append(_table(name, [(str(k), v) for k, v in value.items()], "key"))
         elif isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
-            blocks.append(_table(str(key), [(str(i + 1), v) for i, v in enumerate(value)], "#"))
+            nested.append(_table(name, [(str(i + 1), v) for i, v in enumerate(value)], "#"))
+        elif isinstance(value, list) and all(_scalar(v) for v in value):
+            if value:
+                nested.append(Block(title=name, items=[("", fmt_value(v)) for v in value]))
+            else:
+                scalars.items.append((str(key), "none"))
         elif isinstance(value, Mapping):
-            blocks.append(Block(title=str(key), items=_flat(value)))
+            nested.extend(_blocks(name, value))
         else:
             scalars.items.append((str(key), fmt_value(value)))
-    return ([scalars] if scalars.items else []) + blocks
+    return ([scalars] if scalars.items else []) + nested
+
+
+def detail_blocks(details: Mapping[str, Any]) -> list[Block]:
+    """Blocks for one evaluator's section, in the order of its keys: the top level's
+    scalars first, then a table, list or sub-section for each nested value."""
+    return _blocks("", details)

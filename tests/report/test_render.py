@@ -183,12 +183,17 @@ def test_html_is_self_contained_and_escapes_payloads(report: BenchmarkReport) ->
 
 
 def test_evaluator_details_render_generically() -> None:
-    blocks = detail_blocks({"queries": 12, "byQueryType": {"what": {"mrr": 0.5, "n": 3},
-                                                            "how": {"mrr": 0.25}},
-                            "audit": {"position": {"first": 0.6}}, "rows": [{"a": 1}]})
-    assert blocks[0].items == [("queries", "12")]
+    blocks = detail_blocks({
+        "queries": 12, "byQueryType": {"what": {"mrr": 0.5, "n": 3}, "how": {"mrr": 0.25}},
+        "audit": {"position": {"first": 0.6}}, "rows": [{"a": 1}],
+        "notes": ["judge x is biased"], "errors": [],
+        "agreement": {"fleiss": 0.4, "cohen": [{"kappa": 0.1}]}})
+    assert blocks[0].items == [("queries", "12"), ("errors", "none")]
     table = blocks[1]
-    assert table.headers == ["key", "mrr", "n"]
+    assert (table.title, table.headers) == ("byQueryType", ["key", "mrr", "n"])
     assert table.rows == [["what", "0.500", "3"], ["how", "0.250", ""]]
-    assert blocks[2].headers == ["key", "first"]
+    assert (blocks[2].title, blocks[2].headers) == ("audit", ["key", "first"])
     assert blocks[3].rows == [["1", "1"]]
+    assert (blocks[4].title, blocks[4].items) == ("notes", [("", "judge x is biased")])
+    assert (blocks[5].title, blocks[5].items) == ("agreement", [("fleiss", "0.400")])
+    assert (blocks[6].title, blocks[6].rows) == ("agreement.cohen", [["1", "0.100"]])
