@@ -78,7 +78,15 @@ def engaged(config: pytest.Config) -> bool:
             "sb_sampling", "sb_seed", "sb_output", "sb_store", "sb_parallel", "sb_max_cost")
     return (any(config.getoption(o) is not None for o in opts)
             or bool(config.getoption("sb_dry_run")) or bool(config.getoption("sb_generate_only"))
+            or validating(config)
             or config_path(config) is not None)
+
+
+def validating(config: pytest.Config) -> bool:
+    """Whether ``--sb-validate`` asked for the instrument-validity ladder; the session adds
+    its models to the settings (``validity.wiring.with_ladder``) on top of the overrides
+    below, so the ladder joins whichever models the YAML file or ``--sb-model`` chose."""
+    return bool(config.getoption("sb_validate", False))
 
 
 def overrides(config: pytest.Config) -> dict[str, Any]:

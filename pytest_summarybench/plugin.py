@@ -99,6 +99,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "stop without calling any model.")
     group.addoption("--sb-generate-only", action="store_true", default=False,
                     help="Generate (or resume) the summaries, then stop before evaluating.")
+    group.addoption("--sb-validate", action="store_true", default=False,
+                    help="Add the instrument-validity ladder (validate/* models: summaries of "
+                         "known quality from the codebase's docstrings) and report how well "
+                         "each evaluator family orders it; -m validate runs the ladder alone.")
     parser.addini("summarybench_config", "Path of summarybench.yaml.", default=None)
     parser.addini("summarybench_codebase", "Codebase root (like --sb-codebase).", default=None)
     parser.addini("summarybench_output", "Output directory (like --sb-output).", default=None)

@@ -15,6 +15,10 @@ control, of the other sampled units); none sees anything a model under test woul
 - ``builtin/shuffled``: a NEGATIVE CONTROL. Each unit gets another unit's
   ``builtin/docstring`` summary, through a seeded derangement (no unit keeps its own),
   so a sound evaluator must rank it last.
+
+The instrument-validity ladder (``validate/l1-docstring`` ... ``validate/l4-other`` and the
+A/A twin ``validate/l1-twin``) is also built in, under the names ``validate-*``; its texts
+are defined in ``pytest_summarybench/validity/ladder.py``.
 """
 
 from __future__ import annotations
@@ -253,6 +257,12 @@ def summarize_builtin(name: str, units: Sequence[CodeUnit],
             text = docstring_summary(donor, methods(donor)).text
             out[unit.id] = BuiltinResult(text, f"from:{donor.id}")
         return out
+    if name.startswith("validate-"):
+        # The ladder models of ``--sb-validate`` (levels of known quality, see validity/).
+        from ..validity.ladder import LADDER_NAMES, ladder_summaries
+
+        if name in LADDER_NAMES:
+            return ladder_summaries(name, units, methods, rng)
     fn = SUMMARIZERS.get(name)
     if fn is None:
         raise BuiltinError(f"unknown built-in model builtin/{name}; "

@@ -1,12 +1,13 @@
 """A report from a live session or from the store alone; both go through the same
-``aggregate.build_report``, so they agree on every figure."""
+``aggregate.build_report``, so they agree on every figure. The validity ladder's models
+(``--sb-validate``) are kept out of the ranking and analysed into ``report.validity``."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..aggregate import build_report
+from ..aggregate import ReportInputs, build_report
 from ..schemas import BenchmarkReport, ScoreRecord
 from .inputs import inputs_from_context, inputs_from_store, save_session_inputs
 
@@ -28,9 +29,16 @@ def build_run_report(ctx: RunContext, records: list[ScoreRecord],
                                  evaluator_details=evaluator_details)
     if save:
         save_session_inputs(ctx.store, inputs)
-    return build_report(inputs)
+    return _build(inputs)
 
 
 def report_from_store(store: Store, run_id: str | None = None) -> BenchmarkReport:
     """The report of ``run_id`` (default: the latest run) rebuilt from the store alone."""
-    return build_report(inputs_from_store(store, run_id))
+    return _build(inputs_from_store(store, run_id))
+
+
+def _build(inputs: ReportInputs) -> BenchmarkReport:
+    from ..validity.wiring import attach_validity, split_inputs
+
+    main, ladder = split_inputs(inputs)
+    return attach_validity(build_report(main), ladder)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..schemas import EVAL_FAMILIES, BenchmarkReport
+from ..schemas.report import ValiditySection
 
 
 def _fmt(value: float | None) -> str:
@@ -51,4 +52,36 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
     if report.baseline is not None:
         deltas = ", ".join(f"{m} {d:+.3f}" for m, d in report.baseline.deltas.items())
         out.append(f"baseline {report.baseline.source}: {deltas or 'no shared model'}")
+    return out
+
+
+def validity_lines(validity: ValiditySection) -> list[str]:
+    """The instrument-validity table: per family Kendall's tau on the ladder, the mean
+    score of each level, whether each step is significant, the A/A rate; then a DISTRUST
+    line for every flagged family or judge."""
+    short = [m.removeprefix("validate/") for m in validity.levels]
+    out = [f"instrument validity: known-answer ladder on {validity.ladder_units} documented "
+           f"units, known order {' > '.join(short)}"]
+    header = ["family", "tau", *(s.split("-", 1)[0] for s in short), "steps", "A/A", "status"]
+    rows = []
+    for f in validity.families:
+        steps = " ".join("sig" if s.significant else "ns" for s in f.steps) or "-"
+        aa = (f"{f.aa_significant_rate:.0%} of {f.aa_reseeds}"
+              if f.aa_significant_rate is not None else "-")
+        rows.append([f.family, "-" if f.kendall_tau is None else f"{f.kendall_tau:+.2f}",
+                     *(_fmt(f.means.get(m)) for m in validity.levels), steps, aa, f.status])
+    for j in validity.judges:
+        if j.pointwise_tau is not None or j.pointwise_means:
+            rows.append([f"judge {j.judge}", "-" if j.pointwise_tau is None
+                         else f"{j.pointwise_tau:+.2f}",
+                         *(_fmt(j.pointwise_means.get(m)) for m in validity.levels),
+                         "-", "-", f"flips {_fmt(j.flip_rate)}"])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(header)]
+    for cells in [header, *rows]:
+        out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                             for i, (c, w) in enumerate(zip(cells, widths, strict=True))))
+    out.append("steps: adjacent levels, paired t-test on per-unit scores, Holm over the "
+               "steps; A/A: level 1 vs its twin, share of bootstrap reseeds significant")
+    out += [f"DISTRUST {msg}" for msg in validity.flagged]
     return out

@@ -236,6 +236,90 @@ class BaselineComparison(SBModel):
     """Per model, current (A) against baseline (B) on shared units."""
 
 
+class ValidityStep(SBModel):
+    """One adjacent step of the ladder: is ``better`` scored above ``worse``?"""
+
+    better: str
+    worse: str
+    mean_difference: float
+    """Mean of better's minus worse's per-unit family score."""
+    p_value: float
+    """Paired t-test p-value, before correction."""
+    p_adjusted: float
+    """Holm-adjusted across the family's three steps."""
+    significant: bool
+    """``p_adjusted`` below 0.05 and the difference in the known direction."""
+    units: int = 0
+    minimum_detectable_difference: float | None = None
+    """Smallest true step this test detects with 80% power at this sample size."""
+
+
+class ValidityFamily(SBModel):
+    """How well one evaluator family orders the known-answer ladder."""
+
+    family: str
+    units: int
+    """Ladder units every level was scored on by this family."""
+    means: dict[str, float] = Field(default_factory=dict)
+    """Level model id -> mean per-unit family score, in the known order."""
+    measured_order: list[str] = Field(default_factory=list)
+    """The levels by mean score, highest first."""
+    kendall_tau: float | None = None
+    """Kendall's tau-b between the known and the measured order (1 = perfect; None when
+    every level scored the same)."""
+    steps: list[ValidityStep] = Field(default_factory=list)
+    aa_units: int = 0
+    aa_mean_difference: float | None = None
+    """Level 1 minus its twin (the same summaries under two names)."""
+    aa_p_value: float | None = None
+    aa_significant_rate: float | None = None
+    """Share of bootstrap reseeds (units resampled) in which the A/A pair came out
+    significantly different; should be near 0 and at most about 0.05."""
+    aa_reseeds: int = 0
+    status: str = "valid"
+    """``valid``; ``low resolution`` (ordered, but a step is not significant at this
+    sample size); ``partial order`` (0 < tau < 1); ``cannot order`` (tau <= 0, every level
+    scored the same, or the A/A pair differs). The last two are flagged."""
+    flagged: bool = False
+    """True when this family's scores should be distrusted."""
+    note: str = ""
+
+
+class ValidityJudge(SBModel):
+    """One judge on the ladder: its own order and its position consistency."""
+
+    judge: str
+    pointwise_tau: float | None = None
+    """Kendall's tau of this judge's mean rubric score per level against the known order."""
+    pointwise_means: dict[str, float] = Field(default_factory=dict)
+    flip_rate: float | None = None
+    """Share of ladder pairs whose verdict changed when the summaries swapped places."""
+    swapped_pairs: int = 0
+    first_position_win_rate: float | None = None
+    tie_rate: float | None = None
+    flagged: bool = False
+    note: str = ""
+
+
+class ValiditySection(SBModel):
+    """Instrument validity: can this run's evaluators tell summaries of known quality apart
+    (see ``pytest_summarybench/validity``)?"""
+
+    levels: list[str] = Field(default_factory=list)
+    """Ladder model ids in the known order, best first."""
+    twin: str = ""
+    """The A/A twin of the first level."""
+    ladder_units: int = 0
+    """Units with a human docstring that the ladder was built from."""
+    families: list[ValidityFamily] = Field(default_factory=list)
+    judges: list[ValidityJudge] = Field(default_factory=list)
+    judge_agreement: dict[str, Any] = Field(default_factory=dict)
+    """Cohen's and Fleiss' kappa between judges on the ladder (rubric scores, quadratic
+    weights; pairwise winners)."""
+    flagged: list[str] = Field(default_factory=list)
+    """Families (and ``judge <id>``) whose scores should be distrusted, with the reason."""
+
+
 class BenchmarkReport(SBModel):
     metadata: ReportMetadata
     rankings: list[ModelRanking]
@@ -252,3 +336,5 @@ class BenchmarkReport(SBModel):
     baseline: BaselineComparison | None = None
     gate_failures: list[str] = Field(default_factory=list)
     """Messages of the CI gate (configured thresholds and ranking hooks) that failed."""
+    validity: ValiditySection | None = None
+    """Instrument validity on the known-answer ladder, when the run had ``--sb-validate``."""

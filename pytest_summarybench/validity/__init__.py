@@ -1,0 +1,25 @@
+"""Instrument validity: every run can prove that its evaluators tell good summaries from
+bad ones on this codebase, with these judges and this embedding model.
+
+``ladder`` builds summaries of known quality from the codebase's documented units and
+enters them as ``validate/*`` built-in models (``--sb-validate``, or ``summarybench
+validate`` for the ladder alone); ``wiring`` keeps them out of the ranking; ``analysis``
+measures how well each evaluator family orders them (Kendall's tau, significance of each
+step, an A/A check, judge consistency) for the report's "Instrument validity" section.
+"""
+
+from __future__ import annotations
+
+from .ladder import (
+    LADDER_MODEL_IDS,
+    LADDER_PREFIX,
+    LEVEL_IDS,
+    TWIN,
+    domain_terms,
+    is_ladder_model,
+    ladder_doc,
+    ladder_summaries,
+)
+
+__all__ = ["LADDER_MODEL_IDS", "LADDER_PREFIX", "LEVEL_IDS", "TWIN", "domain_terms",
+           "is_ladder_model", "ladder_doc", "ladder_summaries"]

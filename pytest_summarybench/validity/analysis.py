@@ -1,0 +1,200 @@
+"""The validity analysis: from the ladder models' score records to the report's
+``validity`` section.
+
+Per evaluator family, on the per-unit family scores of ``aggregate.unit_breakdowns`` (the
+same observations the ranking's significance tests use): the mean score of each level,
+Kendall's tau-b between the known and the measured order, a paired t-test for each
+adjacent step (Holm-corrected over the three steps, with the smallest step detectable at
+this sample size), and the A/A check of level 1 against its twin, repeated on
+``AA_RESEEDS`` bootstrap resamples of the units. For the judge family, each judge's own
+order of the ladder, its position flip rate (``judges.audit.position_bias``) and the
+agreement between judges (``judges.agreement.judge_agreement``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..aggregate.pairs import PairData, compare_pair, pair_seed
+from ..aggregate.scores import unit_breakdowns
+from ..schemas import EVAL_FAMILIES, BenchmarkConfig, ScoreRecord
+from ..schemas.report import (
+    ValidityFamily,
+    ValidityJudge,
+    ValiditySection,
+    ValidityStep,
+)
+from ..stats.significance import ALPHA, holm, paired_t_test
+from .ladder import LEVEL_IDS, TWIN, is_ladder_model
+
+#: Bootstrap reseeds of the A/A test.
+AA_RESEEDS = 20
+#: A judge whose verdicts flip this often under a position swap is flagged.
+FLIP_FLAG = 0.25
+
+
+def kendall_tau(means: Sequence[float]) -> float | None:
+    """Kendall's tau-b between the known order (``means`` given best level first) and the
+    order of ``means``; None when all are equal (no order was measured)."""
+    from scipy.stats import kendalltau
+
+    if len(means) < 2 or len(set(means)) == 1:
+        return None
+    known = list(range(len(means), 0, -1))
+    tau = float(kendalltau(known, list(means)).statistic)
+    return None if math.isnan(tau) else tau
+
+
+def aa_rate(a: Sequence[float], b: Sequence[float], *, seed: int,
+            reseeds: int = AA_RESEEDS) -> float | None:
+    """Share of ``reseeds`` bootstrap resamples of the pairs in which a paired t-test
+    finds ``a`` and ``b`` significantly different (alpha 0.05)."""
+    xa, xb = np.asarray(a, float), np.asarray(b, float)
+    if xa.size < 2:
+        return None
+    hits = 0
+    for k in range(reseeds):
+        rng = np.random.default_rng(pair_seed(seed, "aa", str(k)))
+        idx = rng.integers(0, xa.size, xa.size)
+        if paired_t_test(xa[idx], xb[idx]).p_value < ALPHA:
+            hits += 1
+    return hits / reseeds
+
+
+def family_validity(family: str, scores: Mapping[str, Mapping[str, float]], *,
+                    seed: int) -> ValidityFamily | None:
+    """The ladder analysis of one family from level -> unit -> per-unit family score."""
+    levels = [m for m in LEVEL_IDS if scores.get(m)]
+    if len(levels) < len(LEVEL_IDS):
+        return None
+    shared = sorted(set.intersection(*(set(scores[m]) for m in LEVEL_IDS)))
+    if not shared:
+        return None
+    means = {m: float(np.mean([scores[m][u] for u in shared])) for m in LEVEL_IDS}
+    tau = kendall_tau([means[m] for m in LEVEL_IDS])
+    out = ValidityFamily(
+        family=family, units=len(shared), means=means, kendall_tau=tau,
+        measured_order=sorted(LEVEL_IDS, key=lambda m: (-means[m], LEVEL_IDS.index(m))))
+    tests = []
+    for better, worse in zip(LEVEL_IDS, LEVEL_IDS[1:], strict=False):
+        data = PairData(shared, [scores[better][u] for u in shared],
+                        [scores[worse][u] for u in shared])
+        tests.append(compare_pair(better, worse, family, data, seed=seed))
+    present = [t for t in tests if t is not None]
+    for test, adjusted in zip(present, holm([t.p_value for t in present]), strict=True):
+        out.steps.append(ValidityStep(
+            better=test.model_a, worse=test.model_b, mean_difference=test.mean_difference,
+            p_value=test.p_value, p_adjusted=adjusted,
+            significant=adjusted < ALPHA and test.mean_difference > 0, units=test.units,
+            minimum_detectable_difference=test.minimum_detectable_difference))
+    twin = scores.get(TWIN[0], {})
+    aa_units = sorted(set(scores[LEVEL_IDS[0]]) & set(twin))
+    aa_significant = False
+    if len(aa_units) >= 2:
+        a = [scores[LEVEL_IDS[0]][u] for u in aa_units]
+        b = [twin[u] for u in aa_units]
+        t = paired_t_test(a, b)
+        out.aa_units, out.aa_mean_difference, out.aa_p_value = len(aa_units), \
+            t.mean_difference, t.p_value
+        out.aa_significant_rate = aa_rate(a, b, seed=pair_seed(seed, "aa", family))
+        out.aa_reseeds = AA_RESEEDS
+        aa_significant = t.p_value < ALPHA
+    weak = [f"{s.better.removeprefix('validate/')} > {s.worse.removeprefix('validate/')}"
+            for s in out.steps if not s.significant]
+    if tau is None or tau <= 0.0:
+        out.status, out.flagged = "cannot order", True
+        out.note = ("scored every level the same" if tau is None
+                    else f"measured order {_order(out.measured_order)} (tau {tau:+.2f})")
+    elif tau < 1.0:
+        out.status, out.flagged = "partial order", True
+        out.note = f"measured order {_order(out.measured_order)} (tau {tau:+.2f})"
+    elif aa_significant:
+        out.status, out.flagged = "cannot order", True
+        out.note = "the same summaries under two names came out significantly different"
+    elif weak:
+        out.status = "low resolution"
+        out.note = (f"ordered, but not significant at {len(shared)} units: "
+                    f"{', '.join(weak)}")
+    return out
+
+
+def _order(models: Sequence[str]) -> str:
+    return " > ".join(m.removeprefix("validate/") for m in models)
+
+
+def _per_judge(records: Sequence[ScoreRecord]) -> tuple[list[ValidityJudge], dict[str, Any]]:
+    from ..evaluators.judge_pairwise import verdicts_of
+    from ..judges.agreement import judge_agreement
+    from ..judges.audit import position_bias
+
+    pointwise: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    rubric_labels: dict[str, dict[Any, int]] = defaultdict(dict)
+    for r in records:
+        if (r.evaluator == "judge/pointwise" and r.error is None
+                and "weighted_average" in r.metrics and "judge" in r.details):
+            value = float(r.metrics["weighted_average"])
+            pointwise[r.details["judge"]][r.model_id].append(value)
+            rubric_labels[r.details["judge"]][(r.unit_id, r.model_id)] = int(
+                min(5, max(1, round(value))))
+    verdicts = verdicts_of([r for r in records if r.evaluator == "judge/pairwise"])
+    by_judge: dict[str, list[Any]] = defaultdict(list)
+    pair_labels: dict[str, dict[Any, str]] = defaultdict(dict)
+    for v in verdicts:
+        by_judge[v.judge].append(v)
+        pair_labels[v.judge][(v.unit_id, v.pair, v.first)] = (
+            "tie" if v.winner == "tie" else "first" if v.winner == v.first else "second")
+    judges: list[ValidityJudge] = []
+    for judge in sorted(set(pointwise) | set(by_judge)):
+        row = ValidityJudge(judge=judge)
+        per_level = pointwise.get(judge, {})
+        if all(per_level.get(m) for m in LEVEL_IDS):
+            row.pointwise_means = {m: float(np.mean(per_level[m])) for m in LEVEL_IDS}
+            row.pointwise_tau = kendall_tau([row.pointwise_means[m] for m in LEVEL_IDS])
+        notes = []
+        if row.pointwise_means and (row.pointwise_tau is None or row.pointwise_tau < 1.0):
+            notes.append("its rubric scores do not order the ladder")
+        if by_judge.get(judge):
+            pos = position_bias(by_judge[judge])
+            row.flip_rate, row.swapped_pairs = pos["flipRate"], pos["swappedPairs"]
+            row.first_position_win_rate, row.tie_rate = (pos["firstPositionWinRate"],
+                                                         pos["tieRate"])
+            if row.flip_rate is not None and row.flip_rate >= FLIP_FLAG:
+                notes.append(f"{row.flip_rate:.0%} of its ladder verdicts flipped when the "
+                             f"summaries swapped places")
+        row.flagged, row.note = bool(notes), "; ".join(notes)
+        judges.append(row)
+    agreement: dict[str, Any] = {}
+    if len(rubric_labels) >= 2:
+        agreement["rubric"] = judge_agreement(rubric_labels, categories=[1, 2, 3, 4, 5],
+                                              weights="quadratic")
+    if len(pair_labels) >= 2:
+        agreement["pairwise"] = judge_agreement(pair_labels,
+                                                categories=["first", "second", "tie"])
+    return judges, agreement
+
+
+def analyze(records: Sequence[ScoreRecord], config: BenchmarkConfig,
+            ladder_units: int) -> ValiditySection:
+    """The validity section from the ladder models' records of a run."""
+    ladder = [r for r in records if is_ladder_model(r.model_id)]
+    models = sorted({r.model_id for r in ladder if "~" not in r.model_id})
+    per_unit = unit_breakdowns(ladder, config, models)
+    section = ValiditySection(levels=list(LEVEL_IDS), twin=TWIN[0], ladder_units=ladder_units)
+    for family in EVAL_FAMILIES:
+        scores = {m: {u: fb.families[family] for u, fb in units.items()
+                      if family in fb.families} for m, units in per_unit.items()}
+        result = family_validity(family, scores, seed=config.seed)
+        if result is not None:
+            section.families.append(result)
+            if result.flagged:
+                section.flagged.append(f"{family}: {result.note}")
+    section.judges, section.judge_agreement = _per_judge(ladder)
+    for judge in section.judges:
+        if judge.flagged:
+            section.flagged.append(f"judge {judge.judge}: {judge.note}")
+    return section

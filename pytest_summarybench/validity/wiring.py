@@ -1,0 +1,80 @@
+"""How the ladder enters a run and leaves its report: the ladder models added to the
+settings, their matrix items narrowed to documented units, and their records kept out of
+the ranking and analysed into the report's ``validity`` section instead."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from .ladder import LADDER_MODEL_IDS, LADDER_NAMES, is_ladder_model, ladder_doc
+
+if TYPE_CHECKING:
+    from ..aggregate import ReportInputs
+    from ..context import RunContext
+    from ..evaluators import MatrixItem
+    from ..schemas import BenchmarkReport, CodeUnit
+    from ..settings import Settings
+
+def with_ladder(settings: Settings) -> Settings:
+    """``settings`` with the ladder models added to the models under test (the configured
+    ones, or the default offline ones). ``-m validate`` then runs the ladder alone, which
+    is what ``summarybench validate`` does; a later full run reuses its summaries."""
+    from ..settings import DEFAULT_MODELS, ModelEntry, ModelsSection
+
+    if settings.models.test:
+        entries = list(settings.models.test)
+    else:
+        entries = [ModelEntry(provider="builtin", model=spec.partition("/")[2])
+                   for spec in DEFAULT_MODELS]
+    entries = [e for e in entries if (e.id or f"{e.provider}/{e.model}")
+               not in LADDER_MODEL_IDS]
+    entries += [ModelEntry(provider="builtin", model=name, id=model_id)
+                for model_id, name in zip(LADDER_MODEL_IDS, LADDER_NAMES, strict=True)]
+    models = ModelsSection(test=entries, judge=list(settings.models.judge))
+    return settings.model_copy(update={"models": models})
+
+
+def documented_ids(units: list[CodeUnit]) -> frozenset[str]:
+    """Ids of the units the ladder is built from (a human docstring of a few words)."""
+    return frozenset(u.id for u in units if ladder_doc(u) is not None)
+
+
+def keep_item(item: MatrixItem, ctx: RunContext, documented: frozenset[str]) -> bool:
+    """Whether a matrix item belongs in the run: ladder models are scored only on
+    documented units and are judged against each other, never against a real model."""
+    parts = item.model_id.split("~")
+    ladder = [is_ladder_model(p) for p in parts]
+    if not any(ladder):
+        return True
+    if not all(ladder):
+        return False
+    known = {u.id for u in ctx.all_units}
+    return item.unit_id not in known or item.unit_id in documented
+
+
+def split_inputs(inputs: ReportInputs) -> tuple[ReportInputs, ReportInputs | None]:
+    """The report's inputs without the ladder models, and the ladder's own (None when the
+    run had no ladder records)."""
+    ladder = [r for r in inputs.records if is_ladder_model(r.model_id)]
+    if not ladder:
+        return inputs, None
+    main = dataclasses.replace(
+        inputs, records=[r for r in inputs.records if not is_ladder_model(r.model_id)],
+        model_ids=[m for m in inputs.model_ids if not is_ladder_model(m)],
+        summaries={k: s for k, s in inputs.summaries.items() if not is_ladder_model(k[1])})
+    return main, dataclasses.replace(inputs, records=ladder,
+                                     model_ids=[m for m in inputs.model_ids
+                                                if is_ladder_model(m)])
+
+
+def attach_validity(report: BenchmarkReport, ladder: ReportInputs | None) -> BenchmarkReport:
+    """Set ``report.validity`` from the ladder's inputs (unchanged report without them)."""
+    if ladder is None:
+        return report
+    from .analysis import analyze
+
+    scored = {r.unit_id for r in ladder.records}
+    units = sum(1 for u in ladder.units if u.id in scored and ladder_doc(u) is not None)
+    report.validity = analyze(ladder.records, ladder.config, units)
+    return report
