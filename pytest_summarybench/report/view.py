@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..aggregate.patterns import PATTERN_DESCRIPTIONS
 from ..aggregate.recommend import language_name
 from ..schemas import EVAL_FAMILIES, BenchmarkReport
 from ..schemas.report import ModelComparison, SignificanceTest
@@ -70,7 +69,6 @@ class View:
     code_types: list[GroupRow]
     language_summary: str
     details: dict[str, list[Block]]
-    pattern_titles: dict[str, str] = field(default_factory=dict)
     weaknesses: list[tuple[str, str]] = field(default_factory=list)
     recommendations: list[tuple[str, str]] = field(default_factory=list)
     """(title, text) of each recommendation."""
@@ -125,7 +123,6 @@ def build_view(report: BenchmarkReport) -> View:
         language_summary=", ".join(f"{language_name(k)} ({v:.0%})" for k, v in shares.items())
         or ", ".join(language_name(x) for x in report.metadata.codebase.languages),
         details={name: detail_blocks(d) for name, d in sorted(report.evaluator_details.items())},
-        pattern_titles={k: v for k, v in PATTERN_DESCRIPTIONS.items()},
         weaknesses=_weaknesses(report),
     )
     view.recommendations = [(r.title or r.kind, r.text) for r in report.recommendations]
