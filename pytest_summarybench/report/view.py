@@ -23,9 +23,13 @@ def signed(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:+.{digits}f}"
 
 
-def usd(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:,.2f}" if value >= 0.01 or value == 0 \
-        else f"${value:.4f}"
+def usd(value: float | None, digits: int = 2) -> str:
+    """Dollars; amounts below a cent keep four decimals so that they do not read as $0.00."""
+    if value is None:
+        return "unknown"
+    if 0 < value < 0.01:
+        digits = max(digits, 4)
+    return f"${value:,.{digits}f}"
 
 
 def pvalue(p: float | None) -> str:
