@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
     "run": "run",
     "report": "report",
     "compare": "compare",
+    "validate": "validate",
 }
 
 EXIT_OK = 0
