@@ -9,8 +9,8 @@ For such a unit the levels are, best first:
    (see ``domain_terms`` for the rule);
 3. ``validate/l3-boilerplate``: one boilerplate sentence per unit type, the same for every
    unit (no information about the unit at all);
-4. ``validate/l4-other``: the docstring of another documented unit, preferably a sibling
-   of the same language and type in the same file (a plausible but wrong description).
+4. ``validate/l4-other``: the docstring of another documented unit, the one (in another
+   file) that shares the fewest words with this one: a description of something else.
 
 ``validate/l1-twin`` writes exactly level 1's text under another name: the A/A control.
 A unit without a docstring gets level 3's boilerplate sentence from every ladder model (the
@@ -134,19 +134,29 @@ def boilerplate_summary(unit: CodeUnit) -> str:
     return _BOILERPLATE.get(unit.type, _BOILERPLATE["function"])
 
 
-def donors(units: Sequence[CodeUnit], docs: dict[str, str], rng: Random) -> dict[str, str]:
-    """Level 4's donor of every documented unit: another documented unit, chosen (seeded)
-    among the closest tier that has one: same file, language and type; same language and
-    type; same language; any. A donor with the very same docstring is never chosen.
+def _vocabulary(unit: CodeUnit, doc: str) -> frozenset[str]:
+    return identifier_words(unit) | {w.lower() for w in _WORD.findall(doc) if len(w) > 2}
 
-    A sibling first makes level 4 a plausible but wrong description: the kind an
-    evaluator must not mistake for the right one (contrastive's distractors are drawn
-    from the same file first)."""
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 0.0
+
+
+def donors(units: Sequence[CodeUnit], docs: dict[str, str], rng: Random) -> dict[str, str]:
+    """Level 4's donor of every documented unit: the documented unit in another file whose
+    docstring and identifiers share the fewest words with this unit's (Jaccard), of the
+    same language and type when there is one; ties are broken by ``rng``. A unit in the
+    same file (or any unit, when every documented unit is in one file) is the fallback.
+
+    The donor must carry no true information about the unit, or level 4 would not be a
+    known answer below level 3: a sibling's docstring still tells the module's topic,
+    which is what a vague search query asks for.
+    """
     documented = sorted((u for u in units if u.id in docs), key=lambda u: u.id)
+    vocab = {u.id: _vocabulary(u, docs[u.id]) for u in documented}
     tiers: list[Callable[[CodeUnit, CodeUnit], bool]] = [
-        lambda a, b: (a.path, a.language, a.type) == (b.path, b.language, b.type),
-        lambda a, b: (a.language, a.type) == (b.language, b.type),
-        lambda a, b: a.language == b.language,
+        lambda a, b: a.path != b.path and (a.language, a.type) == (b.language, b.type),
+        lambda a, b: a.path != b.path,
         lambda a, b: True,
     ]
     out: dict[str, str] = {}
@@ -155,7 +165,10 @@ def donors(units: Sequence[CodeUnit], docs: dict[str, str], rng: Random) -> dict
         for same in tiers:
             pool = [o for o in others if same(unit, o)]
             if pool:
-                out[unit.id] = pool[rng.randrange(len(pool))].id
+                shared = {o.id: _jaccard(vocab[unit.id], vocab[o.id]) for o in pool}
+                least = min(shared.values())
+                closest = [o for o in pool if shared[o.id] == least]
+                out[unit.id] = closest[rng.randrange(len(closest))].id
                 break
     return out
 

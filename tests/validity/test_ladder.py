@@ -78,12 +78,18 @@ def test_level_three_is_the_same_sentence_for_every_unit_of_a_type() -> None:
     assert boilerplate_summary(method) != boilerplate_summary(DISCOUNT)
 
 
-def test_level_four_donor_is_a_sibling_first_and_never_the_unit_itself() -> None:
+def test_level_four_donor_shares_the_fewest_words_from_another_file() -> None:
     docs = {u.id: d for u in UNITS if (d := ladder_doc(u)) is not None}
     for seed in range(5):
         pick = donors(UNITS, docs, Random(seed))
-        assert pick["u1"] == "u2" and pick["u2"] == "u1"  # same file, language and type
-        assert pick["u3"] in {"u1", "u2"}  # no documented sibling in users.py
+        assert pick["u1"] == "u3" and pick["u2"] == "u3"  # never the sibling in pricing.py
+        assert pick["u3"] in {"u1", "u2"}  # neither shares a word with it: the seed decides
+    # a unit of another file that talks about prices is passed over for one that does not
+    prices = unit("u6", "shop/report.py", "price_report",
+                  "def price_report(prices):\n    return sorted(prices)\n",
+                  "Report the price of every discount applied.")
+    docs["u6"] = prices.docstring or ""
+    assert all(donors([*UNITS, prices], docs, Random(s))["u1"] == "u3" for s in range(5))
     same_text = {"u1": "Same words here.", "u2": "Same words here."}
     assert donors([DISCOUNT, TAX], same_text, Random(0)) == {}
 
@@ -96,7 +102,7 @@ def test_every_level_through_the_builtin_registry() -> None:
     assert l1["u1"].text == DISCOUNT.docstring
     assert l2["u1"].text != l1["u1"].text and l2["u1"].text.endswith("never below zero.")
     assert l3["u1"].text == boilerplate_summary(DISCOUNT)
-    assert l4["u1"].text == TAX.docstring and l4["u1"].source == "ladder-from:u2"
+    assert l4["u1"].text == EMAIL.docstring and l4["u1"].source == "ladder-from:u3"
     # units outside the ladder get the same background text at every level
     assert len({out[n]["u4"].text for n in LADDER_NAMES}) == 1
     assert out[LADDER_NAMES[0]]["u4"].source == "ladder-undocumented"
