@@ -24,7 +24,7 @@ from ..schemas import (
 )
 from ..schemas.config import BenchmarkConfig
 from ..schemas.report import BaselineComparison, Statistics
-from ..stats.correlation import correlation_matrix
+from ..stats.correlation import correlation_matrix, mean_correlation_matrix
 from .costs import cost_analysis
 from .failures import analyze_failures
 from .intervals import overall_interval
@@ -131,6 +131,9 @@ def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
             for m, units in per_unit.items() if units},
         model_correlations=correlation_matrix(
             [breakdowns[m].families for m in ordered], families),
+        unit_correlations=mean_correlation_matrix(
+            [[per_unit[m][u].families for m in ordered if u in per_unit[m]]
+             for u in sorted({u for units in per_unit.values() for u in units})], families),
         significance_groups=groups,
         unit_scores={m: dict(sorted(overall[m].items())) for m in ordered},
     )

@@ -61,6 +61,35 @@ class GroupRow:
 
 
 @dataclass
+class AgreementRow:
+    """Two families and how alike they rank, at each level the report measures."""
+
+    pair: str
+    pooled: float | None
+    """Over every scored unit-model pair."""
+    across_models: float | None
+    """Across the models' family scores."""
+    within_units: float | None
+    """Mean over units of the rho across the models on that unit."""
+    by_model: dict[str, float | None]
+    """Per model, across its units."""
+
+
+def _agreement(report: BenchmarkReport) -> list[AgreementRow]:
+    st = report.statistics
+    names = list(st.correlations)
+    rows = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            rows.append(AgreementRow(
+                pair=f"{a} ~ {b}", pooled=st.correlations.get(a, {}).get(b),
+                across_models=st.model_correlations.get(a, {}).get(b),
+                within_units=st.unit_correlations.get(a, {}).get(b),
+                by_model={m: c.get(a, {}).get(b) for m, c in st.correlations_by_model.items()}))
+    return rows
+
+
+@dataclass
 class View:
     report: BenchmarkReport
     families: list[str]
@@ -76,6 +105,7 @@ class View:
     weaknesses: list[tuple[str, str]] = field(default_factory=list)
     recommendations: list[tuple[str, str]] = field(default_factory=list)
     """(title, text) of each recommendation."""
+    agreement: list[AgreementRow] = field(default_factory=list)
 
 
 def _groups(groups: dict, label: bool) -> list[GroupRow]:
@@ -130,4 +160,5 @@ def build_view(report: BenchmarkReport) -> View:
         weaknesses=_weaknesses(report),
     )
     view.recommendations = [(r.title or r.kind, r.text) for r in report.recommendations]
+    view.agreement = _agreement(report)
     return view

@@ -123,6 +123,9 @@ class Statistics(SBModel):
     """Per model, Spearman rho between families across its units."""
     model_correlations: dict[str, dict[str, float]] = Field(default_factory=dict)
     """Spearman rho between families across models: do they rank the models alike?"""
+    unit_correlations: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Per unit, Spearman rho between families across the models scored on it; the mean
+    over the units where it is defined: do the families pick the same best summary?"""
     significance_groups: dict[str, str] = Field(default_factory=dict)
     """Model -> group letters (see ``ModelRanking.significance_group``)."""
     unit_scores: dict[str, dict[str, float]] = Field(default_factory=dict)

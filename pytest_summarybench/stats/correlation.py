@@ -40,3 +40,22 @@ def correlation_matrix(observations: Sequence[Mapping[str, float]],
             if rho is not None:
                 out[a][b] = out[b][a] = rho
     return out
+
+
+def mean_correlation_matrix(groups: Sequence[Sequence[Mapping[str, float]]],
+                            names: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Per pair of ``names``, the mean Spearman rho over the groups where it is defined.
+
+    Each group is a set of observations (the models scored on one unit, say); a pair
+    gets a mean only from groups with enough observations that vary on both sides.
+    """
+    sums: dict[tuple[str, str], list[float]] = {}
+    for rows in groups:
+        for a, row in correlation_matrix(rows, names).items():
+            for b, rho in row.items():
+                if a != b:
+                    sums.setdefault((a, b), []).append(rho)
+    out: dict[str, dict[str, float]] = {}
+    for (a, b), values in sums.items():
+        out.setdefault(a, {a: 1.0})[b] = sum(values) / len(values)
+    return out

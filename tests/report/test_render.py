@@ -62,6 +62,8 @@ def test_ranking_statistics_and_family_status(report: BenchmarkReport) -> None:
     corr = report.statistics.correlations
     assert corr["judge"]["contrastive"] == corr["contrastive"]["judge"] > 0.5
     assert set(report.statistics.correlations_by_model) == set(MODELS)
+    within = report.statistics.unit_correlations["judge"]["contrastive"]
+    assert -1.0 <= within <= 1.0
 
 
 def test_costs_by_phase_per_1k_and_per_quality_point(report: BenchmarkReport) -> None:

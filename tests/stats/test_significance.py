@@ -198,3 +198,25 @@ def test_report_statistics_from_records() -> None:
     assert report.rankings[1].significance_group == "b"
     assert report.comparisons[0].pairwise_record.a_wins + report.comparisons[0] \
         .pairwise_record.b_wins + report.comparisons[0].pairwise_record.ties == 30
+
+
+def test_correlation_matrices_against_scipy_and_by_hand() -> None:
+    from pytest_summarybench.stats.correlation import (
+        correlation_matrix,
+        mean_correlation_matrix,
+    )
+
+    rng = np.random.default_rng(4)
+    rows = [{"judge": float(x), "retrieval": float(y)}
+            for x, y in zip(rng.random(20), rng.random(20), strict=True)]
+    rows.append({"judge": 0.5})  # no retrieval score: left out of that pair
+    matrix = correlation_matrix(rows, ["judge", "contrastive", "retrieval"])
+    ref = stats.spearmanr([r["judge"] for r in rows[:20]], [r["retrieval"] for r in rows[:20]])
+    assert matrix["judge"]["retrieval"] == pytest.approx(float(ref.statistic), abs=1e-12)
+    assert set(matrix) == {"judge", "retrieval"}  # contrastive never ran
+    up = [{"a": 1.0, "b": 1.0}, {"a": 2.0, "b": 2.0}, {"a": 3.0, "b": 3.0}]
+    down = [{"a": 1.0, "b": 3.0}, {"a": 2.0, "b": 2.0}, {"a": 3.0, "b": 1.0}]
+    too_few = [{"a": 1.0, "b": 1.0}, {"a": 2.0, "b": 2.0}]
+    means = mean_correlation_matrix([up, down, too_few], ["a", "b"])
+    assert means["a"]["b"] == pytest.approx(0.0)  # (1 + -1) / 2; the pair of 2 is skipped
+    assert mean_correlation_matrix([up, up], ["a", "b"])["b"]["a"] == pytest.approx(1.0)
