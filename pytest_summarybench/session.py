@@ -9,6 +9,7 @@ is registered only when xdist is present, so the plugin also loads with ``-p no:
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -38,6 +39,10 @@ if TYPE_CHECKING:
     from .store import Store
 
 TOKEN_KEY = "summarybench_token"
+#: The controller writes records to the store every SAVE_BATCH tests or SAVE_EVERY_S
+#: seconds, whichever comes first (see ``ControllerHooks.flush_records``).
+SAVE_BATCH = 500
+SAVE_EVERY_S = 2.0
 _SELECTION_DDL = ("CREATE TABLE IF NOT EXISTS session_selection (token TEXT, model_id TEXT, "
                   "evaluator TEXT, PRIMARY KEY (token, model_id, evaluator))")
 
@@ -184,6 +189,10 @@ class SummaryBenchState:
             self._refreshed = True
         return BoundItem(item, self.evaluators()[item.evaluator], ctx, record)
 
+    def mark_refreshed(self) -> None:
+        """The context was just read afresh (the controller, after generating)."""
+        self._refreshed = True
+
     # -- hooks (every process) ---------------------------------------------------------
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "sb_case" not in metafunc.fixturenames:
@@ -243,6 +252,8 @@ class ControllerHooks:
         self.report: BenchmarkReport | None = None
         self.gate_failures: list[str] = []
         self.generation_summary: list[str] = []
+        self._unsaved: list[tuple[str, list[ScoreRecord]]] = []
+        self._saved_at = time.monotonic()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -305,8 +316,12 @@ class ControllerHooks:
                     tr.write_line(line)
             pytest.exit("summarybench: summaries generated (--sb-generate-only)",
                         returncode=1 if result.errors else 0)
-        ctx.refresh()
-        ctx.restrict_models(models)
+        if result.generated or result.errors:
+            # New summaries or errors were linked: read them. A fully cached re-run links
+            # nothing, and reading 10,000 units again was a visible share of its time.
+            ctx.refresh()
+            ctx.restrict_models(models)
+        self.state.mark_refreshed()
         active = self.state.evaluators()
         for name in sorted({ev for _, ev in selection}):
             if name in active:
@@ -318,18 +333,35 @@ class ControllerHooks:
             return
         from .schemas import ScoreRecord
 
-        records = [ScoreRecord.model_validate(r) for r in raw]
+        validate = ScoreRecord.model_validate
+        records = [validate(r) for r in raw]
+        hook = self.state.config.hook.pytest_summarybench_record_score
         for rec in records:
-            self.state.config.hook.pytest_summarybench_record_score(
-                record=rec, config=self.state.config)
+            hook(record=rec, config=self.state.config)
         self.records.extend(records)
         summary_records = [r for r in records if r.benchmark == "summary"]
         if summary_records:
-            self.state.store.save_records(self.state.context().run_id, report.nodeid,
-                                          summary_records)
+            self._unsaved.append((report.nodeid, summary_records))
+            now = time.monotonic()
+            if len(self._unsaved) >= SAVE_BATCH or now - self._saved_at >= SAVE_EVERY_S:
+                self.flush_records()
+
+    def flush_records(self) -> None:
+        """Write the records that arrived since the last flush, in one transaction.
+
+        Records are written in batches (every ``SAVE_BATCH`` tests or ``SAVE_EVERY_S``
+        seconds, and at session end) because a transaction per test was a fifth of a
+        cached re-run. A process killed between flushes loses only records, never a model
+        answer: the response cache keeps those, so the tests run again without calls.
+        """
+        self._saved_at = time.monotonic()
+        if self._unsaved:
+            batch, self._unsaved = self._unsaved, []
+            self.state.store.save_records_batch(self.state.context().run_id, batch)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.flush_records()
         summary = [r for r in self.records if r.benchmark == "summary"]
         if not summary:
             return

@@ -228,13 +228,21 @@ class Store:
     # -- records ----------------------------------------------------------------------
     def save_records(self, run_id: str, nodeid: str, records: list[ScoreRecord]) -> None:
         """Replace the records of one test (so a re-run of a test overwrites, not adds)."""
+        self.save_records_batch(run_id, [(nodeid, records)])
+
+    def save_records_batch(self, run_id: str,
+                           tests: list[tuple[str, list[ScoreRecord]]]) -> None:
+        """``save_records`` for many tests in one transaction (a later entry for the same
+        test replaces an earlier one)."""
         with self.transaction() as conn:
-            conn.execute("DELETE FROM records WHERE run_id = ? AND nodeid = ?",
-                         (run_id, nodeid))
+            conn.executemany("DELETE FROM records WHERE run_id = ? AND nodeid = ?",
+                             [(run_id, nodeid) for nodeid, _ in tests])
+            latest = dict(tests)
             conn.executemany(
                 "INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [(run_id, nodeid, i, r.benchmark, r.unit_id, r.model_id, r.evaluator,
-                  r.model_dump_json(by_alias=True)) for i, r in enumerate(records)])
+                  r.model_dump_json(by_alias=True))
+                 for nodeid, records in latest.items() for i, r in enumerate(records)])
 
     def load_records(self, run_id: str, benchmark: str | None = None) -> list[ScoreRecord]:
         sql = "SELECT json FROM records WHERE run_id = ?"
