@@ -77,4 +77,11 @@ def attach_validity(report: BenchmarkReport, ladder: ReportInputs | None) -> Ben
     scored = {r.unit_id for r in ladder.records}
     units = sum(1 for u in ladder.units if u.id in scored and ladder_doc(u) is not None)
     report.validity = analyze(ladder.records, ladder.config, units)
+    if not report.rankings:
+        # The ladder alone (-m validate): the families that scored it did run.
+        meta = report.metadata
+        ran = [f.family for f in report.validity.families]
+        meta.families_run = list(dict.fromkeys([*meta.families_run, *ran]))
+        meta.families_skipped = {f: r for f, r in meta.families_skipped.items()
+                                 if f not in ran}
     return report

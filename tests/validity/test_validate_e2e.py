@@ -175,6 +175,8 @@ def test_validate_flags_a_content_ignoring_judge(
     assert alone_outcomes["passed"] == 5 * 8  # five ladder models on the documented units
     again = json.loads((pytester.path / "out" / "results.json").read_text())
     assert again["rankings"] == []
+    assert again["metadata"]["familiesRun"] == ["contrastive"]
+    assert "contrastive" not in again["metadata"]["familiesSkipped"]
     assert [f for f in again["validity"]["families"] if f["family"] == "contrastive"] == [
         contrastive]
 
