@@ -166,13 +166,14 @@ def test_validate_flags_a_content_ignoring_judge(
     html = (pytester.path / "out" / "report.html").read_text()
     assert '<h2 id="validity">Instrument validity</h2>' in html
 
-    # -- -m validate runs the ladder alone (what summarybench validate does) -------------
+    # -- -m validate runs the ladder alone (what summarybench validate does); two xdist
+    # -- workers collect the same narrowed matrix and measure the same -------------------
     alone = pytester.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider",
                                           "--sb-output", "out", "--sb-validate", "-m",
-                                          "validate and contrastive")
+                                          "validate and contrastive", "-n", "2")
     alone_outcomes = alone.parseoutcomes()
-    assert alone_outcomes["deselected"] > 0 and alone_outcomes.get("failed", 0) == 0
-    assert alone_outcomes["passed"] == 5 * 8  # five ladder models on the documented units
+    # five ladder models on the documented units, nothing else
+    assert alone_outcomes == {"passed": 5 * 8}
     again = json.loads((pytester.path / "out" / "results.json").read_text())
     assert again["rankings"] == []
     assert again["metadata"]["familiesRun"] == ["contrastive"]
