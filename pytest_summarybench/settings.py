@@ -21,6 +21,7 @@ from .extract.config import (
     ExtractionFilters,
     ExtractionTypes,
 )
+from .llm.router import Deployment
 from .schemas import (
     EVAL_FAMILIES,
     BenchmarkConfig,
@@ -91,9 +92,18 @@ class ModelEntry(SBModel):
     input_cost_per_million: float | None = None
     output_cost_per_million: float | None = None
     timeout_s: float = 60.0
+    deployments: list[Deployment] = Field(default_factory=list)
+    """Several endpoints or keys serving this model, spread over by litellm's Router, each
+    with its own ``requestsPerMinute`` / ``tokensPerMinute`` and ``apiKeyEnv`` (the name
+    of the variable holding its key; keys are never written in the file)."""
 
     def to_model_config(self) -> ModelConfig:
-        data = self.model_dump(exclude={"model", "id"})
+        data = self.model_dump(exclude={"model", "id", "deployments"})
+        if self.deployments:
+            from .llm.router import RoutedModelConfig
+
+            return RoutedModelConfig(id=self.id or "", model_name=self.model,
+                                     deployments=self.deployments, **data)
         return ModelConfig(id=self.id or "", model_name=self.model, **data)
 
 

@@ -23,6 +23,7 @@ from .limits import RateLimiter, limiter_for
 from .pricing import call_cost
 from .providers import connection_kwargs, endpoint, litellm, litellm_model_name
 from .retry import DEFAULT_POLICY, MalformedResponse, RetryPolicy, backoff_delay, classify
+from .router import RoutedModelConfig, routed_request, router_for
 from .types import Completion, ModelCallError
 
 #: Parameter values that are the providers' defaults: recorded and keyed, not sent (some
@@ -75,14 +76,26 @@ class _Call:
 
     def request(self) -> dict[str, Any]:
         """The litellm keyword arguments (raises ModelCallError for a missing key)."""
+        sent = {k: v for k, v in self.params.items() if _NEUTRAL.get(k, object()) != v}
+        if isinstance(self.model, RoutedModelConfig):
+            return routed_request(self.model, self.messages, sent, self.timeout_s)
         try:
             connection = connection_kwargs(self.model)
         except ValueError as exc:
             raise ModelCallError(self.model.id, str(exc)) from None
-        sent = {k: v for k, v in self.params.items() if _NEUTRAL.get(k, object()) != v}
         return {"model": litellm_model_name(self.model), "messages": self.messages,
                 "timeout": self.timeout_s, "max_retries": 0, "num_retries": 0,
                 **sent, **connection}
+
+    def client(self) -> Any:
+        """What ``completion`` / ``acompletion`` are called on: litellm itself, or the
+        model's Router when it has several deployments (``llm/router.py``)."""
+        if isinstance(self.model, RoutedModelConfig):
+            try:
+                return router_for(self.model)
+            except ValueError as exc:
+                raise ModelCallError(self.model.id, str(exc)) from None
+        return litellm()
 
     def before_attempt(self) -> float:
         """Start an attempt; return the seconds to wait for the rate limiter."""
@@ -158,7 +171,7 @@ def complete(model: ModelConfig, messages: list[dict[str, str]], *,
     if hit is not None:
         return hit
     request = call.request()
-    lib = litellm()
+    lib = call.client()
     while True:
         time.sleep(call.before_attempt())
         started = time.perf_counter()
@@ -182,7 +195,7 @@ async def acomplete(model: ModelConfig, messages: list[dict[str, str]], *,
     if hit is not None:
         return hit
     request = call.request()
-    lib = litellm()
+    lib = call.client()
     # litellm enforces the timeout; this outer bound only guards against a hung client.
     backstop = call.timeout_s * 1.5 + 1.0
     while True:
