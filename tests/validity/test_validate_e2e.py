@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from pytest_summarybench.cli import build_parser
+from pytest_summarybench.report import report_from_store
+from pytest_summarybench.store import Store
 from pytest_summarybench.validity import LEVEL_IDS
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.judges.scripted import POSITION, ScriptedJudges
@@ -154,6 +156,10 @@ def test_validate_flags_a_content_ignoring_judge(
     assert row["flipRate"] == 1.0 and row["swappedPairs"] == 8 * 10
     assert any(msg.startswith("judge:") for msg in validity["flagged"])
     assert not any(msg.startswith("contrastive") for msg in validity["flagged"])
+
+    # -- the report rebuilt from the store alone has the same section -------------------
+    rebuilt = report_from_store(Store(pytester.path / "out" / "store.sqlite"))
+    assert rebuilt.to_json_dict()["validity"] == validity
 
     # -- every report shows it --------------------------------------------------------------
     result.stdout.fnmatch_lines([
