@@ -47,6 +47,17 @@ def messages_tokens(messages: list[dict[str, str]]) -> int:
     return sum(estimate_tokens(m.get("content", "")) + 4 for m in messages)
 
 
+def _for_runtime(model: ModelConfig, response_format: dict) -> dict:
+    """``response_format`` in the form ``model``'s runtime takes: llama-cpp-python's server
+    has no ``json_schema`` type and reads the schema from its ``json_object`` type."""
+    from .local import is_gguf_model, llama_cpp_response_format
+
+    schema = (response_format.get("json_schema") or {}).get("schema")
+    if response_format.get("type") == "json_schema" and schema and is_gguf_model(model):
+        return llama_cpp_response_format(schema)
+    return response_format
+
+
 class _Call:
     """The state of one logical call across its attempts."""
 
@@ -60,7 +71,7 @@ class _Call:
         self.messages = messages
         self.params = {**model_params(model), **params}
         if response_format is not None:
-            self.params["response_format"] = response_format
+            self.params["response_format"] = _for_runtime(model, response_format)
         self.timeout_s = timeout if timeout is not None else model.timeout_s
         self.cache = cache
         self.tag = cache_tag

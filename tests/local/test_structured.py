@@ -39,13 +39,26 @@ def test_bounded_integers_become_enums_at_any_depth() -> None:
     assert out["properties"]["ratio"] == schema["properties"]["ratio"]  # not enumerable
     assert out["properties"]["open"] == {"type": "integer", "minimum": 0}
     assert schema["properties"]["score"]["minimum"] == 1  # the input is not changed
-    assert llama_cpp_schema(POINTWISE_JSON_SCHEMA) == POINTWISE_JSON_SCHEMA
+    pointwise = llama_cpp_schema(POINTWISE_JSON_SCHEMA)
+    assert pointwise["properties"]["scores"] == POINTWISE_JSON_SCHEMA["properties"]["scores"]
+    assert pointwise["properties"]["reasoning"] == {"type": "string", "maxLength": 600}
+
+
+def test_free_strings_are_bounded_and_names_are_not_schemas() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {
+        "type": {"type": "string", "enum": ["a", "b"]},
+        "note": {"type": "string"},
+        "short": {"type": "string", "maxLength": 20}}}
+    out = llama_cpp_schema(schema, max_string_chars=50)
+    assert out["properties"] == {"type": {"type": "string", "enum": ["a", "b"]},
+                                 "note": {"type": "string", "maxLength": 50},
+                                 "short": {"type": "string", "maxLength": 20}}
 
 
 def test_judges_on_gguf_weights_get_the_schema_inside_json_object() -> None:
     gguf = ModelConfig.parse("local//models/gemma-3-270m.gguf")
     fmt = response_format(gguf, "auto", "pointwise_verdict", POINTWISE_JSON_SCHEMA)
-    assert fmt == {"type": "json_object", "schema": POINTWISE_JSON_SCHEMA}
+    assert fmt == {"type": "json_object", "schema": llama_cpp_schema(POINTWISE_JSON_SCHEMA)}
     assert response_format(gguf, "json_schema", "v", PAIRWISE_JSON_SCHEMA) == \
         llama_cpp_response_format(PAIRWISE_JSON_SCHEMA)
     assert response_format(gguf, "json_object", "v", POINTWISE_JSON_SCHEMA) == \
@@ -69,7 +82,22 @@ def test_judge_verdicts_through_the_local_server(fake_llama: FakeLlama,
                       schema=PAIRWISE_JSON_SCHEMA)
     assert pair.verdict.winner == "tie"
     bodies = [r["body"] for r in fake_llama.requests()]
-    assert [b["response_format"]["schema"] for b in bodies] == [POINTWISE_JSON_SCHEMA,
-                                                                PAIRWISE_JSON_SCHEMA]
+    assert [b["response_format"]["schema"] for b in bodies] == [
+        llama_cpp_schema(POINTWISE_JSON_SCHEMA), llama_cpp_schema(PAIRWISE_JSON_SCHEMA)]
     assert all(b["response_format"]["type"] == "json_object" and b["temperature"] == 0.0
                for b in bodies)
+
+
+def test_any_caller_asking_json_schema_gets_the_llama_cpp_form(fake_llama: FakeLlama) -> None:
+    from pytest_summarybench.llm import complete
+
+    schema = {"type": "object", "properties": {"selected": {"type": "integer", "minimum": 1,
+                                                            "maximum": 4}},
+              "required": ["selected"]}
+    answer = complete(ModelConfig.parse(f"local/{fake_llama.weights}"),
+                      [{"role": "user", "content": "Which option?"}],
+                      response_format={"type": "json_schema",
+                                       "json_schema": {"name": "pick", "schema": schema}})
+    assert answer.text == '{"selected": 4}'
+    [request] = fake_llama.requests()
+    assert request["body"]["response_format"] == llama_cpp_response_format(schema)
