@@ -2,7 +2,8 @@
 
 Usage::
 
-    python benchmarks/perf/harness_overhead.py [--units 2000] [--rounds 3] [--keep DIR]
+    python benchmarks/perf/harness_overhead.py [--units 2000] [--rounds 3] [--xdist N]
+        [--keep DIR]
 
 Builds, in a temporary directory, a generated Python codebase of ``--units`` functions
 and a project that runs the code-summary matrix over it: the five offline built-in models
@@ -16,7 +17,8 @@ cached re-runs (same configuration: nothing extracted or generated again) and as
 runs of a bare pytest file with the same number of trivial parametrized tests
 (``-p no:summarybench``). Each run is a fresh ``python -m pytest`` subprocess; wall time
 and the child's CPU time are taken per run, and the best round of each side is compared.
-The bar (issue 12) is a ratio of at most 1.5.
+The bar (issue 12) is a ratio of at most 1.5. ``--xdist N`` then times one more run
+of each side with ``-n N``, against the same side's best run without xdist.
 """
 
 from __future__ import annotations
@@ -192,6 +194,8 @@ def main() -> None:
     parser.add_argument("--units", type=int, default=2000,
                         help="functions in the generated codebase (tests = units x 5)")
     parser.add_argument("--rounds", type=int, default=3, help="timed runs of each side")
+    parser.add_argument("--xdist", type=int, default=0, metavar="N",
+                        help="also time both sides with -n N (one round each)")
     parser.add_argument("--keep", type=Path, default=None,
                         help="build the projects here and keep them (default: a temp dir)")
     args = parser.parse_args()
@@ -236,6 +240,14 @@ def main() -> None:
               f"(start-up, collection and the {tests} tests)")
         verdict = "met" if wall_ratio <= BAR else "NOT met"
         print(f"bar: at most {BAR}x -> {verdict}")
+        if args.xdist:
+            n = ("-n", str(args.xdist))
+            bare_n = run_pytest(bare, *bare_args, *n)
+            harness_n = run_pytest(harness, *harness_args, *n)
+            print(f"with -n {args.xdist}: bare {bare_n.wall_s:.2f}s wall "
+                  f"({bare_n.wall_s / best['bare'].wall_s:.2f}x its best without xdist), "
+                  f"cached harness {harness_n.wall_s:.2f}s wall "
+                  f"({harness_n.wall_s / best['harness'].wall_s:.2f}x)")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
