@@ -181,9 +181,10 @@ def complete(model: ModelConfig, messages: list[dict[str, str]], *,
     hit = call.cached()
     if hit is not None:
         return hit
-    request = call.request()
     lib = call.client()
     while True:
+        # per attempt: a local GGUF server that died is started again for the retry
+        request = call.request()
         time.sleep(call.before_attempt())
         started = time.perf_counter()
         try:
@@ -205,11 +206,11 @@ async def acomplete(model: ModelConfig, messages: list[dict[str, str]], *,
     hit = call.cached()
     if hit is not None:
         return hit
-    request = call.request()
     lib = call.client()
     # litellm enforces the timeout; this outer bound only guards against a hung client.
     backstop = call.timeout_s * 1.5 + 1.0
     while True:
+        request = call.request()  # per attempt, as in ``complete``
         await asyncio.sleep(call.before_attempt())
         started = time.perf_counter()
         try:

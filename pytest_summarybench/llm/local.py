@@ -400,7 +400,10 @@ class ServerPool:
         # OpenMP threads that spin while waiting collapse throughput on shared cores
         # (measured: 35 s instead of 7 s for one call under a load of 8 on 2 cores).
         env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ}
-        with log.open("wb") as sink:
+        with log.open("ab") as sink:  # appended: a crashed server's log outlives it
+            sink.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {weights} on "
+                       f"port {port}\n".encode())
+            sink.flush()
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sink,
                                        stderr=subprocess.STDOUT, env=env)
         self._children.append(process)
