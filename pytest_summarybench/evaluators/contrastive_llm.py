@@ -17,7 +17,7 @@ summary), and ``confidence_gap`` 0.0, as the spec has it for this method.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .base import EvaluationError
 from .distractors import ContrastiveEvaluator
@@ -47,7 +47,21 @@ Respond with ONLY a JSON object:
 }
 ```"""
 
-RESPONSE_FORMAT = {"type": "json_object"}
+
+
+def selection_schema(n: int) -> dict[str, Any]:
+    """The JSON schema of the spec 6.3 answer for ``n`` options: ``selected`` is an enum
+    (llama.cpp's grammar ignores minimum/maximum), free text is bounded."""
+    return {
+        "type": "object",
+        "properties": {
+            "selected": {"type": "integer", "enum": list(range(1, n + 1))},
+            "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
+            "reasoning": {"type": "string", "maxLength": 600},
+        },
+        "required": ["selected", "confidence", "reasoning"],
+        "additionalProperties": False,
+    }
 
 
 def code_options(candidates: list[CodeUnit]) -> str:
@@ -110,9 +124,14 @@ class ContrastiveLLM(ContrastiveEvaluator):
         position = next(i for i, c in enumerate(candidates, 1) if c.id == item.unit_id)
         judge = self.judge(ctx)
         prompt = build_prompt(summary.summary, candidates)
+        from ..judges.calling import response_format
+
+        # Structured output where the provider supports it, by the judges' rules.
+        fmt = response_format(judge, ctx.settings.evaluation.judge.structured_output,
+                              "selection", selection_schema(len(candidates)))
         try:
             answer = complete(judge, [{"role": "user", "content": prompt}],
-                              response_format=RESPONSE_FORMAT, cache=ctx.store,
+                              response_format=fmt, cache=ctx.store,
                               cache_tag=self.name, temperature=0.0,
                               max_tokens=judge.max_tokens)
         except ModelCallError as exc:

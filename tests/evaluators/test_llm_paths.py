@@ -160,3 +160,19 @@ def test_failed_generation_is_the_units_error(make_context: ContextFactory) -> N
         ev.prepare(ctx)
         with pytest.raises(EvaluationError, match="query generation by local/judge failed"):
             ev.evaluate(ev.items(ctx)[0], ctx)
+
+
+def test_contrastive_llm_asks_for_its_schema_where_supported() -> None:
+    from pytest_summarybench.evaluators.contrastive_llm import selection_schema
+    from pytest_summarybench.judges.calling import response_format
+    from pytest_summarybench.schemas import ModelConfig
+
+    schema = selection_schema(10)
+    assert schema["properties"]["selected"]["enum"] == list(range(1, 11))
+    hosted = response_format(ModelConfig.parse("openai/gpt-4o"), "auto", "selection", schema)
+    assert hosted is not None and hosted["type"] == "json_schema"
+    assert hosted["json_schema"]["schema"] == schema
+    gguf = response_format(ModelConfig.parse("local/smollm2-135m-instruct"), "auto",
+                           "selection", schema)
+    assert gguf is not None and gguf["type"] == "json_object" and "schema" in gguf
+    assert response_format(ModelConfig.parse("openai/gpt-4o"), "off", "s", schema) is None
