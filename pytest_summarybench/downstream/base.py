@@ -9,6 +9,7 @@ of the task model's family is skipped with the reason (the no-self-judging rule)
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from ..schemas import ModelConfig, ScoreRecord
 
 
-class DownstreamEvaluator:
+class DownstreamEvaluator(ABC):
     """Base of ``downstream/completion``, ``downstream/bug_localisation`` and
     ``downstream/function_selection``; subclasses implement ``score``."""
 
@@ -109,9 +110,10 @@ class DownstreamEvaluator:
         }
 
     # -- shared helpers -----------------------------------------------------------------
+    @abstractmethod
     def score(self, loaded: Loaded[Any], model: ModelConfig, worker: ModelConfig,
               ctx: RunContext) -> list[ScoreRecord]:
-        raise NotImplementedError
+        """Run the task for one model's summaries and score the answer."""
 
     def shown_units(self, loaded: Loaded[Any]) -> list[str]:
         """Units whose summaries the task model is shown for this task."""
