@@ -150,7 +150,10 @@ class SummaryBenchState:
             active: dict[str, Evaluator] = {}
             reasons: dict[str, dict[str, list[str]]] = {}
             for ev in candidates:
-                reason = ev.skip_reason(ctx)
+                try:
+                    reason = ev.skip_reason(ctx)
+                except Exception as exc:  # a broken evaluator must not stop the others
+                    reason = _failure(exc)
                 if reason is None:
                     active[ev.name] = ev
                 else:
@@ -171,8 +174,15 @@ class SummaryBenchState:
     def matrix(self) -> list[MatrixItem]:
         ctx = self.context()
         items: list[MatrixItem] = []
-        for ev in self.evaluators().values():
-            items.extend(ev.items(ctx))
+        active = self.evaluators()
+        for name, ev in list(active.items()):
+            try:
+                items.extend(ev.items(ctx))
+            except Exception as exc:  # e.g. a malformed queries file: skip, say why
+                del active[name]
+                key = ev.family if all(e.family != ev.family for e in active.values()) \
+                    else name
+                self.skipped_families[key] = f"{name}: {_failure(exc)}"
         if options.validating(self.config):
             from .validity.wiring import documented_ids, keep_item
 
@@ -230,6 +240,14 @@ class SummaryBenchState:
                     "INSERT OR IGNORE INTO session_selection VALUES (?, ?, ?)",
                     sorted({(self.token, m, it.evaluator) for it in selected
                             for m in it.model_id.split("~")}))
+
+
+def _failure(exc: BaseException) -> str:
+    """One line naming the exception, without key material."""
+    from .llm.providers import redact
+
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return redact(f"{type(exc).__name__}: {first}")
 
 
 def selected_items(items: list[pytest.Item]) -> list[MatrixItem]:
@@ -323,9 +341,18 @@ class ControllerHooks:
             ctx.restrict_models(models)
         self.state.mark_refreshed()
         active = self.state.evaluators()
+        tr = config.pluginmanager.get_plugin("terminalreporter")
         for name in sorted({ev for _, ev in selection}):
             if name in active:
-                active[name].prepare(ctx)
+                try:
+                    active[name].prepare(ctx)
+                except Exception as exc:
+                    # Its items will fail with their own reasons; the other evaluators
+                    # and the report go on.
+                    line = f"summarybench: {name} could not prepare: {_failure(exc)}"
+                    self.generation_summary.append(line)
+                    if tr is not None:
+                        tr.write_line(line, red=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         raw = getattr(report, REPORT_ATTR, None)
@@ -362,7 +389,10 @@ class ControllerHooks:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.flush_records()
-        summary = [r for r in self.records if r.benchmark == "summary"]
+        # In node id order, whatever order xdist delivered them in: every sum is then the
+        # same as in a plain run and in a report rebuilt from the store.
+        summary = sorted((r for r in self.records if r.benchmark == "summary"),
+                         key=lambda r: (r.nodeid, r.unit_id, r.model_id, r.evaluator))
         if not summary:
             return
         from .report import apply_gate, build_run_report, save_gate_outcome, write_reports

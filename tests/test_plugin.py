@@ -247,3 +247,46 @@ def test_loads_with_autoload_disabled_and_stays_cheap(tmp_path: Path) -> None:
     mods = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=60)
     assert mods.stdout.strip() == "[]"
+
+
+def test_a_broken_evaluator_is_skipped_with_its_reason(pytester: pytest.Pytester) -> None:
+    _project(pytester, extra_conftest='''
+
+        class Broken:
+            name = "retrieval/embedding"
+            family = "retrieval"
+
+            def skip_reason(self, ctx):
+                return None
+
+            def items(self, ctx):
+                raise ValueError("queries.jsonl line 3: missing field 'query'")
+
+
+        _first = pytest_summarybench_evaluators
+
+
+        def pytest_summarybench_evaluators(config):
+            return [*_first(config), Broken()]
+        ''')
+    pytester.makefile(".yaml", summarybench=textwrap.dedent("""
+        codebase: {root: code, languages: [python]}
+        extraction: {minLines: 2}
+        evaluation: {sampling: all, judge: {enabled: false}, downstream: {enabled: false}}
+        """))
+    result = _run(pytester)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "skipped retrieval: retrieval/embedding: ValueError: queries.jsonl line 3: "
+        "missing field 'query'"])
+    assert result.parseoutcomes() == {"passed": 35}
+
+
+def test_redact_masks_secret_looking_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_summarybench.llm.providers import redact
+
+    monkeypatch.setenv("VOYAGE_API_KEY", "pa-0123456789abcdef")
+    monkeypatch.setenv("TEAM_DEPLOYMENT_KEY", "f00dfeedcafe1234")
+    monkeypatch.setenv("FEATURE_KEY", "true")
+    text = redact("got pa-0123456789abcdef and f00dfeedcafe1234, flag true")
+    assert text == "got *** and ***, flag true"

@@ -121,11 +121,13 @@ def family_scores(records: list[ScoreRecord], config: BenchmarkConfig,
         fb.overall = weighted(fb.families, fweights)
         out[model_id] = fb
     for rec in records:
-        if rec.model_id in out:
-            if rec.error is None:
-                out[rec.model_id].items += 1
-            else:
-                out[rec.model_id].errors += 1
+        # A pairwise item ("a~b") counts for both of its models.
+        for model_id in rec.model_id.split("~"):
+            if model_id in out:
+                if rec.error is None:
+                    out[model_id].items += 1
+                else:
+                    out[model_id].errors += 1
     return out
 
 

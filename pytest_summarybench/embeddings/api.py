@@ -73,7 +73,7 @@ class LiteLLMBackend:
         except Exception as exc:  # litellm raises provider-specific exception types
             raise EmbeddingError(
                 f"embedding model {self.model} failed on a batch of {len(texts)} texts: "
-                f"{redact(str(exc))}") from exc
+                f"{redact(str(exc))}") from None  # the raw exception may carry the key
         data = sorted(response.data, key=lambda d: _field(d, "index"))
         if len(data) != len(texts):
             raise EmbeddingError(f"embedding model {self.model} returned {len(data)} vectors "

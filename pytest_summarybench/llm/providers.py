@@ -124,12 +124,19 @@ def connection_kwargs(model: ModelConfig) -> dict[str, Any]:
     return kwargs
 
 
+_SECRET_NAME = re.compile(r"(API_KEY|_KEY|_TOKEN|_SECRET|_PASSWORD)$", re.IGNORECASE)
+
+
 def redact(text: str) -> str:
     """``text`` without key material: the values of the providers' key variables and
     anything shaped like a key or a bearer token."""
-    for name in {*filter(None, KEY_ENV.values()),
-                 *(a for aliases in KEY_ENV_ALIASES.values() for a in aliases)}:
+    # Known key variables, plus any variable named like a secret (a deployment's
+    # ``apiKeyEnv``, VOYAGE_API_KEY, AZURE_..._KEY, ..._TOKEN).
+    known = {*filter(None, KEY_ENV.values()),
+             *(a for aliases in KEY_ENV_ALIASES.values() for a in aliases)}
+    for name in sorted(known | {n for n in os.environ if _SECRET_NAME.search(n)}):
         value = os.environ.get(name)
-        if value and len(value) >= 4:
+        # Short values of merely secret-looking names ("true", "1") are not keys.
+        if value and len(value) >= (4 if name in known else 8):
             text = text.replace(value, "***")
     return _SECRET_PATTERNS.sub("***", text)
