@@ -142,3 +142,14 @@ def test_overall_interval_resamples_the_ranked_statistic() -> None:
     assert low < expected < high and high - low < 0.3
     assert overall_interval(records, cfg, "a", seed=1) == (low, high)
     assert overall_interval(records, cfg, "nobody", seed=1) is None
+
+
+def test_overall_uses_only_families_every_model_has() -> None:
+    # b had no eligible judge: a's judge score must not make the two incomparable.
+    records = [rec("a", "judge/pointwise", weighted_average=5.0),
+               rec("a", "contrastive/embedding", correct=0.5),
+               rec("b", "contrastive/embedding", correct=0.75)]
+    fbs = family_scores(records, BenchmarkConfig(), ["a", "b"])
+    assert fbs["a"].families == {"judge": 1.0, "contrastive": 0.5}
+    assert (fbs["a"].overall, fbs["b"].overall) == (0.5, 0.75)
+    assert [r.model_id for r in rank_models(fbs)] == ["b", "a"]

@@ -30,7 +30,7 @@ from .failures import analyze_failures
 from .intervals import overall_interval
 from .pairs import compare_all_pairs, groups_from_tests, pair_seed
 from .recommend import head_to_head, mean_words, recommendations
-from .scores import FamilyBreakdown, family_scores, metric_means, unit_breakdowns
+from .scores import FamilyBreakdown, family_scores, metric_means, shared_families, unit_breakdowns
 
 
 def rank_models(breakdowns: dict[str, FamilyBreakdown]) -> list[ModelRanking]:
@@ -147,6 +147,13 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
     ran = [f for f in EVAL_FAMILIES if any(f in b.families for b in breakdowns.values())]
     skipped = {f: inputs.families_skipped.get(f, "no evaluator of this family recorded a score")
                for f in EVAL_FAMILIES if f not in ran}
+    common = shared_families(breakdowns.values())
+    for f in ran:
+        if f not in common:
+            missing = sorted(m for m, b in breakdowns.items() if b.families and f not in b.families)
+            skipped[f"{f} in overall"] = (
+                f"scored for only some models (not for {', '.join(missing)}): shown per "
+                f"family, left out of the overall score")
 
     means = metric_means(records)
     by_model = {m: {f"{ev}:{metric}": v for (ev, metric), v in sorted(means.get(m, {}).items())}

@@ -98,6 +98,12 @@ def metric_means(records: Iterable[ScoreRecord]) -> dict[str, dict[tuple[str, st
     return {m: {k: sum(v) / len(v) for k, v in per.items()} for m, per in sums.items()}
 
 
+def shared_families(breakdowns: Iterable[FamilyBreakdown]) -> set[str]:
+    """The families scored for every model that has any score."""
+    scored = [set(fb.families) for fb in breakdowns if fb.families]
+    return set.intersection(*scored) if scored else set()
+
+
 def family_scores(records: list[ScoreRecord], config: BenchmarkConfig,
                   model_ids: Iterable[str]) -> dict[str, FamilyBreakdown]:
     """Per model: components, family scores and the overall score of spec 9.1."""
@@ -118,8 +124,13 @@ def family_scores(records: list[ScoreRecord], config: BenchmarkConfig,
                 score = weighted(comps, cweights[family])
                 if score is not None:
                     fb.families[family] = score
-        fb.overall = weighted(fb.families, fweights)
         out[model_id] = fb
+    # Models are compared on the same footing: the overall score combines only the
+    # families every scored model has (a model with no eligible judge, say, would
+    # otherwise be ranked on other instruments than its neighbours).
+    common = shared_families(out.values())
+    for fb in out.values():
+        fb.overall = weighted({f: v for f, v in fb.families.items() if f in common}, fweights)
     for rec in records:
         # A pairwise item ("a~b") counts for both of its models.
         for model_id in rec.model_id.split("~"):
