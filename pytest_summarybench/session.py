@@ -152,6 +152,8 @@ class SummaryBenchState:
             for ev in candidates:
                 try:
                     reason = ev.skip_reason(ctx)
+                except pytest.UsageError:
+                    raise  # the evaluator's own verdict: bad input the user must fix
                 except Exception as exc:  # a broken evaluator must not stop the others
                     reason = _failure(exc)
                 if reason is None:
@@ -178,6 +180,8 @@ class SummaryBenchState:
         for name, ev in list(active.items()):
             try:
                 items.extend(ev.items(ctx))
+            except pytest.UsageError:
+                raise
             except Exception as exc:  # e.g. a malformed queries file: skip, say why
                 del active[name]
                 key = ev.family if all(e.family != ev.family for e in active.values()) \
