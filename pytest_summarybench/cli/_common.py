@@ -83,6 +83,33 @@ def load_checked(path: Path) -> Any:
         raise CliError(str(exc)) from None
 
 
+def found_config(given: str | None, missing: str) -> Path | None:
+    """The configuration in use: ``given``, else ./summarybench.yaml when present, else None.
+
+    A ``given`` path that does not exist is a CliError ending with ``missing`` (what to do).
+    """
+    if given is None:
+        return Path(CONFIG_FILE) if Path(CONFIG_FILE).is_file() else None
+    path = Path(given)
+    if not path.is_file():
+        raise CliError(f"no configuration at {path}: {missing}")
+    return path
+
+
+def load_with_codebase(path: Path) -> Any:
+    """The validated Settings of ``path``, whose codebase must be a readable directory."""
+    settings = load_checked(path)
+    if not settings.codebase_root.is_dir():
+        raise CliError(f"codebase {str(settings.codebase_root)!r} is not a readable "
+                       f"directory: fix codebase.root in {path}")
+    return settings
+
+
+def pytest_extra(args: argparse.Namespace) -> list[str]:
+    """The pytest arguments given after ``--``."""
+    return [a for a in args.pytest_args if a != "--"]
+
+
 def section(doc: Any, *keys: str) -> Any:
     """The nested mapping at ``keys``, created (at the end) when missing."""
     from ruamel.yaml.comments import CommentedMap

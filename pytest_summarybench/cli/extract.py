@@ -155,23 +155,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_configured(args: argparse.Namespace) -> int:
     """Extract the configured benchmark's codebase into its store (what ``generate`` uses)."""
-    from pathlib import Path
 
     from ..pipeline import ensure_units
     from ..store import Store
-    from ._common import config_file, load_checked, load_document, save_document, section
+    from ._common import config_file, load_document, load_with_codebase, save_document, section
 
     path = config_file(args)
     if args.languages:
         doc = load_document(path)
         section(doc, "codebase")["languages"] = args.languages
         save_document(path, doc)
-    settings = load_checked(path)
-    if not Path(settings.codebase_root).is_dir():
-        from ._common import CliError
-
-        raise CliError(f"codebase {str(settings.codebase_root)!r} is not a readable "
-                       f"directory: fix codebase.root in {path}")
+    settings = load_with_codebase(path)
     store = Store(settings.store_path)
     ctx = ensure_units(settings, store)
     units = ctx.all_units

@@ -4,9 +4,16 @@ the plugin, so ``-n``, ``-k`` and the hooks work and every step resumes from the
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from ._common import CONFIG_FILE, CliError, check_keys, load_checked, run_pytest
+from ._common import (
+    CONFIG_FILE,
+    CliError,
+    check_keys,
+    found_config,
+    load_with_codebase,
+    pytest_extra,
+    run_pytest,
+)
 
 FAMILIES = ("judge", "contrastive", "retrieval", "downstream")
 
@@ -54,23 +61,14 @@ def _common(p: argparse.ArgumentParser, *, config_required: bool = True) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    extra = [a for a in args.pytest_args if a != "--"]
+    extra = pytest_extra(args)
     argv: list[str] = []
-    config = args.config
-    if config is None and Path(CONFIG_FILE).is_file():
-        config = CONFIG_FILE
-    if config is not None:
-        path = Path(config)
-        if not path.is_file():
-            raise CliError(f"no configuration at {path}: run `summarybench init --name NAME "
-                           f"--codebase PATH` first (or pass --config PATH)")
-        settings = load_checked(path)
-        if not settings.codebase_root.is_dir():
-            raise CliError(f"codebase {str(settings.codebase_root)!r} is not a readable "
-                           f"directory: fix codebase.root in {path}")
+    path = found_config(args.config, "run `summarybench init --name NAME --codebase PATH` "
+                                     "first (or pass --config PATH)")
+    settings = None
+    if path is not None:
+        settings = load_with_codebase(path)
         argv += ["--sb-config", str(path)]
-    else:
-        settings = None
     if args.mode == "generate":
         if args.dry_run:
             return run_pytest([*argv, "--sb-dry-run", "-p", "no:xdist", *extra])

@@ -10,7 +10,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import CONFIG_FILE, CliError, check_keys, load_checked, run_pytest
+from ._common import (
+    CONFIG_FILE,
+    CliError,
+    check_keys,
+    found_config,
+    load_checked,
+    pytest_extra,
+    run_pytest,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -35,14 +43,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     argv: list[str] = ["--sb-validate", "-m", "validate", "-q"]
-    config = args.config
-    if config is None and Path(CONFIG_FILE).is_file():
-        config = CONFIG_FILE
-    if config is not None:
-        path = Path(config)
-        if not path.is_file():
-            raise CliError(f"no configuration at {path}: pass --config PATH, or run without "
-                           f"one for the default offline evaluators")
+    path = found_config(args.config, "pass --config PATH, or run without one for the "
+                                     "default offline evaluators")
+    if path is not None:
         settings = load_checked(path)
         argv += ["--sb-config", str(path)]
         # Only judges are called on the ladder; the models under test need no key here.
@@ -56,6 +59,5 @@ def run(args: argparse.Namespace) -> int:
         if args.sample_size <= 0:
             raise CliError(f"--sample-size {args.sample_size}: expected a positive integer")
         argv += ["--sb-sample-size", str(args.sample_size)]
-    extra = [a for a in args.pytest_args if a != "--"]
-    return run_pytest([*argv, *extra])
+    return run_pytest([*argv, *pytest_extra(args)])
 
