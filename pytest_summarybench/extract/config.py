@@ -63,9 +63,9 @@ class ExtractionConfig(SBModel):
     follow_symlinks: bool = True
     """Follow symlinked folders and files (each real folder is visited once)."""
     workers: int = Field(default=1, ge=0)
-    """Processes extracting files: 1 = in this process; N = N worker processes; 0 = one
-    per CPU (up to 8) when there are 2 MB of source or more. Results do not depend on it.
-    Workers pay off on many idle cores only (see docs/performance.md)."""
+    """Processes extracting files: 1 = this process alone; N = this process and N - 1
+    worker processes; 0 = one per CPU (up to 8) when there are 2 MB of source or more.
+    Results do not depend on it (see docs/performance.md for what it gains)."""
 
     @field_validator("languages")
     @classmethod

@@ -1,9 +1,10 @@
 """Reading and extracting files, in this process or spread over worker processes.
 
-Per-file work (read, parse, query, units) is independent, so large codebases are split
-into size-balanced chunks over a process pool; each worker keeps its own parser and query
-caches. Call linking and CodeUnit building stay in the parent, so the result is the same
-whatever the number of workers.
+Per-file work (read, parse, query, units, their content and hashes: ``prepare.py``) is
+independent, so large codebases are split into size-balanced shares, one extracted here and
+the others in worker processes; each worker keeps its own parser and query caches and sends
+back plain data. Call linking and CodeUnit building stay in the parent, so the result is
+the same whatever the number of workers.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from .config import ExtractionConfig
 from .files import SourceFile, read_source
+from .prepare import prepare
 from .units import FileUnits, extract_file
 
 PARALLEL_MIN_BYTES = 2_000_000
@@ -30,9 +32,11 @@ def extract_one(source: SourceFile, config: ExtractionConfig) -> Outcome:
     if src is None:
         return source, None, reason
     try:
-        return source, extract_file(source.path, source.language, src), ""
+        extracted = extract_file(source.path, source.language, src)
     except (RecursionError, MemoryError, ValueError, RuntimeError) as exc:
         return source, None, f"parser failed: {type(exc).__name__}: {exc}"
+    prepare(extracted, config)
+    return source, extracted, ""
 
 
 def _extract_chunk(chunk: list[SourceFile], config: ExtractionConfig) -> list[Outcome]:
@@ -81,8 +85,13 @@ def extract_all(sources: list[SourceFile], config: ExtractionConfig) -> list[Out
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() \
         and threading.active_count() == 1 else "spawn"
     context = multiprocessing.get_context(method)
-    chunks = _chunks(sources, workers * 2)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        results = pool.map(_extract_chunk, chunks, [config] * len(chunks))
-        by_path = {outcome[0].path: outcome for chunk in results for outcome in chunk}
+    # This process extracts one share itself while workers do the others: one process
+    # fewer to start, and one share fewer to pickle back.
+    own, *chunks = _chunks(sources, workers)
+    with ProcessPoolExecutor(max_workers=len(chunks), mp_context=context) as pool:
+        futures = [pool.submit(_extract_chunk, chunk, config) for chunk in chunks]
+        outcomes = _extract_chunk(own, config)
+        for future in futures:
+            outcomes.extend(future.result())
+    by_path = {outcome[0].path: outcome for outcome in outcomes}
     return [by_path[source.path] for source in sources]

@@ -6,8 +6,8 @@ as a :class:`SkippedFile` and/or one warning line naming the file and the reason
 
 from __future__ import annotations
 
-import hashlib
 import logging
+from typing import Any
 
 from ..schemas.units import CodeUnit
 from .callgraph import link_calls
@@ -15,7 +15,7 @@ from .config import ExtractionConfig
 from .files import GENERATED, walk
 from .parallel import extract_all
 from .result import ExtractionResult, SkippedFile
-from .units import FILE, FileUnits, RawUnit, unit_content
+from .units import FILE, FileUnits, RawUnit
 
 logger = logging.getLogger("pytest_summarybench.extract")
 
@@ -54,7 +54,7 @@ def extract_units(config: ExtractionConfig) -> ExtractionResult:
             _skip(result, source.path, reason, warn=not reason.startswith(GENERATED))
             continue
         result.files_scanned += 1
-        result.bytes_scanned += len(extracted.source)
+        result.bytes_scanned += extracted.size
         if extracted.error_line is not None:
             clean = sum(1 for u in extracted.units if not u.has_error)
             _warn(result, source.path,
@@ -66,35 +66,19 @@ def extract_units(config: ExtractionConfig) -> ExtractionResult:
                   f"{extracted.file_unit.end_line} lines > maxLines "
                   f"{config.filters.max_lines}; file unit left out, its smaller units kept")
         files.append(extracted)
-    result.units = _build(files, config)
+    result.units = _build(files)
     return result
 
 
-def _wanted(unit: RawUnit, config: ExtractionConfig) -> bool:
-    types = config.extraction
-    enabled = {"function": types.functions, "class": types.classes,
-               "method": types.methods, "file": types.files}
-    if not enabled.get(unit.type, False) or unit.has_error:
-        return False
-    lines = unit.end_line - unit.start_line + 1
-    return config.filters.min_lines <= lines <= config.filters.max_lines
-
-
-def _unit_id(src: bytes, unit: RawUnit) -> str:
-    digest = hashlib.sha256(f"{unit.path}\0{unit.type}\0{unit.name}\0".encode())
-    digest.update(src[unit.start_byte:unit.end_byte])
-    return digest.hexdigest()[:16]
-
-
-def _build(files: list[FileUnits], config: ExtractionConfig) -> list[CodeUnit]:
+def _build(files: list[FileUnits]) -> list[CodeUnit]:
     emitted: dict[int, str] = {}
     chosen: list[tuple[FileUnits, RawUnit]] = []
     taken: set[str] = set()
     for f in files:
-        for raw in [f.file_unit, *f.units]:
-            if not _wanted(raw, config):
+        for raw in (f.file_unit, *f.units):
+            if raw.uid is None:  # not emitted (see prepare.py)
                 continue
-            uid = _unit_id(f.source, raw)
+            uid = raw.uid
             n = 2
             base = uid
             while uid in taken:  # identical definitions under one name: keep both
@@ -105,10 +89,12 @@ def _build(files: list[FileUnits], config: ExtractionConfig) -> list[CodeUnit]:
             chosen.append((f, raw))
     calls = link_calls(files, emitted)
 
-    units: dict[int, CodeUnit] = {}
-    for f, raw in chosen:
-        units[id(raw)] = _code_unit(f, raw, emitted[id(raw)], calls[id(raw)],
-                                    config.strip_docstrings)
+    # Relationships as plain data first, so each unit is validated once, complete.
+    rels: dict[str, dict[str, Any]] = {}
+    for _, raw in chosen:
+        calls_ids, unresolved = calls[id(raw)]
+        rels[emitted[id(raw)]] = {"parent_id": None, "child_ids": [], "calls_ids": calls_ids,
+                                  "called_by_ids": [], "unresolved_calls": unresolved}
     # Parents are the nearest emitted enclosing unit, else the file unit.
     for f, raw in chosen:
         if raw.type == "file":
@@ -119,44 +105,31 @@ def _build(files: list[FileUnits], config: ExtractionConfig) -> list[CodeUnit]:
         parent_raw = f.units[parent] if parent != FILE else f.file_unit
         parent_id = emitted.get(id(parent_raw))
         if parent_id is not None:
-            units[id(raw)].relationships.parent_id = parent_id
-            units[id(parent_raw)].relationships.child_ids.append(emitted[id(raw)])
-    by_id = {u.id: u for u in units.values()}
-    ordered = sorted(units.values(), key=sort_key)
-    for unit in ordered:
-        for callee_id in unit.relationships.calls_ids:
-            callers = by_id[callee_id].relationships.called_by_ids
-            if unit.id not in callers:
-                callers.append(unit.id)
-    position = {u.id: i for i, u in enumerate(ordered)}
-    for unit in ordered:
-        unit.relationships.child_ids.sort(key=position.__getitem__)
-    return ordered
+            uid = emitted[id(raw)]
+            rels[uid]["parent_id"] = parent_id
+            rels[parent_id]["child_ids"].append(uid)
+    ordered = sorted(((emitted[id(raw)], raw.data) for _, raw in chosen),
+                     key=lambda e: _data_key(e[0], e[1]))
+    for uid, _ in ordered:
+        for callee_id in rels[uid]["calls_ids"]:
+            callers = rels[callee_id]["called_by_ids"]
+            if uid not in callers:
+                callers.append(uid)
+    position = {uid: i for i, (uid, _) in enumerate(ordered)}
+    out: list[CodeUnit] = []
+    for uid, data in ordered:
+        rels[uid]["child_ids"].sort(key=position.__getitem__)
+        assert data is not None  # set with uid by prepare()
+        data["id"] = uid
+        data["relationships"] = rels[uid]
+        # One validation per unit, from plain data (pydantic-core builds the nested
+        # models several times faster than constructing them one by one, and faster
+        # than ``model_construct``).
+        out.append(CodeUnit.model_validate(data))
+    return out
 
 
-def _code_unit(f: FileUnits, raw: RawUnit, uid: str,
-               calls: tuple[list[str], list[str]], strip: bool) -> CodeUnit:
-    content = unit_content(f.source, raw, strip)
-    doc = raw.doc
-    # Lines span the content models see: a stripped leading doc comment is not in it.
-    start_line = raw.start_line
-    if strip and doc is not None and doc.leading and raw.type != "file":
-        start_line = raw.decl_line
-    # One validation per unit, from plain data (pydantic-core builds the nested models
-    # several times faster than constructing them one by one).
-    return CodeUnit.model_validate({
-        "id": uid, "path": raw.path, "name": raw.name, "type": raw.type,
-        "language": raw.language, "content": content,
-        "docstring": doc.text if doc is not None else None,
-        "metadata": {
-            "start_line": start_line, "end_line": raw.end_line, "signature": raw.signature,
-            "parameters": raw.parameters, "return_type": raw.return_type,
-            "visibility": raw.visibility, "decorators": raw.decorators or None,
-            "dependencies": list(raw.deps), "exports": raw.exports,
-            # Functions count their own decision points (nested functions are units of
-            # their own); classes and files count everything inside them.
-            "complexity": 1 + (raw.branches if raw.type in ("function", "method")
-                               else raw.total_branches),
-        },
-        "relationships": {"calls_ids": calls[0], "unresolved_calls": calls[1]},
-    })
+def _data_key(uid: str, data: dict[str, Any] | None) -> tuple[str, int, str, str, str]:
+    """``sort_key`` of the unit ``data`` will become."""
+    assert data is not None
+    return (data["path"], data["metadata"]["start_line"], data["type"], data["name"], uid)

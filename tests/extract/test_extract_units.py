@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -131,6 +132,21 @@ def test_worker_processes_give_the_same_result() -> None:
     two = extract_units(ExtractionConfig(root_path=str(DATA), workers=2))
     assert [u.to_json_dict() for u in one.units] == [u.to_json_dict() for u in two.units]
     assert one.warnings == two.warnings and one.skipped == two.skipped
+
+
+def test_prepared_files_pickle_whole() -> None:
+    """Worker results cross processes by pickle: every field of every unit survives."""
+    from pytest_summarybench.extract.files import walk
+    from pytest_summarybench.extract.parallel import extract_one
+
+    config = ExtractionConfig(root_path=str(DATA))
+    for source in walk(config, []):
+        _, extracted, _ = extract_one(source, config)
+        assert extracted is not None and extracted.source == b""
+        assert extracted.size == Path(source.abspath).stat().st_size
+        copy = pickle.loads(pickle.dumps(extracted))
+        assert copy == extracted
+        assert any(u.data is not None for u in copy.units)
 
 
 def test_file_units_record_their_own_doc(tmp_path: Path) -> None:
