@@ -16,6 +16,8 @@ from difflib import SequenceMatcher
 from ..schemas import CodeUnit
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+#: The parts of one word: runs of capitals (an acronym) and camelCase pieces.
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
 _STOP = frozenset("""a an the and or of to in on for with by from at as is are be this that
 it its into via using use used uses given their them then than if else when which who
 whose what returns return value values function method class file module code""".split())
@@ -66,10 +68,8 @@ class Pattern:
 
 def words(text: str) -> list[str]:
     """Lower-case words of a text, identifiers split at ``_`` and camelCase."""
-    out: list[str] = []
-    for token in _WORD.findall(text.replace("_", " ")):
-        out.extend(w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", token))
-    return out
+    return [w.lower() for token in _WORD.findall(text.replace("_", " "))
+            for w in _PART.findall(token)]
 
 
 def content_words(text: str) -> set[str]:

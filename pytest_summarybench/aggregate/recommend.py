@@ -4,7 +4,6 @@ figures: each sentence carries the numbers that support it."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from statistics import mean
 
 from ..schemas import GeneratedSummary, ScoreRecord
 from ..schemas.report import (
@@ -47,7 +46,10 @@ def language_name(key: str) -> str:
 
 
 def mean_words(summaries: Sequence[GeneratedSummary]) -> float | None:
-    return mean(len(words(s.summary)) for s in summaries) if summaries else None
+    # An int sum divided once: the same float statistics.mean gives, without its
+    # exact-fraction arithmetic (a tenth of a second per 10,000 summaries).
+    return sum(len(words(s.summary)) for s in summaries) / len(summaries) if summaries \
+        else None
 
 
 def strengths(a: str, b: str, *, breakdowns: Mapping[str, FamilyBreakdown],

@@ -107,9 +107,14 @@ def shared_families(breakdowns: Iterable[FamilyBreakdown]) -> set[str]:
 def family_scores(records: list[ScoreRecord], config: BenchmarkConfig,
                   model_ids: Iterable[str]) -> dict[str, FamilyBreakdown]:
     """Per model: components, family scores and the overall score of spec 9.1."""
+    return _family_scores(records, component_weights(config), config.weights.model_dump(),
+                          model_ids)
+
+
+def _family_scores(records: list[ScoreRecord], cweights: dict[str, dict[str, float]],
+                   fweights: dict[str, float], model_ids: Iterable[str]
+                   ) -> dict[str, FamilyBreakdown]:
     means = metric_means(records)
-    cweights = component_weights(config)
-    fweights = config.weights.model_dump()
     out: dict[str, FamilyBreakdown] = {}
     for model_id in model_ids:
         fb = FamilyBreakdown(model_id=model_id)
@@ -155,8 +160,11 @@ def unit_breakdowns(records: list[ScoreRecord], config: BenchmarkConfig,
     for rec in records:
         by_unit[rec.unit_id].append(rec)
     out: dict[str, dict[str, FamilyBreakdown]] = {m: {} for m in models}
+    # The weights once, not once per unit (reading them from the config is not free).
+    cweights, fweights = component_weights(config), config.weights.model_dump()
     for unit_id in sorted(by_unit):
-        for model_id, fb in family_scores(by_unit[unit_id], config, models).items():
+        for model_id, fb in _family_scores(by_unit[unit_id], cweights, fweights,
+                                           models).items():
             if fb.overall is not None:
                 out[model_id][unit_id] = fb
     return out
