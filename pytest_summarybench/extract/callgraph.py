@@ -49,6 +49,9 @@ class _Index:
         default_factory=lambda: defaultdict(list))
     members: dict[tuple[str, str], list[RawUnit]] = field(
         default_factory=lambda: defaultdict(list))
+    short_names: set[tuple[str, str]] = field(default_factory=set)
+    """(path, short name) of every definition: most bare calls (builtins, imported
+    functions) name nothing in their own file and skip the scope-chain look-ups."""
 
 
 def _build_index(files: list[FileUnits]) -> _Index:
@@ -58,6 +61,7 @@ def _build_index(files: list[FileUnits]) -> _Index:
         for unit in f.units:
             index.by_qname.setdefault((f.path, unit.name), unit)
             short = unit.short_name
+            index.short_names.add((f.path, short))
             if unit.type == "class":
                 index.classes[(family, short)].append(unit)
             if unit.type == "method":
@@ -117,7 +121,7 @@ class _Resolver:
         if call.constructor or receiver is None:
             if call.constructor:
                 return _pick(self.index.classes.get((family, name), []), unit)
-            for prefix in chain:
+            for prefix in chain if (unit.path, name) in self.index.short_names else ():
                 target = self.index.by_qname.get(
                     (unit.path, f"{prefix}.{name}" if prefix else name))
                 if target is not None and (target.type != "method"

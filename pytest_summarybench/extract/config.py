@@ -62,10 +62,11 @@ class ExtractionConfig(SBModel):
     """Remove the unit's own docstring or doc comment from the content models see."""
     follow_symlinks: bool = True
     """Follow symlinked folders and files (each real folder is visited once)."""
-    workers: int = Field(default=1, ge=0)
+    workers: int = Field(default=0, ge=0)
     """Processes extracting files: 1 = this process alone; N = this process and N - 1
-    worker processes; 0 = one per CPU (up to 8) when there are 2 MB of source or more.
-    Results do not depend on it (see docs/performance.md for what it gains)."""
+    worker processes; 0 (auto) = one per usable CPU (up to 8) when there is 1 MB of
+    source or more and workers can be forked (no other threads running), else this
+    process alone. Results do not depend on it (docs/performance.md: what it gains)."""
 
     @field_validator("languages")
     @classmethod

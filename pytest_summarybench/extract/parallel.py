@@ -9,18 +9,22 @@ the same whatever the number of workers.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from .config import ExtractionConfig
 from .files import SourceFile, read_source
 from .prepare import prepare
 from .units import FileUnits, extract_file
 
-PARALLEL_MIN_BYTES = 2_000_000
-"""Below this much source, starting workers costs more than it saves."""
+logger = logging.getLogger("pytest_summarybench.extract")
+
+PARALLEL_MIN_BYTES = 1_000_000
+"""Automatic workers start from this much source (below it the saving is a few ms)."""
 MAX_AUTO_WORKERS = 8
 
 Outcome = tuple[SourceFile, "FileUnits | None", str]
@@ -43,19 +47,42 @@ def _extract_chunk(chunk: list[SourceFile], config: ExtractionConfig) -> list[Ou
     return [extract_one(source, config) for source in chunk]
 
 
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def can_fork() -> bool:
+    """Whether workers can start by fork: cheap (no re-import) and safe (no threads)."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
 def worker_count(config: ExtractionConfig, sources: list[SourceFile]) -> int:
-    """How many processes to use: ``config.workers``, or by codebase size when 0."""
+    """How many processes to use: ``config.workers``, or by codebase size when 0 (auto).
+
+    Auto uses one process per usable CPU (up to 8) for 1 MB of source or more, only when
+    the workers can be forked: starting them with spawn re-imports everything and costs
+    more than it saves at these sizes.
+    """
     if config.workers:
         return max(1, min(config.workers, len(sources)))
+    cpus = usable_cpus()
+    if cpus < 2 or not can_fork():
+        return 1
     total = 0
     for source in sources:
         try:
-            total += os.path.getsize(source.abspath)
+            size = os.path.getsize(source.abspath)
         except OSError:
             continue
+        if size <= config.filters.max_file_bytes:
+            total += size
     if total < PARALLEL_MIN_BYTES:
         return 1
-    return max(1, min(os.cpu_count() or 1, MAX_AUTO_WORKERS, len(sources)))
+    return max(1, min(cpus, MAX_AUTO_WORKERS, len(sources)))
 
 
 def _chunks(sources: list[SourceFile], n: int) -> list[list[SourceFile]]:
@@ -82,16 +109,30 @@ def extract_all(sources: list[SourceFile], config: ExtractionConfig) -> list[Out
     if workers <= 1:
         return [extract_one(source, config) for source in sources]
     # fork is cheapest (workers inherit loaded grammars) but unsafe once threads run.
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() \
-        and threading.active_count() == 1 else "spawn"
-    context = multiprocessing.get_context(method)
+    context = multiprocessing.get_context("fork" if can_fork() else "spawn")
     # This process extracts one share itself while workers do the others: one process
     # fewer to start, and one share fewer to pickle back.
     own, *chunks = _chunks(sources, workers)
-    with ProcessPoolExecutor(max_workers=len(chunks), mp_context=context) as pool:
-        futures = [pool.submit(_extract_chunk, chunk, config) for chunk in chunks]
-        outcomes = _extract_chunk(own, config)
-        for future in futures:
-            outcomes.extend(future.result())
+    if not chunks:  # nothing to share (empty files weigh nothing)
+        return [extract_one(source, config) for source in sources]
+    outcomes: list[Outcome] = []
+    try:
+        with ProcessPoolExecutor(max_workers=len(chunks), mp_context=context) as pool:
+            futures = [pool.submit(_extract_chunk, chunk, config) for chunk in chunks]
+            outcomes = _extract_chunk(own, config)
+            for chunk, future in zip(chunks, futures, strict=True):
+                try:
+                    outcomes.extend(future.result())
+                except BrokenProcessPool as exc:
+                    # A worker died (killed, out of memory): redo its share here, as
+                    # workers=1 would have done it.
+                    logger.warning("summarybench extract: a worker process failed (%s); "
+                                   "extracting its %d files in this process", exc, len(chunk))
+                    outcomes.extend(_extract_chunk(chunk, config))
+    except OSError as exc:  # no process could be started (fork: EAGAIN, ENOMEM)
+        logger.warning("summarybench extract: cannot start worker processes (%s); "
+                       "extracting in this process", exc)
+        done = {outcome[0].path for outcome in outcomes}
+        outcomes.extend(extract_one(s, config) for s in sources if s.path not in done)
     by_path = {outcome[0].path: outcome for outcome in outcomes}
     return [by_path[source.path] for source in sources]

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 import pickle
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from pytest_summarybench.extract import ExtractionConfig, ExtractionFilters, extract_units
 from pytest_summarybench.schemas.units import CodeUnit
@@ -163,3 +169,67 @@ def test_file_units_record_their_own_doc(tmp_path: Path) -> None:
     go = stripped[("pkg.go", "pkg.go")]
     assert go.content.startswith("// Copyright 2024 Example.\n\npackage pkg\n")
     assert go.metadata.start_line == 1
+
+
+def test_auto_workers_follow_size_cpus_and_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_summarybench.extract import parallel
+    from pytest_summarybench.extract.files import walk
+
+    config = ExtractionConfig(root_path=str(DATA))  # workers=0: auto, the default
+    sources = walk(config, [])
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 2)
+    assert parallel.worker_count(config, sources) == 1  # far below PARALLEL_MIN_BYTES
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
+    assert parallel.worker_count(config, sources) == 2
+    assert parallel.worker_count(config.model_copy(update={"workers": 1}), sources) == 1
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:  # no fork with other threads running, and spawn would cost more than it saves
+        assert parallel.worker_count(config, sources) == 1
+    finally:
+        stop.set()
+        thread.join()
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 1)
+    assert parallel.worker_count(config, sources) == 1
+
+
+def test_auto_workers_give_the_same_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_summarybench.extract import parallel
+
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
+    used: list[int] = []
+    count = parallel.worker_count
+    monkeypatch.setattr(parallel, "worker_count",
+                        lambda *a: used.append(count(*a)) or used[-1])
+    auto = extract_units(ExtractionConfig(root_path=str(DATA)))
+    one = extract_units(ExtractionConfig(root_path=str(DATA), workers=1))
+    assert used == [2, 1]
+    assert [u.to_json_dict() for u in auto.units] == [u.to_json_dict() for u in one.units]
+    assert auto.units == one.units
+    assert (auto.warnings, auto.skipped) == (one.warnings, one.skipped)
+
+
+_PARENT = os.getpid()
+
+
+def _dying_chunk(chunk: list[Any], config: ExtractionConfig) -> list[Any]:
+    """``_extract_chunk`` for the test below: worker processes die at once."""
+    from pytest_summarybench.extract.parallel import extract_one
+
+    if os.getpid() != _PARENT:
+        os._exit(3)
+    return [extract_one(source, config) for source in chunk]
+
+
+def test_a_dead_worker_share_is_extracted_here(monkeypatch: pytest.MonkeyPatch,
+                                               caplog: pytest.LogCaptureFixture) -> None:
+    from pytest_summarybench.extract import parallel
+
+    monkeypatch.setattr(parallel, "_extract_chunk", _dying_chunk)
+    with caplog.at_level(logging.WARNING, logger="pytest_summarybench.extract"):
+        two = extract_units(ExtractionConfig(root_path=str(DATA), workers=2))
+    one = extract_units(ExtractionConfig(root_path=str(DATA), workers=1))
+    assert two.units == one.units
+    assert any("a worker process failed" in r.getMessage() for r in caplog.records)

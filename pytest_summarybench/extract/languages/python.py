@@ -107,12 +107,16 @@ class PythonSpec(LanguageSpec):
     @staticmethod
     def _block_docstring(body: Node, src: bytes) -> DocComment | None:
         """A string literal as the block's first statement (comments may precede it)."""
-        first = next((c for c in body.named_children if c.type != "comment"), None)
-        if first is None:
+        # Sibling steps, not ``named_children``: a class body or module has many.
+        first = body.named_child(0) if body.named_child_count else None
+        while first is not None and first.type == "comment":
+            first = first.next_named_sibling
+        if first is None or first.type != "expression_statement" \
+                or first.named_child_count != 1:
             return None
-        if first.type != "expression_statement" or first.named_child_count != 1:
+        literal = first.named_child(0)
+        if literal is None:
             return None
-        literal = first.named_children[0]
         if literal.type == "string":
             text = _unquote(node_text(literal, src))
         elif literal.type == "concatenated_string":
