@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
 from pytest_summarybench.embeddings import get_embedder
+from pytest_summarybench.evaluators import distractors
 from pytest_summarybench.evaluators.distractors import (
+    EXACT_LIMIT,
     CandidatePool,
     difficulty,
     ensure_distractor_sets,
@@ -118,16 +118,72 @@ def test_difficulty_label_from_nearest_distractors() -> None:
     assert difficulty([]) == "easy"
 
 
-def test_selection_scales_without_pairwise_loops(make_context: ContextFactory) -> None:
-    rng = np.random.default_rng(0)
-    n = 4000
-    units = [_unit(f"x{i:05d}", path=f"f{i % 400}.py", signature=f"def x{i}(a, b):",
+def _big_group(n: int, seed: int = 0) -> tuple[list[CodeUnit], np.ndarray]:
+    """``n`` functions in 100 files with two signature shapes and clustered vectors (so
+    the semantic band has members)."""
+    rng = np.random.default_rng(seed)
+    units = [_unit(f"x{i:05d}", path=f"f{i % 100}.py", signature=f"def x{i}(a, b):",
                    params=[("a", None), ("b", "int" if i % 3 else None)]) for i in range(n)]
-    vectors = rng.normal(size=(n, 64)).astype(np.float32)
+    centres = rng.normal(size=(n // 20, 64))
+    vectors = centres[rng.integers(0, len(centres), n)] + 0.6 * rng.normal(size=(n, 64))
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return units, vectors.astype(np.float32)
+
+
+def test_large_groups_use_the_index_reproducibly_and_agree_with_exact_scoring(
+        make_context: ContextFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    n = EXACT_LIMIT + 500
+    units, vectors = _big_group(n)
     ctx = make_context()
-    start = time.perf_counter()
-    pool = CandidatePool(units, vectors)
-    for target in units[:50]:
-        assert len(pool.select(target, 9, ctx).distractor_ids) == 9
-    assert time.perf_counter() - start < 5.0
+    targets = units[::25]
+    indexed = CandidatePool(units, vectors).select_many(targets, 9, ctx)
+    assert CandidatePool(units, vectors).select_many(targets, 9, ctx) == indexed
+    # One target alone gets the set it gets in a batch.
+    assert CandidatePool(units, vectors).select(targets[3], 9, ctx) == indexed[targets[3].id]
+    tiers = [t for s in indexed.values() for t in s.tiers]
+    assert tiers.count(3) > len(targets)  # the band is populated: the index path is used
+    for dset in indexed.values():
+        assert len(dset.distractor_ids) == 9 == len(set(dset.distractor_ids))
+        assert dset.target_id not in dset.distractor_ids
+        band = [s for s, t in zip(dset.similarities, dset.tiers, strict=True) if t == 3]
+        assert all(0.5 < s < 0.95 for s in band) and band == sorted(band, reverse=True)
+    monkeypatch.setattr(distractors, "EXACT_LIMIT", n)
+    exact = CandidatePool(units, vectors).select_many(targets, 9, ctx)
+    same = sum(exact[t.id] == indexed[t.id] for t in targets)
+    assert same >= 0.9 * len(targets), (same, len(targets))
+
+
+def test_draws_from_large_pools_are_uniform_and_skip_taken_units() -> None:
+    from random import Random
+
+    from scipy.stats import chisquare
+
+    taken = {0, 5, 17}
+    counts = np.zeros(400)
+    rng = Random(1)
+    for _ in range(4000):
+        picks = distractors._sample_range(400, 3, rng, taken)
+        assert len(set(picks)) == 3 and not taken & set(picks)
+        counts[picks] += 1
+    free = [i for i in range(400) if i not in taken]
+    assert chisquare(counts[free]).pvalue > 0.001
+    parts, totals = [[1, 3, 5], list(range(100, 400))], [3, 303]
+    for _ in range(200):
+        picks = distractors._sample_union(parts, totals, 3, rng, {3})
+        assert len(set(picks)) == 3 and all(p in {1, 5} or 100 <= p < 400 for p in picks)
+
+
+def test_signature_tier_draws_only_similar_signatures(make_context: ContextFactory) -> None:
+    ctx = make_context()
+    units = [_unit(f"s{i:04d}", path=f"p{i}.py", signature=f"def s{i}(a: int, b: int):",
+                   params=[("a", "int"), ("b", "int")]) for i in range(600)]
+    units += [_unit(f"o{i:04d}", path=f"q{i}.py", signature=f"def o{i}(c: str):",
+                    params=[("c", "str")]) for i in range(600)]
+    vectors = np.eye(1200, 8, dtype=np.float32)[:, :8] + 0.0
+    vectors[8:] = np.array([0, 0, 0, 0, 0, 0, 0, 1], dtype=np.float32)  # no band at all
+    sets = CandidatePool(units, vectors).select_many(units[::50], 9, ctx)
+    for uid, dset in sets.items():
+        for did, tier in zip(dset.distractor_ids, dset.tiers, strict=True):
+            if tier == 2:
+                assert did[0] == uid[0]
+        assert dset.tiers.count(2) == 3
