@@ -4,8 +4,10 @@ this model's summaries?
 ``prepare`` (controller, the only writer) resolves the queries, embeds queries and summaries
 into the store's cache, and writes one chromadb collection per model under
 ``<work_dir>/chroma``: that model's summaries of the sampled units, embedded with
-``evaluation.retrieval.embeddingModel``, in cosine space. ``evaluate`` (any worker) only
-reads: it searches the model's collection with each of the unit's queries.
+``evaluation.retrieval.embeddingModel``, in cosine space. A unit the model failed to
+summarise is in the index too, as an empty document, so that every model is searched
+against the same number of units (its own item for that unit is an error). ``evaluate``
+(any worker) only reads: it searches the model's collection with each of the unit's queries.
 
 One record per unit x model: ``hit@K`` for every K of ``kValues`` and ``reciprocal_rank``
 (0 beyond the largest K, as the spec has it), each the mean over the unit's queries; every
@@ -35,6 +37,8 @@ TIE_TOLERANCE = 1e-6
 #: one insert thread keeps the graph, and so the results, the same from run to run.
 HNSW = {"space": "cosine", "ef_construction": 200, "ef_search": 200, "max_neighbors": 32,
         "num_threads": 1}
+#: What stands in the index for a unit the model has no summary of (a failed generation).
+MISSING_TEXT = ""
 #: Summaries per ``collection.add`` (chroma refuses batches above its maximum).
 ADD_BATCH = 1000
 
@@ -101,7 +105,7 @@ class RetrievalEmbedding:
                                for q in qs}))
         client = chroma_client(ctx)
         for model in ctx.models:
-            units = [u for u in ctx.units if ctx.summary(u.id, model.id) is not None]
+            units = list(ctx.units)
             name = collection_name(ctx, model.id, embedder.backend.cache_key)
             try:
                 client.delete_collection(name)
@@ -112,13 +116,20 @@ class RetrievalEmbedding:
                 metadata={"model_id": model.id, "embedding_model": embedder.name})
             if not units:
                 continue
-            texts = [ctx.summary(u.id, model.id).summary for u in units]  # type: ignore[union-attr]
+            # A unit the model has no summary for stays in the index as an empty document:
+            # every model's index holds the same units, so one model's failures do not
+            # leave fewer competitors for the queries of its other units.
+            found = [ctx.summary(u.id, model.id) for u in units]
+            texts = [s.summary if s is not None else MISSING_TEXT for s in found]
             vectors = embedder.embed(texts)
             for start in range(0, len(units), ADD_BATCH):  # chroma caps one add's size
                 part = slice(start, start + ADD_BATCH)
                 collection.add(ids=[u.id for u in units[part]],
                                embeddings=vectors[part].tolist(), documents=texts[part],
-                               metadatas=[{"path": u.path, "name": u.name} for u in units[part]])
+                               metadatas=[{"path": u.path, "name": u.name,
+                                           "missing": s is None}
+                                          for u, s in zip(units[part], found[part],
+                                                          strict=True)])
         self._collections.clear()
 
     # -- any process --------------------------------------------------------------------

@@ -91,7 +91,7 @@ def test_worker_only_reads(ctx: RunContext) -> None:
     assert worker.embedder(worker_ctx).computed == 0
 
 
-def test_index_holds_only_summaries_that_exist(make_context: ContextFactory,
+def test_failed_summaries_stay_in_the_index_as_empty_documents(make_context: ContextFactory,
                                                tmp_path: Path) -> None:
     queries = write_queries(tmp_path / "q.jsonl")
     ctx = make_context(overrides={"evaluation.retrieval.queriesFile": str(queries)},
@@ -102,7 +102,13 @@ def test_index_holds_only_summaries_that_exist(make_context: ContextFactory,
     with pytest.raises(EvaluationError, match="the provider refused"):
         ev.evaluate(good[0], ctx)
     (rec,) = ev.evaluate(good[1], ctx)
-    assert rec.details["indexSize"] == 11
+    # Every model's index holds all 12 sampled units, whatever failed.
+    assert rec.details["indexSize"] == 12
+    bad = [i for i in ev.items(ctx) if i.model_id != "builtin/good"]
+    assert ev.evaluate(bad[1], ctx)[0].details["indexSize"] == 12
+    stored = ev._collection(ctx, "builtin/good").get(ids=["u00"], include=["documents",
+                                                                          "metadatas"])
+    assert stored["documents"] == [""] and stored["metadatas"][0]["missing"] is True
 
 
 def test_without_prepare_the_error_says_so(ctx: RunContext) -> None:
