@@ -221,15 +221,18 @@ class SummaryBenchState:
                 None, id="no-items", marks=pytest.mark.skip(
                     reason=f"summarybench has no matrix items ({reasons})"))], indirect=True)
             return
-        metafunc.parametrize(
-            "sb_case",
-            [pytest.param(it, id=it.test_id,
-                          marks=[getattr(pytest.mark, it.evaluator.split("/", 1)[0]),
-                                 # the validity ladder's items: -m validate selects them
-                                 *([pytest.mark.validate] if it.model_id.startswith(
-                                     "validate/") else [])])
-             for it in items],
-            indirect=True)
+        # One mark list per (family, ladder or not), shared by its items: looking a mark
+        # up on pytest.mark for each of 10,000 items was a visible share of collection.
+        marks: dict[tuple[str, bool], tuple[pytest.MarkDecorator, ...]] = {}
+        params = []
+        for it in items:
+            key = (it.evaluator.split("/", 1)[0], it.model_id.startswith("validate/"))
+            if key not in marks:
+                # the validity ladder's items: -m validate selects them
+                marks[key] = (getattr(pytest.mark, key[0]),
+                              *([pytest.mark.validate] if key[1] else []))
+            params.append(pytest.param(it, id=it.test_id, marks=marks[key]))
+        metafunc.parametrize("sb_case", params, indirect=True)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:

@@ -83,6 +83,8 @@ class Store:
         self._timeout_s = timeout_s
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        self._run_summaries: tuple[tuple[str, int, int],
+                                   dict[tuple[str, str], GeneratedSummary | str]] | None = None
 
     # -- connection -------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -137,6 +139,7 @@ class Store:
 
     def close(self) -> None:
         with self._lock:
+            self._run_summaries = None  # its version numbers belong to the connection
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -199,15 +202,32 @@ class Store:
                          (run_id, unit_id, model_id, summary_id, error))
 
     def run_summaries(self, run_id: str) -> dict[tuple[str, str], GeneratedSummary | str]:
-        """(unit_id, model_id) -> the summary the run uses, or the generation error text."""
-        rows = self.execute(
-            "SELECT r.unit_id, r.model_id, s.json, r.error FROM run_summaries r "
-            "LEFT JOIN summaries s ON s.id = r.summary_id WHERE r.run_id = ?", (run_id,))
+        """(unit_id, model_id) -> the summary the run uses, or the generation error text.
+
+        The last answer is kept until the database changes: the controller reads every
+        summary of a run twice (generation checks what is linked, then the run's context),
+        and parsing 10,000 summaries again was a visible share of a cached re-run. Each
+        call gets its own dict; the summaries in it are shared, and read-only.
+        """
+        with self._lock:
+            conn = self._connect()
+            # total_changes counts this connection's writes; data_version changes when
+            # another connection (another process) commits.
+            version = (run_id, conn.total_changes,
+                       conn.execute("PRAGMA data_version").fetchone()[0])
+            if self._run_summaries is not None and self._run_summaries[0] == version:
+                return dict(self._run_summaries[1])
+            rows = conn.execute(
+                "SELECT r.unit_id, r.model_id, s.json, r.error FROM run_summaries r "
+                "LEFT JOIN summaries s ON s.id = r.summary_id WHERE r.run_id = ?",
+                (run_id,)).fetchall()
         out: dict[tuple[str, str], GeneratedSummary | str] = {}
         for unit_id, model_id, text, error in rows:
             out[(unit_id, model_id)] = (GeneratedSummary.model_validate_json(text)
                                         if text else (error or "no summary generated"))
-        return out
+        with self._lock:
+            self._run_summaries = (version, out)
+        return dict(out)
 
     def get_summary(self, summary_id: str) -> GeneratedSummary | None:
         rows = self.execute("SELECT json FROM summaries WHERE id = ?", (summary_id,))

@@ -43,6 +43,18 @@ def test_units_runs_and_summaries_round_trip(tmp_path: Path) -> None:
     store.link_summary("r1", "u1", "m", "s1")
     store.link_summary("r1", "u3", "m", None, error="provider said 500")
     assert store.run_summaries("r1") == {("u1", "m"): s, ("u3", "m"): "provider said 500"}
+    # Read again only once the database changed: by this store, or by another connection
+    # (another process) that linked a summary in between.
+    store.link_summary("r1", "u3", "m", "s1")
+    assert store.run_summaries("r1")[("u3", "m")] == s
+    other = Store(tmp_path / "s.sqlite")
+    other.link_summary("r1", "u4", "m", None, error="timeout")
+    assert store.run_summaries("r1")[("u4", "m")] == "timeout"
+    assert store.run_summaries("r2") == {}
+    first = store.run_summaries("r1")
+    first.clear()  # each call has its own mapping
+    assert len(store.run_summaries("r1")) == 3
+    other.close()
 
 
 def test_records_of_a_test_are_replaced_not_added(tmp_path: Path) -> None:
