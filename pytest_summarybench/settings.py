@@ -35,7 +35,6 @@ from .schemas import (
     ScoringConfig,
 )
 from .schemas._base import SBModel
-from .schemas.config import Provider
 
 #: The models of the default run: offline baselines that need no key and no network.
 DEFAULT_MODELS: tuple[str, ...] = (
@@ -74,37 +73,23 @@ class ExtractionSection(SBModel):
     strip_docstrings: bool = True
 
 
-class ModelEntry(SBModel):
-    """A model as written in the YAML file (``model`` is the provider's model name)."""
+class ModelEntry(ModelConfig):
+    """A model as written in the YAML file: ``ModelConfig``'s fields, with the provider's
+    model name under ``model`` (spec 11.2) and optional ``deployments``."""
 
-    provider: Provider
-    model: str
-    id: str | None = None
-    api_endpoint: str | None = None
-    temperature: float = Field(default=0.3, ge=0.0, le=2.0)
-    max_tokens: int = Field(default=500, gt=0)
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    frequency_penalty: float = 0.0
-    presence_penalty: float = 0.0
-    family: str | None = None
-    requests_per_minute: float | None = None
-    tokens_per_minute: float | None = None
-    input_cost_per_million: float | None = None
-    output_cost_per_million: float | None = None
-    timeout_s: float = 60.0
+    model_name: str = Field(alias="model")
     deployments: list[Deployment] = Field(default_factory=list)
     """Several endpoints or keys serving this model, spread over by litellm's Router, each
     with its own ``requestsPerMinute`` / ``tokensPerMinute`` and ``apiKeyEnv`` (the name
     of the variable holding its key; keys are never written in the file)."""
 
     def to_model_config(self) -> ModelConfig:
-        data = self.model_dump(exclude={"model", "id", "deployments"})
+        data = self.model_dump(exclude={"deployments"})
         if self.deployments:
             from .llm.router import RoutedModelConfig
 
-            return RoutedModelConfig(id=self.id or "", model_name=self.model,
-                                     deployments=self.deployments, **data)
-        return ModelConfig(id=self.id or "", model_name=self.model, **data)
+            return RoutedModelConfig(deployments=self.deployments, **data)
+        return ModelConfig(**data)
 
 
 class ModelsSection(SBModel):

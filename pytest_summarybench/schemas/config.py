@@ -62,6 +62,13 @@ class ModelConfig(SBModel):
             raise ValueError(f"temperature must be within [0, 2], got {v}")
         return v
 
+    @field_validator("top_p")
+    @classmethod
+    def _top_p_range(cls, v: float) -> float:
+        if not 0.0 < v <= 1.0:
+            raise ValueError(f"topP must be within (0, 1], got {v}")
+        return v
+
     @field_validator("max_tokens")
     @classmethod
     def _positive_tokens(cls, v: int) -> int:

@@ -27,8 +27,7 @@ def with_ladder(settings: Settings) -> Settings:
     else:
         entries = [ModelEntry(provider="builtin", model=spec.partition("/")[2])
                    for spec in DEFAULT_MODELS]
-    entries = [e for e in entries if (e.id or f"{e.provider}/{e.model}")
-               not in LADDER_MODEL_IDS]
+    entries = [e for e in entries if e.id not in LADDER_MODEL_IDS]
     entries += [ModelEntry(provider="builtin", model=name, id=model_id)
                 for model_id, name in zip(LADDER_MODEL_IDS, LADDER_NAMES, strict=True)]
     models = ModelsSection(test=entries, judge=list(settings.models.judge))
