@@ -305,7 +305,10 @@ class _Group:
         found = self._search(np.ascontiguousarray(self.vectors[rows]), 2 * want + 2)
         lo = SEMANTIC_BAND[0]
         for start in range(0, len(rows), 256):
-            block, lists = rows[start:start + 256], found[start:start + 256]
+            block = rows[start:start + 256]
+            # A row the index answered with nothing still ranks the target itself (masked).
+            lists = [r or [p] for r, p in zip(found[start:start + 256], block.tolist(),
+                                              strict=True)]
             width = max(len(r) for r in lists)
             cands = np.array([r + [r[-1]] * (width - len(r)) for r in lists], dtype=np.int64)
             sims = np.einsum("tkd,td->tk", self.vectors[cands], self.vectors[block])
