@@ -7,6 +7,7 @@ imported-name use to its innermost unit without walking the tree in Python.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from operator import attrgetter
@@ -134,9 +135,11 @@ def _sweep(starts: list[int], ends: list[int], positions: list[int]) -> list[int
 
 
 @lru_cache(maxsize=1 << 16)
-def _callee(text: bytes, constructor: bool) -> Callee | None:
-    """Parsed call sites, cached: the same few callee texts recur all over a codebase."""
-    return callee_from_text(text.decode("utf-8", "replace"), constructor)
+def _callee(language: str, text: bytes, constructor: bool) -> Callee | None:
+    """Parsed, normalized call sites, cached: the same few callee texts recur all over a
+    codebase."""
+    callee = callee_from_text(text.decode("utf-8", "replace"), constructor)
+    return get_spec(language).normalize_callee(callee) if callee is not None else None
 
 
 def _line_start(src: bytes, pos: int) -> int:
@@ -220,34 +223,30 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
             owner = units[owner].parent
 
     # Calls and decision points: attribute each to its innermost unit.
-    sites: list[tuple[int, bytes, bool]] = []
-    for node in caps.get("call", ()):
-        sites.append((node.start_byte, src[node.start_byte:node.end_byte], False))
+    sites = [(n.start_byte, src[n.start_byte:n.end_byte], False) for n in caps.get("call", ())]
     for node in caps.get("call.method", ()):
         parent = node.parent
         start = parent.start_byte if parent is not None else node.start_byte
         sites.append((node.start_byte, src[start:node.end_byte], False))
-    for node in caps.get("new", ()):
-        sites.append((node.start_byte, src[node.start_byte:node.end_byte], True))
+    sites.extend((n.start_byte, src[n.start_byte:n.end_byte], True) for n in caps.get("new", ()))
     sites.sort()
     file_calls: dict[Callee, None] = {}
+    # The calls dict of each definition's owner (scope-only definitions hand theirs on).
+    owner_calls = [units[o].calls if o != FILE else file_calls for o in owner_index]
     call_owners = _sweep(starts, ends, [site[0] for site in sites])
     for (_, text, constructor), owner in zip(sites, call_owners, strict=True):
-        callee = _callee(text, constructor)
-        if callee is None:
-            continue
-        callee = spec.normalize_callee(callee)
-        target = owner_index[owner] if owner != FILE else FILE
-        (units[target].calls if target != FILE else file_calls)[callee] = None
+        callee = _callee(language, text, constructor)
+        if callee is not None:
+            (owner_calls[owner] if owner != FILE else file_calls)[callee] = None
 
     branch_pos = sorted(n.start_byte for n in caps.get("branch", []))
     file_branches = 0
-    for owner in _sweep(starts, ends, branch_pos):
+    for owner, count in Counter(_sweep(starts, ends, branch_pos)).items():
         target = owner_index[owner] if owner != FILE else FILE
         if target == FILE:
-            file_branches += 1
+            file_branches += count
         else:
-            units[target].branches += 1
+            units[target].branches += count
 
     bindings: list[Binding] = []
     for node in sorted(caps.get("import", []), key=lambda n: n.start_byte):
@@ -405,12 +404,13 @@ def _attach_dependencies(units: list[RawUnit], starts: list[int], ends: list[int
             local.setdefault(binding.local.encode(), binding.dependency)
     if not local or not units:
         return
-    names = local.keys()
+    names = set(local)
     for a, b, owner in _segments(starts, ends, len(src)):
         target = owner_index[owner] if owner != FILE else FILE
         if target == FILE:
             continue
-        used = names & set(src[a:b].translate(_WORDS).split())
+        # Looking the piece's words up in the few names beats building a set of them.
+        used = names.intersection(src[a:b].translate(_WORDS).split())
         for name in sorted(used):
             dep = local[name]
             t = target
