@@ -233,3 +233,20 @@ def test_a_dead_worker_share_is_extracted_here(monkeypatch: pytest.MonkeyPatch,
     one = extract_units(ExtractionConfig(root_path=str(DATA), workers=1))
     assert two.units == one.units
     assert any("a worker process failed" in r.getMessage() for r in caplog.records)
+
+
+def test_the_cycle_collector_is_paused_only_during_extraction() -> None:
+    import gc
+
+    assert gc.isenabled()
+    extract_units(ExtractionConfig(root_path=str(DATA)))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        extract_units(ExtractionConfig(root_path=str(DATA)))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(NotADirectoryError):
+        extract_units(ExtractionConfig(root_path=str(DATA / "missing")))
+    assert gc.isenabled()
