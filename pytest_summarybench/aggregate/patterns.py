@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 from ..schemas import CodeUnit
 
@@ -76,6 +77,23 @@ def content_words(text: str) -> set[str]:
     return {w for w in words(text) if w not in _STOP and len(w) > 2}
 
 
+# A unit's text is checked once for every model that scored low on it: what the detectors
+# take from the code (not the summary) is computed once per text.
+@lru_cache(maxsize=4096)
+def _unit_words(text: str) -> frozenset[str]:
+    return frozenset(content_words(text))
+
+
+@lru_cache(maxsize=4096)
+def _writes(code: str) -> bool:
+    return _SIDE_EFFECT_CODE.search(code) is not None
+
+
+@lru_cache(maxsize=4096)
+def _raises(code: str) -> bool:
+    return _RAISES_CODE.search(code) is not None
+
+
 def _generic(summary: str, unit: CodeUnit) -> bool:
     return _GENERIC.search(summary) is not None
 
@@ -85,13 +103,11 @@ def _implementation(summary: str, unit: CodeUnit) -> bool:
 
 
 def _missing_side_effects(summary: str, unit: CodeUnit) -> bool:
-    return (_SIDE_EFFECT_CODE.search(unit.content) is not None
-            and _SIDE_EFFECT_TEXT.search(summary) is None)
+    return _writes(unit.content) and _SIDE_EFFECT_TEXT.search(summary) is None
 
 
 def _missing_errors(summary: str, unit: CodeUnit) -> bool:
-    return (_RAISES_CODE.search(unit.content) is not None
-            and _ERROR_TEXT.search(summary) is None)
+    return _raises(unit.content) and _ERROR_TEXT.search(summary) is None
 
 
 def _name_leakage(summary: str, unit: CodeUnit) -> bool:
@@ -100,7 +116,7 @@ def _name_leakage(summary: str, unit: CodeUnit) -> bool:
     if compound and name in summary:
         return True
     said = content_words(summary)
-    named = content_words(unit.name)
+    named = _unit_words(unit.name)
     # Nothing said beyond the words of the name: the summary restates the identifier.
     return bool(said) and said <= named
 
@@ -109,19 +125,33 @@ def _normalized(text: str) -> str:
     return " ".join(words(text))
 
 
+@lru_cache(maxsize=4096)
+def _doc_lead(docstring: str) -> str:
+    """The docstring's first paragraph, normalized."""
+    return _normalized(docstring.strip().split("\n\n", 1)[0])
+
+
 def _copied_docstring(summary: str, unit: CodeUnit) -> bool:
     if not unit.docstring or not unit.docstring.strip():
         return False
-    doc = _normalized(unit.docstring.strip().split("\n\n", 1)[0])
+    doc = _doc_lead(unit.docstring)
     said = _normalized(summary)
     if not doc or not said:
         return False
-    return doc in said or SequenceMatcher(None, doc, said).ratio() >= 0.8
+    if doc in said:
+        return True
+    # The quick ratios are upper bounds of ratio() (difflib's get_close_matches idiom):
+    # most pairs are told apart without the full matching.
+    matcher = SequenceMatcher(None, doc, said)
+    return (matcher.real_quick_ratio() >= 0.8 and matcher.quick_ratio() >= 0.8
+            and matcher.ratio() >= 0.8)
 
 
 def _unrelated(summary: str, unit: CodeUnit) -> bool:
     said = content_words(summary)
-    return bool(said) and not said & content_words(unit.name + " " + unit.content)
+    # The words of "name code" are those of the name and those of the code.
+    return (bool(said) and said.isdisjoint(_unit_words(unit.name))
+            and said.isdisjoint(_unit_words(unit.content)))
 
 
 def _too_short(summary: str, unit: CodeUnit) -> bool:

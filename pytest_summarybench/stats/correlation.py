@@ -1,25 +1,40 @@
 """Spearman rank correlations between evaluator families, so that disagreement between
-the instruments is visible next to the ranking they produce together."""
+the instruments is visible next to the ranking they produce together.
+
+Computed as ``scipy.stats.spearmanr`` does (average ranks, then numpy's Pearson
+correlation of the ranks), without its per-call overhead: a report correlates the
+families on every unit, 10,000 calls of about half a millisecond each with scipy.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 #: Fewer paired observations than this give no correlation (it would mean nothing).
 MIN_OBSERVATIONS = 3
+
+
+def average_ranks(x: Sequence[float]) -> np.ndarray:
+    """Ranks from 1, ties sharing the mean of their ranks (``scipy.stats.rankdata``)."""
+    _, inverse, counts = np.unique(np.asarray(x, dtype=float), return_inverse=True,
+                                   return_counts=True)
+    last = np.cumsum(counts)  # the rank of each distinct value's last occurrence
+    return (last - (counts - 1) / 2)[inverse]
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Spearman's rho (ties get average ranks); None when it is undefined (too few
     observations, or one side constant)."""
-    from scipy import stats
-
     if len(x) != len(y):
         raise ValueError(f"spearman needs paired samples, got {len(x)} and {len(y)} values")
     if len(x) < MIN_OBSERVATIONS or len(set(x)) < 2 or len(set(y)) < 2:
         return None
-    rho = float(stats.spearmanr(x, y).statistic)
+    # Columns, as spearmanr stacks them, and its element [1, 0]: the same float.
+    ranks = np.column_stack([average_ranks(x), average_ranks(y)])
+    rho = float(np.corrcoef(ranks, rowvar=False)[1, 0])
     return rho if math.isfinite(rho) else None
 
 

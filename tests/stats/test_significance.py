@@ -220,3 +220,16 @@ def test_correlation_matrices_against_scipy_and_by_hand() -> None:
     means = mean_correlation_matrix([up, down, too_few], ["a", "b"])
     assert means["a"]["b"] == pytest.approx(0.0)  # (1 + -1) / 2; the pair of 2 is skipped
     assert mean_correlation_matrix([up, up], ["a", "b"])["b"]["a"] == pytest.approx(1.0)
+
+
+def test_spearman_equals_scipy_with_ties() -> None:
+    from pytest_summarybench.stats.correlation import average_ranks, spearman
+
+    rng = np.random.default_rng(8)
+    for n in (3, 5, 40):
+        x = rng.integers(0, 3, n).astype(float)  # binary-like and rubric-like scores tie
+        y = np.round(rng.random(n), 1)
+        if len(set(x)) > 1 and len(set(y)) > 1:
+            assert spearman(x.tolist(), y.tolist()) == float(stats.spearmanr(x, y).statistic)
+        assert average_ranks(x.tolist()).tolist() == stats.rankdata(x).tolist()
+    assert spearman([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]) is None  # constant: undefined
