@@ -146,10 +146,10 @@ def main(argv: list[str]) -> int:
           f"load average {os.getloadavg()[0]:.1f}, {args.rounds} rounds, best round; MB/s "
           "over the bytes of the files extracted")
     print("\nOne process")
-    print(f"{'codebase':<14}{'files':>6}{'MB':>6}{'units':>6}{'bare':>7}{'full':>7}"
+    print(f"{'codebase':<16}{'files':>6}{'MB':>6}{'units':>6}{'bare':>7}{'full':>7}"
           f"{'wall':>7}{'cpu':>7}{'median':>8}{'floor':>7}")
     for name, r in results:
-        print(f"{name:<14}{r['files']:>6}{r['bytes'] / 1e6:>6.2f}{r['units']:>6}"
+        print(f"{name:<16}{r['files']:>6}{r['bytes'] / 1e6:>6.2f}{r['units']:>6}"
               f"{r['bare']:>7.2f}{r['full']:>7.2f}{r['full'] / r['bare']:>7.0%}"
               f"{r['full_cpu'] / r['bare_cpu']:>7.0%}"
               f"{r['full_median'] / r['bare_median']:>8.0%}"
@@ -158,10 +158,10 @@ def main(argv: list[str]) -> int:
           "time; median: wall ratio of the median rounds; floor: parse + the one query "
           "pass alone, CPU time, as a share of bare")
     print(f"\n{n} processes (this one and {n - 1} forked)")
-    print(f"{'codebase':<14}{'full':>7}{'vs bare x1':>11}{'cpu':>7}{'median':>8}"
+    print(f"{'codebase':<16}{'full':>7}{'vs bare x1':>11}{'cpu':>7}{'median':>8}"
           f"{'bare':>7}{'vs bare x' + str(n):>11}{'cpu':>7}{'median':>8}{'auto':>6}")
     for name, r in results:
-        print(f"{name:<14}{r['full_n']:>7.2f}{r['full_n'] / r['bare']:>11.0%}"
+        print(f"{name:<16}{r['full_n']:>7.2f}{r['full_n'] / r['bare']:>11.0%}"
               f"{r['full_n_cpu'] / r['bare_cpu']:>7.0%}"
               f"{r['full_n_median'] / r['bare_median']:>8.0%}"
               f"{r['bare_n']:>7.2f}{r['full_n'] / r['bare_n']:>11.0%}"
