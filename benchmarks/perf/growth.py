@@ -10,8 +10,9 @@ wrote). For each size the script copies the first source files (sorted paths, te
 site-packages left out) whose units add up to about that many into a fresh directory, and
 then, in a fresh child process per size so that memory figures do not mix, times:
 
-- extraction: ``extract_units`` over those files (tree-sitter, every unit type);
-- sampling: a stratified sample of half the units;
+- extraction: ``extract_units`` over those files (tree-sitter, every unit type), in one
+  process (``workers=1``), so that the process clock holds all of its work;
+- sampling: a stratified sample of half the units (mean of 20 seeds);
 - distractor selection: the spec 6.1 selection (``CandidatePool.select_many``, nine
   distractors) for every unit against all of them, with seeded stand-in vectors for code
   embeddings (embedding throughput has its own benchmark): each unit near its file's
@@ -132,11 +133,18 @@ def child(codebase: Path, work: Path) -> dict[str, Any]:
                                     "codebase.languages": ["python"],
                                     "output.directory": str(work / "out")}, base_dir=work)
     stages: dict[str, dict[str, float]] = {}
-    result, stages["extraction"] = timed(lambda: extract_units(settings.extraction_config()))
+    # One process: the stage's growth, measured with this process's clock (worker
+    # processes would take their CPU time out of it).
+    one_process = settings.extraction_config().model_copy(update={"workers": 1})
+    result, stages["extraction"] = timed(lambda: extract_units(one_process))
     units = result.units
     n = len(units)
-    _, stages["sampling"] = timed(
-        lambda: sample_units(units, strategy="stratified", size=n // 2, seed=0))
+    # Sampling takes milliseconds: timed over 20 repetitions (each with its own seed) and
+    # divided, so that clock resolution and one scheduler hiccup do not set its exponent.
+    _, stages["sampling"] = timed(lambda: [
+        sample_units(units, strategy="stratified", size=n // 2, seed=seed) for seed in range(20)])
+    stages["sampling"]["wall_s"] /= 20
+    stages["sampling"]["cpu_s"] /= 20
 
     # Stand-in code vectors with the structure real ones have: units of a file sit near the
     # file's centre (cosine about 0.6 to each other), so the semantic tier (0.5, 0.95) has
@@ -261,7 +269,7 @@ def main() -> None:
         print(f"\n== about {size} units: {row['units']} extracted from {row['files']} files")
         for stage in STAGES:
             s = row["stages"][stage]
-            print(f"  {stage:<12} {s['wall_s']:8.2f}s wall {s['cpu_s']:8.2f}s CPU   "
+            print(f"  {stage:<12} {s['wall_s']:8.3f}s wall {s['cpu_s']:8.3f}s CPU   "
                   f"peak RSS after it {s['peak_mb']:7.0f} MB")
         print(f"  (distractors from the semantic tier: {row['semantic_tier_share']:.0%})")
     if len(rows) < 2:

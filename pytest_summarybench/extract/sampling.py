@@ -61,18 +61,19 @@ def sample_units(units: list[CodeUnit], strategy: Strategy | str = "stratified",
             f"sampling strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
     if size is not None and size < 0:
         raise ValueError(f"sample size must be >= 0, got {size}")
-    ordered = sorted(units, key=sort_key)
-    if strategy == "all" or size is None or size >= len(ordered):
-        return ordered
+    # One pass reads each unit (its sort key and stratum); the rest works on positions.
+    keyed = sorted((sort_key(u), i) for i, u in enumerate(units))
+    if strategy == "all" or size is None or size >= len(units):
+        return [units[i] for _, i in keyed]
     rng = random.Random(seed)
     if strategy == "random":
-        picked = rng.sample(ordered, size)
+        picked = rng.sample(range(len(keyed)), size)
     else:
-        strata: dict[tuple[str, str], list[CodeUnit]] = defaultdict(list)
-        for unit in ordered:
-            strata[(unit.language, unit.type)].append(unit)
+        strata: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for rank, (key, _) in enumerate(keyed):
+            strata[(units[keyed[rank][1]].language, key[2])].append(rank)
         alloc = stratum_sizes({k: len(v) for k, v in strata.items()}, size)
         picked = []
         for key in sorted(strata):
             picked.extend(rng.sample(strata[key], alloc[key]))
-    return sorted(picked, key=sort_key)
+    return [units[keyed[rank][1]] for rank in sorted(picked)]
