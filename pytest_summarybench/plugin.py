@@ -8,7 +8,7 @@ actually uses the benchmark.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 FAMILIES = ("judge", "contrastive", "retrieval", "downstream", "validate")
 STATE_NAME = "summarybench-state"
-RECORDS_KEY = pytest.StashKey[list[dict[str, Any]]]()
+RECORDS_KEY = pytest.StashKey[list[str]]()
 REPORT_ATTR = "summarybench_records"
 
 
@@ -154,12 +154,14 @@ def _state(config: pytest.Config) -> SummaryBenchState:
 
 def _recorder(node: Node) -> Callable[[ScoreRecord], None]:
     """A function that records a score on ``node``'s stash (see ``sb_record``)."""
-    records: list[dict[str, Any]] = node.stash.setdefault(RECORDS_KEY, [])
+    stash = node.stash
     nodeid = node.nodeid
 
     def record(rec: ScoreRecord) -> None:
         rec.nodeid = nodeid
-        records.append(rec.model_dump(mode="json"))
+        # As JSON text: it crosses xdist as it is, and the reports pytest keeps for the
+        # whole session then hold no containers for the garbage collector to walk.
+        stash.setdefault(RECORDS_KEY, []).append(rec.model_dump_json())
 
     return record
 
@@ -193,6 +195,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     if call.when != "teardown":
         records = item.stash.get(RECORDS_KEY, None)
         if records:
-            setattr(report, REPORT_ATTR, list(records))
-            records.clear()
+            setattr(report, REPORT_ATTR, tuple(records))
+            del item.stash[RECORDS_KEY]
     return report

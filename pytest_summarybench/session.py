@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .context import RunContext
     from .schemas import BenchmarkReport, ScoreRecord
     from .settings import Settings
-    from .store import Store
+    from .store import RecordRow, Store
 
 TOKEN_KEY = "summarybench_token"
 #: The controller writes records to the store every SAVE_BATCH tests or SAVE_EVERY_S
@@ -271,14 +271,27 @@ class ControllerHooks:
 
     def __init__(self, state: SummaryBenchState) -> None:
         self.state = state
-        self.records: list[ScoreRecord] = []
+        # Every record that arrived, as the JSON the store keeps, until the session end
+        # reads them (``records``): 10,000 live records slowed every full garbage
+        # collection of the run, and they are written as JSON anyway.
+        self._arrived: list[str] = []
+        self._records: list[ScoreRecord] | None = None
         self.prepared = False
         self.started_at = datetime.now(timezone.utc)
         self.report: BenchmarkReport | None = None
         self.gate_failures: list[str] = []
         self.generation_summary: list[str] = []
-        self._unsaved: list[tuple[str, list[ScoreRecord]]] = []
+        self._unsaved: list[tuple[str, list[RecordRow]]] = []
         self._saved_at = time.monotonic()
+
+    @property
+    def records(self) -> list[ScoreRecord]:
+        """Every record of the session, in arrival order (after the hooks saw them)."""
+        if self._records is None:
+            from .schemas import ScoreRecord
+
+            self._records = [ScoreRecord.model_validate_json(text) for text in self._arrived]
+        return self._records
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -366,16 +379,19 @@ class ControllerHooks:
         if not raw:
             return
         from .schemas import ScoreRecord
+        from .store import record_row
 
-        validate = ScoreRecord.model_validate
+        validate = ScoreRecord.model_validate_json
         records = [validate(r) for r in raw]
         hook = self.state.config.hook.pytest_summarybench_record_score
         for rec in records:
             hook(record=rec, config=self.state.config)
-        self.records.extend(records)
-        summary_records = [r for r in records if r.benchmark == "summary"]
-        if summary_records:
-            self._unsaved.append((report.nodeid, summary_records))
+        rows = [record_row(rec) for rec in records]  # what the hooks left
+        self._arrived.extend(row[4] for row in rows)
+        self._records = None
+        summary_rows = [row for row in rows if row[0] == "summary"]
+        if summary_rows:
+            self._unsaved.append((report.nodeid, summary_rows))
             now = time.monotonic()
             if len(self._unsaved) >= SAVE_BATCH or now - self._saved_at >= SAVE_EVERY_S:
                 self.flush_records()
@@ -391,7 +407,7 @@ class ControllerHooks:
         self._saved_at = time.monotonic()
         if self._unsaved:
             batch, self._unsaved = self._unsaved, []
-            self.state.store.save_records_batch(self.state.context().run_id, batch)
+            self.state.store.save_record_rows(self.state.context().run_id, batch)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

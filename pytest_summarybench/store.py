@@ -254,15 +254,19 @@ class Store:
                            tests: list[tuple[str, list[ScoreRecord]]]) -> None:
         """``save_records`` for many tests in one transaction (a later entry for the same
         test replaces an earlier one)."""
+        self.save_record_rows(run_id, [(nodeid, [record_row(r) for r in records])
+                                       for nodeid, records in tests])
+
+    def save_record_rows(self, run_id: str, tests: list[tuple[str, list[RecordRow]]]) -> None:
+        """``save_records_batch`` for records already made rows by ``record_row``."""
         with self.transaction() as conn:
             conn.executemany("DELETE FROM records WHERE run_id = ? AND nodeid = ?",
                              [(run_id, nodeid) for nodeid, _ in tests])
             latest = dict(tests)
             conn.executemany(
                 "INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(run_id, nodeid, i, r.benchmark, r.unit_id, r.model_id, r.evaluator,
-                  r.model_dump_json(by_alias=True))
-                 for nodeid, records in latest.items() for i, r in enumerate(records)])
+                [(run_id, nodeid, i, *row)
+                 for nodeid, rows in latest.items() for i, row in enumerate(rows)])
 
     def load_records(self, run_id: str, benchmark: str | None = None) -> list[ScoreRecord]:
         sql = "SELECT json FROM records WHERE run_id = ?"
@@ -272,6 +276,16 @@ class Store:
             params.append(benchmark)
         sql += " ORDER BY nodeid, seq"
         return [ScoreRecord.model_validate_json(r[0]) for r in self.execute(sql, params)]
+
+
+#: A record as the store keeps it: benchmark, unit id, model id, evaluator and its JSON.
+RecordRow = tuple[str, str, str, str, str]
+
+
+def record_row(record: ScoreRecord) -> RecordRow:
+    """The record's row in the store; ``ScoreRecord.model_validate_json`` reads its JSON."""
+    return (record.benchmark, record.unit_id, record.model_id, record.evaluator,
+            record.model_dump_json(by_alias=True))
 
 
 def _retry(fn: Callable[[], T], attempts: int = 20, delay_s: float = 0.05) -> T:

@@ -8,7 +8,9 @@ with markupsafe: summaries are untrusted text.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..plugin import REPORT_ATTR
 
@@ -35,13 +37,14 @@ class HtmlResultsColumns:
                                       cells: list[str]) -> None:
         cells[2:2] = self.row_cells(getattr(report, REPORT_ATTR, None) or [])
 
-    def row_cells(self, raw: list[dict[str, Any]]) -> list[str]:
-        """The three cells of a test that recorded ``raw`` (empty cells when it recorded
-        nothing, so that the columns stay aligned)."""
+    def row_cells(self, raw: Sequence[str]) -> list[str]:
+        """The three cells of a test that recorded ``raw`` (the records' JSON, as they
+        travel on the report; empty cells when it recorded nothing, so that the columns
+        stay aligned)."""
         from markupsafe import Markup, escape
 
         empty = [Markup('<td class="col-sb"></td>')] * len(_COLUMNS)
-        records = [r for r in raw if r.get("benchmark", "summary") == "summary"]
+        records = [r for r in map(json.loads, raw) if r.get("benchmark", "summary") == "summary"]
         if not records:
             return [str(c) for c in empty]
         first = records[0]
