@@ -16,7 +16,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..schemas import EVAL_FAMILIES, BenchmarkConfig, ScoreRecord
-from ..stats.resample import group_rows, resample_counts
+from ..stats.resample import draw_sums, group_rows, resample_counts
 from ..stats.significance import ALPHA, BOOTSTRAP_ITERATIONS
 from .scores import COMPONENTS, component_weights
 
@@ -84,7 +84,8 @@ def overall_interval(records: list[ScoreRecord], config: BenchmarkConfig, model_
     k = len(COMPONENTS)
     draws: list[np.ndarray] = []
     for weights in resample_counts(sizes, iterations, np.random.default_rng(seed)):
-        values, has = overall_scores(weights @ rows[:, :k], weights @ rows[:, k:], config)
+        drawn = draw_sums(weights, rows)
+        values, has = overall_scores(drawn[:, :k], drawn[:, k:], config)
         draws.append(values[has])
     stats = np.concatenate(draws)
     low, high = np.quantile(stats, [alpha / 2, 1 - alpha / 2])

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .resample import group_rows, resample_counts
+from .resample import draw_sums, group_rows, resample_counts
 
 #: Two-sided level at which a (Holm-adjusted) p-value counts as significant.
 ALPHA = 0.05
@@ -104,7 +104,7 @@ def _percentile_bootstrap(x: np.ndarray, *, seed: int, iterations: int,
                           alpha: float) -> tuple[float, float]:
     # Each resample's mean from how often it drew each distinct value (see ``resample``).
     values, sizes = group_rows(x)
-    means = np.concatenate([counts @ values for counts in
+    means = np.concatenate([draw_sums(counts, values) for counts in
                             resample_counts(sizes, iterations, np.random.default_rng(seed))])
     means /= x.size
     low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
