@@ -177,14 +177,24 @@ def sb_case(request: pytest.FixtureRequest) -> BoundItem:
     """The matrix item of this test, bound to its evaluator and the run's context.
 
     Call ``sb_case.evaluate()`` to score it; scores are recorded as ``sb_record`` does.
+    summarybench parametrizes ``sb_case`` directly (see ``session.BoundItem``), which
+    overrides this fixture; it runs only where that parametrization did not happen.
     """
-    # The recorder is made here rather than by requesting the sb_record fixture: one
-    # fixture less to set up per test is a measurable share of a cached re-run.
     param = getattr(request, "param", None)
     if param is None:
         pytest.fail("sb_case is parametrized by summarybench; use it in a test function, "
                     "not in another fixture", pytrace=False)
     return _state(request.config).bind(param, _recorder(request.node))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # A matrix test records its scores on its own node (see ``sb_record``).
+    from .session import case_of
+
+    case = case_of(item)
+    if case is not None:
+        case.attach(_recorder(item))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -197,4 +207,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
         if records:
             setattr(report, REPORT_ATTR, tuple(records))
             del item.stash[RECORDS_KEY]
+    else:
+        from .session import case_of
+
+        case = case_of(item)
+        if case is not None:
+            case.attach(None)  # the recorder is the test's; drop it with the test
     return report

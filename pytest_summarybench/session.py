@@ -48,14 +48,37 @@ _SELECTION_DDL = ("CREATE TABLE IF NOT EXISTS session_selection (token TEXT, mod
 
 
 class BoundItem:
-    """A matrix item with its evaluator and context: what a benchmark test calls."""
+    """A matrix item bound to its evaluator and the run's context: what a benchmark test
+    calls, as the value of its ``sb_case`` parameter.
 
-    def __init__(self, item: MatrixItem, evaluator: Evaluator, ctx: RunContext,
-                 record: Callable[[ScoreRecord], None]) -> None:
+    The matrix parametrizes ``sb_case`` directly with these (an indirect fixture cost
+    pytest a fixture request per test, a visible share of a cached re-run), so they are
+    made at collection: the evaluator and the context are looked up when the test runs,
+    and ``plugin.pytest_runtest_setup`` attaches the recorder of the test's node.
+    """
+
+    __slots__ = ("item", "_state", "_record")
+
+    def __init__(self, item: MatrixItem, state: SummaryBenchState,
+                 record: Callable[[ScoreRecord], None] | None = None) -> None:
         self.item = item
-        self.evaluator = evaluator
-        self.ctx = ctx
+        self._state = state
         self._record = record
+
+    def __repr__(self) -> str:
+        return f"<sb_case {self.item.test_id}>"
+
+    def attach(self, record: Callable[[ScoreRecord], None] | None) -> None:
+        """Record this item's scores with ``record`` (the running test's recorder)."""
+        self._record = record
+
+    @property
+    def ctx(self) -> RunContext:
+        return self._state.bound_context()
+
+    @property
+    def evaluator(self) -> Evaluator:
+        return self._state.evaluators()[self.item.evaluator]
 
     @property
     def unit(self) -> Any:
@@ -64,8 +87,9 @@ class BoundItem:
     def evaluate(self) -> list[ScoreRecord]:
         """Score the item and record the scores; an item that cannot be scored is recorded
         as an error with its reason, and the test fails with that reason."""
+        evaluator, ctx = self.evaluator, self.ctx
         try:
-            records = self.evaluator.evaluate(self.item, self.ctx)
+            records = evaluator.evaluate(self.item, ctx)
         except EvaluationError as exc:
             self._fail(str(exc))
             pytest.fail(f"{self.item.evaluator} could not score {self.item.test_id}: {exc}",
@@ -74,14 +98,20 @@ class BoundItem:
             self._fail(f"{type(exc).__name__}: {exc}")
             raise
         for rec in records:
-            self._record(rec)
+            self._emit(rec)
         return records
+
+    def _emit(self, rec: ScoreRecord) -> None:
+        if self._record is None:
+            raise RuntimeError(f"sb_case {self.item.test_id} has no test to record on: it "
+                               "is evaluated by the test it parametrizes")
+        self._record(rec)
 
     def _fail(self, reason: str) -> None:
         from .schemas import ScoreRecord
 
-        self._record(ScoreRecord.failed(unit_id=self.item.unit_id, model_id=self.item.model_id,
-                                        evaluator=self.item.evaluator, reason=reason))
+        self._emit(ScoreRecord.failed(unit_id=self.item.unit_id, model_id=self.item.model_id,
+                                      evaluator=self.item.evaluator, reason=reason))
 
 
 class SummaryBenchState:
@@ -194,14 +224,18 @@ class SummaryBenchState:
             items = [it for it in items if keep_item(it, ctx, documented)]
         return sorted(items, key=lambda it: (it.test_id, it))
 
-    def bind(self, item: MatrixItem, record: Callable[[ScoreRecord], None]) -> BoundItem:
+    def bound_context(self) -> RunContext:
+        """The context tests evaluate with."""
         ctx = self.context()
         if not self._refreshed:
             # Summaries and artefacts were produced by the controller after this process
             # collected; read them afresh once.
             ctx.refresh()
             self._refreshed = True
-        return BoundItem(item, self.evaluators()[item.evaluator], ctx, record)
+        return ctx
+
+    def bind(self, item: MatrixItem, record: Callable[[ScoreRecord], None]) -> BoundItem:
+        return BoundItem(item, self, record)
 
     def mark_refreshed(self) -> None:
         """The context was just read afresh (the controller, after generating)."""
@@ -219,7 +253,7 @@ class SummaryBenchState:
             reasons = "; ".join(f"{f}: {r}" for f, r in sorted(self.skipped_families.items()))
             metafunc.parametrize("sb_case", [pytest.param(
                 None, id="no-items", marks=pytest.mark.skip(
-                    reason=f"summarybench has no matrix items ({reasons})"))], indirect=True)
+                    reason=f"summarybench has no matrix items ({reasons})"))])
             return
         # One mark list per (family, ladder or not), shared by its items: looking a mark
         # up on pytest.mark for each of 10,000 items was a visible share of collection.
@@ -231,8 +265,8 @@ class SummaryBenchState:
                 # the validity ladder's items: -m validate selects them
                 marks[key] = (getattr(pytest.mark, key[0]),
                               *([pytest.mark.validate] if key[1] else []))
-            params.append(pytest.param(it, id=it.test_id, marks=marks[key]))
-        metafunc.parametrize("sb_case", params, indirect=True)
+            params.append(pytest.param(BoundItem(it, self), id=it.test_id, marks=marks[key]))
+        metafunc.parametrize("sb_case", params)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -257,13 +291,15 @@ def _failure(exc: BaseException) -> str:
     return redact(f"{type(exc).__name__}: {first}")
 
 
+def case_of(item: pytest.Item) -> BoundItem | None:
+    """The matrix case a test is parametrized with, if it is a benchmark test."""
+    callspec = getattr(item, "callspec", None)
+    case = callspec.params.get("sb_case") if callspec is not None else None
+    return case if isinstance(case, BoundItem) else None
+
+
 def selected_items(items: list[pytest.Item]) -> list[MatrixItem]:
-    out = []
-    for item in items:
-        callspec = getattr(item, "callspec", None)
-        if callspec is not None and isinstance(callspec.params.get("sb_case"), MatrixItem):
-            out.append(callspec.params["sb_case"])
-    return out
+    return [case.item for case in map(case_of, items) if case is not None]
 
 
 class ControllerHooks:
