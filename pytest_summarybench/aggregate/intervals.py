@@ -11,8 +11,6 @@ resamples with numpy; units with identical scores are resampled as groups (see
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 import numpy as np
 
 from ..schemas import EVAL_FAMILIES, BenchmarkConfig, ScoreRecord
@@ -25,20 +23,26 @@ def _unit_matrices(records: list[ScoreRecord], model_id: str
                    ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Units, and per unit and component the sum and count of normalized values."""
     index = {(c.evaluator, c.metric): k for k, c in enumerate(COMPONENTS)}
-    sums: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(len(COMPONENTS)))
-    counts: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(len(COMPONENTS)))
+    # Python lists while reading records (item assignment into numpy arrays is slow);
+    # each unit's values are added in record order, as before.
+    sums: dict[str, list[float]] = {}
+    counts: dict[str, list[int]] = {}
     for rec in records:
         if rec.model_id != model_id or rec.error is not None:
             continue
         for metric, value in rec.metrics.items():
             k = index.get((rec.evaluator, metric))
             if k is not None:
+                if rec.unit_id not in sums:
+                    sums[rec.unit_id] = [0.0] * len(COMPONENTS)
+                    counts[rec.unit_id] = [0] * len(COMPONENTS)
                 sums[rec.unit_id][k] += COMPONENTS[k].normalize(float(value))
                 counts[rec.unit_id][k] += 1
     units = sorted(counts)
     if not units:
         return [], np.zeros((0, len(COMPONENTS))), np.zeros((0, len(COMPONENTS)))
-    return units, np.array([sums[u] for u in units]), np.array([counts[u] for u in units])
+    return (units, np.array([sums[u] for u in units], dtype=float),
+            np.array([counts[u] for u in units], dtype=float))
 
 
 def _weighted(values: np.ndarray, present: np.ndarray, weights: np.ndarray

@@ -114,12 +114,15 @@ def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
         if sum(1 for s in scores.values() if s) > 1:
             tests += compare_all_pairs(scores, ordered, family, seed=seed)
     groups = groups_from_tests(ordered, tests)
+    by_model: dict[str, list[ScoreRecord]] = defaultdict(list)
+    for rec in inputs.records:
+        by_model[rec.model_id].append(rec)
     for r in rankings:
         r.units = len(overall.get(r.model_id, {}))
         r.significance_group = groups.get(r.model_id, "")
         if r.units:
             r.confidence_interval = overall_interval(
-                inputs.records, inputs.config, r.model_id,
+                by_model[r.model_id], inputs.config, r.model_id,
                 seed=pair_seed(seed, "overall", r.model_id))
     families = list(EVAL_FAMILIES)
     return Statistics(

@@ -16,7 +16,7 @@ from ..schemas.report import (
     SignificanceTest,
 )
 from .pairs import PairData, judge_record
-from .patterns import words
+from .patterns import word_count
 from .scores import FamilyBreakdown
 
 LANGUAGE_NAMES: dict[str, str] = {
@@ -48,7 +48,7 @@ def language_name(key: str) -> str:
 def mean_words(summaries: Sequence[GeneratedSummary]) -> float | None:
     # An int sum divided once: the same float statistics.mean gives, without its
     # exact-fraction arithmetic (a tenth of a second per 10,000 summaries).
-    return sum(len(words(s.summary)) for s in summaries) / len(summaries) if summaries \
+    return sum(word_count(s.summary) for s in summaries) / len(summaries) if summaries \
         else None
 
 
