@@ -241,6 +241,12 @@ class SummaryBenchState:
         """The context was just read afresh (the controller, after generating)."""
         self._refreshed = True
 
+    def release(self) -> None:
+        """Forget the run's data (units, summaries): the session is over."""
+        self._ctx = None
+        if self._store is not None:
+            self._store.close()  # and its cached summaries
+
     # -- hooks (every process) ---------------------------------------------------------
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "sb_case" not in metafunc.fixturenames:
@@ -489,6 +495,13 @@ class ControllerHooks:
         records = sorted(self.records, key=lambda r: (r.nodeid, r.benchmark))
         self.state.config.hook.pytest_summarybench_terminal_summary(
             terminalreporter=terminalreporter, records=records, config=self.state.config)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        # Reported and written: let the run's records, units and summaries go before
+        # pytest's last garbage collections walk every object still alive.
+        self._arrived, self._records, self._unsaved = [], None, []
+        self.state.release()
 
     def pytest_summarybench_terminal_summary(self, terminalreporter: TerminalReporter,
                                              records: list[ScoreRecord],
