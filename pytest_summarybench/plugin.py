@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from _pytest.nodes import Node
 
     from .schemas import ScoreRecord
-    from .session import BoundItem, SummaryBenchState
+    from .session import BoundItem
 
 FAMILIES = ("judge", "contrastive", "retrieval", "downstream", "validate")
 STATE_NAME = "summarybench-state"
@@ -146,12 +146,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(compliance_plugin, "summarybench-compliance")
 
 
-def _state(config: pytest.Config) -> SummaryBenchState:
-    state = config.pluginmanager.get_plugin(STATE_NAME)
-    assert state is not None, "summarybench state is registered in pytest_configure"
-    return state  # type: ignore[no-any-return]
-
-
 def _recorder(node: Node) -> Callable[[ScoreRecord], None]:
     """A function that records a score on ``node``'s stash (see ``sb_record``)."""
     stash = node.stash
@@ -173,18 +167,17 @@ def sb_record(request: pytest.FixtureRequest) -> Callable[[ScoreRecord], None]:
 
 
 @pytest.fixture
-def sb_case(request: pytest.FixtureRequest) -> BoundItem:
+def sb_case() -> BoundItem:
     """The matrix item of this test, bound to its evaluator and the run's context.
 
     Call ``sb_case.evaluate()`` to score it; scores are recorded as ``sb_record`` does.
     summarybench parametrizes ``sb_case`` directly (see ``session.BoundItem``), which
-    overrides this fixture; it runs only where that parametrization did not happen.
+    overrides this fixture: it runs only where that did not happen. It takes no
+    ``request``: pytest would otherwise set one up for every matrix test.
     """
-    param = getattr(request, "param", None)
-    if param is None:
-        pytest.fail("sb_case is parametrized by summarybench; use it in a test function, "
-                    "not in another fixture", pytrace=False)
-    return _state(request.config).bind(param, _recorder(request.node))
+    pytest.fail("sb_case is parametrized by summarybench when it collects the benchmark's "
+                "tests; this test was not parametrized (is the plugin enabled with "
+                "-p summarybench?)", pytrace=False)
 
 
 @pytest.hookimpl(tryfirst=True)

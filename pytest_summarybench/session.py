@@ -234,9 +234,6 @@ class SummaryBenchState:
             self._refreshed = True
         return ctx
 
-    def bind(self, item: MatrixItem, record: Callable[[ScoreRecord], None]) -> BoundItem:
-        return BoundItem(item, self, record)
-
     def mark_refreshed(self) -> None:
         """The context was just read afresh (the controller, after generating)."""
         self._refreshed = True
