@@ -70,10 +70,10 @@ def sample_units(units: list[CodeUnit], strategy: Strategy | str = "stratified",
         picked = rng.sample(range(len(keyed)), size)
     else:
         strata: dict[tuple[str, str], list[int]] = defaultdict(list)
-        for rank, (key, _) in enumerate(keyed):
-            strata[(units[keyed[rank][1]].language, key[2])].append(rank)
+        for rank, (key, i) in enumerate(keyed):
+            strata[(units[i].language, key[2])].append(rank)
         alloc = stratum_sizes({k: len(v) for k, v in strata.items()}, size)
         picked = []
-        for key in sorted(strata):
-            picked.extend(rng.sample(strata[key], alloc[key]))
+        for stratum in sorted(strata):
+            picked.extend(rng.sample(strata[stratum], alloc[stratum]))
     return [units[keyed[rank][1]] for rank in sorted(picked)]
