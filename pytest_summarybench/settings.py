@@ -71,6 +71,10 @@ class ExtractionSection(SBModel):
     skip_generated: bool = True
     skip_tests: bool = True
     strip_docstrings: bool = True
+    # Excluded from dumps, hence from ``fingerprint``: results never depend on it.
+    workers: int = Field(default=0, ge=0, exclude=True)
+    """Extraction processes: 0 (auto) forks one per usable CPU for 1 MB of source or more,
+    1 keeps everything in this process, N uses N processes."""
 
 
 class ModelEntry(ModelConfig):
@@ -318,6 +322,7 @@ class Settings(SBModel):
                                       skip_generated=ex.skip_generated,
                                       skip_tests=ex.skip_tests),
             strip_docstrings=ex.strip_docstrings,
+            workers=ex.workers,
         )
 
     def benchmark_config(self) -> BenchmarkConfig:

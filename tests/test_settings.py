@@ -125,3 +125,11 @@ def test_duplicate_models_are_rejected() -> None:
                                               {"provider": "openai", "model": "gpt-4o"}]})
     with pytest.raises(SettingsError, match="more than once"):
         s.test_models()
+
+
+def test_extraction_workers_reach_the_extractor_but_not_the_run_id() -> None:
+    auto, one = load_settings(None), load_settings(None, {"extraction.workers": 1})
+    assert (auto.extraction_config().workers, one.extraction_config().workers) == (0, 1)
+    assert auto.fingerprint() == one.fingerprint()  # results never depend on it
+    with pytest.raises(SettingsError, match="extraction.workers = -1"):
+        load_settings(None, {"extraction.workers": -1})
