@@ -178,14 +178,23 @@ def test_auto_workers_follow_size_cpus_and_threads(monkeypatch: pytest.MonkeyPat
     config = ExtractionConfig(root_path=str(DATA))  # workers=0: auto, the default
     sources = walk(config, [])
     monkeypatch.setattr(parallel, "usable_cpus", lambda: 2)
+    # Earlier tests of a whole suite may leave threads behind (tqdm's monitor, say):
+    # the thread rule is checked on its own below.
+    monkeypatch.setattr(parallel, "can_fork", lambda: True)
     assert parallel.worker_count(config, sources) == 1  # far below PARALLEL_MIN_BYTES
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
     assert parallel.worker_count(config, sources) == 2
     assert parallel.worker_count(config.model_copy(update={"workers": 1}), sources) == 1
+    monkeypatch.setattr(parallel, "can_fork", lambda: False)
+    assert parallel.worker_count(config, sources) == 1
+    monkeypatch.undo()
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:  # no fork with other threads running, and spawn would cost more than it saves
+        assert not parallel.can_fork()
         assert parallel.worker_count(config, sources) == 1
     finally:
         stop.set()
@@ -199,6 +208,7 @@ def test_auto_workers_give_the_same_result(monkeypatch: pytest.MonkeyPatch) -> N
 
     monkeypatch.setattr(parallel, "usable_cpus", lambda: 2)
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(parallel, "can_fork", lambda: True)  # whatever threads others left
     used: list[int] = []
     count = parallel.worker_count
     monkeypatch.setattr(parallel, "worker_count",
@@ -211,14 +221,12 @@ def test_auto_workers_give_the_same_result(monkeypatch: pytest.MonkeyPatch) -> N
     assert (auto.warnings, auto.skipped) == (one.warnings, one.skipped)
 
 
-_PARENT = os.getpid()
-
-
 def _dying_chunk(chunk: list[Any], config: ExtractionConfig) -> list[Any]:
-    """``_extract_chunk`` for the test below: worker processes die at once."""
+    """``_extract_chunk`` for the test below: worker processes die at once (the parent's
+    pid comes through the environment, so this holds under fork and spawn alike)."""
     from pytest_summarybench.extract.parallel import extract_one
 
-    if os.getpid() != _PARENT:
+    if str(os.getpid()) != os.environ["SB_TEST_PARENT_PID"]:
         os._exit(3)
     return [extract_one(source, config) for source in chunk]
 
@@ -228,6 +236,7 @@ def test_a_dead_worker_share_is_extracted_here(monkeypatch: pytest.MonkeyPatch,
     from pytest_summarybench.extract import parallel
 
     monkeypatch.setattr(parallel, "_extract_chunk", _dying_chunk)
+    monkeypatch.setenv("SB_TEST_PARENT_PID", str(os.getpid()))
     with caplog.at_level(logging.WARNING, logger="pytest_summarybench.extract"):
         two = extract_units(ExtractionConfig(root_path=str(DATA), workers=2))
     one = extract_units(ExtractionConfig(root_path=str(DATA), workers=1))
