@@ -10,13 +10,14 @@ its language and type has no candidate at all, and is no contrastive item
 (``matchable_unit_ids``): a "choice" among one option would score every summary correct.
 
 Seeded by the run seed and the target's id, so a set does not change when the sample or the
-model list does. Choosing one target's set does not pass over its group: same-file units
-come from a map by path, similar signatures from classes of equal signature features
-(similar classes found once per class), the semantic tier from exact cosines in groups of
-up to ``EXACT_LIMIT`` units and from a nearest-neighbour index (HNSW, faiss, built once per
-group with one thread so that it is the same on every run) in larger ones, and padding by
-rejection sampling. Selecting every unit of a 10,000-unit codebase grows about linearly
-(docs/performance.md, "Growth").
+model list does. Same-file units come from a map by path, similar signatures from
+classes of equal signature features (similar classes found once per class), padding by
+rejection sampling; the semantic tier from exact cosines (blocks of a matrix product, top-k
+by ``argpartition``) in groups of up to ``EXACT_LIMIT`` units, and from a nearest-neighbour
+index (HNSW, faiss, built once per group with one thread so that it is the same on every
+run; its candidates re-scored exactly) in larger ones, so no target's work grows with its
+group beyond that size. Selecting every unit of a 10,000-unit codebase grows about
+linearly (docs/performance.md, "Growth").
 
 Why faiss and not chromadb here: chromadb's HNSW (used for retrieval, where a collection is
 queried, not compared across runs) returned other neighbours for the same vectors on
