@@ -50,19 +50,13 @@ CODE = {
 # built-in models rank in a fixed, known order; "shop/cart.py" items of builtin/lead
 # raise an EvaluationError to exercise error recording.
 EVALUATOR = '''
-    from pytest_summarybench.evaluators import EvaluationError, unit_items
+    from pytest_summarybench.evaluators import EvaluationError, Evaluator
     from pytest_summarybench.schemas import ScoreRecord
 
 
-    class NameOverlap:
+    class NameOverlap(Evaluator):
         name = "contrastive/embedding"
         family = "contrastive"
-
-        def skip_reason(self, ctx):
-            return None
-
-        def items(self, ctx):
-            return unit_items(self.name, ctx)
 
         def prepare(self, ctx):
             assert ctx.summary(ctx.units[0].id, ctx.models[0].id) is not None

@@ -42,25 +42,15 @@ MODELS = 5  # the offline built-in models of the default run
 BAR = 1.5
 
 EVALUATOR = '''
+    from pytest_summarybench.evaluators import Evaluator
     from pytest_summarybench.schemas import ScoreRecord
 
 
-    class Present:
+    class Present(Evaluator):
         """Scores 1.0 when the unit has a summary: the cheapest possible evaluator."""
 
         name = "contrastive/embedding"
         family = "contrastive"
-
-        def skip_reason(self, ctx):
-            return None
-
-        def items(self, ctx):
-            from pytest_summarybench.evaluators import unit_items
-
-            return unit_items(self.name, ctx)
-
-        def prepare(self, ctx):
-            pass
 
         def evaluate(self, item, ctx):
             found = ctx.summary(item.unit_id, item.model_id) is not None

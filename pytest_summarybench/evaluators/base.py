@@ -42,7 +42,11 @@ class MatrixItem:
 
 @runtime_checkable
 class Evaluator(Protocol):
-    """What the plugin needs from an evaluator."""
+    """What the plugin needs from an evaluator.
+
+    An evaluator may subclass this protocol to inherit the defaults (always runs, scores
+    every sampled unit x model, prepares nothing) and write only ``evaluate``.
+    """
 
     name: ClassVar[str]
     """``family/method``; the family is one of judge, contrastive, retrieval, downstream
@@ -55,15 +59,18 @@ class Evaluator(Protocol):
         Called at collection; an evaluator that returns a reason contributes no items and
         the report lists the family as skipped with this reason.
         """
+        return None
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
         """The matrix items this evaluator scores, in a stable order."""
+        return unit_items(self.name, ctx)
 
     def prepare(self, ctx: RunContext) -> None:
         """Build shared artefacts once, on the controller, after summaries exist.
 
         Writes go to the store or to files under ``ctx.work_dir``; workers only read them.
         """
+        return None
 
     def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
         """Score one item. Raise ``EvaluationError`` for an item that cannot be scored."""

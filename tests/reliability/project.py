@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 EVALUATORS = '''
-    from pytest_summarybench.evaluators import EvaluationError, unit_items
+    from pytest_summarybench.evaluators import EvaluationError, Evaluator
     from pytest_summarybench.llm import ModelCallError, complete
     from pytest_summarybench.schemas import ScoreRecord
 
@@ -30,18 +30,9 @@ EVALUATORS = '''
         return summary
 
 
-    class FromSummary:
+    class FromSummary(Evaluator):
         name = "contrastive/embedding"
         family = "contrastive"
-
-        def skip_reason(self, ctx):
-            return None
-
-        def items(self, ctx):
-            return unit_items(self.name, ctx)
-
-        def prepare(self, ctx):
-            pass
 
         def evaluate(self, item, ctx):
             text = _summary(item, ctx).summary.lower()

@@ -51,7 +51,7 @@ CODE = {
 }
 
 EVALUATOR = '''
-    from pytest_summarybench.evaluators import unit_items
+    from pytest_summarybench.evaluators import Evaluator
     from pytest_summarybench.schemas import ScoreRecord
 
 
@@ -64,18 +64,9 @@ EVALUATOR = '''
         return sum(w in summary for w in words) / max(1, len(words))
 
 
-    class Contrastive:
+    class Contrastive(Evaluator):
         name = "contrastive/embedding"
         family = "contrastive"
-
-        def skip_reason(self, ctx):
-            return None
-
-        def items(self, ctx):
-            return unit_items(self.name, ctx)
-
-        def prepare(self, ctx):
-            pass
 
         def evaluate(self, item, ctx):
             return [ScoreRecord(unit_id=item.unit_id, model_id=item.model_id,
