@@ -17,6 +17,11 @@ Two comparisons, so that no figure stands alone:
   bare parse split the same way over the same number of processes (same shares, same
   pool), which is the like-for-like figure.
 
+A third table splits one process's CPU time into steps (parse, the query pass, building
+definitions, preparing unit fields, the call graph and CodeUnit objects), each as a multiple
+of the bare parse, next to the 1/0.7 = 1.43 the 70% bar allows: the steps are measured as
+cumulative variants (parse + query, + definitions, + preparation, full) in the same rounds.
+
 Rounds alternate every variant; the best round of each counts (the least disturbed by
 other processes), and the ratio of median rounds is shown too. Wall-clock and CPU-time
 ratios are both printed; CPU time includes the worker processes' (``RUSAGE_CHILDREN``),
@@ -39,8 +44,9 @@ from concurrent.futures import ProcessPoolExecutor
 
 from pytest_summarybench.extract import ExtractionConfig, extract_units
 from pytest_summarybench.extract.files import SourceFile, read_source, walk
-from pytest_summarybench.extract.parallel import _chunks, usable_cpus, worker_count
+from pytest_summarybench.extract.parallel import _chunks, extract_one, usable_cpus, worker_count
 from pytest_summarybench.extract.parsing import get_parser, get_query, grammar_key
+from pytest_summarybench.extract.units import extract_file
 
 
 def default_paths() -> list[str]:
@@ -104,10 +110,24 @@ def measure(root: str, rounds: int, workers: int) -> dict[str, float]:
                 tree = get_parser(key).parse(fh.read())
             QueryCursor(get_query(key)).captures(tree.root_node)
 
+    def defs() -> None:
+        # Every file's definitions with their metadata, calls and dependencies.
+        for f in files:
+            src, _ = read_source(f, config)
+            assert src is not None
+            extract_file(f.path, f.language, src)
+
+    def prepared() -> None:
+        # ... plus each emitted unit's id, content and fields as plain data.
+        for f in files:
+            extract_one(f, config)
+
     variants: dict[str, Callable[[], object]] = {
         "bare": lambda: _parse(files),
         "full": lambda: extract_units(config),
         "floor": floor,
+        "defs": defs,
+        "prepared": prepared,
         "bare_n": lambda: _bare_processes(files, workers),
         "full_n": lambda: extract_units(parallel),
     }
@@ -157,6 +177,20 @@ def main(argv: list[str]) -> int:
     print("bare, full: MB/s of wall time; wall, cpu: full / bare by wall time and by CPU "
           "time; median: wall ratio of the median rounds; floor: parse + the one query "
           "pass alone, CPU time, as a share of bare")
+    print("\nWhere one process's time goes: CPU time of each step, as a multiple of the bare "
+          "parse's (stages measured as cumulative variants in the same rounds)")
+    print(f"{'codebase':<16}{'parse':>7}{'query':>7}{'units':>7}{'prepare':>9}"
+          f"{'build':>7}{'total':>7}{'budget':>8}")
+    for name, r in results:
+        bare = 1 / r["bare_cpu"]
+        floor_, units_, prep_, full_ = (1 / r[k + "_cpu"] / bare
+                                        for k in ("floor", "defs", "prepared", "full"))
+        print(f"{name:<16}{1:>7.2f}{floor_ - 1:>7.2f}{units_ - floor_:>7.2f}"
+              f"{prep_ - units_:>9.2f}{full_ - prep_:>7.2f}{full_:>7.2f}{1 / 0.7:>8.2f}")
+    print("parse: read + parse (= bare); query: the one query pass; units: definitions, "
+          "metadata, calls, decision points, imports (Python); prepare: ids, content, "
+          "fields; build: walk, call graph, CodeUnit objects; budget: the total the 70% bar "
+          "allows")
     print(f"\n{n} processes (this one and {n - 1} forked)")
     print(f"{'codebase':<16}{'full':>7}{'vs bare x1':>11}{'cpu':>7}{'median':>8}"
           f"{'bare':>7}{'vs bare x' + str(n):>11}{'cpu':>7}{'median':>8}{'auto':>6}")
