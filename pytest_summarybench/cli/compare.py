@@ -65,7 +65,7 @@ def _lines(report: BenchmarkReport, a: str, b: str, detailed: bool,
            f"{c.units} shared units)"]
     for m in (c.model_a, c.model_b):
         r = rank[m]
-        out.append(f"  {m}: rank {r.rank}, overall {r.overall_score:.3f} "
+        out.append(f"  {m}: rank {r.rank}, overall {num(r.measured_overall)} "
                    f"{interval(r.confidence_interval)}, group {r.significance_group or '-'}")
     verdict = (f"{c.winner} (p={pvalue(c.p_value)}, Holm-adjusted across the run's pairs)"
                if c.significant else

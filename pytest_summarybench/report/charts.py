@@ -26,7 +26,8 @@ class Bar:
     label: str
     y: float
     width: float
-    score: float
+    score: float | None
+    """None for a model with no scored unit (drawn as no bar, titled "-")."""
     ci: tuple[float, float] | None
     """CI whisker x coordinates, when the model has an interval."""
     group: str
@@ -96,8 +97,9 @@ def score_bars(report: BenchmarkReport) -> BarChart:
     for i, r in enumerate(report.rankings):
         ci = r.confidence_interval
         chart.bars.append(Bar(
-            label=r.model_id, y=PAD + i * ROW_H, width=PLOT_W * max(0.0, r.overall_score),
-            score=r.overall_score, group=r.significance_group,
+            label=r.model_id, y=PAD + i * ROW_H,
+            width=PLOT_W * max(0.0, r.measured_overall or 0.0),
+            score=r.measured_overall, group=r.significance_group,
             ci=(LABEL_W + PLOT_W * ci[0], LABEL_W + PLOT_W * ci[1]) if ci else None))
     return chart
 
@@ -110,14 +112,20 @@ def _nice_ticks(high: float) -> list[float]:
 
 
 def cost_quality(report: BenchmarkReport) -> Scatter:
-    """Cost per 1K summaries against overall score, one point per priced model."""
+    """Cost per 1K summaries against overall score, one point per priced, scored model."""
     chart = Scatter()
-    priced = [(r, report.costs.by_model[r.model_id].per_1k_summaries) for r in report.rankings
+    scored = [r for r in report.rankings if r.units]
+    priced = [(r, report.costs.by_model[r.model_id].per_1k_summaries) for r in scored
               if r.model_id in report.costs.by_model
               and report.costs.by_model[r.model_id].per_1k_summaries is not None]
-    unpriced = [r.model_id for r in report.rankings if r not in [p[0] for p in priced]]
+    unpriced = [r.model_id for r in scored if r not in [p[0] for p in priced]]
+    notes = []
     if unpriced:
-        chart.note = "No known cost for: " + ", ".join(unpriced)
+        notes.append("No known cost for: " + ", ".join(unpriced))
+    unscored = [r.model_id for r in report.rankings if not r.units]
+    if unscored:
+        notes.append("No score for: " + ", ".join(unscored))
+    chart.note = ". ".join(notes)
     if not priced:
         return chart
     max_cost = max(c for _, c in priced if c is not None)

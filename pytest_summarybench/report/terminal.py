@@ -15,7 +15,7 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
     the closest call between adjacent models, and what failed."""
     header = ["rank", "model", "overall", "95% CI", "group", *EVAL_FAMILIES, "scored",
               "errors"]
-    rows = [[str(r.rank), r.model_id, f"{r.overall_score:.3f}",
+    rows = [[str(r.rank), r.model_id, _fmt(r.measured_overall),
              (f"{r.confidence_interval[0]:.2f}-{r.confidence_interval[1]:.2f}"
               if r.confidence_interval else "-"),
              r.significance_group or "-",

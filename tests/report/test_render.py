@@ -199,3 +199,45 @@ def test_evaluator_details_render_generically() -> None:
     assert (blocks[4].title, blocks[4].items) == ("notes", [("", "judge x is biased")])
     assert (blocks[5].title, blocks[5].items) == ("agreement", [("fleiss", "0.400")])
     assert (blocks[6].title, blocks[6].rows) == ("agreement.cohen", [["1", "0.100"]])
+
+
+def test_a_model_with_no_scored_unit_shows_no_score_anywhere() -> None:
+    """Its JSON overallScore stays the spec's number (0.0, with units 0), but no table,
+    chart or comparison prints a 0.000 that nothing computed."""
+    from synthetic_report import make_inputs
+
+    from pytest_summarybench.aggregate import build_report
+    from pytest_summarybench.report.charts import cost_quality, score_bars
+    from pytest_summarybench.report.terminal import terminal_lines
+    from pytest_summarybench.schemas import ScoreRecord
+
+    inputs = make_inputs(n_units=12)
+    broken = "local/broken"
+    inputs.model_ids = sorted([*inputs.model_ids, broken])
+    inputs.records += [
+        ScoreRecord(unit_id=u.id, model_id=broken, evaluator="contrastive/embedding",
+                    nodeid=f"bench.py::test[{u.id}-{broken}-c]",
+                    error="provider error: 503 Service Unavailable")
+        for u in inputs.units]
+    report = build_report(inputs)
+    last = report.rankings[-1]
+    assert (last.model_id, last.units, last.scored_items, last.errors) == (broken, 0, 0, 12)
+    assert last.measured_overall is None and last.overall_score == 0.0
+    assert report.to_json_dict()["rankings"][-1]["overallScore"] == 0.0
+    assert report.rankings[0].measured_overall == report.rankings[0].overall_score > 0
+
+    row = next(line for line in terminal_lines(report) if broken in line)
+    assert "0.000" not in row and row.split()[2] == "-"
+    md_row = next(line for line in render_markdown(report).splitlines()
+                  if line.startswith("|") and broken in line)
+    assert md_row.split("|")[3].strip() == "-"
+    html_row = next(line for line in render_html(report).splitlines()
+                    if line.startswith("<tr>") and f"<td>{broken}</td>" in line)
+    assert '<td class="n">-</td>' in html_row and "0.000" not in html_row
+    bar = next(b for b in score_bars(report).bars if b.label == broken)
+    assert bar.score is None and bar.width == 0
+    scatter = cost_quality(report)
+    assert broken not in {p.label for p in scatter.points}
+    assert f"No score for: {broken}" in scatter.note
+    assert all(broken not in (c.model_a, c.model_b) for c in report.comparisons)
+    assert all(r.model_id != broken for r in report.recommendations)
