@@ -40,7 +40,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="the benchmark's configuration, used without PATH")
     parser.add_argument("--languages", nargs="+", metavar="LANG",
                         help="languages to extract, space- or comma-separated "
-                             "(default: all ten)")
+                             "(default: all ten; without PATH also saved as "
+                             "codebase.languages in summarybench.yaml)")
     parser.add_argument("--output", "-o", metavar="FILE",
                         help="write units here as JSON lines (default: no unit output)")
     parser.add_argument("--include", nargs="+", metavar="GLOB", default=None,
@@ -58,11 +59,38 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--strip-docstrings", action="store_true",
                         help="remove each unit's own docstring/doc comment from its content")
     parser.add_argument("--sample", type=int, metavar="N", default=None,
-                        help="keep a sample of N units")
+                        help="write a sample of N units (N >= 1; the counts are still of "
+                             "every unit extracted)")
     parser.add_argument("--strategy", choices=("stratified", "random", "all"),
                         default="stratified", help="sampling strategy (with --sample)")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed")
     return parser
+
+
+_OPTION = {"root_path": "PATH", "languages": "--languages", "include_patterns": "--include",
+           "exclude_patterns": "--exclude", "filters.min_lines": "--min-lines",
+           "filters.max_lines": "--max-lines"}
+
+
+def _option_error(exc: Any) -> str:
+    """A pydantic error on the extraction options, one line, in the options' names."""
+    parts = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"] if not isinstance(p, int))
+        msg = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{_OPTION.get(key, key)} {err.get('input')!r}: {msg}")
+    return "; ".join(parts)
+
+
+class _Collect(logging.Handler):
+    """Keeps the extraction logger's messages, to print them once, after the run."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage().removeprefix("summarybench extract: "))
 
 
 def _config_from(args: argparse.Namespace) -> Any:
@@ -119,14 +147,22 @@ def run(args: argparse.Namespace) -> int:
                           if lang.strip()]
     if args.path is None:
         return _run_configured(args)
+    if args.sample is not None and args.sample < 1:
+        print(f"summarybench extract: --sample {args.sample}: must be at least 1 "
+              "(leave it out to write every unit)", file=sys.stderr)
+        return EXIT_USAGE
     try:
         config = _config_from(args)
     except ValidationError as exc:
-        print(f"summarybench extract: invalid options: {exc}", file=sys.stderr)
+        print(f"summarybench extract: invalid options: {_option_error(exc)}", file=sys.stderr)
         return EXIT_USAGE
-    # Warnings are printed below, one line each; keep the logger from repeating them.
+    # Warnings are printed below, one line each. The logger's own lines are held back
+    # (with no handler and no propagation, logging's last-resort handler would print
+    # them too); any that is not a result warning (a failed worker) is printed with them.
     logger = logging.getLogger("pytest_summarybench.extract")
     propagate = logger.propagate
+    collect = _Collect()
+    logger.addHandler(collect)
     logger.propagate = False
     try:
         result = extract_units(config)
@@ -134,12 +170,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"summarybench extract: {exc}", file=sys.stderr)
         return EXIT_USAGE
     finally:
+        logger.removeHandler(collect)
         logger.propagate = propagate
     units = result.units
     if args.sample is not None:
         units = sample_units(units, args.strategy, args.sample, args.seed)
     for line in result.warnings:
         print(f"warning: {line}", file=sys.stderr)
+    for message in collect.messages:
+        if message not in result.warnings:
+            print(f"warning: {message}", file=sys.stderr)
     for skip in result.skipped:
         if not any(w.startswith(f"{skip.path}: ") for w in result.warnings):
             print(f"skipped: {skip.path}: {skip.reason}", file=sys.stderr)
@@ -150,6 +190,9 @@ def run(args: argparse.Namespace) -> int:
                 fh.write("\n")
     print_counts(result.units, sys.stdout)
     print_scan(result, len(units), sys.stdout)
+    if len(units) < len(result.units):
+        print(f"sample: {len(units)} of {len(result.units)} units ({args.strategy}, seed "
+              f"{args.seed}); the table counts every unit extracted", file=sys.stdout)
     return EXIT_OK
 
 
@@ -165,6 +208,7 @@ def _run_configured(args: argparse.Namespace) -> int:
         doc = load_document(path)
         section(doc, "codebase")["languages"] = args.languages
         save_document(path, doc)
+        print(f"{path}: codebase.languages set to {', '.join(args.languages)}")
     settings = load_with_codebase(path)
     store = Store(settings.store_path)
     ctx = ensure_units(settings, store)

@@ -43,6 +43,13 @@ def test_extract_sample_and_skips(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert len(out.read_text().splitlines()) == 1
     captured = capsys.readouterr()
     assert "warning: bad.py: skipped: binary file" in captured.err
+    # Once: logging's last-resort handler must not repeat the line.
+    assert [line for line in captured.err.splitlines() if "bad.py" in line] == [
+        "warning: bad.py: skipped: binary file (NUL byte in the first 8 KiB)"]
+    assert "sample: 1 of 2 units (random, seed 3)" in captured.out
+    assert main(["extract", str(tmp_path), "--sample", "0"]) == 2
+    assert capsys.readouterr().err == ("summarybench extract: --sample 0: must be at least 1 "
+                                       "(leave it out to write every unit)\n")
 
 
 def test_extract_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -50,3 +57,7 @@ def test_extract_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "is not a directory" in capsys.readouterr().err
     assert main(["extract", str(tmp_path), "--languages", "cobol"]) == 2
     assert "unknown language(s) ['cobol']" in capsys.readouterr().err
+    assert main(["extract", str(tmp_path), "--min-lines", "-5"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("summarybench extract: invalid options: --min-lines -5: Input should be "
+                   "greater than or equal to 1\n")
