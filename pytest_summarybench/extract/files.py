@@ -164,6 +164,20 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
     return found
 
 
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+"""PEP 263 (Python) and Ruby's magic comment: a source encoding declared in a comment on
+the first or second line."""
+_CODING_LANGUAGES = frozenset({"python", "ruby"})
+
+
+def _declared_encoding(src: bytes) -> str | None:
+    for line in src.split(b"\n", 2)[:2]:
+        match = _CODING.match(line)
+        if match:
+            return match.group(1).decode("ascii")
+    return None
+
+
 def read_source(file: SourceFile, config: ExtractionConfig) -> tuple[bytes | None, str]:
     """The file's bytes, or None and the reason it cannot be extracted.
 
@@ -186,7 +200,15 @@ def read_source(file: SourceFile, config: ExtractionConfig) -> tuple[bytes | Non
         src.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = src.count(b"\n", 0, exc.start) + 1
-        return None, f"not valid UTF-8 (byte 0x{src[exc.start]:02x} at line {line})"
+        reason = f"not valid UTF-8 (byte 0x{src[exc.start]:02x} at line {line})"
+        declared = _declared_encoding(src) if file.language in _CODING_LANGUAGES else None
+        if declared is None:
+            return None, reason
+        try:
+            # Parsed and shown as UTF-8; lines are unchanged, so are line numbers.
+            src = src.decode(declared).encode("utf-8")
+        except (LookupError, UnicodeDecodeError):
+            return None, f"{reason}, and not valid {declared} as its coding line declares"
     if config.filters.skip_generated:
         head = src[:1024]
         if _GENERATED.search(head):

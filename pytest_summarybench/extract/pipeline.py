@@ -83,10 +83,13 @@ def _extract_units(config: ExtractionConfig) -> ExtractionResult:
         result.bytes_scanned += extracted.size
         if extracted.error_line is not None:
             clean = sum(1 for u in extracted.units if not u.has_error)
+            span = extracted.error_span
+            where = (f" (errors cover lines {span[0]}-{span[1]}: definitions there may be "
+                     f"lost to the parser's recovery)" if span and span[1] > span[0] else "")
             _warn(result, source.path,
-                  f"syntax error at line {extracted.error_line}; partly extracted: "
-                  f"{clean} of {len(extracted.units)} definitions are outside the error "
-                  f"region, the file unit and definitions containing errors are left out")
+                  f"syntax error at line {extracted.error_line}{where}; partly extracted: "
+                  f"{clean} of the {len(extracted.units)} definitions found are outside the "
+                  f"errors, the file unit and definitions containing errors are left out")
         elif extracted.file_unit.end_line > config.filters.max_lines and config.extraction.files:
             _warn(result, source.path,
                   f"{extracted.file_unit.end_line} lines > maxLines "

@@ -104,6 +104,9 @@ class FileUnits:
     """First line of a syntax error, if the parse had any."""
     size: int = 0
     """Bytes of source (``source`` is released once the units are prepared)."""
+    error_span: tuple[int, int] | None = None
+    """First and last line covered by syntax errors (ERROR and MISSING nodes), if any:
+    definitions there may be lost to the parser's recovery, not only those counted."""
 
     def __reduce__(self) -> tuple[type[FileUnits], tuple[Any, ...]]:
         return FileUnits, _file_state(self)
@@ -200,12 +203,19 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
     from tree_sitter import QueryCursor
 
     caps = QueryCursor(get_query(gkey)).captures(root)
-    errors: list[tuple[int, int, int]] = []
+    errors: list[tuple[int, int, int, int]] = []
     if root.has_error:
         found = QueryCursor(get_error_query(gkey)).captures(root)
-        errors = sorted((n.start_byte, n.end_byte, n.start_point.row + 1)
+        # (start byte, end byte, first line, last line); a node ending at column 0 ends
+        # on the line before.
+        errors = sorted((n.start_byte, n.end_byte, n.start_point.row + 1,
+                         max(n.start_point.row + 1,
+                             n.end_point.row + (1 if n.end_point.column else 0)))
                         for n in found.get("error", []) + found.get("missing", []))
-    error_line = _first_error_line(errors)
+    innermost = _innermost(errors)
+    error_line = min(innermost)[2] if innermost else None
+    error_span = ((min(e[2] for e in innermost), max(e[3] for e in innermost))
+                  if innermost else None)
 
     defs = _definitions(spec, caps.get("def", []), caps.get("scope", []), src)
     units, is_scope, owner_index = _build_units(spec, path, language, defs, src)
@@ -214,7 +224,7 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
     ends = [d[0].end_byte for d in defs]
     # A definition is broken when an error lies inside it; an ERROR node wrapping whole
     # definitions (tree-sitter's recovery at the top level) leaves them intact.
-    for (_, err_end, _), owner in zip(errors, _sweep(starts, ends, [e[0] for e in errors]),
+    for (_, err_end, _, _), owner in zip(errors, _sweep(starts, ends, [e[0] for e in errors]),
                                       strict=True):
         while owner != FILE and ends[owner] < err_end:
             owner = units[owner].parent
@@ -277,16 +287,16 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
             kept[unit.parent].total_branches += unit.total_branches
     file_unit.total_branches = file_total
     _adopt_methods(kept)
-    return FileUnits(path, language, src, kept, file_unit, bindings, error_line, len(src))
+    return FileUnits(path, language, src, kept, file_unit, bindings, error_line, len(src),
+                     error_span)
 
 
-def _first_error_line(errors: list[tuple[int, int, int]]) -> int | None:
-    """Line of the first innermost error (outer ERROR nodes only wrap the real problem)."""
-    if not errors:
-        return None
-    innermost = [e for e in errors[:1000] if not any(
-        o is not e and e[0] <= o[0] and o[1] <= e[1] for o in errors[:1000])]
-    return min(innermost or errors)[2]
+def _innermost(errors: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """The errors that contain no other (outer ERROR nodes only wrap the real problem,
+    often with intact definitions inside); the first 1,000 are looked at."""
+    head = errors[:1000]
+    return [e for e in head if not any(
+        o is not e and e[0] <= o[0] and o[1] <= e[1] for o in head)] or head
 
 
 def _definitions(spec: LanguageSpec, def_nodes: list[Node], scope_nodes: list[Node],

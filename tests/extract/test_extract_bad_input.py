@@ -20,8 +20,17 @@ def bad_tree(tmp_path: Path) -> Path:
         "def ok(a):\n    return helper(a)\n\n\ndef helper(a):\n    return a + 1\n")
     (pkg / "blob.py").write_bytes(b"\x00\x01\x02def x(): pass\n" * 10)
     (pkg / "latin.py").write_bytes(b"# caf\xe9\ndef f():\n    return 1\n")
+    # PEP 263: a declared encoding is honoured; a false declaration is still reported.
+    (pkg / "declared.py").write_bytes(
+        b"#!/usr/bin/env python\n# -*- coding: latin-1 -*-\n"
+        b"def caf\xe9():\n    return '\xe0 la carte'\n")
+    (pkg / "misdeclared.py").write_bytes(b"# coding: ascii\ndef f():\n    return '\xe9'\n")
     (pkg / "broken.py").write_text(
         "def fine(x):\n    y = x + 1\n    return y\n\n\ndef broken(:\n    return (\n")
+    (pkg / "swallowed.py").write_text(
+        "def good_one(a, b):\n    return a + b\n\n\ndef broken(x:\n    return x +* 2 ((\n"
+        "\n\ndef good_two(items):\n    n = 0\n    for _ in items:\n        n += 1\n"
+        "    return n\n")
     (pkg / "Broken.java").write_text(
         "class A {\n  void ok() {\n    run();\n  }\n  void bad( {\n  }\n}\n")
     (pkg / "big.py").write_text(
@@ -61,6 +70,8 @@ def test_bad_inputs_are_reported_and_the_rest_is_extracted(
         "pkg/dangling.py": "broken symlink",
         "pkg/blob.py": "binary file (NUL byte in the first 8 KiB)",
         "pkg/latin.py": "not valid UTF-8 (byte 0xe9 at line 1)",
+        "pkg/misdeclared.py": "not valid UTF-8 (byte 0xe9 at line 3), and not valid ascii "
+                              "as its coding line declares",
         "pkg/huge.js": "file too large: 1400008 bytes > maxFileBytes 1000000",
         "pkg/gen.go": "generated file (its header says so)",
     }
@@ -68,7 +79,11 @@ def test_bad_inputs_are_reported_and_the_rest_is_extracted(
     assert {("pkg/good.py", "ok"), ("pkg/good.py", "helper"), ("pkg/good.py", "pkg/good.py"),
             ("pkg/broken.py", "fine"), ("pkg/Broken.java", "A.ok"),
             ("pkg/deep.js", "after"), ("pkg/deep.py", "after"),
-            ("pkg/nested.py", "level0"), ("pkg/big.py", "f129")} <= names
+            ("pkg/nested.py", "level0"), ("pkg/big.py", "f129"),
+            ("pkg/declared.py", "café")} <= names
+    declared = next(u for u in result.units if u.name == "café")
+    assert "return 'à la carte'" in declared.content
+    assert (declared.metadata.start_line, declared.metadata.end_line) == (3, 4)
     assert ("pkg/broken.py", "pkg/broken.py") not in names
     assert ("pkg/Broken.java", "A") not in names  # contains the error
     assert ("pkg/big.py", "pkg/big.py") not in names  # over maxLines
@@ -79,11 +94,21 @@ def test_bad_inputs_are_reported_and_the_rest_is_extracted(
     by_file = {line.split(":", 1)[0]: line for line in result.warnings}
     assert sorted(by_file) == ["pkg/Broken.java", "pkg/big.py", "pkg/blob.py", "pkg/broken.py",
                                "pkg/dangling.py", "pkg/deep.js", "pkg/deep.py", "pkg/huge.js",
-                               "pkg/latin.py", "pkg/loop"]
+                               "pkg/latin.py", "pkg/loop", "pkg/misdeclared.py",
+                               "pkg/swallowed.py"]
     assert len(result.warnings) == len(by_file)  # one line per file
     assert "syntax error at line 6" in by_file["pkg/broken.py"]
     assert "syntax error at line 5" in by_file["pkg/Broken.java"]
-    assert "1 of 1 definitions" in by_file["pkg/broken.py"]
+    assert "1 of the 1 definitions found" in by_file["pkg/broken.py"]
+    # Definitions swallowed by the parser's recovery cannot be counted: the lines the
+    # errors cover are named instead.
+    assert "cover" not in by_file["pkg/broken.py"]  # one line
+    # Recovery swallowed good_two into the error after an unclosed "((": 1 of the 1
+    # definitions found is kept, and the lines the error covers are named.
+    assert ("syntax error at line 6 (errors cover lines 6-13: definitions there may be lost "
+            "to the parser's recovery); partly extracted: 1 of the 1 definitions found"
+            in by_file["pkg/swallowed.py"])
+    assert ("pkg/swallowed.py", "good_one") in names
     assert "520 lines > maxLines 500" in by_file["pkg/big.py"]
     # The same lines go through logging, and generated files are skipped quietly.
     logged = [r.getMessage() for r in caplog.records]
