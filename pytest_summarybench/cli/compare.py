@@ -18,7 +18,9 @@ _SHOWN_UNITS = 3
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "compare", help="compare two models of a run head to head",
-        description="Compare two models on the units both were scored on (from the store).")
+        description="Compare two models on the units both were scored on (from the store).",
+        epilog="example: summarybench compare openai/gpt-4o anthropic/claude-sonnet-4 "
+               "--detailed")
     parser.add_argument("model_a", metavar="A", help="a model id (or its unique name part)")
     parser.add_argument("model_b", metavar="B", help="another model id")
     parser.add_argument("--detailed", action="store_true",
@@ -75,7 +77,8 @@ def _lines(report: BenchmarkReport, a: str, b: str, detailed: bool,
             f"score difference: {signed(c.score_difference)} overall; per unit "
             f"{signed(c.mean_unit_difference)} on average "
             f"(95% CI {interval(c.confidence_interval)})",
-            f"pairwise record: {rec.a_wins} wins, {rec.b_wins} wins, {rec.ties} ties "
+            f"pairwise record: {c.model_a} {rec.a_wins} wins, {c.model_b} {rec.b_wins} wins, "
+            f"{rec.ties} ties "
             f"({'pairwise judge verdicts' if c.pairwise_source == 'judge/pairwise' else 'units'})",
             f"{c.model_a} strengths:", *(f"  - {s}" for s in c.strengths_a or ["none measured"]),
             f"{c.model_b} strengths:", *(f"  - {s}" for s in c.strengths_b or ["none measured"])]

@@ -39,7 +39,8 @@ def store_path(args: argparse.Namespace) -> Path:
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "report", help="render a run's report (markdown, json or html) from the store",
-        description="Rebuild a run's report from the store alone, without calling a model.")
+        description="Rebuild a run's report from the store alone, without calling a model.",
+        epilog="example: summarybench report --format html -o report.html")
     parser.add_argument("--format", choices=("markdown", "json", "html"), default="markdown",
                         help="report format (default: markdown)")
     parser.add_argument("--output", "-o", metavar="PATH", default=None,

@@ -112,3 +112,17 @@ def test_extract_report_compare_bad_inputs(project: Path, capsys, argv: list[str
                                            needle: str) -> None:
     assert main(argv) == 2
     assert needle in _err(capsys)
+
+
+def test_every_command_help_has_an_example() -> None:
+    """The README promises it: each subcommand's --help ends with a runnable example."""
+    import argparse
+
+    from pytest_summarybench.cli import SUBCOMMANDS, build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == set(SUBCOMMANDS)
+    missing = [name for name, p in sub.choices.items()
+               if not (p.epilog or "").startswith("example")]
+    assert missing == []
