@@ -82,15 +82,16 @@ def _option_error(exc: Any) -> str:
     return "; ".join(parts)
 
 
-class _Collect(logging.Handler):
-    """Keeps the extraction logger's messages, to print them once, after the run."""
+class _Warnings(logging.Handler):
+    """Prints the extraction logger's lines (every result warning, a failed worker) as
+    ``warning: ...`` on standard error, once each."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self.messages: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage().removeprefix("summarybench extract: "))
+        message = record.getMessage().removeprefix("summarybench extract: ")
+        print(f"warning: {message}", file=sys.stderr)
 
 
 def _config_from(args: argparse.Namespace) -> Any:
@@ -156,13 +157,12 @@ def run(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         print(f"summarybench extract: invalid options: {_option_error(exc)}", file=sys.stderr)
         return EXIT_USAGE
-    # Warnings are printed below, one line each. The logger's own lines are held back
-    # (with no handler and no propagation, logging's last-resort handler would print
-    # them too); any that is not a result warning (a failed worker) is printed with them.
+    # The logger's lines are printed by this handler alone: not propagated to the root
+    # handlers, and with a handler present logging's last-resort one stays quiet.
     logger = logging.getLogger("pytest_summarybench.extract")
     propagate = logger.propagate
-    collect = _Collect()
-    logger.addHandler(collect)
+    handler = _Warnings()
+    logger.addHandler(handler)
     logger.propagate = False
     try:
         result = extract_units(config)
@@ -170,16 +170,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"summarybench extract: {exc}", file=sys.stderr)
         return EXIT_USAGE
     finally:
-        logger.removeHandler(collect)
+        logger.removeHandler(handler)
         logger.propagate = propagate
     units = result.units
     if args.sample is not None:
         units = sample_units(units, args.strategy, args.sample, args.seed)
-    for line in result.warnings:
-        print(f"warning: {line}", file=sys.stderr)
-    for message in collect.messages:
-        if message not in result.warnings:
-            print(f"warning: {message}", file=sys.stderr)
     for skip in result.skipped:
         if not any(w.startswith(f"{skip.path}: ") for w in result.warnings):
             print(f"skipped: {skip.path}: {skip.reason}", file=sys.stderr)

@@ -58,7 +58,7 @@ class ModelRanking(SBModel):
     def measured_overall(self) -> float | None:
         """``overall_score``, or None when no unit was scored: the spec's ``overallScore``
         is a number, so the JSON keeps 0.0 (with ``units`` 0), and every display prints
-        "no score" rather than a 0.000 nothing computed."""
+        "-" rather than a 0.000 nothing computed."""
         return self.overall_score if self.units else None
 
 
