@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.project import write_bench_module, write_code
+
 CODE = {
     "shop/pricing.py": '''
         def apply_discount(price: float, pct: float) -> float:
@@ -76,20 +78,12 @@ EVALUATOR = '''
         return [NameOverlap()]
 '''
 
-TEST_MODULE = '''
-    def test_summary(sb_case):
-        assert sb_case.evaluate()
-'''
-
 
 def _project(pytester: pytest.Pytester, *, fail: bool = False, extra_conftest: str = "") -> None:
-    for rel, text in CODE.items():
-        path = pytester.path / "code" / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
+    write_code(pytester, CODE)
     pytester.makeconftest(f"FAIL = {fail}\n" + textwrap.dedent(EVALUATOR)
                           + textwrap.dedent(extra_conftest))
-    pytester.makepyfile(test_bench=textwrap.dedent(TEST_MODULE))
+    write_bench_module(pytester)
     pytester.makefile(".yaml", summarybench=textwrap.dedent("""
         name: plugin-test
         codebase:

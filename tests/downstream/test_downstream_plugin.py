@@ -13,16 +13,13 @@ import pytest
 
 from tests.downstream.conftest import CODEBASE
 from tests.downstream.scripted import ScriptedTaskModel
+from tests.fakes.project import write_bench_module
 
-TEST_MODULE = '''
-    def test_summary(sb_case):
-        assert sb_case.evaluate()
-'''
 MODELS = ["--sb-model", "builtin/docstring", "--sb-model", "builtin/shuffled"]
 
 
 def _project(pytester: pytest.Pytester, downstream: str = "") -> None:
-    pytester.makepyfile(test_bench=textwrap.dedent(TEST_MODULE))
+    write_bench_module(pytester)
     pytester.makefile(".yaml", summarybench=textwrap.dedent(f"""
         name: downstream-e2e
         codebase:

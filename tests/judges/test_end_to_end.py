@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.project import write_bench_module, write_code
 from tests.judges.scripted import FLAKY, LENGTH, MODEL_UNDER_TEST, POSITION, ScriptedJudges
 
 CODE = {
@@ -49,21 +50,13 @@ CODE = {
         ''',
 }
 
-TEST_MODULE = '''
-    def test_summary(sb_case):
-        assert sb_case.evaluate()
-'''
-
 DOCSTRING, SHUFFLED = "builtin/docstring", "builtin/shuffled"
 GPT = f"local/{MODEL_UNDER_TEST}"
 
 
 def _project(pytester: pytest.Pytester, server: FakeOpenAIServer) -> None:
-    for rel, text in CODE.items():
-        path = pytester.path / "code" / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    pytester.makepyfile(test_bench=textwrap.dedent(TEST_MODULE))
+    write_code(pytester, CODE)
+    write_bench_module(pytester)
     url = server.base_url
     pytester.makefile(".yaml", summarybench=textwrap.dedent(f"""
         name: judge-e2e

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.project import write_bench_module
+
 EVALUATORS = '''
     from pytest_summarybench.evaluators import EvaluationError, Evaluator
     from pytest_summarybench.llm import ModelCallError, complete
@@ -63,11 +65,6 @@ EVALUATORS = '''
         return [FromSummary(), AskJudge()]
 '''
 
-TEST_MODULE = '''
-    def test_summary(sb_case):
-        assert sb_case.evaluate()
-'''
-
 
 def function_source(i: int) -> str:
     return (f"def rule_{i}(price: float, rate: float = 0.{i % 9 + 1}) -> float:\n"
@@ -87,7 +84,7 @@ def make_project(pytester: pytest.Pytester, base_url: str, *, functions: int,
         path.write_text("".join(function_source(i)
                                 for i in range(start, min(functions, start + 10))))
     pytester.makeconftest(textwrap.dedent(EVALUATORS))
-    pytester.makepyfile(test_bench=textwrap.dedent(TEST_MODULE))
+    write_bench_module(pytester)
     pytester.makefile(".yaml", summarybench=textwrap.dedent(f"""
         name: reliability
         codebase:

@@ -18,6 +18,7 @@ from pytest_summarybench.report import report_from_store
 from pytest_summarybench.store import Store
 from pytest_summarybench.validity import LEVEL_IDS
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.project import write_bench_module, write_code
 from tests.judges.scripted import POSITION, ScriptedJudges
 
 CODE = {
@@ -84,18 +85,10 @@ CODE = {
         ''',
 }
 
-TEST_MODULE = '''
-    def test_summary(sb_case):
-        assert sb_case.evaluate()
-'''
-
 
 def _project(pytester: pytest.Pytester, server: FakeOpenAIServer) -> None:
-    for rel, text in CODE.items():
-        path = pytester.path / "code" / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    pytester.makepyfile(test_bench=textwrap.dedent(TEST_MODULE))
+    write_code(pytester, CODE)
+    write_bench_module(pytester)
     pytester.makefile(".yaml", summarybench=textwrap.dedent(f"""
         name: validity-e2e
         codebase:
@@ -186,6 +179,7 @@ def test_validate_flags_a_content_ignoring_judge(
     assert "contrastive" not in again["metadata"]["familiesSkipped"]
     assert [f for f in again["validity"]["families"] if f["family"] == "contrastive"] == [
         contrastive]
+
 
 def test_validate_subcommand_runs_the_ladder_alone(monkeypatch: pytest.MonkeyPatch,
                                                    tmp_path: Any) -> None:
