@@ -130,11 +130,13 @@ def test_process_limit_caps_children_without_the_guard(namespaces: bool) -> None
 
 
 def test_unbounded_allocation_fails_with_memory_error(limits: SandboxLimits) -> None:
+    # About 0.2 s of CPU on a quiet machine; in a loaded full run it once took over the
+    # 1 s of FAST, and the CPU limit fired first. The subject here is the memory limit.
     result = run("""
         hoard = []
         while True:
             hoard.append(bytearray(10 ** 7))
-        """, limits)
+        """, replace(limits, cpu_s=5, wall_s=10.0))
     assert not result.ok
     assert "memory limit of 256 MB exceeded" in (result.failure_reason(limits) or "")
 
