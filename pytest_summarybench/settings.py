@@ -172,7 +172,7 @@ class DownstreamSection(SBModel):
     """Downstream tasks (spec section 8); see ``pytest_summarybench/downstream``."""
 
     class Sandbox(SBModel):
-        """Limits of the sandbox completion tests run in (``downstream/sandbox.py``)."""
+        """Limits of the sandbox completion tests run in (``pytest_summarybench/sandbox``)."""
 
         wall_s: float = Field(default=10.0, gt=0)
         """Wall-clock seconds per task run before its process group is killed."""
@@ -186,8 +186,19 @@ class DownstreamSection(SBModel):
         """Largest file (and output) the run may write."""
         output_chars: int = Field(default=8000, ge=100)
         """Characters of output kept."""
-        namespaces: bool = True
-        """Isolate with Linux namespaces (network, PID, mount) when ``unshare`` works."""
+        total_memory_mb: int = Field(default=1024, ge=64)
+        """Memory of a whole run, its in-memory files included (needs a cgroup)."""
+        disk_mb: int = Field(default=64, ge=1)
+        """Size of a run's writable directory (in memory)."""
+        boundary: Literal["auto", "bubblewrap", "namespaces", "none"] = "auto"
+        """The kernel boundary: ``auto`` (bubblewrap where installed, else Linux
+        namespaces through ``unshare``), one of them, or ``none``."""
+        allow_without_boundary: bool = False
+        """Run model-written code when no kernel boundary is available, behind the
+        process limits, the syscall filter and the guard only (otherwise the completion
+        task is skipped with the reason)."""
+        seccomp: bool = True
+        """Filter the sandbox's syscalls (where libseccomp is installed)."""
 
     enabled: bool = True
     tasks: list[Literal["completion", "bug_localisation", "function_selection"]] = [

@@ -10,7 +10,7 @@ from), ``build`` (tasks built from a codebase without a task set), ``prompts`` (
 
 from __future__ import annotations
 
-from .sandbox import SandboxLimits, SandboxResult, run_sandboxed
+from ..sandbox import SandboxLimits, SandboxResult, run_sandboxed
 from .similarity import code_similarity
 from .tasks import (
     TASK_TYPES,

@@ -10,16 +10,19 @@ level are appended to the module. Tests then import the function from that packa
 from __future__ import annotations
 
 import ast
+import functools
+import hashlib
 import json
 import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..sandbox import SandboxLimits, run_sandboxed
 from ..schemas import CodeUnit
-from .sandbox import SandboxLimits, run_sandboxed
+from .outside import outside_text
 from .tasks import TestCase
-
-RESULT_MARKER = "@@summarybench-test@@ "
+from .verdicts import CompiledTest, compile_tests, harness_program, judge
 
 
 class CompletionError(ValueError):
@@ -165,25 +168,6 @@ def package_layout(codebase_root: Path, rel_path: str) -> tuple[Path, str, str]:
     return package, package.name, f"{package.name}/{file.relative_to(package).as_posix()}"
 
 
-def harness(tests: list[TestCase]) -> str:
-    """The script that runs ``tests`` one by one and reports each on stdout."""
-    payload = json.dumps([{"name": t.name, "code": t.code} for t in tests])
-    return textwrap.dedent(f"""
-        import json, sys, traceback
-        TESTS = json.loads({payload!r})
-        for test in TESTS:
-            try:
-                exec(compile(test["code"], "<test " + test["name"] + ">", "exec"),
-                     {{"__name__": "__sbtest__"}})
-                outcome = {{"name": test["name"], "passed": True}}
-            except BaseException as exc:
-                error = (type(exc).__name__ + ": " + str(exc))[:300]
-                outcome = {{"name": test["name"], "passed": False, "error": error}}
-            sys.stdout.write({RESULT_MARKER!r} + json.dumps(outcome) + "\\n")
-            sys.stdout.flush()
-        """)
-
-
 @dataclass
 class TestRun:
     """The outcome of a completion's tests."""
@@ -193,51 +177,73 @@ class TestRun:
     passed: int
     total: int
     results: list[dict]
-    """Per test: ``name``, ``passed`` and ``error``; tests the run never reached are failed
-    with the sandbox's reason."""
+    """Per test: ``name``, ``passed`` and ``error`` (truncated and redacted: it may hold
+    what the generated code printed or raised)."""
     reason: str | None
     """Why the run as a whole failed (timeout, limit, refusal), if it did."""
     layers: tuple[str, ...]
     duration_s: float
 
 
-def run_tests(module_source: str, layout: tuple[Path, str, str], tests: list[TestCase],
-              limits: SandboxLimits, *, other_modules: dict[str, str] | None = None
-              ) -> TestRun:
-    """Run ``tests`` against the package with ``module_source`` spliced in, sandboxed.
+HARNESS = Path(__file__).with_name("_sb_harness.py")
 
-    ``other_modules`` replaces further modules (sandbox path -> source), e.g. to check
-    several spliced functions in one run.
-    """
-    directory, name, module_path = layout
+
+def _inputs(layout: tuple[Path, str, str], replaced: Mapping[str, str]
+            ) -> tuple[dict[str, str], dict[str, Path]]:
+    """(files, read-only directories) of a run: the package (or the module's directory)
+    with ``replaced`` modules (sandbox path -> source) swapped in, and the harness."""
+    directory, name, _module_path = layout
     if name:
         readonly = {name: directory}
-        files = {module_path: module_source}
+        files = dict(replaced)
     else:
         readonly = {}
         files = {p.name: p.read_text(encoding="utf-8") for p in directory.glob("*.py")}
-        files[module_path] = module_source
-    files.update(other_modules or {})
-    result = run_sandboxed(harness(tests), files=files, readonly_dirs=readonly, limits=limits)
-    reported: dict[str, dict] = {}
-    for line in result.full_stdout.splitlines():
-        if line.startswith(RESULT_MARKER):
-            try:
-                data = json.loads(line[len(RESULT_MARKER):])
-            except json.JSONDecodeError:
-                continue
-            if isinstance(data, dict) and data.get("name") in {t.name for t in tests}:
-                reported.setdefault(str(data["name"]), data)
+        files.update(replaced)
+    files["_sb_harness.py"] = HARNESS.read_text(encoding="utf-8")
+    return files, readonly
+
+
+def _digest(layout: tuple[Path, str, str], compiled: list[CompiledTest]) -> str:
+    h = hashlib.sha256()
+    for path in sorted(layout[0].rglob("*.py")):
+        h.update(path.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    h.update(json.dumps([(t.name, t.reference) for t in compiled]).encode())
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=256)
+def _reference_channel(digest: str, layout: tuple[Path, str, str], programs: str,
+                       limits: SandboxLimits) -> str:
+    files, readonly = _inputs(layout, {})
+    return run_sandboxed(programs, files=files, readonly_dirs=readonly, limits=limits).channel
+
+
+def run_tests(module_source: str, layout: tuple[Path, str, str], tests: list[TestCase],
+              limits: SandboxLimits, *, target: str | Mapping[str, str],
+              other_modules: dict[str, str] | None = None) -> TestRun:
+    """Run ``tests`` against the package with ``module_source`` spliced in, sandboxed,
+    and decide each outside the sandbox (``verdicts.py``).
+
+    :param target: the qualified name of the completed function, or per test name (tests
+        of several tasks in one run).
+    :param other_modules: further modules to replace (sandbox path -> source), e.g. to
+        check several spliced functions in one run.
+    """
+    targets = target if not isinstance(target, str) else {t.name: target for t in tests}
+    compiled = compile_tests([(t.name, t.code, targets[t.name]) for t in tests])
+    reference = _reference_channel(_digest(layout, compiled), layout,
+                                   harness_program(compiled, reference=True), limits)
+    files, readonly = _inputs(layout, {layout[2]: module_source, **(other_modules or {})})
+    result = run_sandboxed(harness_program(compiled, reference=False), files=files,
+                           readonly_dirs=readonly, limits=limits)
     reason = result.failure_reason(limits)
-    results = []
-    for test in tests:
-        outcome = reported.get(test.name) or {
-            "name": test.name, "passed": False,
-            "error": f"not run: {reason or 'the test run ended early'}"}
-        results.append({"name": test.name, "passed": bool(outcome.get("passed")),
-                        **({"error": str(outcome["error"])} if outcome.get("error") else {})})
+    verdicts = judge(compiled, reference, result.channel, reason)
+    results = [{"name": v.name, "passed": v.passed,
+                **({"error": outside_text(v.error, 300)} if v.error else {})}
+               for v in verdicts]
     if reason is None and result.violations:
         reason = "sandbox refused an operation"
     return TestRun(passed=sum(1 for r in results if r["passed"]), total=len(tests),
-                   results=results,
-                   reason=reason, layers=result.layers, duration_s=result.duration_s)
+                   results=results, reason=outside_text(reason, 300) if reason else None,
+                   layers=result.layers, duration_s=result.duration_s)

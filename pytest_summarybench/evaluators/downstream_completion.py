@@ -13,6 +13,8 @@ allocates without bound or is refused by the sandbox is a failed task with the r
 
 from __future__ import annotations
 
+import warnings
+from collections import Counter
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..downstream.answers import extract_code
@@ -27,9 +29,16 @@ from ..downstream.completion import (
     splice,
 )
 from ..downstream.prompts import completion_prompt
-from ..downstream.sandbox import SandboxLimits
 from ..downstream.similarity import code_similarity, exact_match
 from ..downstream.tasks import CompletionTask, Loaded
+from ..sandbox import (
+    KERNEL_BOUNDARIES,
+    SandboxLimits,
+    SandboxUnavailable,
+    SandboxWarning,
+    boundary_status,
+    resolve_boundary,
+)
 from ..schemas import ScoreRecord
 from .base import EvaluationError
 
@@ -44,13 +53,51 @@ MAX_CODE_CHARS = 4000
 def sandbox_limits(ctx: RunContext) -> SandboxLimits:
     sb = ctx.settings.evaluation.downstream.sandbox
     return SandboxLimits(wall_s=sb.wall_s, cpu_s=sb.cpu_s, memory_mb=sb.memory_mb,
-                         processes=sb.processes, file_size_mb=sb.file_size_mb,
-                         output_chars=sb.output_chars, namespaces=sb.namespaces)
+                         total_memory_mb=sb.total_memory_mb, processes=sb.processes,
+                         file_size_mb=sb.file_size_mb, disk_mb=sb.disk_mb,
+                         output_chars=sb.output_chars, boundary=sb.boundary,
+                         allow_without_boundary=sb.allow_without_boundary,
+                         seccomp=sb.seccomp)
 
 
 class CompletionEvaluator(DownstreamEvaluator):
     name: ClassVar[str] = "downstream/completion"
     kind: ClassVar = "completion"
+
+    def skip_reason(self, ctx: RunContext) -> str | None:
+        reason = super().skip_reason(ctx)
+        if reason is not None:
+            return reason
+        try:
+            resolve_boundary(sandbox_limits(ctx))
+        except SandboxUnavailable as exc:
+            return f"model-written code will not run here: {exc}"
+        return None
+
+    def prepare(self, ctx: RunContext) -> None:
+        super().prepare(ctx)
+        limits = sandbox_limits(ctx)
+        if resolve_boundary(limits) is None:
+            warnings.warn(SandboxWarning(
+                "downstream/completion runs model-written code WITHOUT a kernel boundary ("
+                f"{boundary_status().explain(limits.boundary)}); allowWithoutBoundary is set, "
+                "so only the process limits, the syscall filter and the guard stand between "
+                "that code and this machine"), stacklevel=1)
+
+    def summarize(self, records: list[ScoreRecord], ctx: RunContext) -> dict[str, Any]:
+        out = super().summarize(records, ctx)
+        held: Counter[str] = Counter(", ".join(r.details["sandboxLayers"]) for r in records
+                                     if r.details.get("sandboxLayers"))
+        bounded = sum(n for layers, n in held.items()
+                      if any(b in layers.split(", ") for b in KERNEL_BOUNDARIES))
+        runs = sum(held.values())
+        out["sandbox"] = {"layersHeld": dict(held.most_common()),
+                          "runsWithKernelBoundary": bounded, "runs": runs}
+        if bounded < runs:
+            out["notes"] = [f"{runs - bounded} of {runs} sandboxed runs had no kernel boundary "
+                            "(allowWithoutBoundary): the code ran on this machine behind "
+                            "process limits, the syscall filter and the guard only"]
+        return out
 
     def score(self, loaded: Loaded[Any], model: ModelConfig, worker: ModelConfig,
               ctx: RunContext) -> list[ScoreRecord]:
@@ -91,7 +138,7 @@ class CompletionEvaluator(DownstreamEvaluator):
                                       for t in task.tests]
             else:
                 run = run_tests(spliced, package_layout(ctx.settings.codebase_root, task.path),
-                                task.tests, limits)
+                                task.tests, limits, target=unit.name)
                 passed, results, reason = run.passed, run.results, run.reason
                 details.update(sandboxLayers=list(run.layers), sandboxSeconds=run.duration_s)
                 if reason is None and passed < len(task.tests):

@@ -125,7 +125,7 @@ def test_hostile_completions_end_as_failed_tasks_with_the_reason(
     assert not target.exists()
     assert server.requests_by_path == {"/v1/chat/completions": 1}
     assert sentinel not in json.dumps(record.details)
-    assert "process" in record.details["sandboxLayers"]
+    assert "rlimits" in record.details["sandboxLayers"]
 
 
 def test_a_correct_completion_passes_every_test(fake_server: Callable[..., Any],
