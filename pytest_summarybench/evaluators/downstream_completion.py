@@ -28,6 +28,7 @@ from ..downstream.completion import (
     run_tests,
     splice,
 )
+from ..downstream.outside import outside_text
 from ..downstream.prompts import completion_prompt
 from ..downstream.similarity import code_similarity, exact_match
 from ..downstream.tasks import CompletionTask, Loaded
@@ -130,7 +131,7 @@ class CompletionEvaluator(DownstreamEvaluator):
                 reason = str(exc)
         metrics = {"similarity": code_similarity(function, reference, unit.language)}
         details["exactMatch"] = exact_match(function, reference, unit.language)
-        details["generatedCode"] = function[:MAX_CODE_CHARS]
+        details["generatedCode"] = outside_text(function, MAX_CODE_CHARS)
         if task.tests:
             limits = sandbox_limits(ctx)
             if spliced is None:
@@ -148,6 +149,6 @@ class CompletionEvaluator(DownstreamEvaluator):
             metrics["success"] = float(passed == len(task.tests))
             details["tests"] = results
         if reason:
-            details["reason"] = reason
+            details["reason"] = outside_text(reason, 400)
         return [ScoreRecord(unit_id=loaded.target_id, model_id=model.id, evaluator=self.name,
                             metrics=metrics, details=details)]

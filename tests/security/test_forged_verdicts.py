@@ -1,0 +1,161 @@
+"""Issue 18, item 3: a completion cannot forge its tests' verdicts.
+
+Each forger below is answered as the completion of every bundled completion task; a
+forger that is not an implementation must pass no test. On the code before this issue,
+the first one (print the harness's pass line for every test, then ``os._exit(0)``) got
+pass rate 1.0 on all 9 tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pytest_summarybench.downstream.completion import (
+    completed_function,
+    package_layout,
+    partial_code,
+    run_tests,
+    splice,
+)
+from pytest_summarybench.downstream.tasks import UnitIndex, load_task_file, resolve
+from pytest_summarybench.extract import extract_units
+from pytest_summarybench.extract.config import ExtractionConfig
+from pytest_summarybench.sandbox import SandboxLimits
+from tests.downstream.conftest import CODEBASE, TASKS
+from tests.security.layers import limits_for
+
+#: Body lines of a forging function (indented under its own signature).
+FORGERS: dict[str, str] = {
+    # Reports "start, every check, end" for every test it can find, then leaves.
+    "fake-reports-then-exit": """
+        import os, sys, json, re
+        frame = sys._getframe()
+        while frame is not None and "tests" not in frame.f_locals:
+            frame = frame.f_back
+        fd = frame.f_globals.get("_state", {}).get("fd") if frame else None
+        fd = fd if fd is not None else sys.modules["__main__"].__dict__.get("channel_fd", 3)
+        tests = frame.f_locals["tests"] if frame else []
+        for i, (name, code) in enumerate(tests):
+            os.write(fd, (json.dumps({"t": i, "start": 1}) + "\\n").encode())
+            for k, values in re.findall(r"_sbh.check\\((\\d+), \\((.*?)\\)\\)", code):
+                count = max(1, values.count(",") + (0 if values.rstrip().endswith(",") else 1))
+                os.write(fd, (json.dumps({"t": i, "c": int(k), "o": [0] * count}) + "\\n").encode())
+            os.write(fd, (json.dumps({"t": i, "end": 1}) + "\\n").encode())
+        print("@@summarybench-test@@ " + json.dumps({"passed": True}))
+        os._exit(0)
+    """,
+    # An answer that equals everything.
+    "always-equal": """
+        class Anything:
+            def __eq__(self, other): return True
+            def __ne__(self, other): return False
+            def __lt__(self, other): return True
+            def __gt__(self, other): return True
+            def __bool__(self): return True
+            def __hash__(self): return 0
+            def __getattr__(self, name): return Anything()
+            def __iter__(self): return iter([])
+            def __len__(self): return 1
+            def __getitem__(self, key): return Anything()
+        return Anything()
+    """,
+    # Reads the expected value out of the caller's code, as the old tests held it.
+    "reads-the-expected-value": """
+        import sys
+        caller = sys._getframe(1)
+        constants = [c for c in caller.f_code.co_consts
+                     if isinstance(c, (int, str)) and not isinstance(c, bool)]
+        return constants[-1] if constants else None
+    """,
+    # Switches the harness's reporting off, so that nothing can fail.
+    "silences-the-harness": """
+        import sys
+        for module in list(sys.modules.values()):
+            if getattr(module, "__name__", "") == "_sb_harness":
+                module.check = lambda *a, **k: None
+                module.fail = lambda *a, **k: None
+        return None
+    """,
+    # Ends the process "successfully" before any check.
+    "exits-zero": """
+        import os
+        os._exit(0)
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def tasks() -> list[tuple[Any, Any]]:
+    units = extract_units(ExtractionConfig(root_path=str(CODEBASE))).units
+    index = UnitIndex(units)
+    by_id = {u.id: u for u in units}
+    loaded = load_task_file(TASKS / "completion.jsonl", "completion")
+    return [(t, by_id[resolve(t, index).target_id]) for t in loaded]
+
+
+def _forge(body: str) -> Callable[[str], str]:
+    def make(header: str) -> str:
+        return f"{header.strip()}\n{textwrap.indent(textwrap.dedent(body).strip(), '    ')}\n"
+    return make
+
+
+@pytest.mark.parametrize("forger", sorted(FORGERS))
+def test_forged_completions_pass_no_test(forger: str, tasks: list[tuple[Any, Any]]) -> None:
+    limits = limits_for("all")
+    passed: dict[str, list[str]] = {}
+    total = 0
+    for loaded, unit in tasks:
+        task = loaded.task
+        source = (CODEBASE / task.path).read_text(encoding="utf-8")
+        partial = partial_code(source, unit)
+        header = partial.split("\n\n")[-1] if partial.startswith("class ") else partial
+        done = completed_function(_forge(FORGERS[forger])(header), unit, partial)
+        run = run_tests(splice(source, unit, done), package_layout(CODEBASE, task.path),
+                        task.tests, SandboxLimits(**{**limits.__dict__, "wall_s": 20.0}),
+                        target=unit.name)
+        total += run.total
+        if run.passed:
+            passed[task.id] = [r["name"] for r in run.results if r["passed"]]
+    assert total == 33
+    assert passed == {}, json.dumps(passed)
+
+
+def test_what_leaves_the_sandbox_is_truncated_and_redacted(
+        fake_server: Callable[..., Any], tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exception text and output of generated code reach the record (and so the store,
+    results.json and the reports) bounded, without key material or control sequences."""
+    from pytest_summarybench.context import RunContext
+    from pytest_summarybench.evaluators.downstream_completion import CompletionEvaluator
+    from pytest_summarybench.settings import load_settings
+    from pytest_summarybench.store import Store
+
+    secret = "sk-LEAKED-IN-A-TRACEBACK-9f2c77"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    code = ("def calculate_vat(net_cents, category):\n"
+            f"    print('\\x1b]52;c;{secret}\\x07' * 3)\n"
+            f"    raise RuntimeError('\\x1b[2J{secret} ' + 'A' * 20000)\n")
+    server = fake_server(respond=lambda body: f"```python\n{code}\n```")
+    units = extract_units(ExtractionConfig(root_path=str(CODEBASE))).units
+    settings = load_settings(None, {
+        "codebase.root": str(CODEBASE), "models.test": [{"provider": "builtin",
+                                                         "model": "docstring"}],
+        "output.directory": str(tmp_path / "out"),
+        "evaluation.downstream.completionModel": "local/task-model",
+        "evaluation.downstream.apiEndpoint": server.base_url}, base_dir=tmp_path)
+    store = Store(tmp_path / "store.sqlite")
+    store.save_units("run", units, {u.id for u in units})
+    ctx = RunContext(settings, store, "run")
+    evaluator = CompletionEvaluator()
+    item = next(i for i in evaluator.items(ctx) if i.variant == "c-calculate-vat")
+    (record,) = evaluator.evaluate(item, ctx)
+    text = json.dumps(record.details)
+    assert secret not in text
+    assert "\x1b" not in text and "\\u001b" not in text
+    assert all(len(t.get("error", "")) <= 400 for t in record.details["tests"])
+    assert len(record.details["reason"]) <= 450
+    assert "RuntimeError" in record.details["reason"]
