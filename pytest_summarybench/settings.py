@@ -60,6 +60,9 @@ class CodebaseSection(SBModel):
     languages: list[str] = Field(default_factory=lambda: list(LANGUAGES))
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
+    follow_external_symlinks: bool = False
+    """Follow symlinks whose target is outside ``root`` (off: they are skipped and listed,
+    so that a link to a home directory or a key file never reaches a model)."""
 
 
 class ExtractionSection(SBModel):
@@ -322,6 +325,7 @@ class Settings(SBModel):
                                       skip_generated=ex.skip_generated,
                                       skip_tests=ex.skip_tests),
             strip_docstrings=ex.strip_docstrings,
+            follow_external_symlinks=self.codebase.follow_external_symlinks,
             workers=ex.workers,
         )
 
