@@ -24,23 +24,26 @@ CODE = {"shop/pricing.py": '''
     '''}
 
 
-def _retrieval_project(pytester: pytest.Pytester, queries: str) -> Path:
+def _run_with(pytester: pytest.Pytester, name: str, data: bytes,
+              evaluation: str) -> tuple[Path, pytest.RunResult]:
+    """Write the codebase, ``name`` holding ``data`` and a configuration whose evaluation
+    section is ``evaluation`` (the other families off); run the benchmark."""
     write_code(pytester, CODE)
     write_bench_module(pytester)
-    path = pytester.path / "queries.jsonl"
-    path.write_text(queries)
+    path = pytester.path / name
+    path.write_bytes(data)
     pytester.makefile(".yaml", summarybench=textwrap.dedent("""
-        name: queries-attack
+        name: input-file-attack
         codebase: {root: code, languages: [python]}
         extraction: {minLines: 2, types: [function]}
         evaluation:
           sampling: all
           judge: {enabled: false}
           contrastive: {enabled: false}
-          downstream: {enabled: false}
-          retrieval: {queriesFile: queries.jsonl, embeddingModel: builtin/hashing}
-        """))
-    return path
+        """) + textwrap.indent(textwrap.dedent(evaluation), "  "))
+    result = pytester.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider",
+                                           "--sb-output", "out", timeout=300)
+    return path, result
 
 
 GOOD_QUERY = json.dumps({"path": "shop/pricing.py", "name": "apply_discount",
@@ -73,33 +76,12 @@ def test_a_malformed_queries_line_stops_the_run(pytester: pytest.Pytester, bad_l
                                                 needle: str) -> None:
     # Payload: one bad line after a good one in retrieval.queriesFile. Before: the
     # retrieval family was skipped ("1 skipped", reason only with -rs) and pytest exited 0.
-    path = _retrieval_project(pytester, GOOD_QUERY + "\n" + bad_line + "\n")
-    result = pytester.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider",
-                                           "--sb-output", "out", timeout=300)
+    path, result = _run_with(pytester, "queries.jsonl",
+                             (GOOD_QUERY + "\n" + bad_line + "\n").encode(), """
+        downstream: {enabled: false}
+        retrieval: {queriesFile: queries.jsonl, embeddingModel: builtin/hashing}
+        """)
     _assert_stopped(result, f"retrieval/embedding: {path}:2: ", needle)
-
-
-def _downstream_project(pytester: pytest.Pytester, tasks: bytes) -> Path:
-    write_code(pytester, CODE)
-    write_bench_module(pytester)
-    path = pytester.path / "tasks.jsonl"
-    path.write_bytes(tasks)
-    pytester.makefile(".yaml", summarybench=textwrap.dedent("""
-        name: tasks-attack
-        codebase: {root: code, languages: [python]}
-        extraction: {minLines: 2, types: [function]}
-        evaluation:
-          sampling: all
-          judge: {enabled: false}
-          contrastive: {enabled: false}
-          retrieval: {enabled: false}
-          downstream:
-            completionModel: local/task-model
-            apiEndpoint: http://127.0.0.1:9/v1
-            tasksFile: tasks.jsonl
-            buildTasks: false
-        """))
-    return path
 
 
 GOOD_TASK = json.dumps({"type": "function_selection", "id": "fs-1", "description": "d",
@@ -122,7 +104,13 @@ def test_a_malformed_task_line_stops_the_run(pytester: pytest.Pytester, bad_line
     # Payload: one bad line in evaluation.downstream.tasksFile. Before: a line that is
     # not UTF-8 or is nested too deeply skipped the downstream family with exit 0 (the
     # README says a bad task line stops the run, naming the file, the line and the field).
-    path = _downstream_project(pytester, GOOD_TASK.encode() + b"\n" + bad_line + b"\n")
-    result = pytester.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider",
-                                           "--sb-output", "out", timeout=300)
+    path, result = _run_with(pytester, "tasks.jsonl",
+                             GOOD_TASK.encode() + b"\n" + bad_line + b"\n", """
+        retrieval: {enabled: false}
+        downstream:
+          completionModel: local/task-model
+          apiEndpoint: http://127.0.0.1:9/v1
+          tasksFile: tasks.jsonl
+          buildTasks: false
+        """)
     _assert_stopped(result, f"{path}{needle}")
