@@ -16,7 +16,7 @@ from pathlib import Path
 from .context import RunContext
 from .schemas import BenchmarkRun, CodebaseInfo
 from .settings import Settings, SettingsError
-from .store import Store
+from .store import Store, StoreError
 
 # Folders never worth stat-ing for the codebase fingerprint.
 _PRUNE = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
@@ -56,12 +56,27 @@ def run_id_for(settings: Settings) -> str:
 
 def ensure_units(settings: Settings, store: Store) -> RunContext:
     """Extract and sample the codebase once per configuration; return the run context."""
-    from filelock import FileLock
+    from filelock import FileLock, Timeout
 
     run_id = run_id_for(settings)
-    with FileLock(str(store.path) + ".lock", timeout=600):
+    lock = FileLock(str(store.path) + ".lock", timeout=600)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise StoreError(f"store {store.path} stayed locked by another process for 600 s "
+                         f"(lock file {lock.lock_file}): wait for the other run to finish, "
+                         "or use another --sb-store") from None
+    except OSError as exc:
+        # Opening the store names the problem best (read-only, missing directory...).
+        store.execute("SELECT 1")
+        raise StoreError(f"cannot create the store's lock file {lock.lock_file} "
+                         f"({exc.strerror or exc}): make its directory writable, or point "
+                         "--sb-store (output.store) at a writable path") from None
+    try:
         if store.load_run(run_id) is None:
             _extract_and_sample(settings, store, run_id)
+    finally:
+        lock.release()
     return RunContext(settings, store, run_id)
 
 

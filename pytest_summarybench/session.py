@@ -13,7 +13,8 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -26,6 +27,7 @@ from .evaluators import (
     SummarizingEvaluator,
     load_builtin,
 )
+from .input_files import InputFileError
 from .plugin import REPORT_ATTR
 
 # pydantic-based modules (schemas, settings, store, context) are imported where used, so
@@ -45,6 +47,12 @@ SAVE_BATCH = 500
 SAVE_EVERY_S = 2.0
 _SELECTION_DDL = ("CREATE TABLE IF NOT EXISTS session_selection (token TEXT, model_id TEXT, "
                   "evaluator TEXT, PRIMARY KEY (token, model_id, evaluator))")
+#: How a collection error that must stop the whole session begins: whichever process
+#: collects (the controller, or an xdist worker whose report the controller receives), the
+#: controller turns it into one ``ERROR:`` line and exit code 4 (``ControllerHooks.stop``).
+STOP_PREFIX = "summarybench cannot run: "
+#: The id of the one test collected when the matrix is empty (skipped, with the reasons).
+NO_ITEMS_ID = "no-items"
 
 
 class BoundItem:
@@ -95,6 +103,11 @@ class BoundItem:
             pytest.fail(f"{self.item.evaluator} could not score {self.item.test_id}: {exc}",
                         pytrace=False)
         except Exception as exc:
+            from .store import StoreError
+
+            if isinstance(exc, StoreError):
+                # Every other test would fail the same way: stop with the one line.
+                pytest.exit(f"summarybench: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
             self._fail(f"{type(exc).__name__}: {exc}")
             raise
         for rec in records:
@@ -153,7 +166,9 @@ class SummaryBenchState:
         if self._store is None:
             from .store import Store
 
-            self._store = Store(self.settings.store_path)
+            # The controller checks the file when it first opens it: a damaged store stops
+            # the session before anything reads half of it.
+            self._store = Store(self.settings.store_path, check=not self.is_worker)
         return self._store
 
     def context(self) -> RunContext:
@@ -182,10 +197,9 @@ class SummaryBenchState:
             for ev in candidates:
                 try:
                     reason = ev.skip_reason(ctx)
-                except pytest.UsageError:
-                    raise  # the evaluator's own verdict: bad input the user must fix
-                except Exception as exc:  # a broken evaluator must not stop the others
-                    reason = _failure(exc)
+                except Exception as exc:
+                    _raise_if_fatal(ev.name, exc)
+                    reason = _failure(exc)  # a broken evaluator must not stop the others
                 if reason is None:
                     active[ev.name] = ev
                 else:
@@ -210,9 +224,9 @@ class SummaryBenchState:
         for name, ev in list(active.items()):
             try:
                 items.extend(ev.items(ctx))
-            except pytest.UsageError:
-                raise
-            except Exception as exc:  # e.g. a malformed queries file: skip, say why
+            except Exception as exc:
+                _raise_if_fatal(name, exc)
+                # A broken evaluator of a hook: skip it, say why.
                 del active[name]
                 key = ev.family if all(e.family != ev.family for e in active.values()) \
                     else name
@@ -248,14 +262,23 @@ class SummaryBenchState:
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "sb_case" not in metafunc.fixturenames:
             return
+        from .store import StoreError
+
         try:
             items = self.matrix()
-        except pytest.UsageError as exc:
-            pytest.fail(f"summarybench: {exc}", pytrace=False)
+        except (pytest.UsageError, StoreError) as exc:
+            stop = str(exc)
+        else:
+            stop = ""
+        if stop:
+            # Raised here it is one collection error of this module; the controller stops
+            # the session on it (see STOP_PREFIX). Outside the except block, so that the
+            # error is this line alone, with no chained exception.
+            pytest.fail(STOP_PREFIX + " ".join(stop.split()), pytrace=False)
         if not items:
             reasons = "; ".join(f"{f}: {r}" for f, r in sorted(self.skipped_families.items()))
             metafunc.parametrize("sb_case", [pytest.param(
-                None, id="no-items", marks=pytest.mark.skip(
+                None, id=NO_ITEMS_ID, marks=pytest.mark.skip(
                     reason=f"summarybench has no matrix items ({reasons})"))])
             return
         # One mark list per (family, ladder or not), shared by its items: looking a mark
@@ -286,6 +309,17 @@ class SummaryBenchState:
                             for m in it.model_id.split("~")}))
 
 
+def _raise_if_fatal(evaluator: str, exc: Exception) -> None:
+    """Re-raise what must stop the run rather than skip an evaluator: a usage error, a bad
+    input file (queries, tasks: README), a store failure."""
+    from .store import StoreError
+
+    if isinstance(exc, (pytest.UsageError, StoreError)):
+        raise exc
+    if isinstance(exc, InputFileError):
+        raise pytest.UsageError(f"{evaluator}: {exc}") from None
+
+
 def _failure(exc: BaseException) -> str:
     """One line naming the exception, without key material."""
     from .llm.providers import redact
@@ -306,7 +340,15 @@ def selected_items(items: list[pytest.Item]) -> list[MatrixItem]:
 
 
 class ControllerHooks:
-    """Controller-only: prepare once, collect records, aggregate, report."""
+    """Controller-only: prepare once, collect records, aggregate, report.
+
+    It fails closed: a store or output directory that cannot be used, or an input file
+    that is malformed, stops the session with one ``ERROR:`` line and exit code 4
+    (``stop``); a configured gate never passes on a session that scored nothing or stopped
+    early; and the previous session's reports are moved aside (``retire_reports``) as soon
+    as this one starts evaluating, so that a ``results.json`` in the output directory is
+    always the report of the last session that finished.
+    """
 
     def __init__(self, state: SummaryBenchState) -> None:
         self.state = state
@@ -322,6 +364,72 @@ class ControllerHooks:
         self.generation_summary: list[str] = []
         self._unsaved: list[tuple[str, list[RecordRow]]] = []
         self._saved_at = time.monotonic()
+        self.report_paths: dict[str, Path] = {}
+        self.results_path: Path | None = None
+        self.fatal: str | None = None
+        """Why the session was stopped (the ERROR line), once it was."""
+        self.benchmark_ran = False
+        """The code-summary benchmark was collected (items selected, or an empty matrix)."""
+        self.notes: list[str] = []
+        """Lines for the terminal summary when there is no report to show."""
+        self._retired: dict[Path, Path] | None = None
+
+    # -- failing closed ----------------------------------------------------------------
+    def stop(self, message: str) -> NoReturn:
+        """Stop the session now: one ``ERROR: summarybench: ...`` line on stderr and exit
+        code 4 (pytest's usage error), the previous reports moved aside."""
+        self.fatal = message = " ".join(message.split())  # one line, whatever it quotes
+        self.retire_reports()
+        raise pytest.UsageError(f"summarybench: {message}")
+
+    def retire_reports(self) -> dict[Path, Path]:
+        """Move the previous session's reports aside, once per session (see
+        ``report.render.retire_reports``); where each went."""
+        if self._retired is None:
+            self._retired = {}
+            try:
+                output_dir = self.state.settings.output_dir
+            except pytest.UsageError:
+                return self._retired  # no configuration, hence no output directory
+            from .report.render import retire_reports
+
+            try:
+                self._retired = retire_reports(output_dir)
+            except OSError as exc:
+                self.notes.append(f"summarybench: the previous reports in {output_dir} could "
+                                  f"not be moved aside ({exc.strerror or exc})")
+        return self._retired
+
+    def _check_output_dir(self) -> None:
+        """Stop now, not after the run, when the output directory cannot be written."""
+        import tempfile
+
+        output_dir = self.state.settings.output_dir
+        try:
+            output_dir.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=output_dir):
+                pass
+        except OSError as exc:
+            self.stop(f"output directory {output_dir} is not writable "
+                      f"({exc.strerror or exc}): make it writable or pass --sb-output DIR")
+
+    def _end_with(self, session: pytest.Session, message: str) -> None:
+        """A failure at session end: no report, the one line in the terminal summary, exit
+        code 4 (raising from ``pytest_sessionfinish`` would lose pytest's own summary)."""
+        self.fatal = message = " ".join(message.split())
+        self.report = None
+        self.retire_reports()
+        self.notes.append(f"ERROR: summarybench: {message}")
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        # A collection error summarybench marked as fatal (raised in pytest_generate_tests
+        # of this process or of an xdist worker): stop with its one line.
+        if report.failed and self.fatal is None:
+            text = report.longreprtext.strip()
+            if text.startswith(STOP_PREFIX):
+                self.stop(text[len(STOP_PREFIX):].strip())
 
     @property
     def records(self) -> list[ScoreRecord]:
@@ -350,8 +458,12 @@ class ControllerHooks:
                     raise pytest.UsageError(str(exc)) from None
         if config.getoption("sb_dry_run"):
             from .generate import estimate_generation, format_estimate
+            from .store import StoreError
 
-            ctx = self.state.context()
+            try:
+                ctx = self.state.context()
+            except StoreError as exc:
+                raise pytest.UsageError(f"summarybench: {exc}") from None
             tr = config.pluginmanager.get_plugin("terminalreporter")
             lines = format_estimate(estimate_generation(ctx))
             for line in lines:
@@ -370,13 +482,25 @@ class ControllerHooks:
         """Generate summaries and build evaluator artefacts for the selected items.
 
         Nothing is generated for ``--collect-only`` (listing tests must not spend money);
-        ``--sb-generate-only`` stops the session once summaries exist.
+        ``--sb-generate-only`` stops the session once summaries exist. A store that fails
+        meanwhile stops the session (``stop``).
         """
         config = self.state.config
         if self.prepared or config.option.collectonly:
             return
         self.prepared = True
+        self.benchmark_ran = True
+        from .store import StoreError
+
+        try:
+            self._prepare(selection)
+        except StoreError as exc:
+            self.stop(str(exc))
+
+    def _prepare(self, selection: set[tuple[str, str]]) -> None:
+        config = self.state.config
         from .generate import run_generation
+        from .store import StoreError
 
         ctx = self.state.context()
         models = {m for m, _ in selection}
@@ -399,12 +523,17 @@ class ControllerHooks:
             ctx.refresh()
             ctx.restrict_models(models)
         self.state.mark_refreshed()
+        # Evaluation starts: the reports of an earlier session must not pass for this one's.
+        self._check_output_dir()
+        self.retire_reports()
         active = self.state.evaluators()
         tr = config.pluginmanager.get_plugin("terminalreporter")
         for name in sorted({ev for _, ev in selection}):
             if name in active:
                 try:
                     active[name].prepare(ctx)
+                except StoreError:
+                    raise
                 except Exception as exc:
                     # Its items will fail with their own reasons; the other evaluators
                     # and the report go on.
@@ -416,6 +545,8 @@ class ControllerHooks:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         raw = getattr(report, REPORT_ATTR, None)
         if not raw:
+            if report.nodeid.endswith(f"[{NO_ITEMS_ID}]"):
+                self.benchmark_ran = True  # collected, with nothing to score
             return
         from .schemas import ScoreRecord
         from .store import record_row
@@ -433,7 +564,12 @@ class ControllerHooks:
             self._unsaved.append((report.nodeid, summary_rows))
             now = time.monotonic()
             if len(self._unsaved) >= SAVE_BATCH or now - self._saved_at >= SAVE_EVERY_S:
-                self.flush_records()
+                from .store import StoreError
+
+                try:
+                    self.flush_records()
+                except StoreError as exc:
+                    self.stop(str(exc))
 
     def flush_records(self) -> None:
         """Write the records that arrived since the last flush, in one transaction.
@@ -449,16 +585,45 @@ class ControllerHooks:
             self.state.store.save_record_rows(self.state.context().run_id, batch)
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.fatal is not None or exitstatus == pytest.ExitCode.USAGE_ERROR:
+            # Stopped with its one line (here, or a usage error of pytest's or a plugin's):
+            # nothing of this session may be written as if it had run.
+            if self.benchmark_ran or self.fatal is not None:
+                self.retire_reports()
+            return
+        from .store import StoreError
+
+        try:
+            self._finish(session, exitstatus)
+        except StoreError as exc:
+            self._end_with(session, str(exc))
+
+    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         self.flush_records()
         # In node id order, whatever order xdist delivered them in: every sum is then the
         # same as in a plain run and in a report rebuilt from the store.
         summary = sorted((r for r in self.records if r.benchmark == "summary"),
                          key=lambda r: (r.nodeid, r.unit_id, r.model_id, r.evaluator))
-        if not summary:
-            return
+        if not summary and not self.benchmark_ran:
+            return  # not a code-summary session (another benchmark, plain tests)
         from .report import apply_gate, build_run_report, save_gate_outcome, write_reports
+        from .report.gate import gate_configured
 
+        settings = self.state.settings
+        stopped = _stopped_early(session, exitstatus)
+        if not summary:
+            # Nothing to report: the previous reports must not pass for this session's.
+            self.retire_reports()
+            why = stopped or ("every selected item was skipped or failed before scoring; "
+                              "-rs shows the skip reasons")
+            self.notes.append(f"summarybench: no unit was scored ({why}); no results.json "
+                              f"written")
+            if gate_configured(settings.gate):
+                self._gate_failed(session, [
+                    f"no unit was scored in this session ({why}); a gate passes only on a "
+                    "session that scored"])
+            return
         ctx = self.state.context()
         details: dict[str, dict[str, Any]] = {}
         for name, ev in sorted(self.state.evaluators().items()):
@@ -472,21 +637,37 @@ class ControllerHooks:
                                   started_at=self.started_at,
                                   finished_at=datetime.now(timezone.utc),
                                   evaluator_details=details, save=True)
-        settings = self.state.settings
         # The configured gate first: it attaches the baseline comparison that ranking
-        # hooks may want to read.
-        self.gate_failures = apply_gate(report, settings, self.state.store)
+        # hooks may want to read. A baseline that was this directory's results.json is
+        # read where retire_reports moved it.
+        failures = apply_gate(report, settings, self.state.store,
+                              moved=self.retire_reports())
+        if stopped and gate_configured(settings.gate):
+            failures.append(f"the session stopped early ({stopped}); a gate judges only a "
+                            "session that ran to the end")
         results = self.state.config.hook.pytest_summarybench_ranking(
             rankings=report.rankings, report=report, config=self.state.config)
-        self.gate_failures += [msg for msgs in results if msgs for msg in msgs]
-        report.gate_failures = list(self.gate_failures)
+        failures += [msg for msgs in results if msgs for msg in msgs]
+        report.gate_failures = list(failures)
         save_gate_outcome(self.state.store, report)
-        if self.gate_failures and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self._gate_failed(session, failures)
+        try:
+            self.report_paths = write_reports(report, settings.output_dir,
+                                              ["json", *settings.output.formats])
+        except OSError as exc:
+            self._end_with(session, f"cannot write the reports to {settings.output_dir} "
+                                    f"({exc.strerror or exc}): free space there or make it "
+                                    "writable, or pass --sb-output DIR; the scores are in "
+                                    f"the store ({settings.store_path}), `summarybench "
+                                    "report` rebuilds them")
+            return
         self.report = report
-        self.report_paths = write_reports(report, settings.output_dir,
-                                          ["json", *settings.output.formats])
         self.results_path = self.report_paths["json"]
+
+    def _gate_failed(self, session: pytest.Session, failures: list[str]) -> None:
+        self.gate_failures = failures
+        if failures and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
         records = sorted(self.records, key=lambda r: (r.nodeid, r.benchmark))
@@ -504,6 +685,12 @@ class ControllerHooks:
                                              records: list[ScoreRecord],
                                              config: pytest.Config) -> None:
         if self.report is None:
+            if self.notes or self.gate_failures:
+                terminalreporter.write_sep("=", "summarybench")
+                for line in self.notes:
+                    terminalreporter.write_line(line, red=line.startswith("ERROR"))
+                for msg in self.gate_failures:
+                    terminalreporter.write_line(f"GATE FAILED: {msg}", red=True)
             return
         from .report import terminal_lines
 
@@ -517,12 +704,25 @@ class ControllerHooks:
 
             for line in validity_lines(self.report.validity):
                 terminalreporter.write_line(line, red=line.startswith("DISTRUST"))
+        for line in self.notes:
+            terminalreporter.write_line(line)
         for msg in self.gate_failures:
             terminalreporter.write_line(f"GATE FAILED: {msg}", red=True)
         terminalreporter.write_line(f"results: {self.results_path}")
         for fmt, path in self.report_paths.items():
             if fmt != "json":
                 terminalreporter.write_line(f"{fmt} report: {path}")
+
+
+def _stopped_early(session: pytest.Session, exitstatus: int) -> str:
+    """Why the session did not run every selected test ("" when it did): ``-x`` or
+    ``--maxfail``, an interruption, an xdist worker that stopped."""
+    reason = session.shouldfail or session.shouldstop
+    if reason:
+        return str(reason)
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        return "interrupted"
+    return ""
 
 
 class XdistControllerHooks:
@@ -538,9 +738,14 @@ class XdistControllerHooks:
         controller = self.state.config.pluginmanager.get_plugin("summarybench-controller")
         if controller is None or controller.prepared or not ids:
             return
+        from .store import StoreError
+
         store = self.state.store
-        store.ensure_table(_SELECTION_DDL)
-        rows = store.execute("SELECT model_id, evaluator FROM session_selection WHERE token = ?",
-                             (self.state.token,))
+        try:
+            store.ensure_table(_SELECTION_DDL)
+            rows = store.execute("SELECT model_id, evaluator FROM session_selection "
+                                 "WHERE token = ?", (self.state.token,))
+        except StoreError as exc:
+            controller.stop(str(exc))
         if rows:
             controller.prepare({(m, e) for m, e in rows})

@@ -60,6 +60,9 @@ class CodebaseSection(SBModel):
     languages: list[str] = Field(default_factory=lambda: list(LANGUAGES))
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
+    follow_external_symlinks: bool = False
+    """Follow symlinks whose target is outside ``root`` (off: they are skipped and listed,
+    so that a link to a home directory or a key file never reaches a model)."""
 
 
 class ExtractionSection(SBModel):
@@ -333,6 +336,7 @@ class Settings(SBModel):
                                       skip_generated=ex.skip_generated,
                                       skip_tests=ex.skip_tests),
             strip_docstrings=ex.strip_docstrings,
+            follow_external_symlinks=self.codebase.follow_external_symlinks,
             workers=ex.workers,
         )
 
@@ -377,7 +381,7 @@ def load_settings(path: str | Path | None, overrides: dict[str, Any] | None = No
     ``overrides`` maps dotted keys (``evaluation.sampleSize``) to values; they win over the
     file. Raises ``SettingsError`` naming the offending key and value.
     """
-    import yaml  # local: keep plugin import cheap
+    from .input_files import InputFileError, load_yaml
 
     data: dict[str, Any] = {}
     if path is not None:
@@ -386,10 +390,13 @@ def load_settings(path: str | Path | None, overrides: dict[str, Any] | None = No
             text = p.read_text(encoding="utf-8")
         except OSError as exc:
             raise SettingsError(f"cannot read config file {p}: {exc.strerror}") from exc
+        except UnicodeDecodeError as exc:
+            raise SettingsError(f"config file {p} is not UTF-8 text ({exc.reason} at byte "
+                                f"{exc.start})") from None
         try:
-            loaded = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise SettingsError(f"config file {p} is not valid YAML: {exc}") from exc
+            loaded = load_yaml(text, str(p))
+        except InputFileError as exc:
+            raise SettingsError(f"config file {exc}") from None
         if loaded is not None and not isinstance(loaded, dict):
             raise SettingsError(f"config file {p} must hold a mapping at the top level, "
                                 f"found {type(loaded).__name__}")
@@ -416,14 +423,25 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
     node[keys[-1]] = value
 
 
+#: Validation errors quoted in one message; the rest are counted.
+_MAX_ERRORS = 10
+
+
 def _describe(exc: ValidationError, path: str | Path | None) -> str:
+    from .input_files import clip, clip_text
+
     where = f" in {path}" if path else ""
     lines = []
-    for err in exc.errors():
+    # include_input=False would lose the value; each one is clipped instead (a value can
+    # be anything the YAML file held, of any size).
+    errors = exc.errors(include_url=False)
+    for err in errors[:_MAX_ERRORS]:
         key = ".".join(str(p) for p in err["loc"])
-        value = err.get("input")
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
-        lines.append(f"{key} = {value!r}{where}: {msg}")
+        lines.append(f"{clip_text(key, 120)} = {clip(err.get('input'))}{where}: "
+                     f"{clip_text(msg, 300)}")
+    if len(errors) > _MAX_ERRORS:
+        lines.append(f"and {len(errors) - _MAX_ERRORS} more")
     return "invalid summarybench configuration: " + "; ".join(lines)

@@ -5,6 +5,10 @@ without calling a model again. SQLite in WAL mode with a busy timeout lets sever
 xdist workers read (and, for caches, write) while the controller writes; every write is a
 short transaction that commits at once, so a killed process loses at most the row it was
 writing.
+
+The store fails closed: every SQLite error (a damaged file, a full disk, a read-only
+directory, a lock held too long) and every row that no longer parses comes out as one
+``StoreError`` naming the file and what to do, never as a half-read run.
 """
 
 from __future__ import annotations
@@ -18,10 +22,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from pydantic import BaseModel
+
 from .schemas import BenchmarkRun, CodeUnit, GeneratedSummary, ScoreRecord
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -72,15 +79,71 @@ CREATE INDEX IF NOT EXISTS records_by_run ON records (run_id, benchmark);
 
 
 class StoreError(RuntimeError):
-    """The store file cannot be opened or is not a summarybench store."""
+    """The store cannot be used (damaged, not a summarybench store, unwritable, full or
+    locked); the message is one line naming the file and what to do."""
+
+
+#: What to do, by SQLite's primary result code (``sqlite3.Error.sqlite_errorname``).
+_DAMAGED = ("move it aside (mv {path} {path}.damaged) and re-run: a new store is created, "
+            "and the summaries, scores and cached model answers it held are lost (models "
+            "are called again)")
+_UNWRITABLE = ("make it and its directory writable, or point --sb-store (output.store) at "
+               "a writable path")
+_ADVICE = {
+    "SQLITE_CORRUPT": ("is damaged", _DAMAGED),
+    "SQLITE_NOTADB": ("is not an SQLite database", _DAMAGED),
+    "SQLITE_FULL": ("cannot grow: the disk is full",
+                    "free space on its disk, or point --sb-store (output.store) elsewhere"),
+    "SQLITE_READONLY": ("is read-only", _UNWRITABLE),
+    "SQLITE_CANTOPEN": ("cannot be opened", _UNWRITABLE),
+    "SQLITE_PERM": ("cannot be written", _UNWRITABLE),
+    "SQLITE_IOERR": ("cannot be read or written (I/O error)",
+                     "check its disk (full? read-only? removed?) and re-run"),
+    "SQLITE_BUSY": ("stayed locked by another process",
+                    "wait for the other run to finish, or use another --sb-store"),
+    "SQLITE_LOCKED": ("stayed locked by another process",
+                      "wait for the other run to finish, or use another --sb-store"),
+}
+# Python 3.10 has no sqlite_errorname: the same codes, recognised by their messages.
+_MESSAGES = {
+    "malformed": "SQLITE_CORRUPT", "not a database": "SQLITE_NOTADB",
+    "is full": "SQLITE_FULL", "readonly": "SQLITE_READONLY",
+    "unable to open": "SQLITE_CANTOPEN", "disk i/o": "SQLITE_IOERR", "locked": "SQLITE_BUSY",
+}
+
+
+def store_error(path: Path, exc: BaseException) -> BaseException:
+    """The one-line ``StoreError`` for an SQLite error (or an unparsable row) on ``path``;
+    a constraint or SQL error is a bug of ours, not of the file, and is returned as is."""
+    if isinstance(exc, (sqlite3.IntegrityError, sqlite3.ProgrammingError,
+                        sqlite3.InterfaceError)):
+        return exc
+    detail = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+    if isinstance(exc, sqlite3.Error):
+        name = getattr(exc, "sqlite_errorname", None) or ""
+        primary = "_".join(name.split("_")[:2])
+        if primary not in _ADVICE:
+            lowered = detail.lower()
+            primary = next((code for text, code in _MESSAGES.items() if text in lowered), "")
+        what, advice = _ADVICE.get(primary, ("failed", "if it happens again, " + _DAMAGED))
+    else:  # a row whose JSON no longer parses: the file was changed under us
+        what, advice = "holds a damaged row", _DAMAGED
+    return StoreError(f"store {path} {what} ({detail}): {advice.format(path=path)}")
 
 
 class Store:
     """A summarybench SQLite store at ``path`` (created on first use)."""
 
-    def __init__(self, path: str | Path, *, timeout_s: float = 60.0) -> None:
+    def __init__(self, path: str | Path, *, timeout_s: float = 60.0,
+                 check: bool = False) -> None:
+        """``check``: run SQLite's ``quick_check`` when the file is first opened, so that a
+        damaged store stops the session before anything reads half of it. The controller
+        does (workers do not: it has checked the file by then); on the 208 MB store of a
+        10,000-unit run it costs 0.17 s CPU from a warm page cache, 3 to 5 s wall from a
+        cold disk (docs/performance.md)."""
         self.path = Path(path)
         self._timeout_s = timeout_s
+        self._check = check
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._run_summaries: tuple[tuple[str, int, int],
@@ -91,16 +154,37 @@ class Store:
         if self._conn is None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot create the store's directory {self.path.parent} "
+                    f"({exc.strerror or exc}): {_UNWRITABLE}") from None
+            conn: sqlite3.Connection | None = None
+            try:
                 conn = sqlite3.connect(self.path, timeout=self._timeout_s,
                                        isolation_level=None, check_same_thread=False)
+                if self._check:
+                    self._quick_check(conn)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute(f"PRAGMA busy_timeout={int(self._timeout_s * 1000)}")
                 self._init_schema(conn)
-            except sqlite3.DatabaseError as exc:
-                raise StoreError(f"cannot open store {self.path}: {exc}") from exc
+            except (sqlite3.Error, StoreError) as exc:
+                if conn is not None:
+                    conn.close()
+                if isinstance(exc, StoreError):
+                    raise
+                raise store_error(self.path, exc) from None
             self._conn = conn
         return self._conn
+
+    def _quick_check(self, conn: sqlite3.Connection) -> None:
+        """SQLite's structural check of every page (no index-content comparison): garbage
+        pages and truncation are found here, before the run reads half of them."""
+        problem = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+        if problem != "ok":
+            problem = " ".join(str(problem).split())[:200]  # SQLite's text has newlines
+            raise StoreError(f"store {self.path} is damaged (quick_check: {problem}): "
+                             f"{_DAMAGED.format(path=self.path)}")
 
     def _init_schema(self, conn: sqlite3.Connection) -> None:
         _retry(lambda: conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;"))
@@ -115,22 +199,51 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction that commits on exit (``BEGIN IMMEDIATE``, retried when busy)."""
+        """A write transaction that commits on exit (``BEGIN IMMEDIATE``, retried when busy).
+
+        An SQLite error inside it, its own or the caller's, rolls back and comes out as a
+        ``StoreError``."""
         with self._lock:
             conn = self._connect()
-            _retry(lambda: conn.execute("BEGIN IMMEDIATE"))
+            try:
+                _retry(lambda: conn.execute("BEGIN IMMEDIATE"))
+            except sqlite3.Error as exc:
+                raise store_error(self.path, exc) from None
             try:
                 yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
+            except BaseException as exc:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass  # SQLite already rolled back (a full disk does); keep the cause
+                if isinstance(exc, sqlite3.Error):
+                    raise store_error(self.path, exc) from None
                 raise
-            else:
+            try:
                 conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                raise store_error(self.path, exc) from None
 
     def execute(self, sql: str, params: Iterable[object] = ()) -> list[tuple]:
         """Run a read query and return all rows."""
         with self._lock:
-            return self._connect().execute(sql, tuple(params)).fetchall()
+            conn = self._connect()
+            try:
+                return conn.execute(sql, tuple(params)).fetchall()
+            except sqlite3.Error as exc:
+                raise store_error(self.path, exc) from None
+
+    def parse(self, model: type[M], text: str) -> M:
+        """A stored row's JSON as ``model``; a row that no longer parses is a damaged
+        store (``StoreError``), not a validation error deep in a report."""
+        try:
+            return model.model_validate_json(text)
+        except ValueError as exc:
+            raise store_error(self.path, exc) from None
 
     def ensure_table(self, ddl: str) -> None:
         """Create a table (or index) that another module owns, e.g. a cache."""
@@ -152,7 +265,7 @@ class Store:
 
     def load_run(self, run_id: str) -> BenchmarkRun | None:
         rows = self.execute("SELECT json FROM runs WHERE id = ?", (run_id,))
-        return BenchmarkRun.model_validate_json(rows[0][0]) if rows else None
+        return self.parse(BenchmarkRun, rows[0][0]) if rows else None
 
     def latest_run_id(self) -> str | None:
         rows = self.execute("SELECT id FROM runs ORDER BY updated_at DESC LIMIT 1")
@@ -176,7 +289,7 @@ class Store:
         if sampled_only:
             sql += " AND r.sampled = 1"
         rows = self.execute(sql + " ORDER BY r.position", (run_id,))
-        return [CodeUnit.model_validate_json(r[0]) for r in rows]
+        return [self.parse(CodeUnit, r[0]) for r in rows]
 
     def sampled_unit_ids(self, run_id: str) -> list[str]:
         rows = self.execute("SELECT unit_id FROM run_units WHERE run_id = ? AND sampled = 1 "
@@ -211,19 +324,22 @@ class Store:
         """
         with self._lock:
             conn = self._connect()
-            # total_changes counts this connection's writes; data_version changes when
-            # another connection (another process) commits.
-            version = (run_id, conn.total_changes,
-                       conn.execute("PRAGMA data_version").fetchone()[0])
-            if self._run_summaries is not None and self._run_summaries[0] == version:
-                return dict(self._run_summaries[1])
-            rows = conn.execute(
-                "SELECT r.unit_id, r.model_id, s.json, r.error FROM run_summaries r "
-                "LEFT JOIN summaries s ON s.id = r.summary_id WHERE r.run_id = ?",
-                (run_id,)).fetchall()
+            try:
+                # total_changes counts this connection's writes; data_version changes when
+                # another connection (another process) commits.
+                version = (run_id, conn.total_changes,
+                           conn.execute("PRAGMA data_version").fetchone()[0])
+                if self._run_summaries is not None and self._run_summaries[0] == version:
+                    return dict(self._run_summaries[1])
+                rows = conn.execute(
+                    "SELECT r.unit_id, r.model_id, s.json, r.error FROM run_summaries r "
+                    "LEFT JOIN summaries s ON s.id = r.summary_id WHERE r.run_id = ?",
+                    (run_id,)).fetchall()
+            except sqlite3.Error as exc:
+                raise store_error(self.path, exc) from None
         out: dict[tuple[str, str], GeneratedSummary | str] = {}
         for unit_id, model_id, text, error in rows:
-            out[(unit_id, model_id)] = (GeneratedSummary.model_validate_json(text)
+            out[(unit_id, model_id)] = (self.parse(GeneratedSummary, text)
                                         if text else (error or "no summary generated"))
         with self._lock:
             self._run_summaries = (version, out)
@@ -231,7 +347,7 @@ class Store:
 
     def get_summary(self, summary_id: str) -> GeneratedSummary | None:
         rows = self.execute("SELECT json FROM summaries WHERE id = ?", (summary_id,))
-        return GeneratedSummary.model_validate_json(rows[0][0]) if rows else None
+        return self.parse(GeneratedSummary, rows[0][0]) if rows else None
 
     def get_summaries(self, ids: Iterable[str]) -> dict[str, GeneratedSummary]:
         wanted = list(ids)
@@ -241,7 +357,7 @@ class Store:
             marks = ",".join("?" * len(chunk))
             for (text,) in self.execute(
                     f"SELECT json FROM summaries WHERE id IN ({marks})", chunk):
-                s = GeneratedSummary.model_validate_json(text)
+                s = self.parse(GeneratedSummary, text)
                 found[s.id] = s
         return found
 
@@ -275,7 +391,7 @@ class Store:
             sql += " AND benchmark = ?"
             params.append(benchmark)
         sql += " ORDER BY nodeid, seq"
-        return [ScoreRecord.model_validate_json(r[0]) for r in self.execute(sql, params)]
+        return [self.parse(ScoreRecord, r[0]) for r in self.execute(sql, params)]
 
 
 #: A record as the store keeps it: benchmark, unit id, model id, evaluator and its JSON.

@@ -49,8 +49,17 @@ def yaml_rt() -> Any:
 def load_document(path: Path) -> Any:
     from ruamel.yaml import YAMLError
 
+    from ..input_files import InputFileError, load_yaml
+
+    text = path.read_text(encoding="utf-8")
     try:
-        doc = yaml_rt().load(path.read_text(encoding="utf-8"))
+        # The bounded loader first (depth, aliases, duplicate keys): ruamel's composer
+        # recurses without a limit.
+        load_yaml(text, str(path))
+    except InputFileError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        doc = yaml_rt().load(text)
     except YAMLError as exc:
         raise CliError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
     if doc is None:

@@ -58,6 +58,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="also extract files marked generated or minified")
     parser.add_argument("--strip-docstrings", action="store_true",
                         help="remove each unit's own docstring/doc comment from its content")
+    parser.add_argument("--follow-external-symlinks", action="store_true",
+                        help="with PATH: also follow symlinks whose target is outside PATH "
+                             "(skipped and listed by default; for the benchmark: "
+                             "codebase.followExternalSymlinks in summarybench.yaml)")
     parser.add_argument("--sample", type=int, metavar="N", default=None,
                         help="write a sample of N units (N >= 1; the counts are still of "
                              "every unit extracted)")
@@ -98,7 +102,8 @@ def _config_from(args: argparse.Namespace) -> Any:
     from ..extract import ExtractionConfig
     from ..extract.config import DEFAULT_EXCLUDES
 
-    data: dict[str, Any] = {"root_path": args.path, "strip_docstrings": args.strip_docstrings}
+    data: dict[str, Any] = {"root_path": args.path, "strip_docstrings": args.strip_docstrings,
+                            "follow_external_symlinks": args.follow_external_symlinks}
     if args.languages:
         data["languages"] = args.languages
     if args.include:

@@ -13,7 +13,6 @@ an excluded path) leaves the task out instead (``TaskExcluded``).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,14 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import Field, ValidationError, field_validator
 
+from ..input_files import (
+    InputFileError,
+    clip,
+    clip_text,
+    json_lines,
+    parse_json_line,
+    read_text,
+)
 from ..schemas import CodeUnit
 from ..schemas._base import SBModel
 
@@ -29,14 +36,15 @@ TaskType = Literal["completion", "bug_localisation", "function_selection"]
 TASK_TYPES: tuple[TaskType, ...] = ("completion", "bug_localisation", "function_selection")
 
 
-class TaskFileError(ValueError):
-    """A task-set line is invalid; the message names the file, the line and the field."""
+class TaskFileError(InputFileError):
+    """A task-set line is invalid; the message names the file, the line and the field.
+    It stops the run (fixtures/tasks/README.md)."""
 
     def __init__(self, source: str, line: int, field_name: str, message: str) -> None:
+        super().__init__(f"{source}:{line}: field {field_name!r}: {message}", line=line,
+                         problem=message)
         self.source = source
-        self.line = line
         self.field = field_name
-        super().__init__(f"{source}:{line}: field {field_name!r}: {message}")
 
 
 class UnitRef(SBModel):
@@ -194,13 +202,11 @@ def parse_lines(text: str, source: str, kind: TaskType | None) -> list[Loaded[An
     """Validate every line of a task file (``kind`` None: each line names its ``type``)."""
     out: list[Loaded[Any]] = []
     seen: dict[str, int] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
+    for number, raw in json_lines(text):
         try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise TaskFileError(source, number, "(line)", f"not valid JSON: {exc.msg}") from None
+            data = parse_json_line(raw)
+        except ValueError as exc:
+            raise TaskFileError(source, number, "(line)", str(exc)) from None
         if not isinstance(data, dict):
             raise TaskFileError(source, number, "(line)",
                                 f"expected a JSON object, found {type(data).__name__}")
@@ -209,7 +215,8 @@ def parse_lines(text: str, source: str, kind: TaskType | None) -> list[Loaded[An
             line_kind = data.pop("type", None)
             if line_kind not in TASK_TYPES:
                 raise TaskFileError(source, number, "type",
-                                    f"{line_kind!r} is not one of {', '.join(TASK_TYPES)}")
+                                    f"{clip(line_kind, 80)} is not one of "
+                                    f"{', '.join(TASK_TYPES)}")
         model = MODELS[str(line_kind)]
         try:
             task = model.model_validate(data)
@@ -219,11 +226,12 @@ def parse_lines(text: str, source: str, kind: TaskType | None) -> list[Loaded[An
                 "unknown field" if err["type"] == "extra_forbidden" else err["msg"])
             if message.startswith("Value error, "):
                 message = message[len("Value error, "):]
-            raise TaskFileError(source, number, _field_path(err["loc"]), message) from None
+            raise TaskFileError(source, number, clip_text(_field_path(err["loc"]), 120),
+                                clip_text(message)) from None
         task_id = task.id  # type: ignore[attr-defined]
         if task_id in seen:
             raise TaskFileError(source, number, "id",
-                                f"{task_id!r} is already used on line {seen[task_id]}")
+                                f"{clip(task_id, 80)} is already used on line {seen[task_id]}")
         seen[task_id] = number
         out.append(Loaded(task=task, source=f"{source}:{number}", line=number, file=source))
     return out
@@ -232,9 +240,9 @@ def parse_lines(text: str, source: str, kind: TaskType | None) -> list[Loaded[An
 def load_task_file(path: Path, kind: TaskType | None) -> list[Loaded[Any]]:
     """Read and validate one JSONL task file."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TaskFileError(str(path), 0, "(file)", f"cannot read: {exc.strerror}") from None
+        text = read_text(path, "task file")
+    except InputFileError as exc:
+        raise TaskFileError(str(path), exc.line, "(file)", exc.problem) from None
     return parse_lines(text, str(path), kind)
 
 

@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from ..input_files import InputFileError, clip, json_lines, parse_json_line, read_text
+
 if TYPE_CHECKING:
     from ..context import RunContext
     from ..schemas import CodeUnit, ModelConfig
@@ -107,8 +109,13 @@ class QuerySource:
         return f"llm:{self.model.id}"
 
 
-class QueryFileError(ValueError):
-    """A queries file cannot be read or has a bad line (named with its line number)."""
+#: The fields of a queries-file line, in the order they are read.
+_FIELDS = ("path", "name", "type", "query")
+
+
+class QueryFileError(InputFileError):
+    """A queries file cannot be read or has a bad line (named with its line number); it
+    stops the run (a benchmark on part of its queries would be quietly wrong)."""
 
 
 def query_source(ctx: RunContext) -> QuerySource | None:
@@ -127,33 +134,43 @@ def query_source(ctx: RunContext) -> QuerySource | None:
 
 def read_query_file(path: Path, units: list[CodeUnit], per_unit: int
                     ) -> tuple[dict[str, list[Query]], int]:
-    """Queries by unit id from a JSONL file, and the number of lines naming no unit."""
+    """Queries by unit id from a JSONL file, and the number of lines naming no unit.
+
+    A bad line raises ``QueryFileError`` as ``FILE:LINE: field 'F': problem``.
+    """
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise QueryFileError(f"cannot read queries file {path}: {exc.strerror}") from exc
+        text = read_text(path, "queries file")
+    except InputFileError as exc:
+        raise QueryFileError(str(exc)) from None
     by_key = {(u.path, u.name): u.id for u in units}
     out: dict[str, list[Query]] = {}
     unmatched = 0
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for number, line in json_lines(text):
         try:
-            row = json.loads(line)
-            path_, name, qtype, text = row["path"], row["name"], row["type"], row["query"]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            row = parse_json_line(line)
+        except ValueError as exc:
+            raise QueryFileError(f"{path}:{number}: {exc}") from None
+        if not isinstance(row, dict):
             raise QueryFileError(f"{path}:{number}: expected a JSON object with path, name, "
-                                 f"type and query ({exc})") from None
+                                 f"type and query, found {type(row).__name__}")
+        for key in _FIELDS:
+            if key not in row:
+                raise QueryFileError(f"{path}:{number}: field {key!r}: missing (each line "
+                                     "has path, name, type and query)")
+            if not isinstance(row[key], str) or not row[key].strip():
+                raise QueryFileError(f"{path}:{number}: field {key!r}: expected a non-empty "
+                                     f"string, found {clip(row[key])}")
+        path_, name, qtype, text_ = (row[k] for k in _FIELDS)
         if qtype not in QUERY_TYPES:
-            raise QueryFileError(f"{path}:{number}: type {qtype!r} is not one of "
-                                 f"{', '.join(QUERY_TYPES)}")
+            raise QueryFileError(f"{path}:{number}: field 'type': {clip(qtype, 80)} is not one "
+                                 f"of {', '.join(QUERY_TYPES)}")
         unit_id = by_key.get((path_, name))
         if unit_id is None:
             unmatched += 1
             continue
         found = out.setdefault(unit_id, [])
         if len(found) < per_unit:
-            found.append(Query(f"{unit_id}:q{len(found) + 1}", unit_id, qtype, str(text)))
+            found.append(Query(f"{unit_id}:q{len(found) + 1}", unit_id, qtype, text_))
     return out, unmatched
 
 

@@ -61,7 +61,12 @@ class ExtractionConfig(SBModel):
     strip_docstrings: bool = False
     """Remove the unit's own docstring or doc comment from the content models see."""
     follow_symlinks: bool = True
-    """Follow symlinked folders and files (each real folder is visited once)."""
+    """Follow symlinked folders and files whose target is inside the root (each real folder
+    is visited once)."""
+    follow_external_symlinks: bool = False
+    """Also follow links whose target resolves outside the root. Off by default: a link in
+    a codebase (to a home directory, to a key file) must not bring files from elsewhere on
+    the machine into units that are sent to models; such links are skipped and reported."""
     workers: int = Field(default=0, ge=0)
     """Processes extracting files: 1 = this process alone; N = this process and N - 1
     worker processes; 0 (auto) = one per usable CPU (up to 8) when there is 1 MB of

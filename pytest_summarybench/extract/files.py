@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -95,6 +96,8 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
 
     Directory symlinks are followed (when configured) but never into a directory already
     visited, which ends symlink loops; those and broken links are reported in ``skipped``.
+    A link (folder or file) whose target resolves outside the root is skipped and reported
+    unless ``follow_external_symlinks`` is set.
     """
     root = os.path.abspath(config.root_path)
     if not os.path.isdir(root):
@@ -104,7 +107,9 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
     languages = set(config.languages)
     skip_tests = config.filters.skip_tests
     follow = config.follow_symlinks
-    seen_dirs = {os.path.realpath(root)}
+    real_root = os.path.realpath(root)
+    inside = _inside(real_root) if not config.follow_external_symlinks else None
+    seen_dirs = {real_root}
     seen_files: dict[str, str] = {}
     found: list[SourceFile] = []
 
@@ -127,6 +132,9 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
                 if not follow:
                     continue
                 real = os.path.realpath(full)
+                if inside is not None and not inside(real):
+                    skipped.append(SkippedFile(rel, _OUTSIDE.format(what="folder", target=real)))
+                    continue
                 if real in seen_dirs:
                     skipped.append(SkippedFile(
                         rel, f"symlink to an already visited folder (loop or alias): {real}"))
@@ -148,13 +156,16 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
             if skip_tests and is_test_path(rel):
                 continue
             full = os.path.join(dirpath, f)
+            real = os.path.realpath(full)
             if os.path.islink(full):
                 if not os.path.exists(full):
                     skipped.append(SkippedFile(rel, "broken symlink"))
                     continue
                 if not follow:
                     continue
-            real = os.path.realpath(full)
+                if inside is not None and not inside(real):
+                    skipped.append(SkippedFile(rel, _OUTSIDE.format(what="file", target=real)))
+                    continue
             if real in seen_files:
                 skipped.append(SkippedFile(rel, f"same file as {seen_files[real]} (symlink)"))
                 continue
@@ -162,6 +173,20 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
             found.append(SourceFile(rel, full, language))
     found.sort(key=lambda s: s.path)
     return found
+
+
+_OUTSIDE = ("symlink to a {what} outside the codebase root ({target}): not followed (set "
+            "codebase.followExternalSymlinks: true to follow it)")
+
+
+def _inside(real_root: str) -> Callable[[str], bool]:
+    """Whether a resolved path is the root or under it."""
+    prefix = real_root.rstrip(os.sep) + os.sep
+
+    def inside(real: str) -> bool:
+        return real == real_root or real.startswith(prefix)
+
+    return inside
 
 
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")

@@ -7,10 +7,12 @@ terminal summary and kept in the report's ``gateFailures``.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..aggregate.pairs import PairData, compare_pair
+from ..input_files import clip_text
 from ..schemas import BenchmarkReport
 from ..schemas.report import BaselineComparison
 from ..stats.significance import ALPHA, holm
@@ -38,18 +40,26 @@ class Baseline:
                    report.statistics.unit_scores)
 
 
-def load_baseline(source: str, store: Store, *, base_dir: Path | None = None) -> Baseline:
-    """A baseline from a results.json path, else from a run id in the store."""
+def load_baseline(source: str, store: Store, *, base_dir: Path | None = None,
+                  moved: Mapping[Path, Path] | None = None) -> Baseline:
+    """A baseline from a results.json path, else from a run id in the store.
+
+    ``moved``: reports this session moved aside (``retire_reports``); a baseline that was
+    one of them is read where it went.
+    """
     path = Path(source)
     if base_dir is not None and not path.is_absolute():
         path = base_dir / path
+    renamed = {p.resolve(): q for p, q in (moved or {}).items()}
+    path = renamed.get(path.resolve(), path)
     if path.is_file():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             report = BenchmarkReport.model_validate(data)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
+            # RecursionError: JSON nested beyond what the parser takes.
             raise ReportError(f"gate.baseline {source!r} is not a summarybench results.json: "
-                              f"{str(exc).splitlines()[0]}") from None
+                              f"{clip_text(str(exc).splitlines()[0])}") from None
         return Baseline.from_report(source, report)
     if source.endswith(".json"):
         raise ReportError(f"gate.baseline {source!r}: no such file ({path})")
@@ -133,14 +143,31 @@ def _regressions(gate: GateSection, comparison: BaselineComparison) -> list[str]
     return out
 
 
-def apply_gate(report: BenchmarkReport, settings: Settings, store: Store) -> list[str]:
+def gate_configured(gate: GateSection) -> bool:
+    """Whether the configuration asks for any gate (a threshold or a baseline)."""
+    return gate.min_overall is not None or bool(gate.min_family) or bool(gate.baseline)
+
+
+def _nothing_scored(gate: GateSection, report: BenchmarkReport) -> list[str]:
+    """A gate never passes on a run in which no unit was scored (every item failed)."""
+    if not gate_configured(gate) or any(r.units for r in report.rankings):
+        return []
+    return ["no unit was scored in this run (every item failed or was skipped); a gate "
+            "passes only on a run that scored"]
+
+
+def apply_gate(report: BenchmarkReport, settings: Settings, store: Store,
+               moved: Mapping[Path, Path] | None = None) -> list[str]:
     """Gate failure messages of the configured thresholds; attaches the baseline
-    comparison to the report first when one is configured."""
+    comparison to the report first when one is configured. ``moved``: see
+    ``load_baseline``."""
     gate = settings.gate
-    messages = _min_overall(gate, report) + _min_family(gate, report)
+    messages = (_nothing_scored(gate, report) + _min_overall(gate, report)
+                + _min_family(gate, report))
     if gate.baseline:
         try:
-            baseline = load_baseline(gate.baseline, store, base_dir=Path(settings.base_dir))
+            baseline = load_baseline(gate.baseline, store, base_dir=Path(settings.base_dir),
+                                     moved=moved)
         except ReportError as exc:
             return [*messages, str(exc)]
         report.baseline = compare_to_baseline(report, baseline)

@@ -133,7 +133,8 @@ def test_a_bad_task_file_stops_collection_naming_line_and_field(
         tasksFile: {bad}
         """)
     result = _run(pytester)
-    assert result.ret != 0
-    result.stdout.fnmatch_lines([
-        f"*invalid downstream task set: {bad / 'function_selection.jsonl'}:2: "
-        "field 'candidates': the candidate list is empty*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        f"ERROR: summarybench: invalid downstream task set: "
+        f"{bad / 'function_selection.jsonl'}:2: field 'candidates': the candidate list is "
+        "empty"])

@@ -1,0 +1,344 @@
+"""Attacks on the store and the output directory (issue 18, item 6): the session must fail
+closed.
+
+Each test damages a real store of a real run (or the directory the reports go to) and then
+runs pytest with the plugin in a subprocess. What must hold afterwards: a non-zero exit
+(4, pytest's usage error, for an unusable store or output directory; 1 for a gate), one
+``ERROR: summarybench: ...`` line naming the file and what to do, no traceback and no
+INTERNALERROR, a configured gate that never passes on a session that scored nothing or
+stopped early, and no ``results.json`` of an earlier session passing for this one's (it
+is renamed ``results.previous.json``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import subprocess
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.project import write_bench_module, write_code
+
+CODE = {
+    "shop/pricing.py": '''
+        def apply_discount(price: float, pct: float) -> float:
+            """Reduce a price by a percentage discount, never below zero."""
+            cut = price * pct / 100
+            return max(price - cut, 0.0)
+
+
+        def add_tax(price: float, rate: float = 0.2) -> float:
+            """Add value-added tax to a net price."""
+            gross = price * (1 + rate)
+            return round(gross, 2)
+        ''',
+}
+
+# A deterministic evaluator (hook-provided): 1.0 when the summary shares a word with the
+# unit's name. SB_FAIL=all makes every item an error, SB_FAIL=second fails the second
+# item it scores (for -x), SB_KILL kills the process in the middle of the run, SB_NONE
+# leaves the matrix empty.
+EVALUATOR = '''
+    import os
+
+    from pytest_summarybench.evaluators import EvaluationError, Evaluator
+    from pytest_summarybench.schemas import ScoreRecord
+
+    SEEN = []
+
+
+    class NameOverlap(Evaluator):
+        name = "contrastive/embedding"
+        family = "contrastive"
+
+        def evaluate(self, item, ctx):
+            SEEN.append(item.test_id)
+            if os.environ.get("SB_KILL") and len(SEEN) == 3:
+                os._exit(9)
+            mode = os.environ.get("SB_FAIL")
+            if mode == "all" or (mode == "second" and len(SEEN) == 2):
+                raise EvaluationError("scripted failure")
+            unit = ctx.unit(item.unit_id)
+            summary = ctx.summary(item.unit_id, item.model_id).summary.lower()
+            hit = any(w in summary for w in unit.short_name.lower().split("_"))
+            return [ScoreRecord(unit_id=item.unit_id, model_id=item.model_id,
+                                evaluator=self.name, metrics={"correct": float(hit)})]
+
+
+    def pytest_summarybench_evaluators(config):
+        return [] if os.environ.get("SB_NONE") else [NameOverlap()]
+'''
+
+
+def _project(pytester: pytest.Pytester, gate: str = "{minOverall: 0.99}",
+             contrastive: bool = True) -> None:
+    write_code(pytester, CODE)
+    pytester.makeconftest(textwrap.dedent(EVALUATOR))
+    write_bench_module(pytester)
+    pytester.makefile(".yaml", summarybench=textwrap.dedent(f"""
+        name: store-attacks
+        codebase: {{root: code, languages: [python]}}
+        extraction: {{minLines: 2}}
+        evaluation:
+          sampling: all
+          judge: {{enabled: false}}
+          contrastive: {{enabled: {str(contrastive).lower()}}}
+          retrieval: {{enabled: false}}
+          downstream: {{enabled: false}}
+        gate: {gate}
+        """))
+
+
+def _run(pytester: pytest.Pytester, *args: str, output: str = "out",
+         env: dict[str, str] | None = None) -> pytest.RunResult:
+    mp = pytest.MonkeyPatch()
+    for key, value in (env or {}).items():
+        mp.setenv(key, value)
+    try:
+        return pytester.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider",
+                                             "--sb-output", output, *args, timeout=300)
+    finally:
+        mp.undo()
+
+
+def _healthy_run(pytester: pytest.Pytester) -> dict:
+    """A first, healthy session: its gate fails (builtin/shuffled scores below 0.99), and
+    it leaves results.json behind."""
+    result = _run(pytester)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["GATE FAILED: builtin/shuffled: overall * < gate.minOverall*"])
+    return json.loads((pytester.path / "out" / "results.json").read_text())
+
+
+def _assert_one_error_line(result: pytest.RunResult, *needles: str) -> str:
+    """Exactly one line says what failed, where and what to do; nothing else is a trace."""
+    lines = result.stdout.lines + result.stderr.lines
+    text = "\n".join(lines)
+    assert "Traceback" not in text and "INTERNALERROR" not in text, text
+    assert not [line for line in lines if line.startswith("E  ")], text
+    errors = [line for line in lines if line.startswith("ERROR: summarybench:")]
+    assert len(errors) == 1, text
+    for needle in needles:
+        assert needle in errors[0], errors[0]
+    assert len(errors[0]) < 600
+    return errors[0]
+
+
+def _assert_previous_moved(out: Path, previous: dict) -> None:
+    """The earlier session's report no longer passes for the current one's."""
+    assert not (out / "results.json").exists()
+    assert json.loads((out / "results.previous.json").read_text()) == previous
+    assert not list(out.glob("*.tmp"))
+
+
+def _data_pages(store: Path, tables: tuple[str, ...]) -> list[int]:
+    with contextlib.closing(sqlite3.connect(store)) as conn:
+        rows = conn.execute("SELECT name, pageno FROM dbstat").fetchall()
+    return [page for name, page in rows if name in tables]
+
+
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["plain", "n2"])
+def test_three_garbage_pages_stop_the_session(pytester: pytest.Pytester,
+                                              mode: list[str]) -> None:
+    # Payload: three 4 KiB pages of random bytes in the tables a session reads first
+    # (units, the run's unit list, summaries). Before: "1 skipped", exit 0, the gate that
+    # fails on a healthy store passed, the old results.json stayed in place.
+    _project(pytester)
+    previous = _healthy_run(pytester)
+    store = pytester.path / "out" / "store.sqlite"
+    pages = _data_pages(store, ("units", "run_units", "summaries"))[:3]
+    assert len(pages) == 3
+    with open(store, "r+b") as fh:
+        for page in pages:
+            fh.seek((page - 1) * 4096)
+            fh.write(os.urandom(4096))
+
+    result = _run(pytester, *mode)
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    _assert_one_error_line(result, str(store), "is damaged", "move it aside")
+    result.stdout.no_fnmatch_line("*skipped*")
+    _assert_previous_moved(pytester.path / "out", previous)
+
+
+def test_truncated_store_is_one_line_with_advice(pytester: pytest.Pytester) -> None:
+    # Payload: the store cut to half its size (a copy interrupted, a disk that filled up).
+    # Before: a 30-line traceback and no advice.
+    _project(pytester)
+    previous = _healthy_run(pytester)
+    store = pytester.path / "out" / "store.sqlite"
+    os.truncate(store, store.stat().st_size // 2)
+
+    result = _run(pytester)
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    _assert_one_error_line(result, str(store), "move it aside", "re-run")
+    _assert_previous_moved(pytester.path / "out", previous)
+
+
+def test_a_row_that_no_longer_parses_is_a_damaged_store(tmp_path: Path) -> None:
+    # Payload: a unit row rewritten with garbage JSON (the b-tree intact, so SQLite's own
+    # checks pass). Before: a pydantic ValidationError from deep inside the run.
+    from pytest_summarybench.schemas import CodeUnit
+    from pytest_summarybench.store import Store, StoreError
+
+    store = Store(tmp_path / "store.sqlite")
+    unit = CodeUnit.model_validate({"id": "u1", "path": "a.py", "name": "f",
+                                    "type": "function", "language": "python",
+                                    "content": "def f():\n    return 1\n",
+                                    "metadata": {"startLine": 1, "endLine": 2}})
+    store.save_units("run", [unit], {"u1"})
+    with store.transaction() as conn:
+        conn.execute("UPDATE units SET json = '{\"id\": 1' WHERE id = 'u1'")
+    with pytest.raises(StoreError, match=r"store .*store\.sqlite holds a damaged row .*"
+                                         r"move it aside"):
+        store.load_units("run")
+    store.close()
+
+
+@contextlib.contextmanager
+def _tmpfs(path: Path, options: str) -> Iterator[Path]:
+    """A tmpfs mounted at ``path`` (root only: the test is skipped otherwise)."""
+    path.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+@contextlib.contextmanager
+def _read_only(path: Path) -> Iterator[None]:
+    """``path`` read-only: chmod for a normal user; root writes anywhere, so for root a
+    read-only tmpfs holding the same files."""
+    if os.geteuid() != 0:
+        path.chmod(0o555)
+        try:
+            yield
+        finally:
+            path.chmod(0o755)
+        return
+    saved = {p.name: p.read_bytes() for p in path.iterdir() if p.is_file()}
+    with _tmpfs(path, "size=4m"):
+        for name, data in saved.items():
+            (path / name).write_bytes(data)
+        subprocess.run(["mount", "-o", "remount,ro", str(path)], check=True)
+        yield
+
+
+def test_unwritable_output_directory_stops_before_the_run(pytester: pytest.Pytester) -> None:
+    # Payload: the output directory is read-only (the store lives elsewhere, so the tests
+    # could run). Before: the run went through and ended in a 150-line INTERNALERROR when
+    # the reports were written.
+    _project(pytester)
+    store = str(pytester.path / "elsewhere" / "store.sqlite")
+    _run(pytester, "--sb-store", store)
+    out = pytester.path / "out"
+    with _read_only(out):
+        result = _run(pytester, "--sb-store", store)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    _assert_one_error_line(result, str(out), "not writable", "--sb-output")
+    assert "passed" not in result.stdout.str()  # stopped before any test ran
+
+
+def test_store_in_a_read_only_directory_is_one_line(pytester: pytest.Pytester) -> None:
+    # Payload: the store's own directory is read-only.
+    _project(pytester)
+    _run(pytester)
+    out = pytester.path / "out"
+    with _read_only(out):
+        result = _run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    _assert_one_error_line(result, str(out / "store.sqlite"), "writable")
+
+
+def _fill(directory: Path) -> None:
+    with contextlib.suppress(OSError), open(directory / "filler", "wb") as fh:
+        while True:
+            fh.write(b"\0" * 4096)
+            fh.flush()
+
+
+def test_full_disk_for_the_reports_is_one_line_and_leaves_no_half_file(
+        pytester: pytest.Pytester) -> None:
+    # Payload: the output directory is a 64 KiB tmpfs, filled up after an earlier
+    # session's results.json was put there; the store is on another disk, so the tests run
+    # and only the reports cannot be written. Before: INTERNALERROR, a results.json.tmp.
+    _project(pytester)
+    store = str(pytester.path / "elsewhere" / "store.sqlite")
+    _run(pytester, "--sb-store", store)
+    previous = json.loads((pytester.path / "out" / "results.json").read_text())
+    with _tmpfs(pytester.path / "full", "size=64k") as full:
+        (full / "results.json").write_text(json.dumps(previous))
+        _fill(full)
+        result = _run(pytester, "--sb-store", store, output="full")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        _assert_one_error_line(result, "cannot write the reports", str(full),
+                               "No space left on device", "summarybench report")
+        _assert_previous_moved(full, previous)
+        assert sorted(p.name for p in full.iterdir()) == ["filler", "results.previous.json"]
+
+
+def test_full_disk_for_the_store_is_one_line(pytester: pytest.Pytester) -> None:
+    # Payload: the store and the output directory on a full 64 KiB tmpfs.
+    _project(pytester)
+    with _tmpfs(pytester.path / "full", "size=64k") as full:
+        _fill(full)
+        result = _run(pytester, output="full")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        _assert_one_error_line(result, str(full / "store.sqlite"), "disk is full")
+
+
+# -- the gate never passes on a run that did not score -----------------------------------
+def test_gate_fails_when_nothing_was_scored(pytester: pytest.Pytester) -> None:
+    # Payload: no evaluator can run, so the matrix is one skipped placeholder. Before:
+    # exit 0 with "1 skipped", the gate silently passed.
+    _project(pytester, gate="{minOverall: 0.5}", contrastive=False)
+    result = _run(pytester, env={"SB_NONE": "1"})
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["GATE FAILED: no unit was scored in this session *"])
+    assert not (pytester.path / "out" / "results.json").exists()
+
+
+def test_gate_fails_when_every_item_errored(pytester: pytest.Pytester) -> None:
+    # Payload: every evaluation fails, and the gate has only a family threshold (which
+    # had nothing to compare). Before: gateFailures was empty, the gate "passed".
+    _project(pytester, gate="{minFamily: {contrastive: 0.5}}")
+    result = _run(pytester, env={"SB_FAIL": "all"})
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["GATE FAILED: no unit was scored in this run *"])
+    data = json.loads((pytester.path / "out" / "results.json").read_text())
+    assert data["gateFailures"] and "no unit was scored" in data["gateFailures"][0]
+
+
+def test_gate_fails_when_the_session_stopped_early(pytester: pytest.Pytester) -> None:
+    # Payload: -x stops the session at its second item; the gate's threshold (0.0) holds
+    # for what was scored. Before: gateFailures was empty for a run of one item in ten.
+    _project(pytester, gate="{minOverall: 0.0}")
+    result = _run(pytester, "-x", env={"SB_FAIL": "second"})
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["GATE FAILED: the session stopped early (*"])
+    data = json.loads((pytester.path / "out" / "results.json").read_text())
+    assert any("stopped early" in msg for msg in data["gateFailures"])
+
+
+def test_a_killed_session_leaves_no_results_json_of_an_earlier_one(
+        pytester: pytest.Pytester) -> None:
+    # Payload: the process dies in the middle of evaluation (os._exit, as an OOM kill
+    # would). Before: the earlier session's results.json stayed, looking current.
+    _project(pytester)
+    previous = _healthy_run(pytester)
+    result = _run(pytester, env={"SB_KILL": "1"})
+    assert result.ret == 9
+    _assert_previous_moved(pytester.path / "out", previous)
