@@ -157,13 +157,16 @@ def package_layout(codebase_root: Path, rel_path: str) -> tuple[Path, str, str]:
     """(directory to copy, its name in the sandbox, the module's path inside the sandbox).
 
     The directory is the file's top-level package (walking up while ``__init__.py``
-    exists); a module outside any package brings its directory's modules along.
+    exists, never above the codebase root); a module outside any package brings its
+    directory's modules along.
     """
+    root = codebase_root.resolve()
     file = codebase_root / rel_path
     package = file.parent
     if not (package / "__init__.py").exists():
         return package, "", file.name
-    while (package.parent / "__init__.py").exists():
+    while (package.parent / "__init__.py").exists() and package.parent.resolve() != root \
+            and root in package.parent.resolve().parents:
         package = package.parent
     return package, package.name, f"{package.name}/{file.relative_to(package).as_posix()}"
 
@@ -198,7 +201,9 @@ def _inputs(layout: tuple[Path, str, str], replaced: Mapping[str, str]
         files = dict(replaced)
     else:
         readonly = {}
-        files = {p.name: p.read_text(encoding="utf-8") for p in directory.glob("*.py")}
+        # the module's neighbours, but not links (they may lead out of the codebase)
+        files = {p.name: p.read_text(encoding="utf-8") for p in directory.glob("*.py")
+                 if not p.is_symlink()}
         files.update(replaced)
     files["_sb_harness.py"] = HARNESS.read_text(encoding="utf-8")
     return files, readonly
@@ -206,7 +211,7 @@ def _inputs(layout: tuple[Path, str, str], replaced: Mapping[str, str]
 
 def _digest(layout: tuple[Path, str, str], compiled: list[CompiledTest]) -> str:
     h = hashlib.sha256()
-    for path in sorted(layout[0].rglob("*.py")):
+    for path in sorted(p for p in layout[0].rglob("*.py") if not p.is_symlink()):
         h.update(path.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     h.update(json.dumps([(t.name, t.reference) for t in compiled]).encode())
     return h.hexdigest()
