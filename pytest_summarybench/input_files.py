@@ -209,8 +209,9 @@ def load_yaml(text: str, source: str) -> Any:
     _check_flow_depth(text, source)
     if _LOADER is None:
         _LOADER = _loader_class()
-    loader = _LOADER(text)
+    loader = None
     try:
+        loader = _LOADER(text)  # its reader refuses unprintable characters at once
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -223,7 +224,8 @@ def load_yaml(text: str, source: str) -> Any:
         raise InputFileError(f"{source}: not valid YAML: "
                              f"{clip_text(str(exc).splitlines()[0])}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 # -- JSON lines -------------------------------------------------------------------------
