@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from .providers import redact
+from .redaction import scrub
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _MAX_REASON = 240
+#: Characters of an exception's text looked at (a provider may echo megabytes).
+_MAX_EXCEPTION_CHARS = 8192
 
 
 class MalformedResponse(ValueError):
@@ -92,11 +94,11 @@ def retry_after_seconds(headers: Any) -> float | None:
 
 
 def _message(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = " ".join(str(exc)[:_MAX_EXCEPTION_CHARS].split()) or type(exc).__name__
     # litellm prefixes its class names, sometimes twice ("litellm.X: X: ...").
     text = re.sub(r"^(litellm\.)?(\w+Error|Timeout): (\2: )?", "", text)
-    text = redact(text)
-    return text if len(text) <= _MAX_REASON else text[:_MAX_REASON - 3] + "..."
+    # Provider text: it may quote the key it was sent, or carry terminal escapes.
+    return scrub(text, max_chars=_MAX_REASON, one_line=True)
 
 
 def classify(exc: BaseException, timeout_s: float | None = None) -> Failure:
