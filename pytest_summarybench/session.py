@@ -287,11 +287,20 @@ class SummaryBenchState:
 
 
 def _failure(exc: BaseException) -> str:
-    """One line naming the exception, without key material."""
-    from .llm.providers import redact
+    """One line naming the exception, without key material or control characters."""
+    from .llm.redaction import scrub
 
     first = (str(exc).strip().splitlines() or [""])[0]
-    return redact(f"{type(exc).__name__}: {first}")
+    return scrub(f"{type(exc).__name__}: {first}", max_chars=1000, one_line=True)
+
+
+def _say(tr: TerminalReporter | None, line: str, **markup: bool) -> None:
+    """Write one line of ours to the terminal: every line the plugin prints goes through
+    here, redacted and with control characters made inert (errors quote providers)."""
+    if tr is not None:
+        from .llm.redaction import scrub
+
+        tr.write_line(scrub(line, one_line=True), **markup)
 
 
 def case_of(item: pytest.Item) -> BoundItem | None:
@@ -355,8 +364,7 @@ class ControllerHooks:
             tr = config.pluginmanager.get_plugin("terminalreporter")
             lines = format_estimate(estimate_generation(ctx))
             for line in lines:
-                if tr is not None:
-                    tr.write_line(line)
+                _say(tr, line)
             pytest.exit("summarybench dry run: no model was called", returncode=0)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -389,8 +397,7 @@ class ControllerHooks:
         if config.getoption("sb_generate_only"):
             tr = config.pluginmanager.get_plugin("terminalreporter")
             for line in self.generation_summary:
-                if tr is not None:
-                    tr.write_line(line)
+                _say(tr, line)
             pytest.exit("summarybench: summaries generated (--sb-generate-only)",
                         returncode=1 if result.errors else 0)
         if result.generated or result.errors:
@@ -410,8 +417,7 @@ class ControllerHooks:
                     # and the report go on.
                     line = f"summarybench: {name} could not prepare: {_failure(exc)}"
                     self.generation_summary.append(line)
-                    if tr is not None:
-                        tr.write_line(line, red=True)
+                    _say(tr, line, red=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         raw = getattr(report, REPORT_ATTR, None)
@@ -507,22 +513,23 @@ class ControllerHooks:
             return
         from .report import terminal_lines
 
-        terminalreporter.write_sep("=", "summarybench ranking")
+        tr = terminalreporter
+        tr.write_sep("=", "summarybench ranking")
         for line in self.generation_summary:
-            terminalreporter.write_line(line)
+            _say(tr, line)
         for line in terminal_lines(self.report):
-            terminalreporter.write_line(line)
+            _say(tr, line)
         if self.report.validity is not None:
             from .report.terminal import validity_lines
 
             for line in validity_lines(self.report.validity):
-                terminalreporter.write_line(line, red=line.startswith("DISTRUST"))
+                _say(tr, line, red=line.startswith("DISTRUST"))
         for msg in self.gate_failures:
-            terminalreporter.write_line(f"GATE FAILED: {msg}", red=True)
-        terminalreporter.write_line(f"results: {self.results_path}")
+            _say(tr, f"GATE FAILED: {msg}", red=True)
+        _say(tr, f"results: {self.results_path}")
         for fmt, path in self.report_paths.items():
             if fmt != "json":
-                terminalreporter.write_line(f"{fmt} report: {path}")
+                _say(tr, f"{fmt} report: {path}")
 
 
 class XdistControllerHooks:

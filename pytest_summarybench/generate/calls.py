@@ -22,6 +22,7 @@ from ..llm import (
     price_known,
 )
 from ..llm.providers import litellm
+from ..llm.redaction import scrub
 from ..schemas import CodeUnit, GeneratedSummary, GenerationMetadata, ModelConfig
 from .progress import Progress
 from .prompts import PROMPT_VERSION, build_messages
@@ -137,5 +138,6 @@ async def run_model_calls(ctx: RunContext, remote: dict[str, list[CodeUnit]],
 def _failed(ctx: RunContext, model: ModelConfig, unit: CodeUnit, stats: ModelStats,
             message: str) -> None:
     """Link the error (not cached: the next run tries this unit again)."""
+    message = scrub(message, max_chars=ModelCallError.MAX_REASON_CHARS, one_line=True)
     ctx.store.link_summary(ctx.run_id, unit.id, model.id, None, error=message)
     stats.add_error(message)
