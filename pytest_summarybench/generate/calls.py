@@ -21,6 +21,7 @@ from ..llm import (
     cached_completion,
     price_known,
 )
+from ..llm.answers import answer_problem
 from ..llm.providers import litellm
 from ..llm.redaction import scrub
 from ..schemas import CodeUnit, GeneratedSummary, GenerationMetadata, ModelConfig
@@ -119,6 +120,12 @@ async def run_model_calls(ctx: RunContext, remote: dict[str, list[CodeUnit]],
                 _failed(ctx, model, unit, stats,
                         f"{model.id}: returned an empty summary (output tokens "
                         f"{completion.output_tokens}, max_tokens {model.max_tokens})")
+                return
+            problem = answer_problem(completion.text, model.max_tokens)
+            if problem is not None:
+                # The model layer refuses such answers before caching them; this guards
+                # the store against any other way in (a hook, an older cache).
+                _failed(ctx, model, unit, stats, f"{model.id}: {problem}")
                 return
             stats.cached += int(completion.cached)
             summary = model_summary(unit, model, completion)

@@ -37,8 +37,15 @@ class Completion:
 
     @classmethod
     def from_cache(cls, text: str) -> Completion:
-        data = json.loads(text)
-        return replace(cls(**data), cached=True, attempts=0)
+        """The completion a cache row holds; ValueError when the row is not one."""
+        try:
+            data = json.loads(text)
+            completion = replace(cls(**data), cached=True, attempts=0)
+        except (TypeError, RecursionError) as exc:  # a row of another shape
+            raise ValueError(f"not a cached completion: {exc}") from None
+        if not isinstance(completion.text, str):
+            raise ValueError(f"not a cached completion: text is {type(completion.text)}")
+        return completion
 
 
 class ModelCallError(RuntimeError):
