@@ -1,11 +1,12 @@
 """``complete`` and ``acomplete``: one model call with cache, rate limit, retries, timeout.
 
 Every caller (generation, judges, contrastive matching, downstream tasks) goes through
-here, so they all get the same behaviour: a cache hit makes no call; otherwise the call
-waits for its slot under the model's rate limits, is retried on rate limits, server
-errors, timeouts and malformed bodies (honouring Retry-After), its answer is checked
-(``llm/answers.py``), priced from the price table or the model's override, and cached
-the moment it succeeds.
+here, so they all get the same behaviour: a cache hit makes no call; an identical request
+already in flight (in this process or another sharing the store) is waited for rather
+than made again (``llm/inflight.py``); otherwise the call waits for its slot under the
+model's rate limits, is retried on rate limits, server errors, timeouts and malformed
+bodies (honouring Retry-After), its answer is checked (``llm/answers.py``), priced from
+the price table or the model's override, and cached the moment it succeeds.
 ``complete`` is synchronous (litellm's sync client; safe from worker threads);
 ``acomplete`` is the asyncio twin. litellm's own retries are switched off so that
 attempts are counted here.
@@ -22,6 +23,7 @@ from ..schemas import ModelConfig
 from ..store import Store
 from .answers import answer_problem
 from .cache import cache_get, cache_key, cache_put
+from .inflight import asingle_flight, single_flight
 from .limits import RateLimiter, limiter_for
 from .pricing import call_cost
 from .providers import connection_kwargs, endpoint, litellm, litellm_model_name
@@ -213,10 +215,10 @@ def complete(model: ModelConfig, messages: list[dict[str, str]], *,
     """
     call = _Call(model, messages, timeout=timeout, response_format=response_format,
                  cache=cache, cache_tag=cache_tag, retry_policy=retry_policy, params=params)
-    hit = call.cached()
-    if hit is not None:
-        return hit
-    return _attempts(call)
+    if call.cache is None:
+        return _attempts(call)
+    # a cache hit first, then one caller at a time for this request
+    return single_flight(call.cache, call.key, lambda: _attempts(call), call.cached)
 
 
 def _attempts(call: _Call) -> Completion:
@@ -243,10 +245,9 @@ async def acomplete(model: ModelConfig, messages: list[dict[str, str]], *,
     """The asyncio twin of ``complete``, with the same arguments and behaviour."""
     call = _Call(model, messages, timeout=timeout, response_format=response_format,
                  cache=cache, cache_tag=cache_tag, retry_policy=retry_policy, params=params)
-    hit = call.cached()
-    if hit is not None:
-        return hit
-    return await _aattempts(call)
+    if call.cache is None:
+        return await _aattempts(call)
+    return await asingle_flight(call.cache, call.key, lambda: _aattempts(call), call.cached)
 
 
 async def _aattempts(call: _Call) -> Completion:
