@@ -41,16 +41,18 @@ def _store_text(out: Path) -> str:
 
 
 def test_a_401_quoting_a_key_named_by_apikeyenv_reaches_no_output(
-        pytester: pytest.Pytester, fake_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        pytester: pytest.Pytester, fake_server: Any, monkeypatch: pytest.MonkeyPatch,
+        run_mode: list[str]) -> None:
     """Payload: ``deployments: [{apiKeyEnv: OPENAI_KEY_TEAM_A}]`` (the README's example) and
     a provider answering 401 "invalid api key <the key>" plus escape sequences. Afterwards
     the key is in no file the run wrote (junit XML, pytest-html, results.json, report.md,
     report.html, the SQLite store and its WAL) nor in the terminal, and no output holds a
-    raw ESC byte."""
+    raw ESC byte; with and without xdist workers."""
     server: FakeOpenAIServer = fake_server(respond=_echo_key)
     monkeypatch.setenv(KEY_ENV, SECRET)
     make_project(pytester, server.base_url)
-    result = run(pytester, "--junitxml", "out/junit.xml", "--html", "out/page.html")
+    result = run(pytester, "--junitxml", "out/junit.xml", "--html", "out/page.html",
+                 *run_mode)
     terminal = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in terminal
     assert server.authorizations == {f"Bearer {SECRET}"}  # the key did go to the provider
