@@ -54,6 +54,10 @@ _LINE_BREAKS = re.compile(r"\r\n|[\t\n\r\x0b\x0c\x85\u2028\u2029]")
 _registered: set[str] = set()
 _registered_lock = threading.Lock()
 _lookalike_names: dict[str, bool] = {}
+#: (registered names, environment snapshot) -> secret values: the last answer of
+#: ``secret_values``, reused while neither changed (a scan of the environment costs some
+#: 30 us, and every record of a run is scrubbed).
+_last: tuple[frozenset[str], object, tuple[str, ...]] | None = None
 
 
 def register_secret_env(*names: str | None) -> None:
@@ -63,11 +67,17 @@ def register_secret_env(*names: str | None) -> None:
         _registered.update(n for n in names if n)
 
 
-def _named_variables() -> set[str]:
+def _environment_state() -> object:
+    """A cheap value that changes whenever the environment does (CPython keeps
+    ``os.environ``'s encoded items in ``_data``: comparing them is a tenth of decoding)."""
+    data = getattr(os.environ, "_data", None)
+    return tuple(data.items()) if isinstance(data, dict) else tuple(os.environ.items())
+
+
+def _named_variables(registered: frozenset[str]) -> set[str]:
     from .providers import KEY_ENV, KEY_ENV_ALIASES
 
-    with _registered_lock:
-        named = set(_registered)
+    named = set(registered)
     named.update(n for n in KEY_ENV.values() if n)
     named.update(a for aliases in KEY_ENV_ALIASES.values() for a in aliases)
     return named
@@ -83,9 +93,22 @@ def _lookalike(name: str) -> bool:
 
 
 def secret_values() -> tuple[str, ...]:
-    """The values ``redact`` masks now, longest first (read afresh from the environment:
-    a key exported after start-up is masked too)."""
-    named = _named_variables()
+    """The values ``redact`` masks now, longest first (as the environment is now: a key
+    exported after start-up is masked too)."""
+    global _last
+    with _registered_lock:
+        registered = frozenset(_registered)
+    state = _environment_state()
+    last = _last
+    if last is not None and last[0] == registered and last[1] == state:
+        return last[2]
+    found = _scan(registered)
+    _last = (registered, state, found)
+    return found
+
+
+def _scan(registered: frozenset[str]) -> tuple[str, ...]:
+    named = _named_variables(registered)
     values: set[str] = set()
     for name in named:
         value = os.environ.get(name)
