@@ -32,7 +32,7 @@ import uuid
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from ..store import Store
 
@@ -218,8 +218,27 @@ def _land(store: Store, key: str, flight: _Flight) -> None:
     flight.finish()
 
 
-def _next_poll(poll: float) -> float:
-    return min(POLL_MAX_S, poll * 1.5)
+class _Turn(Generic[T]):
+    """A leader waiting for its turn at a key across processes: until it holds the claim,
+    or the owner's answer is there (``hit``)."""
+
+    def __init__(self, store: Store, key: str, lookup: Callable[[], T | None],
+                 stale_after_s: float) -> None:
+        self.store, self.key, self.lookup = store, key, lookup
+        self.stale_after_s = stale_after_s
+        self.hit: T | None = None
+        self._poll = 0.0
+
+    def wait(self) -> float | None:
+        """Seconds to wait before trying again; None once claimed or answered."""
+        if self._poll:
+            self.hit = self.lookup()
+            if self.hit is not None:
+                return None
+        if try_claim(self.store, self.key, stale_after_s=self.stale_after_s):
+            return None
+        self._poll = min(POLL_MAX_S, self._poll * 1.5) if self._poll else POLL_FIRST_S
+        return self._poll
 
 
 def single_flight(store: Store, key: str, call: Callable[[], T],
@@ -241,13 +260,11 @@ def single_flight(store: Store, key: str, call: Callable[[], T],
             flight.done.wait()
             continue
         try:
-            poll = POLL_FIRST_S
-            while not try_claim(store, key, stale_after_s=stale_after_s):
-                time.sleep(poll)
-                poll = _next_poll(poll)
-                hit = lookup()
-                if hit is not None:
-                    return hit
+            turn = _Turn(store, key, lookup, stale_after_s)
+            while (delay := turn.wait()) is not None:
+                time.sleep(delay)
+            if turn.hit is not None:
+                return turn.hit
             try:
                 return call()
             finally:
@@ -275,13 +292,11 @@ async def asingle_flight(store: Store, key: str, call: Callable[[], Awaitable[T]
             await future
             continue
         try:
-            poll = POLL_FIRST_S
-            while not try_claim(store, key, stale_after_s=stale_after_s):
-                await asyncio.sleep(poll)
-                poll = _next_poll(poll)
-                hit = lookup()
-                if hit is not None:
-                    return hit
+            turn = _Turn(store, key, lookup, stale_after_s)
+            while (delay := turn.wait()) is not None:
+                await asyncio.sleep(delay)
+            if turn.hit is not None:
+                return turn.hit
             try:
                 return await call()
             finally:
