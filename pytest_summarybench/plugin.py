@@ -22,6 +22,8 @@ FAMILIES = ("judge", "contrastive", "retrieval", "downstream", "validate")
 STATE_NAME = "summarybench-state"
 RECORDS_KEY = pytest.StashKey[list[str]]()
 REPORT_ATTR = "summarybench_records"
+#: Characters of a record's error kept (it may quote a model's answer).
+MAX_ERROR_CHARS = 5000
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -152,7 +154,16 @@ def _recorder(node: Node) -> Callable[[ScoreRecord], None]:
     nodeid = node.nodeid
 
     def record(rec: ScoreRecord) -> None:
+        from .llm.redaction import scrub, scrub_data
+
         rec.nodeid = nodeid
+        # Every record passes here on its way to the store, results.json and the reports:
+        # the one place its text (errors, details quoting answers) is redacted and made
+        # printable.
+        if rec.error is not None:
+            rec.error = scrub(rec.error, max_chars=MAX_ERROR_CHARS)
+        if rec.details:
+            rec.details = scrub_data(rec.details)
         # As JSON text: it crosses xdist as it is, and the reports pytest keeps for the
         # whole session then hold no containers for the garbage collector to walk.
         stash.setdefault(RECORDS_KEY, []).append(rec.model_dump_json())
@@ -195,6 +206,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     # Records ride on the report: pytest serialises report.__dict__ across xdist.
     report = yield
+    if report.failed or report.sections:
+        from .session import case_of
+
+        if case_of(item) is not None:
+            _scrub_report(report)
     if call.when != "teardown":
         records = item.stash.get(RECORDS_KEY, None)
         if records:
@@ -207,3 +223,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
         if case is not None:
             case.attach(None)  # the recorder is the test's; drop it with the test
     return report
+
+
+def _scrub_report(report: pytest.TestReport) -> None:
+    """Redact and neutralise what pytest will print and write (terminal, junit XML,
+    pytest-html) for a benchmark test: its failure text and captured output. A failure
+    whose text needs no change keeps pytest's own traceback rendering."""
+    from .llm.redaction import scrub
+
+    if report.failed and report.longrepr is not None \
+            and not isinstance(report.longrepr, tuple):
+        text = str(report.longrepr)
+        clean = scrub(text)
+        if clean != text:
+            report.longrepr = clean
+    if report.sections:
+        report.sections = [(title, scrub(content)) for title, content in report.sections]

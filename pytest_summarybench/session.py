@@ -321,11 +321,20 @@ def _raise_if_fatal(evaluator: str, exc: Exception) -> None:
 
 
 def _failure(exc: BaseException) -> str:
-    """One line naming the exception, without key material."""
-    from .llm.providers import redact
+    """One line naming the exception, without key material or control characters."""
+    from .llm.redaction import scrub
 
     first = (str(exc).strip().splitlines() or [""])[0]
-    return redact(f"{type(exc).__name__}: {first}")
+    return scrub(f"{type(exc).__name__}: {first}", max_chars=1000, one_line=True)
+
+
+def _say(tr: TerminalReporter | None, line: str, **markup: bool) -> None:
+    """Write one line of ours to the terminal: every line the plugin prints goes through
+    here, redacted and with control characters made inert (errors quote providers)."""
+    if tr is not None:
+        from .llm.redaction import scrub
+
+        tr.write_line(scrub(line, one_line=True), **markup)
 
 
 def case_of(item: pytest.Item) -> BoundItem | None:
@@ -467,8 +476,7 @@ class ControllerHooks:
             tr = config.pluginmanager.get_plugin("terminalreporter")
             lines = format_estimate(estimate_generation(ctx))
             for line in lines:
-                if tr is not None:
-                    tr.write_line(line)
+                _say(tr, line)
             pytest.exit("summarybench dry run: no model was called", returncode=0)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -513,8 +521,7 @@ class ControllerHooks:
         if config.getoption("sb_generate_only"):
             tr = config.pluginmanager.get_plugin("terminalreporter")
             for line in self.generation_summary:
-                if tr is not None:
-                    tr.write_line(line)
+                _say(tr, line)
             pytest.exit("summarybench: summaries generated (--sb-generate-only)",
                         returncode=1 if result.errors else 0)
         if result.generated or result.errors:
@@ -539,8 +546,7 @@ class ControllerHooks:
                     # and the report go on.
                     line = f"summarybench: {name} could not prepare: {_failure(exc)}"
                     self.generation_summary.append(line)
-                    if tr is not None:
-                        tr.write_line(line, red=True)
+                    _say(tr, line, red=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         raw = getattr(report, REPORT_ATTR, None)
@@ -688,30 +694,31 @@ class ControllerHooks:
             if self.notes or self.gate_failures:
                 terminalreporter.write_sep("=", "summarybench")
                 for line in self.notes:
-                    terminalreporter.write_line(line, red=line.startswith("ERROR"))
+                    _say(terminalreporter, line, red=line.startswith("ERROR"))
                 for msg in self.gate_failures:
-                    terminalreporter.write_line(f"GATE FAILED: {msg}", red=True)
+                    _say(terminalreporter, f"GATE FAILED: {msg}", red=True)
             return
         from .report import terminal_lines
 
-        terminalreporter.write_sep("=", "summarybench ranking")
+        tr = terminalreporter
+        tr.write_sep("=", "summarybench ranking")
         for line in self.generation_summary:
-            terminalreporter.write_line(line)
+            _say(tr, line)
         for line in terminal_lines(self.report):
-            terminalreporter.write_line(line)
+            _say(tr, line)
         if self.report.validity is not None:
             from .report.terminal import validity_lines
 
             for line in validity_lines(self.report.validity):
-                terminalreporter.write_line(line, red=line.startswith("DISTRUST"))
+                _say(tr, line, red=line.startswith("DISTRUST"))
         for line in self.notes:
-            terminalreporter.write_line(line)
+            _say(tr, line)
         for msg in self.gate_failures:
-            terminalreporter.write_line(f"GATE FAILED: {msg}", red=True)
-        terminalreporter.write_line(f"results: {self.results_path}")
+            _say(tr, f"GATE FAILED: {msg}", red=True)
+        _say(tr, f"results: {self.results_path}")
         for fmt, path in self.report_paths.items():
             if fmt != "json":
-                terminalreporter.write_line(f"{fmt} report: {path}")
+                _say(tr, f"{fmt} report: {path}")
 
 
 def _stopped_early(session: pytest.Session, exitstatus: int) -> str:

@@ -21,7 +21,9 @@ from ..llm import (
     cached_completion,
     price_known,
 )
+from ..llm.answers import answer_problem
 from ..llm.providers import litellm
+from ..llm.redaction import scrub
 from ..schemas import CodeUnit, GeneratedSummary, GenerationMetadata, ModelConfig
 from .progress import Progress
 from .prompts import PROMPT_VERSION, build_messages
@@ -119,6 +121,12 @@ async def run_model_calls(ctx: RunContext, remote: dict[str, list[CodeUnit]],
                         f"{model.id}: returned an empty summary (output tokens "
                         f"{completion.output_tokens}, max_tokens {model.max_tokens})")
                 return
+            problem = answer_problem(completion.text, model.max_tokens)
+            if problem is not None:
+                # The model layer refuses such answers before caching them; this guards
+                # the store against any other way in (a hook, an older cache).
+                _failed(ctx, model, unit, stats, f"{model.id}: {problem}")
+                return
             stats.cached += int(completion.cached)
             summary = model_summary(unit, model, completion)
             ctx.store.save_summaries([summary])
@@ -137,5 +145,6 @@ async def run_model_calls(ctx: RunContext, remote: dict[str, list[CodeUnit]],
 def _failed(ctx: RunContext, model: ModelConfig, unit: CodeUnit, stats: ModelStats,
             message: str) -> None:
     """Link the error (not cached: the next run tries this unit again)."""
+    message = scrub(message, max_chars=ModelCallError.MAX_REASON_CHARS, one_line=True)
     ctx.store.link_summary(ctx.run_id, unit.id, model.id, None, error=message)
     stats.add_error(message)

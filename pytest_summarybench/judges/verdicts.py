@@ -10,12 +10,12 @@ error with the raw text (never a score of 0).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..llm.json_answer import JSONAnswerError, extract_json_object
 from .prompts import CRITERIA, PAIRWISE_CRITERIA, weighted_average
 
 Side = Literal["A", "B", "tie"]
@@ -154,32 +154,17 @@ class PairwiseVerdict(BaseModel):
 
 
 # -- reading the JSON object out of a reply ----------------------------------------------
-_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n(.*?)```", re.DOTALL)
-_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
-
-
 def extract_json(text: str) -> dict[str, Any]:
     """The first JSON object in ``text``: inside a code fence, or amid prose.
 
-    Raises ``InvalidVerdict`` when there is none.
+    Raises ``InvalidVerdict`` when there is none, and for hostile answers (too long, nested
+    too deep, absurd numbers: see ``llm/json_answer.py``), so that they take the re-ask
+    path like any other unreadable answer.
     """
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    decoder = json.JSONDecoder()
-    for chunk in candidates:
-        for variant in (chunk, _TRAILING_COMMA.sub(r"\1", chunk)):
-            start = variant.find("{")
-            while start != -1:
-                try:
-                    obj, _ = decoder.raw_decode(variant, start)
-                except json.JSONDecodeError:
-                    start = variant.find("{", start + 1)
-                    continue
-                if isinstance(obj, dict):
-                    return obj
-                start = variant.find("{", start + 1)
-    if not text.strip():
-        raise InvalidVerdict("the reply is empty")
-    raise InvalidVerdict("the reply contains no JSON object")
+    try:
+        return extract_json_object(text)
+    except JSONAnswerError as exc:
+        raise InvalidVerdict(str(exc)) from None
 
 
 def _normalise_keys(obj: Any) -> Any:

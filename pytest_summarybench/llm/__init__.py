@@ -1,12 +1,16 @@
 """The shared model layer on litellm: one call path for every model the benchmark uses.
 
-``complete`` / ``acomplete`` add the response cache, client-side rate limits, retries with
-backoff that honour Retry-After, per-call timeouts and pricing to a litellm call. litellm
-itself is imported lazily, on the first call.
+``complete`` / ``acomplete`` add the response cache, in-flight de-duplication, client-side
+rate limits, retries with backoff that honour Retry-After, per-call timeouts, checks of the
+answer and pricing to a litellm call. litellm itself is imported lazily, on the first call.
+``scrub`` / ``redact`` are the one place text is made safe to write (secrets masked by
+value, control characters neutralised), ``extract_json_object`` the safe way to read JSON
+out of an answer.
 """
 
 from __future__ import annotations
 
+from .answers import max_answer_chars
 from .cache import cache_key
 from .client import (
     acomplete,
@@ -16,15 +20,20 @@ from .client import (
     messages_tokens,
     model_params,
 )
+from .inflight import asingle_flight, single_flight
+from .json_answer import JSONAnswerError, extract_json_object
 from .limits import RateLimiter, limiter_for
 from .pricing import call_cost, price_known, token_prices
-from .providers import litellm_model_name, redact, required_env_var
+from .providers import litellm_model_name, required_env_var
+from .redaction import neutralise, redact, register_secret_env, scrub
 from .retry import RetryPolicy
 from .types import Completion, ModelCallError
 
 __all__ = [
-    "Completion", "ModelCallError", "RateLimiter", "RetryPolicy", "acomplete", "cache_key",
-    "cached_completion", "call_cost", "complete", "estimate_tokens", "limiter_for",
-    "litellm_model_name", "messages_tokens", "model_params", "price_known", "redact",
-    "required_env_var", "token_prices",
+    "Completion", "JSONAnswerError", "ModelCallError", "RateLimiter", "RetryPolicy",
+    "acomplete", "asingle_flight", "cache_key", "cached_completion", "call_cost", "complete",
+    "estimate_tokens", "extract_json_object", "limiter_for", "litellm_model_name",
+    "max_answer_chars", "messages_tokens", "model_params", "neutralise", "price_known",
+    "redact", "register_secret_env", "required_env_var", "scrub", "single_flight",
+    "token_prices",
 ]

@@ -4,7 +4,7 @@ A response is written the moment it arrives (one short transaction), so a run ki
 halfway loses nothing it paid for. The key covers everything that can change the answer:
 provider, model, endpoint, sampling parameters, the response format, the caller's tag
 (e.g. the prompt version) and a hash of the full message text. Keys never include key
-material, and failures are never written.
+material, and failures are never written; nor are answers ``llm/answers.py`` refuses.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 from ..schemas import ModelConfig
 from ..store import Store, dumps
+from .answers import answer_problem
 from .types import Completion
 
 CACHE_FORMAT = 1
@@ -46,11 +47,24 @@ def _ensure(store: Store) -> None:
         _ready.add(store)
 
 
-def cache_get(store: Store, key: str) -> Completion | None:
-    """The cached completion for ``key``, marked ``cached``; None on a miss."""
+def cache_get(store: Store, key: str, *, max_tokens: object = None) -> Completion | None:
+    """The cached completion for ``key``, marked ``cached``; None on a miss.
+
+    An entry that is not a usable answer (text no UTF-8 writer accepts, or longer than
+    ``max_tokens`` allows, as older versions could cache) is a miss: the call is made
+    again and its answer replaces the entry.
+    """
     _ensure(store)
     rows = store.execute("SELECT json FROM llm_cache WHERE key = ?", (key,))
-    return Completion.from_cache(rows[0][0]) if rows else None
+    if not rows:
+        return None
+    try:
+        completion = Completion.from_cache(rows[0][0])
+    except ValueError:
+        return None
+    if answer_problem(completion.text, max_tokens) is not None:
+        return None
+    return completion
 
 
 def cache_put(store: Store, key: str, model_id: str, tag: str, completion: Completion) -> None:

@@ -1,12 +1,15 @@
 """``complete`` and ``acomplete``: one model call with cache, rate limit, retries, timeout.
 
 Every caller (generation, judges, contrastive matching, downstream tasks) goes through
-here, so they all get the same behaviour: a cache hit makes no call; otherwise the call
-waits for its slot under the model's rate limits, is retried on rate limits, server
-errors, timeouts and malformed bodies (honouring Retry-After), is priced from the price
-table or the model's override, and is cached the moment it succeeds. ``complete`` is
-synchronous (litellm's sync client; safe from worker threads); ``acomplete`` is the
-asyncio twin. litellm's own retries are switched off so that attempts are counted here.
+here, so they all get the same behaviour: a cache hit makes no call; an identical request
+already in flight (in this process or another sharing the store) is waited for rather
+than made again (``llm/inflight.py``); otherwise the call waits for its slot under the
+model's rate limits, is retried on rate limits, server errors, timeouts and malformed
+bodies (honouring Retry-After), its answer is checked (``llm/answers.py``), priced from
+the price table or the model's override, and cached the moment it succeeds.
+``complete`` is synchronous (litellm's sync client; safe from worker threads);
+``acomplete`` is the asyncio twin. litellm's own retries are switched off so that
+attempts are counted here.
 """
 
 from __future__ import annotations
@@ -18,17 +21,31 @@ from typing import Any
 
 from ..schemas import ModelConfig
 from ..store import Store
+from .answers import answer_problem
 from .cache import cache_get, cache_key, cache_put
+from .inflight import asingle_flight, single_flight
 from .limits import RateLimiter, limiter_for
 from .pricing import call_cost
 from .providers import connection_kwargs, endpoint, litellm, litellm_model_name
-from .retry import DEFAULT_POLICY, MalformedResponse, RetryPolicy, backoff_delay, classify
+from .redaction import neutralise
+from .retry import (
+    DEFAULT_POLICY,
+    REJECTED_ANSWER_ATTEMPTS,
+    MalformedResponse,
+    RejectedAnswer,
+    RetryPolicy,
+    backoff_delay,
+    classify,
+)
 from .router import RoutedModelConfig, routed_request, router_for
 from .types import Completion, ModelCallError
 
 #: Parameter values that are the providers' defaults: recorded and keyed, not sent (some
 #: providers refuse e.g. ``top_p`` together with ``temperature``).
 _NEUTRAL = {"top_p": 1.0, "frequency_penalty": 0.0, "presence_penalty": 0.0}
+#: Token counts a provider may report; anything else is estimated instead.
+_MAX_REPORTED_TOKENS = 10**9
+_MAX_VERSION_CHARS = 200
 
 
 def model_params(model: ModelConfig) -> dict[str, Any]:
@@ -78,12 +95,16 @@ class _Call:
         self.key = cache_key(model, messages, self.params, cache_tag, endpoint(model))
         self.policy = retry_policy or DEFAULT_POLICY
         self.attempt = 0
+        self.rejected = 0
+        """Attempts whose answer was refused (``RejectedAnswer``)."""
         self.reserved = messages_tokens(messages) + int(self.params.get("max_tokens") or 0)
         self._rng = random.Random()
         self._limiter: RateLimiter | None = None
 
     def cached(self) -> Completion | None:
-        return cache_get(self.cache, self.key) if self.cache is not None else None
+        if self.cache is None:
+            return None
+        return cache_get(self.cache, self.key, max_tokens=self.params.get("max_tokens"))
 
     def request(self) -> dict[str, Any]:
         """The litellm keyword arguments (raises ModelCallError for a missing key)."""
@@ -121,6 +142,9 @@ class _Call:
         if failure.rate_limited and failure.retry_after_s and self._limiter is not None:
             self._limiter.pause(min(failure.retry_after_s, self.policy.max_retry_after_s))
         delay = backoff_delay(self.policy, failure, self.attempt, self._rng)
+        self.rejected += failure.rejected
+        if failure.rejected and self.rejected >= REJECTED_ANSWER_ATTEMPTS:
+            delay = None
         if delay is None:
             reason = failure.reason
             if failure.retryable:
@@ -139,16 +163,21 @@ class _Call:
         if text is not None and not isinstance(text, str):
             raise MalformedResponse(f"content is {type(text).__name__}, not text")
         text = (text or "").strip()
+        problem = answer_problem(text, self.params.get("max_tokens"))
+        if problem is not None:
+            raise RejectedAnswer(problem)
         usage = getattr(response, "usage", None)
-        inp = getattr(usage, "prompt_tokens", None)
-        out = getattr(usage, "completion_tokens", None)
-        inp = int(inp) if isinstance(inp, int) else messages_tokens(self.messages)
-        out = int(out) if isinstance(out, int) else estimate_tokens(text)
+        inp = _tokens(getattr(usage, "prompt_tokens", None))
+        out = _tokens(getattr(usage, "completion_tokens", None))
+        inp = inp if inp is not None else messages_tokens(self.messages)
+        out = out if out is not None else estimate_tokens(text)
+        # The provider names the version: its text, so bounded and made printable.
+        version = neutralise(str(getattr(response, "model", "") or "")[:_MAX_VERSION_CHARS],
+                             one_line=True)
         return Completion(text=text, input_tokens=inp, output_tokens=out,
                           latency_ms=round(latency_ms, 1),
                           cost=call_cost(self.model, inp, out),
-                          model_version=str(getattr(response, "model", "") or ""),
-                          attempts=self.attempt)
+                          model_version=version, attempts=self.attempt)
 
     def done(self, completion: Completion) -> Completion:
         if self._limiter is not None:
@@ -157,6 +186,14 @@ class _Call:
         if self.cache is not None:
             cache_put(self.cache, self.key, self.model.id, self.tag, completion)
         return completion
+
+
+def _tokens(value: object) -> int | None:
+    """A token count the provider reported, if it is a plausible one."""
+    if isinstance(value, int) and not isinstance(value, bool) \
+            and 0 <= value <= _MAX_REPORTED_TOKENS:
+        return value
+    return None
 
 
 def cached_completion(model: ModelConfig, messages: list[dict[str, str]], *, cache: Store,
@@ -178,9 +215,14 @@ def complete(model: ModelConfig, messages: list[dict[str, str]], *,
     """
     call = _Call(model, messages, timeout=timeout, response_format=response_format,
                  cache=cache, cache_tag=cache_tag, retry_policy=retry_policy, params=params)
-    hit = call.cached()
-    if hit is not None:
-        return hit
+    if call.cache is None:
+        return _attempts(call)
+    # a cache hit first, then one caller at a time for this request
+    return single_flight(call.cache, call.key, lambda: _attempts(call), call.cached)
+
+
+def _attempts(call: _Call) -> Completion:
+    """Make ``call``, retrying as its policy says; cache and return the completion."""
     lib = call.client()
     while True:
         # per attempt: a local GGUF server that died is started again for the retry
@@ -203,14 +245,18 @@ async def acomplete(model: ModelConfig, messages: list[dict[str, str]], *,
     """The asyncio twin of ``complete``, with the same arguments and behaviour."""
     call = _Call(model, messages, timeout=timeout, response_format=response_format,
                  cache=cache, cache_tag=cache_tag, retry_policy=retry_policy, params=params)
-    hit = call.cached()
-    if hit is not None:
-        return hit
+    if call.cache is None:
+        return await _aattempts(call)
+    return await asingle_flight(call.cache, call.key, lambda: _aattempts(call), call.cached)
+
+
+async def _aattempts(call: _Call) -> Completion:
+    """The asyncio twin of ``_attempts``."""
     lib = call.client()
     # litellm enforces the timeout; this outer bound only guards against a hung client.
     backstop = call.timeout_s * 1.5 + 1.0
     while True:
-        request = call.request()  # per attempt, as in ``complete``
+        request = call.request()  # per attempt, as in ``_attempts``
         await asyncio.sleep(call.before_attempt())
         started = time.perf_counter()
         try:

@@ -8,12 +8,12 @@ network: its price table comes from the copy bundled with the package.
 from __future__ import annotations
 
 import os
-import re
 import threading
 from types import ModuleType
 from typing import Any
 
 from ..schemas import ModelConfig
+from .redaction import redact as redact  # re-exported: callers import it from here
 
 #: litellm's provider prefix for each of our providers.
 LITELLM_PREFIX: dict[str, str] = {
@@ -40,9 +40,6 @@ OLLAMA_DEFAULT_ENDPOINT = "http://localhost:11434"
 PLACEHOLDER_KEY = "sk-no-key-required"
 
 _import_lock = threading.Lock()
-_SECRET_PATTERNS = re.compile(
-    r"(sk-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{10,}|Bearer\s+\S+|"
-    r"(?i:api[_-]?key)[\"']?\s*[:=]\s*[\"']?[^\s\"',}]+)")
 
 
 def litellm() -> ModuleType:
@@ -122,21 +119,3 @@ def connection_kwargs(model: ModelConfig) -> dict[str, Any]:
     elif model.provider == "local":
         kwargs["api_key"] = PLACEHOLDER_KEY
     return kwargs
-
-
-_SECRET_NAME = re.compile(r"(API_KEY|_KEY|_TOKEN|_SECRET|_PASSWORD)$", re.IGNORECASE)
-
-
-def redact(text: str) -> str:
-    """``text`` without key material: the values of the providers' key variables and
-    anything shaped like a key or a bearer token."""
-    # Known key variables, plus any variable named like a secret (a deployment's
-    # ``apiKeyEnv``, VOYAGE_API_KEY, AZURE_..._KEY, ..._TOKEN).
-    known = {*filter(None, KEY_ENV.values()),
-             *(a for aliases in KEY_ENV_ALIASES.values() for a in aliases)}
-    for name in sorted(known | {n for n in os.environ if _SECRET_NAME.search(n)}):
-        value = os.environ.get(name)
-        # Short values of merely secret-looking names ("true", "1") are not keys.
-        if value and len(value) >= (4 if name in known else 8):
-            text = text.replace(value, "***")
-    return _SECRET_PATTERNS.sub("***", text)

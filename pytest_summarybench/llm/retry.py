@@ -3,7 +3,10 @@
 Rate limits (429), server errors (5xx), timeouts, dropped connections and malformed
 response bodies are retried with exponential backoff and jitter; a ``Retry-After`` (or
 ``retry-after-ms``) from the provider is honoured as the minimum wait. Everything else
-(a bad key, a bad request, an unknown model) fails at once: retrying cannot help.
+(a bad key, a bad request, an unknown model) fails at once: retrying cannot help. An
+answer we refuse to keep (a body that is not UTF-8, text that is not valid Unicode or is
+far longer than ``max_tokens`` allows) is retried once: a provider that sends it twice
+will keep sending it, and each attempt is paid.
 """
 
 from __future__ import annotations
@@ -16,14 +19,22 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from .providers import redact
+from .redaction import scrub
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+#: Attempts that may end in a rejected answer before the call gives up.
+REJECTED_ANSWER_ATTEMPTS = 2
 _MAX_REASON = 240
+#: Characters of an exception's text looked at (a provider may echo megabytes).
+_MAX_EXCEPTION_CHARS = 8192
 
 
 class MalformedResponse(ValueError):
     """The provider answered 200 with a body that is not a usable completion."""
+
+
+class RejectedAnswer(MalformedResponse):
+    """The provider answered 200 with text we refuse to keep (see ``llm/answers.py``)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +64,8 @@ class Failure:
     status: int | None = None
     retry_after_s: float | None = None
     """What the provider asked us to wait, when it said."""
+    rejected: bool = False
+    """The provider answered, with something we refuse to keep (retried once at most)."""
 
     @property
     def rate_limited(self) -> bool:
@@ -92,11 +105,24 @@ def retry_after_seconds(headers: Any) -> float | None:
 
 
 def _message(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = " ".join(str(exc)[:_MAX_EXCEPTION_CHARS].split()) or type(exc).__name__
     # litellm prefixes its class names, sometimes twice ("litellm.X: X: ...").
     text = re.sub(r"^(litellm\.)?(\w+Error|Timeout): (\2: )?", "", text)
-    text = redact(text)
-    return text if len(text) <= _MAX_REASON else text[:_MAX_REASON - 3] + "..."
+    # Provider text: it may quote the key it was sent, or carry terminal escapes.
+    return scrub(text, max_chars=_MAX_REASON, one_line=True)
+
+
+def _undecodable(exc: BaseException) -> UnicodeDecodeError | None:
+    """The UnicodeDecodeError behind ``exc``, if its body was not UTF-8 (litellm reports
+    that as an HTTP 500 of its own)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen and len(seen) < 16:
+        if isinstance(cause, UnicodeDecodeError):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def classify(exc: BaseException, timeout_s: float | None = None) -> Failure:
@@ -105,8 +131,15 @@ def classify(exc: BaseException, timeout_s: float | None = None) -> Failure:
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
     after = retry_after_seconds(_headers(exc))
+    if isinstance(exc, RejectedAnswer):
+        return Failure(f"rejected answer: {_message(exc)}", True, status, rejected=True)
     if isinstance(exc, MalformedResponse):
         return Failure(f"malformed response: {_message(exc)}", True, status)
+    undecodable = _undecodable(exc)
+    if undecodable is not None:
+        return Failure(f"rejected answer: the response body is not valid UTF-8 "
+                       f"({undecodable.reason} at byte {undecodable.start})", True, None,
+                       rejected=True)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or "Timeout" in name:
         limit = f" after {timeout_s:g}s" if timeout_s else ""
         return Failure(f"timed out{limit}", True, status or 408, after)

@@ -17,11 +17,12 @@ import os
 import threading
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..schemas import ModelConfig
 from ..schemas._base import SBModel
 from .providers import PLACEHOLDER_KEY, api_key, endpoint, litellm, litellm_model_name
+from .redaction import register_secret_env
 
 
 class Deployment(SBModel):
@@ -38,6 +39,14 @@ class Deployment(SBModel):
     """This deployment's request limit, kept by the Router."""
     tokens_per_minute: float | None = Field(default=None, gt=0)
     """This deployment's token limit, kept by the Router."""
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _secret(cls, name: str | None) -> str | None:
+        # Reading the configuration is when we learn which variables hold keys: from now
+        # on their values are masked in everything this process writes, whatever the name.
+        register_secret_env(name)
+        return name
 
 
 class RoutedModelConfig(ModelConfig):

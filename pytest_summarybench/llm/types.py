@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, replace
 
+from .redaction import scrub
+
 
 @dataclass(frozen=True)
 class Completion:
@@ -35,20 +37,33 @@ class Completion:
 
     @classmethod
     def from_cache(cls, text: str) -> Completion:
-        data = json.loads(text)
-        return replace(cls(**data), cached=True, attempts=0)
+        """The completion a cache row holds; ValueError when the row is not one."""
+        try:
+            data = json.loads(text)
+            completion = replace(cls(**data), cached=True, attempts=0)
+        except (TypeError, RecursionError) as exc:  # a row of another shape
+            raise ValueError(f"not a cached completion: {exc}") from None
+        if not isinstance(completion.text, str):
+            raise ValueError(f"not a cached completion: text is {type(completion.text)}")
+        return completion
 
 
 class ModelCallError(RuntimeError):
     """A model call failed for good (after retries, or at once when retrying cannot help).
 
-    ``str()`` is one line naming the model and the reason, with no key material.
+    ``str()`` is one line naming the model and the reason, with no key material and no
+    control characters, at most ``MAX_REASON_CHARS`` long.
     """
+
+    MAX_REASON_CHARS = 1000
 
     def __init__(self, model_id: str, reason: str, *, retryable: bool = False,
                  status: int | None = None) -> None:
         self.model_id = model_id
-        self.reason = " ".join(reason.split())
+        # Every failure of the model layer ends here, on its way to the terminal, the
+        # store and the reports: the one place its text is made safe to write.
+        self.reason = scrub(" ".join(reason[:4 * self.MAX_REASON_CHARS].split()),
+                            max_chars=self.MAX_REASON_CHARS, one_line=True)
         self.retryable = retryable
         """Whether a later run may succeed (rate limits, outages, timeouts)."""
         self.status = status

@@ -3,7 +3,8 @@ summary and its scores.
 
 Registered from ``plugin.pytest_configure`` only when pytest-html is loaded (its hook
 specs exist only then). pytest-html inserts cells as HTML, so every value is escaped here
-with markupsafe: summaries are untrusted text.
+with markupsafe, and scrubbed first (secrets masked, control characters escaped, length
+bounded): summaries and errors are untrusted text.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ if TYPE_CHECKING:
 
     from ..session import SummaryBenchState
 
-#: Characters of a summary shown in the cell; the full text is in the cell's title.
+#: Characters of a summary shown in the cell; more of it is in the cell's title.
 SUMMARY_CHARS = 300
+#: Characters of a summary in the title, and of an error in the cell: one row of a page
+#: that may have ten thousand.
+TITLE_CHARS = 4000
 _COLUMNS = ("Unit", "Summary", "Scores")
 
 
@@ -43,6 +47,8 @@ class HtmlResultsColumns:
         stay aligned)."""
         from markupsafe import Markup, escape
 
+        from ..llm.redaction import scrub
+
         empty = [Markup('<td class="col-sb"></td>')] * len(_COLUMNS)
         records = [r for r in map(json.loads, raw) if r.get("benchmark", "summary") == "summary"]
         if not records:
@@ -60,13 +66,15 @@ class HtmlResultsColumns:
         for model in model_id.split("~"):
             s = ctx.summary(unit_id, model)
             text = s.summary if s is not None else (ctx.summary_error(unit_id, model) or "")
+            text = scrub(text, max_chars=TITLE_CHARS)
             shown = text if len(text) <= SUMMARY_CHARS else text[:SUMMARY_CHARS - 1] + "…"
             prefix = f"{model}: " if "~" in model_id else ""
             summaries.append(Markup('<span title="{}">{}{}</span>').format(text, prefix, shown))
         scores = []
         for rec in records:
             if rec.get("error"):
-                scores.append(Markup("{}: error: {}").format(rec["evaluator"], rec["error"]))
+                scores.append(Markup("{}: error: {}").format(
+                    rec["evaluator"], scrub(rec["error"], max_chars=TITLE_CHARS)))
                 continue
             metrics = ", ".join(f"{k}={v:.3g}" for k, v in sorted(rec["metrics"].items()))
             scores.append(Markup("{}: {}").format(rec["evaluator"], metrics))

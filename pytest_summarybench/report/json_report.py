@@ -9,8 +9,12 @@ from ..schemas import BenchmarkReport
 
 
 def report_json(report: BenchmarkReport) -> str:
-    """The report as indented JSON with the spec's camelCase keys."""
-    return json.dumps(report.to_json_dict(), indent=2, sort_keys=False) + "\n"
+    """The report as indented JSON with the spec's camelCase keys, secret values masked
+    (json escapes control characters itself)."""
+    from ..llm.redaction import redact
+
+    return redact(json.dumps(report.to_json_dict(), indent=2, sort_keys=False),
+                  shapes=False) + "\n"
 
 
 def write_results_json(report: BenchmarkReport, output_dir: Path) -> Path:

@@ -1,5 +1,9 @@
 """Renderings of a report: Markdown (spec 10.2), JSON (spec 10.1) and a self-contained HTML
-page, from jinja2 templates with autoescaping (summaries and code are untrusted text)."""
+page, from jinja2 templates with autoescaping (summaries and code are untrusted text).
+
+Autoescaping does not remove control characters, and a report quotes errors that quote
+providers: every rendering is finished by ``_finished``, which masks secret values and
+writes control characters out as visible escapes (``llm/redaction.py``)."""
 
 from __future__ import annotations
 
@@ -56,7 +60,15 @@ def render_markdown(report: BenchmarkReport) -> str:
     for line in text.splitlines():
         if line.strip() or (lines and lines[-1].strip()):
             lines.append(line.rstrip())
-    return "\n".join(lines).strip() + "\n"
+    return _finished("\n".join(lines).strip() + "\n")
+
+
+def _finished(document: str) -> str:
+    """A rendered Markdown or HTML document made safe to write and to open: secret values
+    masked, control characters (an ESC that a terminal or viewer would obey) escaped."""
+    from ..llm.redaction import neutralise, redact
+
+    return neutralise(redact(document, shapes=False))
 
 
 def render_html(report: BenchmarkReport) -> str:
@@ -68,11 +80,11 @@ def render_html(report: BenchmarkReport) -> str:
     assert env.loader is not None
     script, _, _ = env.loader.get_source(env, "sort.js")
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
-    return env.get_template("report.html.jinja2").render(
+    return _finished(env.get_template("report.html.jinja2").render(
         view=build_view(report), cost_phases=_cost_phases(report),
         charts={"bars": charts.score_bars(report), "scatter": charts.cost_quality(report),
                 "heatmap": charts.language_heatmap(report)},
-        script=Markup(script), script_hash=f"sha256-{digest}")
+        script=Markup(script), script_hash=f"sha256-{digest}"))
 
 
 def render(report: BenchmarkReport, fmt: str) -> str:

@@ -6,7 +6,8 @@ request encoding, status handling, Retry-After, JSON decoding, retries. Behaviou
 scripted:
 
 - ``respond(body) -> str | Reply``: the completion for a request (default: a
-  deterministic summary derived from the last message);
+  deterministic summary derived from the last message), or an error status with a
+  message, or raw bytes (see ``Reply``);
 - ``latency_s``: delay before every answer;
 - ``rate_limit_per_s``: answer 429 with ``Retry-After`` / ``retry-after-ms`` to requests
   above this many accepted requests in any one-second window;
@@ -51,6 +52,11 @@ class Reply:
     """Reported output tokens (default: about a quarter of ``text``'s characters)."""
     model: str | None = None
     """The model version to report (default: the requested model plus ``-fake-1``)."""
+    status: int = 200
+    """The HTTP status; any other than 200 answers an OpenAI-style error whose message is
+    ``text`` (a provider echoing what it was sent, say)."""
+    raw: bytes | None = None
+    """The exact body to send with ``status`` instead (invalid UTF-8, hostile JSON)."""
 
 
 Responder = Callable[[dict[str, Any]], "str | Reply"]
@@ -286,6 +292,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if isinstance(reply, str):
             reply = Reply(reply)
+        if reply.raw is not None:
+            self._send_raw(reply.status, reply.raw)
+            return
+        if reply.status != 200:
+            self._send_json(reply.status, {"error": {"message": reply.text,
+                                                     "type": "invalid_request_error"}})
+            return
         prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
         prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else max(
             1, prompt_chars // 4)
