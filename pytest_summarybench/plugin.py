@@ -115,10 +115,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("summarybench_sample_size", "Sample size (like --sb-sample-size).",
                   default=None)
     parser.addini("summarybench_seed", "Seed (like --sb-seed).", default=None)
-    # The second benchmark hosted on the harness (benchmarks/compliance).
-    from .compliance.plugin import add_options as add_compliance_options
-
-    add_compliance_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -143,9 +139,6 @@ def pytest_configure(config: pytest.Config) -> None:
             from .report.html_plugin import HtmlResultsColumns
 
             config.pluginmanager.register(HtmlResultsColumns(state), "summarybench-html")
-    from .compliance import plugin as compliance_plugin
-
-    config.pluginmanager.register(compliance_plugin, "summarybench-compliance")
 
 
 def _recorder(node: Node) -> Callable[[ScoreRecord], None]:

@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "report",
     "compare": "compare",
     "validate": "validate",
+    "compliance": "compliance",
 }
 
 EXIT_OK = 0

@@ -142,11 +142,12 @@ def check_keys(settings: Any) -> None:
                            f"(or remove the model from {CONFIG_FILE})")
 
 
-def run_pytest(args: list[str]) -> int:
-    """Run the code-summary benchmark through pytest with the plugin (the one engine)."""
+def run_pytest(args: list[str], target: Path | None = None) -> int:
+    """Run a benchmark through pytest with the plugin (the one engine): ``target``, by
+    default the code-summary benchmark shipped in the package."""
     import pytest
 
-    suite = Path(__file__).resolve().parent.parent / "suite"
+    suite = target or Path(__file__).resolve().parent.parent / "suite"
     code = pytest.main([str(suite), "-p", "summarybench", "--rootdir", os.getcwd(),
                         "-p", "no:cacheprovider", *args])
     return int(code)

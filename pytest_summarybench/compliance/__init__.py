@@ -5,8 +5,9 @@ Pipeline: ``dataset`` (labelled examples) -> ``scanner`` / ``classifier`` + ``pa
 (predictions) -> ``records`` (score records on the test reports) -> ``metrics`` ->
 ``report`` (tables and ``eval_results.json``); ``plugin`` wires it into pytest.
 
-The public names below are resolved on first access, so that the harness importing
-``compliance.plugin`` on every pytest run does not load the scanner.
+The public names below are resolved on first access, so that pytest importing
+``compliance.plugin`` (an entry point, loaded on every pytest run) does not load the
+scanner.
 """
 
 from __future__ import annotations

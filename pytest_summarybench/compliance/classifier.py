@@ -20,6 +20,8 @@ PROBE_TIMEOUT_S = 2.0
 CALL_ATTEMPTS = 2
 """One retry: a transient hiccup is forgiven, a dead server costs one example ~1 minute,
 not the model layer's default six attempts with backoff."""
+NO_LLM_HINT = "--compliance-no-llm (--no-ollama with `summarybench compliance`)"
+"""How to run without the LLM, in both of the places the benchmark is started from."""
 
 PROMPT = """Analyze this Python AI agent code for EU AI Act compliance.
 Check Articles 9 (risk management), 10 (data governance), 11 (technical documentation),
@@ -95,6 +97,16 @@ class LLMClassifier:
                               output_tokens=answer.output_tokens, parse_error=problem)
 
 
+def check_endpoint(url: str) -> str:
+    """``url`` when it is an http(s) base URL; raises ValueError naming the accepted form."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("expected an http(s) base URL such as http://localhost:11434")
+    return url
+
+
 def parse_model(spec: str, endpoint: str | None = None) -> ModelConfig:
     """``provider/model`` to a ModelConfig; raises ValueError naming the accepted form."""
     from ..schemas import ModelConfig
@@ -136,7 +148,7 @@ def unavailable_reason(model: ModelConfig) -> str | None:
         tags = _ollama_tags(str(base))
     except (urllib.error.URLError, OSError, ValueError) as err:
         reason = getattr(err, "reason", err)
-        return f"Ollama not reachable at {base} ({reason}); start it or pass --no-ollama"
+        return f"Ollama not reachable at {base} ({reason}); start it or pass {NO_LLM_HINT}"
     names = {str(m.get("name", "")) for m in tags.get("models", []) if isinstance(m, dict)}
     wanted = model.model_name
     if wanted in names or f"{wanted}:latest" in names:

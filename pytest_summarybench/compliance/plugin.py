@@ -1,12 +1,22 @@
-"""pytest wiring of the compliance benchmark: options, session fixtures, the example
-selection the benchmark's conftest parametrizes over, and the terminal summary.
+"""The compliance benchmark's pytest plugin (entry point ``summarybench_compliance``):
+options, session fixtures, the example selection the benchmark's conftest parametrizes
+over, and the terminal summary.
 
-Registered by the harness's ``plugin.py``; importing it costs the standard library only.
-The scanner, the model layer, scipy and the report are imported when first used.
+It is a plugin of its own, not part of the summary plugin, so that it can be turned off
+with ``-p no:summarybench_compliance`` and so that every option it adds to every pytest
+run in the environment is prefixed (``--compliance-*``). The seed's unprefixed switches
+(``--test-mode``, ``--no-ollama``) live on ``summarybench compliance``, where they cannot
+collide with another plugin's.
+
+The benchmark is hosted on the summarybench harness (``sb_record``, the output directory,
+``pytest_summarybench_terminal_summary``), so loading this plugin loads the harness too
+unless it is blocked. Importing it costs pytest and the standard library only; the
+scanner, the model layer, scipy and the report are imported when first used.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,37 +30,68 @@ if TYPE_CHECKING:
     from .dataset import Example
     from .scanner import Scanner
 
+NAME = "summarybench_compliance"
+"""This plugin's entry-point name: ``-p summarybench_compliance``, ``-p no:...``."""
+HARNESS = "summarybench"
+"""The entry-point name of the harness the benchmark is hosted on."""
 TEST_MODE_SIZE = 10
 _EXAMPLES = pytest.StashKey[dict[str, list["Example"]]]()
 
 
-def add_options(parser: pytest.Parser) -> None:
-    """Add the compliance benchmark's options to the ``summarybench`` group."""
-    group = parser.getgroup("summarybench")
-    group.addoption("--no-ollama", action="store_true", default=False,
-                    help="Compliance benchmark: do not run the LLM classifier (rule-based "
-                         "scanner only).")
-    group.addoption("--test-mode", action="store_true", default=False,
-                    help=f"Compliance benchmark: evaluate {TEST_MODE_SIZE} examples spread "
-                         f"over the dataset instead of all of them.")
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    # The harness's hooks are what this plugin implements and its fixtures are what the
+    # benchmark records through, so enabling the benchmark enables the harness: with
+    # PYTEST_DISABLE_PLUGIN_AUTOLOAD set, `-p summarybench_compliance` is then enough.
+    # A blocked harness (`-p no:summarybench`) stays blocked; with autoloading on it is
+    # usually registered already. Entry points only: without an installed package there
+    # is nothing to load by that name, and importing a module named "summarybench" would
+    # fail.
+    from .. import plugin as harness
+
+    if not (pluginmanager.is_registered(harness) or pluginmanager.is_blocked(HARNESS)):
+        pluginmanager.load_setuptools_entrypoints("pytest11", name=HARNESS)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("summarybench-compliance",
+                            "summarybench compliance benchmark (EU AI Act articles)")
+    group.addoption("--compliance-test-mode", action="store_true", default=False,
+                    help=f"Evaluate {TEST_MODE_SIZE} examples spread evenly over the dataset "
+                         f"instead of all of them (the seed's --test-mode).")
+    group.addoption("--compliance-no-llm", action="store_true", default=False,
+                    help="Run the rule-based scanner only; skip the LLM classifier, whichever "
+                         "provider it uses (the seed's --no-ollama).")
     group.addoption("--compliance-model", metavar="PROVIDER/MODEL", default=None,
-                    help="Compliance benchmark: the LLM classifier (default "
-                         "ollama/air-compliance-v2; any configured provider works).")
+                    help="The LLM classifier (default ollama/air-compliance-v2; any "
+                         "configured provider works).")
     group.addoption("--compliance-endpoint", metavar="URL", default=None,
-                    help="Compliance benchmark: base URL of the classifier's server "
-                         "(default: the provider's, http://localhost:11434 for Ollama).")
+                    help="Base URL of the classifier's server (default: the provider's, "
+                         "http://localhost:11434 for Ollama).")
     group.addoption("--compliance-data", metavar="PATH", default=None,
-                    help="Compliance benchmark: the eval_data.jsonl-format file to evaluate "
-                         "(default: the benchmark's eval_data.jsonl).")
+                    help="The eval_data.jsonl-format file to evaluate (default: the "
+                         "benchmark's eval_data.jsonl).")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A bad model or endpoint is a usage error before anything runs, not one error per
+    # test; only when given, so unrelated runs never import the model layer.
+    if config.getoption("compliance_model") or config.getoption("compliance_endpoint"):
+        compliance_model(config)
 
 
 def compliance_model(config: pytest.Config) -> ModelConfig:
-    """The configured LLM classifier model; a bad spec is a UsageError naming the flag."""
-    from .classifier import DEFAULT_MODEL, parse_model
+    """The configured LLM classifier model; a bad value is a UsageError naming the flag."""
+    from .classifier import DEFAULT_MODEL, check_endpoint, parse_model
 
     spec = config.getoption("compliance_model") or DEFAULT_MODEL
+    endpoint = config.getoption("compliance_endpoint")
+    if endpoint:
+        try:
+            check_endpoint(endpoint)
+        except ValueError as err:
+            raise pytest.UsageError(f"--compliance-endpoint {endpoint!r}: {err}") from None
     try:
-        return parse_model(spec, config.getoption("compliance_endpoint"))
+        return parse_model(spec, endpoint)
     except ValueError as err:
         raise pytest.UsageError(f"--compliance-model {spec!r}: {err}") from None
 
@@ -62,26 +103,42 @@ def spread(items: list[Example], size: int) -> list[Example]:
     return [items[(i * len(items)) // size] for i in range(size)]
 
 
+def _require_plugins(config: pytest.Config) -> None:
+    """Fail collection with what to pass when the benchmark's plugins are not active
+    (autoloading off, or one of them blocked), instead of unknown options and fixtures."""
+    from .. import plugin as harness
+
+    if not config.pluginmanager.is_registered(sys.modules[__name__]):
+        pytest.fail(f"the compliance benchmark needs its pytest plugin, which is not "
+                    f"active: pass -p {NAME} (and do not block it with -p no:{NAME})",
+                    pytrace=False)
+    if config.pluginmanager.get_plugin(harness.STATE_NAME) is None:
+        pytest.fail(f"the compliance benchmark records its scores through the summarybench "
+                    f"harness, which is not active: pass -p {HARNESS} (and do not block it "
+                    f"with -p no:{HARNESS})", pytrace=False)
+
+
 def select_examples(config: pytest.Config, default_path: Path) -> list[Example]:
     """The examples this session evaluates, loaded and validated once per process.
 
-    ``--compliance-data`` replaces ``default_path``; ``--test-mode`` keeps ten examples
-    spread over the file so that every article still appears. A malformed dataset fails
-    collection with one line naming the file, the line and the problem.
+    ``--compliance-data`` replaces ``default_path``; ``--compliance-test-mode`` keeps ten
+    examples spread over the file so that every article still appears. A malformed
+    dataset fails collection with one line naming the file, the line and the problem.
     """
     from .dataset import DatasetError, load_examples
 
+    _require_plugins(config)
     given = config.getoption("compliance_data")
     path = Path(config.invocation_params.dir, given) if given else default_path
+    test_mode = bool(config.getoption("compliance_test_mode"))
     cache = config.stash.setdefault(_EXAMPLES, {})
-    key = f"{path}|{config.getoption('test_mode')}"
+    key = f"{path}|{test_mode}"
     if key not in cache:
         try:
             examples = load_examples(path)
         except DatasetError as err:
             pytest.fail(str(err), pytrace=False)
-        cache[key] = spread(examples, TEST_MODE_SIZE) if config.getoption("test_mode") \
-            else examples
+        cache[key] = spread(examples, TEST_MODE_SIZE) if test_mode else examples
     return cache[key]
 
 
@@ -98,8 +155,8 @@ def compliance_llm(pytestconfig: pytest.Config) -> LLMClassifier:
     """The LLM classifier; skips every LLM test with one reason when it cannot run."""
     from .classifier import LLMClassifier, unavailable_reason
 
-    if pytestconfig.getoption("no_ollama"):
-        pytest.skip("LLM classifier disabled with --no-ollama")
+    if pytestconfig.getoption("compliance_no_llm"):
+        pytest.skip("LLM classifier disabled with --compliance-no-llm")
     model = compliance_model(pytestconfig)
     reason = unavailable_reason(model)
     if reason is not None:
@@ -110,7 +167,9 @@ def compliance_llm(pytestconfig: pytest.Config) -> LLMClassifier:
 def _settings(config: pytest.Config) -> Any:
     """The harness's resolved settings (summarybench.yaml, ini keys, ``--sb-*`` options):
     the compliance benchmark writes where, and seeds as, the rest of the run does."""
-    return config.pluginmanager.getplugin("summarybench-state").settings
+    from .. import plugin as harness
+
+    return config.pluginmanager.getplugin(harness.STATE_NAME).settings
 
 
 def _llm_state(config: pytest.Config, records: list[ScoreRecord]) -> dict[str, Any]:
@@ -121,14 +180,16 @@ def _llm_state(config: pytest.Config, records: list[ScoreRecord]) -> dict[str, A
 
     if any(r.model_id != SCANNER_ID for r in records):
         return {"available": True, "reason": None}
-    if config.getoption("no_ollama"):
-        return {"available": False, "reason": "disabled with --no-ollama"}
+    if config.getoption("compliance_no_llm"):
+        return {"available": False, "reason": "disabled with --compliance-no-llm"}
     reason = unavailable_reason(compliance_model(config))
     return {"available": reason is None,
             "reason": reason or "LLM tests not selected in this run"}
 
 
-@pytest.hookimpl
+# optionalhook: the spec is the harness's; with the harness blocked this plugin still
+# loads (it then has nothing to report) instead of failing every pytest run.
+@pytest.hookimpl(optionalhook=True)
 def pytest_summarybench_terminal_summary(terminalreporter: TerminalReporter,
                                          records: list[ScoreRecord],
                                          config: pytest.Config) -> None:

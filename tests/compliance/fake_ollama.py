@@ -1,7 +1,7 @@
 """A real, local Ollama-compatible HTTP server for the compliance tests.
 
 It answers ``GET /api/tags`` with the models it was given and ``POST /api/chat`` (the
-endpoint litellm's ``ollama_chat`` provider calls) with a scripted reply, so the
+endpoint litellm's ``ollama_chat`` provider calls) with a scripted reply or error, so the
 classifier goes through the real model layer: litellm, HTTP, JSON, timeouts. It listens
 on 127.0.0.1 with an ephemeral port in a background thread and counts chat requests.
 """
@@ -21,8 +21,11 @@ class FakeOllama:
     """``with FakeOllama(models=[...], respond=fn) as server: server.url``."""
 
     def __init__(self, *, models: tuple[str, ...] = ("air-compliance-v2:latest",),
-                 respond: Responder | None = None) -> None:
+                 respond: Responder | None = None, chat_status: int = 200) -> None:
         self.models = models
+        # Not 200: every chat gets that error (a server that is up and lists the model,
+        # but fails to run it).
+        self.chat_status = chat_status
         self.respond: Responder = respond or (lambda body: "ARTICLE: NONE\nSEVERITY: NONE")
         self.chat_requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -54,6 +57,9 @@ class FakeOllama:
                     return
                 with server._lock:
                     server.chat_requests.append(body)
+                if server.chat_status != 200:
+                    self._send(server.chat_status, {"error": "scripted failure: model crashed"})
+                    return
                 text = server.respond(body)
                 self._send(200, {
                     "model": body.get("model", ""), "created_at": "2026-01-01T00:00:00Z",

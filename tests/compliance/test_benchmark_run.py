@@ -45,7 +45,7 @@ SEED_KEYS = {"timestamp", "num_examples", "rule_based_metrics", "per_article_met
 
 def test_test_mode_without_llm_in_every_run_mode(bench: pytest.Pytester,
                                                  run_mode: list[str]) -> None:
-    result = _run(bench, "--no-ollama", "--test-mode", *run_mode)
+    result = _run(bench, "--compliance-no-llm", "--compliance-test-mode", *run_mode)
     result.assert_outcomes(passed=10, skipped=10)
     result.stdout.fnmatch_lines([
         "*= compliance benchmark =*",
@@ -53,9 +53,9 @@ def test_test_mode_without_llm_in_every_run_mode(bench: pytest.Pytester,
         "*overall accuracy*",
         "*Art. 14*",
         "*true \\ predicted*",
-        "LLM classifier: not run (disabled with --no-ollama)",
+        "LLM classifier: not run (disabled with --compliance-no-llm)",
         "compliance results written to *eval_results.json",
-        "SKIPPED [[]10] *LLM classifier disabled with --no-ollama",
+        "SKIPPED [[]10] *LLM classifier disabled with --compliance-no-llm",
     ])
     results = _results(bench)
     assert SEED_KEYS <= set(results)
@@ -69,18 +69,18 @@ def test_test_mode_without_llm_in_every_run_mode(bench: pytest.Pytester,
 def test_results_identical_with_and_without_xdist(bench: pytest.Pytester) -> None:
     seen = []
     for args in (["-n", "0"], ["-n", "2"], ["-p", "no:xdist"]):
-        _run(bench, "--no-ollama", *args).assert_outcomes(passed=54, skipped=54)
+        _run(bench, "--compliance-no-llm", *args).assert_outcomes(passed=54, skipped=54)
         seen.append(_stable(_results(bench)))
     assert seen[0] == seen[1] == seen[2]
     assert seen[0]["num_examples"] == 54
 
 
 def test_unreachable_ollama_skips_llm_tests_with_one_reason(bench: pytest.Pytester) -> None:
-    result = _run(bench, "--test-mode", "--compliance-endpoint", "http://127.0.0.1:9")
+    result = _run(bench, "--compliance-test-mode", "--compliance-endpoint", "http://127.0.0.1:9")
     result.assert_outcomes(passed=10, skipped=10)
     result.stdout.fnmatch_lines([
         "SKIPPED [[]10] *LLM classifier unavailable: Ollama not reachable at "
-        "http://127.0.0.1:9*--no-ollama*",
+        "http://127.0.0.1:9*--compliance-no-llm*",
     ])
     results = _results(bench)
     assert results["ollama_available"] is False
@@ -100,12 +100,14 @@ def _oracle(answers: dict[str, str]) -> Any:
 
 def test_llm_through_fake_ollama_with_disagreements(bench: pytest.Pytester,
                                                    run_mode: list[str]) -> None:
-    # --test-mode picks lines 1, 6, 11, 17, 22, 28, 33, 38, 44 and 49 of eval_data.jsonl
+    # --compliance-test-mode picks lines 1, 6, 11, 17, 22, 28, 33, 38, 44 and 49 of
+    # eval_data.jsonl
     respond = _oracle({"max_iterations=None": "ARTICLE: 12\nSEVERITY: LOW",
                        "def send_reminder": "**ARTICLE:** 14\n**SEVERITY:** Critical",
                        "/var/log/nginx": "I would rather not say."})
     with FakeOllama(respond=respond) as server:
-        result = _run(bench, "--test-mode", "--compliance-endpoint", server.url, *run_mode)
+        result = _run(bench, "--compliance-test-mode", "--compliance-endpoint", server.url,
+                      *run_mode)
         calls = len(server.chat_requests)
     result.assert_outcomes(passed=20)
     assert calls == 10
@@ -130,7 +132,7 @@ def test_malformed_dataset_is_a_usage_error_naming_the_line(bench: pytest.Pytest
     lines = (BENCH / "eval_data.jsonl").read_text(encoding="utf-8").splitlines()
     lines[4] = lines[4].replace('"article": 9', '"article": 13')
     (bench.path / "broken.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = _run(bench, "--no-ollama", "--compliance-data", "broken.jsonl")
+    result = _run(bench, "--compliance-no-llm", "--compliance-data", "broken.jsonl")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*broken.jsonl:5: metadata.article 13 is not one of*"])
     assert "Traceback" not in result.stdout.str()
@@ -144,7 +146,7 @@ def test_other_benchmarks_records_are_left_alone(bench: pytest.Pytester) -> None
             sb_record(ScoreRecord(benchmark="other", unit_id="u", model_id="m",
                                   evaluator="e", metrics={"x": 1.0}))
     """))
-    result = _run(bench, "--no-ollama", "test_other.py")
+    result = _run(bench, "--compliance-no-llm", "test_other.py")
     result.assert_outcomes(passed=1)
     assert "compliance benchmark" not in result.stdout.str()
     assert not (bench.path / "summarybench-results" / "eval_results.json").exists()
@@ -153,7 +155,69 @@ def test_other_benchmarks_records_are_left_alone(bench: pytest.Pytester) -> None
 def test_sb_output_chooses_the_directory(bench: pytest.Pytester) -> None:
     # --sb-output engages the summary benchmark's settings, which want its codebase.
     bench.mkdir("codebase")
-    result = _run(bench, "--no-ollama", "--test-mode", "--sb-output", "elsewhere",
-                  "--sb-codebase", "codebase")
+    result = _run(bench, "--compliance-no-llm", "--compliance-test-mode", "--sb-output",
+                  "elsewhere", "--sb-codebase", "codebase")
     result.assert_outcomes(passed=10, skipped=10)
     assert _results(bench, "elsewhere")["num_examples"] == 10
+
+
+# -- how the plugins are enabled -------------------------------------------------------------
+# The compliance benchmark is its own plugin (entry point summarybench_compliance), hosted on
+# the harness (entry point summarybench). Both autoload; these runs turn autoloading off or
+# block one of them, and check that the benchmark either runs or says what to pass.
+
+
+def test_compliance_plugin_alone_brings_the_harness_with_autoload_off(
+        bench: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = bench.runpytest_subprocess("-p", "summarybench_compliance", "-p",
+                                        "no:cacheprovider", "--compliance-no-llm",
+                                        "--compliance-test-mode")
+    result.assert_outcomes(passed=10, skipped=10)
+    result.stdout.fnmatch_lines(["*= compliance benchmark =*"])
+    assert _results(bench)["num_examples"] == 10
+
+
+def test_harness_alone_says_which_plugin_to_add(bench: pytest.Pytester,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # -p summarybench enables the harness only: the summary plugin knows nothing of the
+    # compliance benchmark. Its conftest then fails collection with what to pass.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = bench.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*the compliance benchmark needs its pytest plugin, which "
+                                 "is not active: pass -p summarybench_compliance*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_blocked_harness_leaves_pytest_working_and_says_so(bench: pytest.Pytester) -> None:
+    bench.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    plain = bench.runpytest_subprocess("-p", "no:summarybench", "-p", "no:cacheprovider",
+                                       "test_plain.py")
+    plain.assert_outcomes(passed=1)
+    result = bench.runpytest_subprocess("-p", "no:summarybench", "-p", "no:cacheprovider",
+                                        "--compliance-no-llm")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*records its scores through the summarybench harness, "
+                                 "which is not active: pass -p summarybench*"])
+
+
+def test_blocked_compliance_plugin_removes_its_options(bench: pytest.Pytester) -> None:
+    result = bench.runpytest_subprocess("-p", "no:summarybench_compliance",
+                                        "--compliance-no-llm")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unrecognized arguments: --compliance-no-llm*"])
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--compliance-model", "gpt-4o"], "*--compliance-model 'gpt-4o': model 'gpt-4o' is not "
+                                       "of the form PROVIDER/MODEL*"),
+    (["--compliance-model", "builtin/docstring"], "*builtin/* summarizers cannot classify*"),
+    (["--compliance-endpoint", "localhost:11434"],
+     "*--compliance-endpoint 'localhost:11434': expected an http(s) base URL*"),
+])
+def test_bad_model_or_endpoint_is_a_usage_error(bench: pytest.Pytester, args: list[str],
+                                                message: str) -> None:
+    result = _run(bench, "--compliance-test-mode", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])

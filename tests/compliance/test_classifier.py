@@ -84,7 +84,7 @@ def test_probe_reports_one_clear_reason() -> None:
     assert "ollama pull llama3" in missing
     down = unavailable_reason(parse_model(DEFAULT_MODEL, "http://127.0.0.1:9"))
     assert down is not None and down.startswith("Ollama not reachable at http://127.0.0.1:9")
-    assert "--no-ollama" in down
+    assert "--compliance-no-llm" in down and "--no-ollama" in down
     keyless = unavailable_reason(parse_model("openai/gpt-4o"))
     assert keyless == "openai/gpt-4o: OPENAI_API_KEY is not set"
 

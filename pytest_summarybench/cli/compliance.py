@@ -1,0 +1,109 @@
+"""``summarybench compliance``: the EU AI Act compliance benchmark (``benchmarks/compliance``)
+through pytest with its plugin, as ``run`` does for the code-summary benchmark.
+
+It takes the seed's own switches, ``--test-mode`` and ``--no-ollama``. As pytest options
+they were unprefixed names in every project's pytest run; as arguments of this command
+they cannot collide with anything, and are passed on as ``--compliance-test-mode`` and
+``--compliance-no-llm``. Inputs are checked here, so a bad one is one line and exit 2
+before pytest starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ._common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError, pytest_extra, run_pytest
+
+#: The benchmark's tests and data ship in the source tree next to the package, as the
+#: bundled sample codebase does (an editable install from a clone, the README's).
+BENCHMARK_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "compliance"
+PLUGIN = "summarybench_compliance"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "compliance", help="the EU AI Act compliance benchmark (rule scanner vs an LLM)",
+        description="Classify the labelled AI-agent code of benchmarks/compliance with the "
+                    "rule-based scanner and the LLM classifier (skipped with one reason "
+                    "when it cannot be reached), print accuracy, per-article F1, "
+                    "per-framework accuracy and the confusion matrix, and write "
+                    "eval_results.json to ./summarybench-results (pytest option "
+                    "--sb-output DIR after -- to change). The options are the seed's; "
+                    "in a plain pytest run they are spelled --compliance-*.",
+        epilog="example: summarybench compliance --test-mode --no-ollama -- -n 2")
+    p.add_argument("--test-mode", action="store_true",
+                   help="10 examples spread over the dataset instead of all of them "
+                        "(pytest: --compliance-test-mode)")
+    p.add_argument("--no-ollama", "--no-llm", dest="no_llm", action="store_true",
+                   help="rule-based scanner only: do not run the LLM classifier, whichever "
+                        "provider it uses (pytest: --compliance-no-llm)")
+    p.add_argument("--model", metavar="PROVIDER/MODEL", default=None,
+                   help="the LLM classifier (default: ollama/air-compliance-v2)")
+    p.add_argument("--endpoint", metavar="URL", default=None,
+                   help="base URL of the classifier's server (default: the provider's, "
+                        "http://localhost:11434 for Ollama)")
+    p.add_argument("--data", metavar="PATH", default=None,
+                   help="a file in the eval_data.jsonl format (default: the benchmark's "
+                        "eval_data.jsonl; the held-out set is benchmarks/compliance/"
+                        "heldout_data.jsonl)")
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER,
+                   help="arguments after -- go to pytest (e.g. -- -n 2 -k scanner)")
+
+
+def pytest_arguments(args: argparse.Namespace) -> list[str]:
+    """The pytest options for ``args``; a bad value is a CliError naming its flag."""
+    from ..compliance.classifier import DEFAULT_MODEL, check_endpoint, parse_model
+
+    argv = ["-p", PLUGIN]
+    if args.test_mode:
+        argv.append("--compliance-test-mode")
+    if args.no_llm:
+        argv.append("--compliance-no-llm")
+    if args.endpoint is not None:
+        try:
+            check_endpoint(args.endpoint)
+        except ValueError as err:
+            raise CliError(f"--endpoint {args.endpoint!r}: {err}") from None
+        argv += ["--compliance-endpoint", args.endpoint]
+    if args.model is not None:
+        argv += ["--compliance-model", args.model]
+    spec = args.model or DEFAULT_MODEL
+    try:
+        parse_model(spec, args.endpoint)
+    except ValueError as err:
+        raise CliError(f"--model {spec!r}: {err}") from None
+    if args.data is not None:
+        argv += ["--compliance-data", str(_checked_data(Path(args.data)))]
+    return argv
+
+
+def _checked_data(path: Path) -> Path:
+    """The dataset's absolute path once it loads; its first bad line is a CliError."""
+    from ..compliance.dataset import DatasetError, load_examples
+
+    try:
+        load_examples(path)
+    except DatasetError as err:
+        raise CliError(f"--data: {err}") from None
+    return path.resolve()
+
+
+def exit_code(pytest_code: int) -> int:
+    """pytest's exit code in the command's terms (README "Command line"): test failures
+    and internal errors are 1; a collection error (a bad dataset line), a usage error or
+    a selection that left no test is bad input, 2."""
+    if pytest_code == 0:
+        return EXIT_OK
+    if pytest_code in (1, 3):
+        return EXIT_FAILURE
+    return EXIT_USAGE
+
+
+def run(args: argparse.Namespace) -> int:
+    if not BENCHMARK_DIR.is_dir():
+        raise CliError(f"the compliance benchmark is not at {BENCHMARK_DIR}: its tests and "
+                       f"data ship in the source tree; install from a clone with "
+                       f"pip install -e .")
+    argv = pytest_arguments(args)
+    return exit_code(run_pytest([*argv, *pytest_extra(args)], target=BENCHMARK_DIR))
