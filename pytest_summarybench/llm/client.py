@@ -204,6 +204,14 @@ def cached_completion(model: ModelConfig, messages: list[dict[str, str]], *, cac
                  cache_tag=cache_tag, retry_policy=None, params=params).cached()
 
 
+def request_key(model: ModelConfig, messages: list[dict[str, str]], *,
+                cache_tag: str = "", response_format: dict | None = None,
+                **params: Any) -> str:
+    """The response cache's key of this request (what ``complete`` would look up)."""
+    return _Call(model, messages, timeout=None, response_format=response_format, cache=None,
+                 cache_tag=cache_tag, retry_policy=None, params=params).key
+
+
 def complete(model: ModelConfig, messages: list[dict[str, str]], *,
              timeout: float | None = None, response_format: dict | None = None,
              cache: Store | None = None, cache_tag: str = "",
