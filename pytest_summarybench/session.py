@@ -35,6 +35,7 @@ from .plugin import REPORT_ATTR
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
+    from .aggregate import Scoring
     from .context import RunContext
     from .schemas import BenchmarkReport, ScoreRecord
     from .settings import Settings
@@ -141,6 +142,8 @@ class SummaryBenchState:
         self._ctx: RunContext | None = None
         self._evaluators: dict[str, Evaluator] | None = None
         self.skipped_families: dict[str, str] = {}
+        self.scoring: Scoring | None = None
+        """Set with the evaluators: how their metrics become scores."""
         self._refreshed = False
 
     # -- lazily built run state ------------------------------------------------------
@@ -190,8 +193,11 @@ class SummaryBenchState:
             enabled = set(self.settings.enabled_families())
             candidates: list[Evaluator] = [load_builtin(name) for name in BUILTIN_EVALUATORS
                                            if name.split("/", 1)[0] in enabled]
+            hooked: list[Evaluator] = []
             for extra in self.config.hook.pytest_summarybench_evaluators(config=self.config):
-                candidates.extend(extra)
+                hooked.extend(extra)
+            candidates.extend(hooked)
+            self.scoring = self._scoring(hooked)
             active: dict[str, Evaluator] = {}
             reasons: dict[str, dict[str, list[str]]] = {}
             for ev in candidates:
@@ -216,6 +222,18 @@ class SummaryBenchState:
                     ) or "no evaluator of this family is installed"
             self._evaluators = active
         return self._evaluators
+
+    def _scoring(self, hooked: list[Evaluator]) -> Scoring:
+        """The run's scoring: the built-in evaluators' components and those of the hooks'
+        evaluators, under the configured weights (a bad declaration stops the run)."""
+        from .aggregate.scoring import ScoringError, scoring_from_config
+        from .evaluators import builtin_class
+
+        classes: list[Any] = [builtin_class(n) for n in BUILTIN_EVALUATORS]
+        try:
+            return scoring_from_config([*classes, *hooked], self.settings.benchmark_config())
+        except ScoringError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
     def matrix(self) -> list[MatrixItem]:
         ctx = self.context()
@@ -642,7 +660,8 @@ class ControllerHooks:
         report = build_run_report(ctx, summary, self.state.skipped_families,
                                   started_at=self.started_at,
                                   finished_at=datetime.now(timezone.utc),
-                                  evaluator_details=details, save=True)
+                                  evaluator_details=details, scoring=self.state.scoring,
+                                  save=True)
         # The configured gate first: it attaches the baseline comparison that ranking
         # hooks may want to read. A baseline that was this directory's results.json is
         # read where retire_reports moved it.

@@ -248,7 +248,7 @@ class GateSection(SBModel):
 
     min_overall: float | dict[str, float] | None = None
     """Minimum overall score, for every model (a number) or per model id (a mapping)."""
-    min_family: dict[Literal["judge", "contrastive", "retrieval", "downstream"], float] = Field(
+    min_family: dict[str, float] = Field(
         default_factory=dict)
     """Minimum family score for every model whose family ran, e.g. ``{retrieval: 0.4}``."""
     baseline: str | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_summarybench.aggregate import family_scores, rank_models
+from pytest_summarybench.aggregate.scoring import builtin_scoring
 from pytest_summarybench.schemas import BenchmarkConfig, ScoreRecord
 
 
@@ -26,7 +27,7 @@ def test_all_four_families_with_spec_default_weights() -> None:
         rec("a", "downstream/bug_localisation", success=1.0),
         rec("a", "downstream/function_selection", success=0.0),
     ]
-    fb = family_scores(records, BenchmarkConfig(), ["a"])["a"]
+    fb = family_scores(records, builtin_scoring(BenchmarkConfig()), ["a"])["a"]
     judge = 0.4 * 0.75 + 0.6 * 0.5
     contrastive = 0.5 * 1.0 + 0.5 * 0.0
     retrieval = 0.3 * 0.2 + 0.4 * 0.6 + 0.3 * 0.4
@@ -43,7 +44,7 @@ def test_missing_families_and_components_are_renormalized() -> None:
         rec("a", "contrastive/embedding", unit="u2", correct=0.0),
         rec("a", "retrieval/embedding", hit_at_1=0.0, hit_at_5=1.0, reciprocal_rank=0.25),
     ]
-    fb = family_scores(records, BenchmarkConfig(), ["a"])["a"]
+    fb = family_scores(records, builtin_scoring(BenchmarkConfig()), ["a"])["a"]
     # contrastive: only the embedding component ran, so it carries the whole family.
     assert fb.families["contrastive"] == pytest.approx(0.5)
     retrieval = 0.3 * 0.0 + 0.4 * 1.0 + 0.3 * 0.25
@@ -55,7 +56,7 @@ def test_missing_families_and_components_are_renormalized() -> None:
 def test_errors_are_counted_not_scored() -> None:
     records = [rec("a", "contrastive/embedding", unit="u1", correct=1.0),
                rec("a", "contrastive/embedding", unit="u2", error="judge said nonsense")]
-    fb = family_scores(records, BenchmarkConfig(), ["a"])["a"]
+    fb = family_scores(records, builtin_scoring(BenchmarkConfig()), ["a"])["a"]
     assert (fb.items, fb.errors, fb.families["contrastive"]) == (1, 1, 1.0)
 
 
@@ -64,14 +65,15 @@ def test_custom_weights_apply() -> None:
                                           "scoring": {"contrastiveWeights": {"embedding": 1}}})
     records = [rec("a", "contrastive/embedding", correct=1.0),
                rec("a", "retrieval/embedding", hit_at_1=0, hit_at_5=0, reciprocal_rank=0)]
-    assert family_scores(records, cfg, ["a"])["a"].overall == pytest.approx(0.25)
+    assert family_scores(records, builtin_scoring(cfg), ["a"])["a"].overall == pytest.approx(0.25)
 
 
 def test_ranking_orders_and_shares_ranks_on_ties() -> None:
     records = [rec("b", "contrastive/embedding", correct=1.0),
                rec("a", "contrastive/embedding", correct=1.0),
                rec("c", "contrastive/embedding", correct=0.0)]
-    ranks = rank_models(family_scores(records, BenchmarkConfig(), ["a", "b", "c", "d"]))
+    ranks = rank_models(family_scores(records, builtin_scoring(BenchmarkConfig()),
+                                      ["a", "b", "c", "d"]))
     assert [(r.rank, r.model_id) for r in ranks] == [(1, "a"), (1, "b"), (3, "c"), (4, "d")]
     assert ranks[-1].scores.contrastive is None
 
@@ -84,7 +86,7 @@ def test_per_unit_scores_weigh_each_unit_like_the_run() -> None:
                    reciprocal_rank=0.5),
                rec("a", "contrastive/embedding", unit="u2", correct=0.0),
                rec("b", "contrastive/embedding", unit="u2", correct=1.0)]
-    per_unit = unit_breakdowns(records, BenchmarkConfig(), ["a", "b"])
+    per_unit = unit_breakdowns(records, builtin_scoring(BenchmarkConfig()), ["a", "b"])
     retrieval = 0.4 * 1 + 0.3 * 0.5
     assert per_unit["a"]["u1"].overall == pytest.approx(0.5 * 1.0 + 0.5 * retrieval)
     # u2 has only contrastive: renormalized within the unit, as for the run.
@@ -131,9 +133,9 @@ def test_overall_interval_resamples_the_ranked_statistic() -> None:
                                reciprocal_rank=1 / rank))
         records.append(rec("a", "judge/pointwise", unit=f"u{u}",
                            weighted_average=float(rng.integers(1, 6))))
-    cfg = BenchmarkConfig()
+    cfg = builtin_scoring(BenchmarkConfig())
     expected = family_scores(records, cfg, ["a"])["a"].overall
-    _, sums, counts = _unit_matrices(records, "a")
+    _, sums, counts = _unit_matrices(records, "a", cfg)
     # Every unit drawn once: the same number family_scores ranks by.
     value, has = overall_scores(sums.sum(axis=0, keepdims=True),
                                 counts.sum(axis=0, keepdims=True), cfg)
@@ -149,7 +151,7 @@ def test_overall_uses_only_families_every_model_has() -> None:
     records = [rec("a", "judge/pointwise", weighted_average=5.0),
                rec("a", "contrastive/embedding", correct=0.5),
                rec("b", "contrastive/embedding", correct=0.75)]
-    fbs = family_scores(records, BenchmarkConfig(), ["a", "b"])
+    fbs = family_scores(records, builtin_scoring(BenchmarkConfig()), ["a", "b"])
     assert fbs["a"].families == {"judge": 1.0, "contrastive": 0.5}
     assert (fbs["a"].overall, fbs["b"].overall) == (0.5, 0.75)
     assert [r.model_id for r in rank_models(fbs)] == ["b", "a"]

@@ -2,7 +2,8 @@
 statistics, failure and cost analysis, and the ranking (spec sections 9 and 10)."""
 
 from .ranking import ReportInputs, build_report, rank_models
-from .scores import COMPONENTS, Component, FamilyBreakdown, family_scores, unit_breakdowns
+from .scores import FamilyBreakdown, family_scores, unit_breakdowns
+from .scoring import ScoreComponent, Scoring, ScoringError, scoring_for
 
-__all__ = ["COMPONENTS", "Component", "FamilyBreakdown", "ReportInputs", "build_report",
-           "family_scores", "rank_models", "unit_breakdowns"]
+__all__ = ["FamilyBreakdown", "ReportInputs", "ScoreComponent", "Scoring", "ScoringError",
+           "build_report", "family_scores", "rank_models", "scoring_for", "unit_breakdowns"]

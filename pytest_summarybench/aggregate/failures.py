@@ -16,7 +16,8 @@ from ..schemas.report import (
 )
 from .patterns import PATTERN_DESCRIPTIONS, PATTERNS, detect
 from .recommend import MIN_GROUP_UNITS
-from .scores import COMPONENTS, FamilyBreakdown
+from .scores import FamilyBreakdown
+from .scoring import Scoring
 
 #: A unit-model pair whose per-unit overall score is below this is a low score.
 LOW_SCORE = 0.5
@@ -29,7 +30,7 @@ def _quote(text: str, limit: int = _QUOTE_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def issue_of(records: list[ScoreRecord]) -> str:
+def issue_of(records: list[ScoreRecord], scoring: Scoring) -> str:
     """What went wrong for one unit-model pair, in the evaluators' own terms: every
     component below 0.5 (worst first), errors, and a judge's reasoning when there is one."""
     parts: list[tuple[float, str]] = []
@@ -37,8 +38,8 @@ def issue_of(records: list[ScoreRecord]) -> str:
         if rec.error is not None:
             parts.append((-1.0, f"{rec.evaluator} error: {_quote(rec.error, 80)}"))
             continue
-        for comp in COMPONENTS:
-            if comp.evaluator == rec.evaluator and comp.metric in rec.metrics:
+        for comp in scoring.of(rec.evaluator):
+            if comp.metric in rec.metrics:
                 value = comp.normalize(float(rec.metrics[comp.metric]))
                 if value < 0.5:
                     parts.append((value, f"{rec.evaluator} {comp.metric}="
@@ -68,7 +69,7 @@ def analyze_failures(*, model_ids: list[str],
                      records: list[ScoreRecord],
                      by_language: Mapping[str, GroupScores],
                      by_code_type: Mapping[str, GroupScores],
-                     threshold: float = LOW_SCORE) -> Failures:
+                     scoring: Scoring, threshold: float = LOW_SCORE) -> Failures:
     """Failures of the run, computed from per-unit scores and the summaries' text."""
     recs: dict[tuple[str, str], list[ScoreRecord]] = defaultdict(list)
     for rec in records:
@@ -107,7 +108,7 @@ def analyze_failures(*, model_ids: list[str],
                 unit_name=unit.name if unit else "",
                 language=unit.language if unit else "",
                 summary=summary.summary if summary else "",
-                issue=issue_of(recs.get((unit_id, model_id), [])),
+                issue=issue_of(recs.get((unit_id, model_id), []), scoring),
                 category=cats[0] if cats else "other",
                 score=score))
         out.by_model[model_id] = analysis

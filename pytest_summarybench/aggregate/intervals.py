@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..schemas import EVAL_FAMILIES, BenchmarkConfig, ScoreRecord
+from ..schemas import ScoreRecord
 from ..stats.resample import draw_sums, group_rows, resample_counts
 from ..stats.significance import ALPHA, BOOTSTRAP_ITERATIONS
-from .scores import COMPONENTS, component_weights
+from .scoring import Scoring
 
 
-def _unit_matrices(records: list[ScoreRecord], model_id: str
+def _unit_matrices(records: list[ScoreRecord], model_id: str, scoring: Scoring
                    ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Units, and per unit and component the sum and count of normalized values."""
-    index = {(c.evaluator, c.metric): k for k, c in enumerate(COMPONENTS)}
+    components = scoring.components
+    index = {(c.evaluator, c.metric): k for k, c in enumerate(components)}
     # Python lists while reading records (item assignment into numpy arrays is slow);
     # each unit's values are added in record order, as before.
     sums: dict[str, list[float]] = {}
@@ -34,13 +35,13 @@ def _unit_matrices(records: list[ScoreRecord], model_id: str
             k = index.get((rec.evaluator, metric))
             if k is not None:
                 if rec.unit_id not in sums:
-                    sums[rec.unit_id] = [0.0] * len(COMPONENTS)
-                    counts[rec.unit_id] = [0] * len(COMPONENTS)
-                sums[rec.unit_id][k] += COMPONENTS[k].normalize(float(value))
+                    sums[rec.unit_id] = [0.0] * len(components)
+                    counts[rec.unit_id] = [0] * len(components)
+                sums[rec.unit_id][k] += components[k].normalize(float(value))
                 counts[rec.unit_id][k] += 1
     units = sorted(counts)
     if not units:
-        return [], np.zeros((0, len(COMPONENTS))), np.zeros((0, len(COMPONENTS)))
+        return [], np.zeros((0, len(components))), np.zeros((0, len(components)))
     return (units, np.array([sums[u] for u in units], dtype=float),
             np.array([counts[u] for u in units], dtype=float))
 
@@ -56,40 +57,40 @@ def _weighted(values: np.ndarray, present: np.ndarray, weights: np.ndarray
     return out, has
 
 
-def overall_scores(sums: np.ndarray, counts: np.ndarray, config: BenchmarkConfig
+def overall_scores(sums: np.ndarray, counts: np.ndarray, scoring: Scoring
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Overall score per row of (resampled) component sums and counts; and whether the
     row has a score at all."""
-    cweights = component_weights(config)
-    fweights = config.weights.model_dump()
+    components = scoring.components
     present = counts > 0
     means = np.where(present, sums / np.where(present, counts, 1.0), 0.0)
     fam_values, fam_present, fam_w = [], [], []
-    for family in EVAL_FAMILIES:
-        cols = [k for k, c in enumerate(COMPONENTS) if c.family == family]
-        w = np.array([cweights[family].get(COMPONENTS[k].name, 0.0) for k in cols])
+    for family in scoring.families:
+        cols = [k for k, c in enumerate(components) if c.family == family]
+        weights = scoring.component_weights.get(family, {})
+        w = np.array([weights.get(components[k].weight_key, 0.0) for k in cols])
         value, has = _weighted(means[:, cols], present[:, cols], w)
         fam_values.append(value)
         fam_present.append(has)
-        fam_w.append(fweights[family])
+        fam_w.append(scoring.family_weights.get(family, 0.0))
     return _weighted(np.stack(fam_values, axis=1), np.stack(fam_present, axis=1),
                      np.array(fam_w))
 
 
-def overall_interval(records: list[ScoreRecord], config: BenchmarkConfig, model_id: str, *,
+def overall_interval(records: list[ScoreRecord], scoring: Scoring, model_id: str, *,
                      seed: int, iterations: int = BOOTSTRAP_ITERATIONS,
                      alpha: float = ALPHA) -> tuple[float, float] | None:
     """Percentile bootstrap interval (units resampled) of the model's overall score."""
-    units, sums, counts = _unit_matrices(records, model_id)
+    units, sums, counts = _unit_matrices(records, model_id, scoring)
     if not units:
         return None
     # A unit is its row of component sums and counts; units with equal rows are alike.
     rows, sizes = group_rows(np.concatenate([sums, counts], axis=1))
-    k = len(COMPONENTS)
+    k = len(scoring.components)
     draws: list[np.ndarray] = []
     for weights in resample_counts(sizes, iterations, np.random.default_rng(seed)):
         drawn = draw_sums(weights, rows)
-        values, has = overall_scores(drawn[:, :k], drawn[:, k:], config)
+        values, has = overall_scores(drawn[:, :k], drawn[:, k:], scoring)
         draws.append(values[has])
     stats = np.concatenate(draws)
     low, high = np.quantile(stats, [alpha / 2, 1 - alpha / 2])

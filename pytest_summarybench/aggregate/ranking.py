@@ -31,6 +31,7 @@ from .intervals import overall_interval
 from .pairs import compare_all_pairs, groups_from_tests, pair_seed
 from .recommend import head_to_head, mean_words, recommendations
 from .scores import FamilyBreakdown, family_scores, metric_means, shared_families, unit_breakdowns
+from .scoring import Scoring, builtin_scoring
 
 
 def rank_models(breakdowns: dict[str, FamilyBreakdown]) -> list[ModelRanking]:
@@ -54,7 +55,7 @@ def rank_models(breakdowns: dict[str, FamilyBreakdown]) -> list[ModelRanking]:
     return rankings
 
 
-def _group_scores(records: list[ScoreRecord], key_of: dict[str, str], config: BenchmarkConfig,
+def _group_scores(records: list[ScoreRecord], key_of: dict[str, str], scoring: Scoring,
                   model_ids: list[str]) -> dict[str, GroupScores]:
     groups: dict[str, list[ScoreRecord]] = defaultdict(list)
     for rec in records:
@@ -64,7 +65,7 @@ def _group_scores(records: list[ScoreRecord], key_of: dict[str, str], config: Be
     out: dict[str, GroupScores] = {}
     for key in sorted(groups):
         recs = groups[key]
-        fbs = family_scores(recs, config, model_ids)
+        fbs = family_scores(recs, scoring, model_ids)
         out[key] = GroupScores(
             units=len({r.unit_id for r in recs}),
             by_model={m: FamilyScores(**fb.families) for m, fb in fbs.items() if fb.families},
@@ -96,6 +97,13 @@ class ReportInputs:
     """The CI gate's verdict on this run, when it was already judged (a rebuilt report)."""
     baseline: BaselineComparison | None = None
     """The baseline comparison the gate made, when it was already judged."""
+    scoring: Scoring | None = None
+    """The components and weights the run scored with (``scoring.py``); default: the
+    built-in evaluators' under ``config``."""
+
+    @property
+    def score_spec(self) -> Scoring:
+        return self.scoring if self.scoring is not None else builtin_scoring(self.config)
 
 
 def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
@@ -108,7 +116,7 @@ def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
     tests = compare_all_pairs(overall, ordered, "overall", seed=seed)
     ran = {f for units in per_unit.values() for fb in units.values() for f in fb.families}
     # With one family the overall score is that family's: its tests would repeat the above.
-    for family in (f for f in EVAL_FAMILIES if f in ran and len(ran) > 1):
+    for family in (f for f in inputs.score_spec.families if f in ran and len(ran) > 1):
         scores = {m: {u: fb.families[family] for u, fb in units.items()
                       if family in fb.families} for m, units in per_unit.items()}
         if sum(1 for s in scores.values() if s) > 1:
@@ -122,9 +130,10 @@ def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
         r.significance_group = groups.get(r.model_id, "")
         if r.units:
             r.confidence_interval = overall_interval(
-                by_model[r.model_id], inputs.config, r.model_id,
+                by_model[r.model_id], inputs.score_spec, r.model_id,
                 seed=pair_seed(seed, "overall", r.model_id))
-    families = list(EVAL_FAMILIES)
+    families = [*EVAL_FAMILIES, *(f for f in inputs.score_spec.families
+                                  if f not in EVAL_FAMILIES)]
     return Statistics(
         significance_tests=tests,
         correlations=correlation_matrix(
@@ -145,11 +154,13 @@ def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
 def build_report(inputs: ReportInputs) -> BenchmarkReport:
     """Everything ``results.json`` holds for one run of the code-summary benchmark."""
     records, config, model_ids = inputs.records, inputs.config, inputs.model_ids
-    breakdowns = family_scores(records, config, model_ids)
+    scoring = inputs.score_spec
+    breakdowns = family_scores(records, scoring, model_ids)
     rankings = rank_models(breakdowns)
-    ran = [f for f in EVAL_FAMILIES if any(f in b.families for b in breakdowns.values())]
+    families = (*scoring.families, *(f for f in EVAL_FAMILIES if f not in scoring.families))
+    ran = [f for f in families if any(f in b.families for b in breakdowns.values())]
     skipped = {f: inputs.families_skipped.get(f, "no evaluator of this family recorded a score")
-               for f in EVAL_FAMILIES if f not in ran}
+               for f in families if f not in ran}
     common = shared_families(breakdowns.values())
     for f in ran:
         if f not in common:
@@ -167,11 +178,11 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
             errors[(rec.model_id, rec.evaluator)].append(f"{rec.unit_id}: {rec.error}")
 
     units = {u.id: u for u in inputs.units}
-    by_language = _group_scores(records, {u.id: u.language for u in inputs.units}, config,
+    by_language = _group_scores(records, {u.id: u.language for u in inputs.units}, scoring,
                                 model_ids)
-    by_code_type = _group_scores(records, {u.id: u.type for u in inputs.units}, config,
+    by_code_type = _group_scores(records, {u.id: u.type for u in inputs.units}, scoring,
                                  model_ids)
-    per_unit = unit_breakdowns(records, config, model_ids)
+    per_unit = unit_breakdowns(records, scoring, model_ids)
     statistics = _statistics(inputs, rankings, per_unit, breakdowns)
     summaries_by_model: dict[str, list[GeneratedSummary]] = {m: [] for m in model_ids}
     for (_, model_id), s in sorted(inputs.summaries.items()):
@@ -180,7 +191,7 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
     failures = analyze_failures(
         model_ids=model_ids, units=units, summaries=inputs.summaries, unit_scores=per_unit,
         breakdowns=breakdowns, records=records, by_language=by_language,
-        by_code_type=by_code_type)
+        by_code_type=by_code_type, scoring=scoring)
     costs = cost_analysis(model_ids, summaries_by_model, records,
                           {m: fb.overall for m, fb in breakdowns.items()})
 
@@ -202,7 +213,7 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
         comparisons=head_to_head(rankings, statistics.significance_tests,
                                  statistics.unit_scores, records, breakdowns=breakdowns,
                                  by_language=by_language, by_code_type=by_code_type,
-                                 summary_words={m: mean_words(s)
+                                 scoring=scoring, summary_words={m: mean_words(s)
                                                 for m, s in summaries_by_model.items()},
                                  failures=failures),
         statistics=statistics,

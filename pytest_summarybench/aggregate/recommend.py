@@ -18,20 +18,12 @@ from ..schemas.report import (
 from .pairs import PairData, judge_record
 from .patterns import word_count
 from .scores import FamilyBreakdown
+from .scoring import Scoring
 
 LANGUAGE_NAMES: dict[str, str] = {
     "typescript": "TypeScript", "javascript": "JavaScript", "python": "Python", "go": "Go",
     "java": "Java", "rust": "Rust", "csharp": "C#", "ruby": "Ruby", "php": "PHP",
     "kotlin": "Kotlin",
-}
-COMPONENT_LABELS: dict[str, str] = {
-    "judge/pointwise": "judge rubric score", "judge/pairwise": "pairwise win rate",
-    "contrastive/embedding": "embedding contrastive accuracy",
-    "contrastive/llm": "LLM contrastive accuracy", "retrieval/precision1": "retrieval P@1",
-    "retrieval/precision5": "retrieval P@5", "retrieval/mrr": "retrieval MRR",
-    "downstream/completion": "code completion pass rate",
-    "downstream/bug_localization": "bug localization accuracy",
-    "downstream/function_selection": "function selection accuracy",
 }
 #: Differences smaller than this are not called a strength.
 MIN_MARGIN = 0.01
@@ -52,7 +44,7 @@ def mean_words(summaries: Sequence[GeneratedSummary]) -> float | None:
         else None
 
 
-def strengths(a: str, b: str, *, breakdowns: Mapping[str, FamilyBreakdown],
+def strengths(a: str, b: str, *, scoring: Scoring, breakdowns: Mapping[str, FamilyBreakdown],
               by_language: Mapping[str, GroupScores], by_code_type: Mapping[str, GroupScores],
               summary_words: Mapping[str, float | None], failures: Failures) -> list[str]:
     """Where ``a`` does better than ``b``, largest margins first (``summary_words``: each
@@ -63,7 +55,7 @@ def strengths(a: str, b: str, *, breakdowns: Mapping[str, FamilyBreakdown],
         for name, va in comps.items():
             vb = fb.components.get(family, {}).get(name)
             if vb is not None and va - vb >= MIN_MARGIN:
-                label = COMPONENT_LABELS.get(f"{family}/{name}", f"{family} {name}")
+                label = scoring.label(family, name)
                 found.append((va - vb, f"Better {label} ({va:.2f} vs {vb:.2f}, "
                                        f"+{va - vb:.2f})"))
     for groups, what in ((by_language, "language"), (by_code_type, "type")):

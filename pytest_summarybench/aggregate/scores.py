@@ -1,7 +1,8 @@
 """Normalization and weighting of spec section 9.1.
 
-Every family score is a weighted combination of components, each the mean of one metric
-of one evaluator over the items it scored, normalized to 0-1. Components that did not run
+Every family score is a weighted combination of components (``scoring.py``: what the
+evaluators declare), each the mean of one metric of one evaluator over the items it
+scored, normalized to 0-1. Components that did not run
 are left out and the remaining weights renormalized; the same rule combines families into
 the overall score, so a run without a judge ranks on the families that ran and says so.
 """
@@ -9,42 +10,11 @@ the overall score, so a run without a judge ranks on the families that ran and s
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..schemas import EVAL_FAMILIES, BenchmarkConfig, ScoreRecord
-
-
-@dataclass(frozen=True)
-class Component:
-    """One input of a family score: the mean of ``metric`` over ``evaluator``'s records."""
-
-    family: str
-    name: str
-    """The weight's key in ``ScoringConfig`` (``pointwise``, ``precision1``...)."""
-    evaluator: str
-    metric: str
-    normalize: Callable[[float], float] = staticmethod(lambda x: x)  # type: ignore[assignment]
-
-
-def _rubric_to_unit(x: float) -> float:
-    """Judge rubric scores are 1-5; spec 9.1 maps them to 0-1 as (x - 1) / 4."""
-    return (x - 1.0) / 4.0
-
-
-#: Spec 9.1: which metric of which evaluator feeds which component of which family.
-COMPONENTS: tuple[Component, ...] = (
-    Component("judge", "pointwise", "judge/pointwise", "weighted_average", _rubric_to_unit),
-    Component("judge", "pairwise", "judge/pairwise", "win"),
-    Component("contrastive", "embedding", "contrastive/embedding", "correct"),
-    Component("contrastive", "llm", "contrastive/llm", "correct"),
-    Component("retrieval", "precision1", "retrieval/embedding", "hit@1"),
-    Component("retrieval", "precision5", "retrieval/embedding", "hit@5"),
-    Component("retrieval", "mrr", "retrieval/embedding", "reciprocal_rank"),
-    Component("downstream", "completion", "downstream/completion", "pass_rate"),
-    Component("downstream", "bug_localization", "downstream/bug_localisation", "success"),
-    Component("downstream", "function_selection", "downstream/function_selection", "success"),
-)
+from ..schemas import ScoreRecord
+from .scoring import Scoring
 
 
 @dataclass
@@ -61,18 +31,7 @@ class FamilyBreakdown:
     errors: int = 0
 
 
-def component_weights(config: BenchmarkConfig) -> dict[str, dict[str, float]]:
-    """family -> component -> weight, from the config (spec 9.2 defaults)."""
-    s = config.scoring
-    return {
-        "judge": s.judge_weights.model_dump(),
-        "contrastive": s.contrastive_weights.model_dump(),
-        "retrieval": s.retrieval_weights.model_dump(),
-        "downstream": s.downstream_weights.model_dump(),
-    }
-
-
-def weighted(values: dict[str, float], weights: dict[str, float]) -> float | None:
+def weighted(values: Mapping[str, float], weights: Mapping[str, float]) -> float | None:
     """Weighted mean over the keys present in ``values``, weights renormalized.
 
     None when nothing with a positive weight is present.
@@ -104,29 +63,23 @@ def shared_families(breakdowns: Iterable[FamilyBreakdown]) -> set[str]:
     return set.intersection(*scored) if scored else set()
 
 
-def family_scores(records: list[ScoreRecord], config: BenchmarkConfig,
+def family_scores(records: list[ScoreRecord], scoring: Scoring,
                   model_ids: Iterable[str]) -> dict[str, FamilyBreakdown]:
     """Per model: components, family scores and the overall score of spec 9.1."""
-    return _family_scores(records, component_weights(config), config.weights.model_dump(),
-                          model_ids)
-
-
-def _family_scores(records: list[ScoreRecord], cweights: dict[str, dict[str, float]],
-                   fweights: dict[str, float], model_ids: Iterable[str]
-                   ) -> dict[str, FamilyBreakdown]:
     means = metric_means(records)
     out: dict[str, FamilyBreakdown] = {}
     for model_id in model_ids:
         fb = FamilyBreakdown(model_id=model_id)
         model_means = means.get(model_id, {})
-        for comp in COMPONENTS:
+        for comp in scoring.components:
             value = model_means.get((comp.evaluator, comp.metric))
             if value is not None:
-                fb.components.setdefault(comp.family, {})[comp.name] = comp.normalize(value)
-        for family in EVAL_FAMILIES:
+                fb.components.setdefault(comp.family, {})[comp.weight_key] = \
+                    comp.normalize(value)
+        for family in scoring.families:
             comps = fb.components.get(family)
             if comps:
-                score = weighted(comps, cweights[family])
+                score = weighted(comps, scoring.component_weights.get(family, {}))
                 if score is not None:
                     fb.families[family] = score
         out[model_id] = fb
@@ -135,7 +88,8 @@ def _family_scores(records: list[ScoreRecord], cweights: dict[str, dict[str, flo
     # otherwise be ranked on other instruments than its neighbours).
     common = shared_families(out.values())
     for fb in out.values():
-        fb.overall = weighted({f: v for f, v in fb.families.items() if f in common}, fweights)
+        fb.overall = weighted({f: v for f, v in fb.families.items() if f in common},
+                              scoring.family_weights)
     for rec in records:
         # A pairwise item ("a~b") counts for both of its models.
         for model_id in rec.model_id.split("~"):
@@ -147,7 +101,7 @@ def _family_scores(records: list[ScoreRecord], cweights: dict[str, dict[str, flo
     return out
 
 
-def unit_breakdowns(records: list[ScoreRecord], config: BenchmarkConfig,
+def unit_breakdowns(records: list[ScoreRecord], scoring: Scoring,
                     model_ids: Iterable[str]) -> dict[str, dict[str, FamilyBreakdown]]:
     """model -> unit -> the spec 9.1 breakdown restricted to that unit's records.
 
@@ -160,11 +114,8 @@ def unit_breakdowns(records: list[ScoreRecord], config: BenchmarkConfig,
     for rec in records:
         by_unit[rec.unit_id].append(rec)
     out: dict[str, dict[str, FamilyBreakdown]] = {m: {} for m in models}
-    # The weights once, not once per unit (reading them from the config is not free).
-    cweights, fweights = component_weights(config), config.weights.model_dump()
     for unit_id in sorted(by_unit):
-        for model_id, fb in _family_scores(by_unit[unit_id], cweights, fweights,
-                                           models).items():
+        for model_id, fb in family_scores(by_unit[unit_id], scoring, models).items():
             if fb.overall is not None:
                 out[model_id][unit_id] = fb
     return out

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import importlib
 
-from .base import EvaluationError, Evaluator, MatrixItem, SummarizingEvaluator, unit_items
+from .base import (
+    Component,
+    EvaluationError,
+    Evaluator,
+    MatrixItem,
+    SummarizingEvaluator,
+    unit_items,
+)
 
 #: Built-in evaluators by name (``family/method``), in report order.
 BUILTIN_EVALUATORS: dict[str, str] = {
@@ -28,12 +35,17 @@ BUILTIN_EVALUATORS: dict[str, str] = {
 }
 
 
-def load_builtin(name: str) -> Evaluator:
-    """Instantiate the built-in evaluator called ``name``."""
+def builtin_class(name: str) -> type[Evaluator]:
+    """The class of the built-in evaluator called ``name`` (its module imported)."""
     module_name, _, class_name = BUILTIN_EVALUATORS[name].partition(":")
     module = importlib.import_module(module_name)
-    return getattr(module, class_name)()  # type: ignore[no-any-return]
+    return getattr(module, class_name)  # type: ignore[no-any-return]
 
 
-__all__ = ["BUILTIN_EVALUATORS", "EvaluationError", "Evaluator", "MatrixItem",
-           "SummarizingEvaluator", "load_builtin", "unit_items"]
+def load_builtin(name: str) -> Evaluator:
+    """Instantiate the built-in evaluator called ``name``."""
+    return builtin_class(name)()
+
+
+__all__ = ["BUILTIN_EVALUATORS", "Component", "EvaluationError", "Evaluator", "MatrixItem",
+           "SummarizingEvaluator", "builtin_class", "load_builtin", "unit_items"]

@@ -40,6 +40,30 @@ class MatrixItem:
         return "-".join(parts)
 
 
+@dataclass(frozen=True)
+class Component:
+    """How one metric of an evaluator counts in its family's score (spec 9.1).
+
+    Declared on the evaluator class (``components``); aggregation, the reports and the
+    gate read these declarations (``aggregate/scoring.py``) and nothing else.
+    """
+
+    metric: str
+    """The record metric whose mean over the evaluator's items is the component."""
+    weight: str
+    """The component's weight key within its family (spec 9.2: ``pointwise``,
+    ``precision1``...; ``scoring.<family>Weights.<key>`` in summarybench.yaml)."""
+    label: str
+    """How reports name it (``judge rubric score``)."""
+    low: float = 0.0
+    high: float = 1.0
+    """The metric's range: a mean ``x`` counts as ``(x - low) / (high - low)``."""
+    default_weight: float = 1.0
+    """The weight when the configuration names none (families the spec does not name)."""
+    family: str | None = None
+    """The family it counts for (default: the evaluator's)."""
+
+
 @runtime_checkable
 class Evaluator(Protocol):
     """What the plugin needs from an evaluator.
@@ -52,6 +76,8 @@ class Evaluator(Protocol):
     """``family/method``; the family is one of judge, contrastive, retrieval, downstream
     (or a benchmark-specific family)."""
     family: ClassVar[str]
+    components: ClassVar[tuple[Component, ...]] = ()
+    """What of its metrics enters its family's score (none: reported, not scored)."""
 
     def skip_reason(self, ctx: RunContext) -> str | None:
         """Why this evaluator cannot run with this configuration (None when it can).

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from .base import Component
 from .distractors import ContrastiveEvaluator, code_text
 
 if TYPE_CHECKING:
@@ -29,6 +30,8 @@ class ContrastiveEmbedding(ContrastiveEvaluator):
 
     name: ClassVar[str] = "contrastive/embedding"
     family: ClassVar[str] = "contrastive"
+    components: ClassVar[tuple[Component, ...]] = (
+        Component("correct", "embedding", "embedding contrastive accuracy"),)
 
     def skip_reason(self, ctx: RunContext) -> str | None:
         if "embedding" not in ctx.settings.evaluation.contrastive.methods:

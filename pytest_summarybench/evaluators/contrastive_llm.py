@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .base import EvaluationError
+from .base import Component, EvaluationError
 from .distractors import ContrastiveEvaluator
 from .queries import parse_json_object
 
@@ -100,6 +100,8 @@ class ContrastiveLLM(ContrastiveEvaluator):
 
     name: ClassVar[str] = "contrastive/llm"
     family: ClassVar[str] = "contrastive"
+    components: ClassVar[tuple[Component, ...]] = (
+        Component("correct", "llm", "LLM contrastive accuracy"),)
 
     def skip_reason(self, ctx: RunContext) -> str | None:
         methods = ctx.settings.evaluation.contrastive.methods

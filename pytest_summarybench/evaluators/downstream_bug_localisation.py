@@ -18,6 +18,7 @@ from ..downstream.base import DownstreamEvaluator
 from ..downstream.prompts import bug_localisation_prompt
 from ..downstream.tasks import BugLocalisationTask, Loaded
 from ..schemas import ScoreRecord
+from .base import Component
 
 if TYPE_CHECKING:
     from ..context import RunContext
@@ -38,6 +39,8 @@ def partial_credit(predicted: str | None, actual: str) -> float:
 class BugLocalisationEvaluator(DownstreamEvaluator):
     name: ClassVar[str] = "downstream/bug_localisation"
     kind: ClassVar = "bug_localisation"
+    components: ClassVar[tuple[Component, ...]] = (
+        Component("success", "bug_localization", "bug localization accuracy"),)
 
     def score(self, loaded: Loaded[Any], model: ModelConfig, worker: ModelConfig,
               ctx: RunContext) -> list[ScoreRecord]:

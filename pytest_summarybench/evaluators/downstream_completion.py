@@ -41,7 +41,7 @@ from ..sandbox import (
     resolve_boundary,
 )
 from ..schemas import ScoreRecord
-from .base import EvaluationError
+from .base import Component, EvaluationError
 
 if TYPE_CHECKING:
     from ..context import RunContext
@@ -64,6 +64,8 @@ def sandbox_limits(ctx: RunContext) -> SandboxLimits:
 class CompletionEvaluator(DownstreamEvaluator):
     name: ClassVar[str] = "downstream/completion"
     kind: ClassVar = "completion"
+    components: ClassVar[tuple[Component, ...]] = (
+        Component("pass_rate", "completion", "code completion pass rate"),)
 
     def skip_reason(self, ctx: RunContext) -> str | None:
         reason = super().skip_reason(ctx)

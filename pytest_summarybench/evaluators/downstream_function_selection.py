@@ -18,6 +18,7 @@ from ..downstream.base import DownstreamEvaluator
 from ..downstream.prompts import function_selection_prompt
 from ..downstream.tasks import FunctionSelectionTask, Loaded, UnitRef
 from ..schemas import ScoreRecord
+from .base import Component
 
 if TYPE_CHECKING:
     from ..context import RunContext
@@ -44,6 +45,8 @@ def partial_credit(chosen: UnitRef | None, correct: UnitRef) -> float:
 class FunctionSelectionEvaluator(DownstreamEvaluator):
     name: ClassVar[str] = "downstream/function_selection"
     kind: ClassVar = "function_selection"
+    components: ClassVar[tuple[Component, ...]] = (
+        Component("success", "function_selection", "function selection accuracy"),)
 
     def score(self, loaded: Loaded[Any], model: ModelConfig, worker: ModelConfig,
               ctx: RunContext) -> list[ScoreRecord]:

@@ -43,7 +43,7 @@ from ..judges.selection import pair_id, split_pair
 from ..judges.tally import head_to_head, tally, unit_wins
 from ..judges.verdicts import PAIRWISE_JSON_SCHEMA, PairwiseVerdict, parse_pairwise
 from ..schemas import ScoreRecord
-from .base import EvaluationError, MatrixItem
+from .base import Component, EvaluationError, MatrixItem
 
 if TYPE_CHECKING:
     from ..context import RunContext
@@ -79,6 +79,8 @@ class JudgePairwise(JudgeEvaluator):
 
     name: ClassVar[str] = "judge/pairwise"
     pairs: ClassVar[bool] = True
+    components: ClassVar[tuple[Component, ...]] = (
+        Component("win", "pairwise", "pairwise win rate"),)
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
         plan = judge_plan(ctx)

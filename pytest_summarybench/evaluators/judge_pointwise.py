@@ -35,7 +35,7 @@ from ..judges.runtime import (
 from ..judges.tally import mean_ci
 from ..judges.verdicts import POINTWISE_JSON_SCHEMA, parse_pointwise
 from ..schemas import ScoreRecord
-from .base import EvaluationError, MatrixItem
+from .base import Component, EvaluationError, MatrixItem
 
 if TYPE_CHECKING:
     from ..context import RunContext
@@ -51,6 +51,8 @@ class JudgePointwise(JudgeEvaluator):
 
     name: ClassVar[str] = "judge/pointwise"
     pairs: ClassVar[bool] = False
+    components: ClassVar[tuple[Component, ...]] = (
+        Component("weighted_average", "pointwise", "judge rubric score", low=1.0, high=5.0),)
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
         plan = judge_plan(ctx)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .base import EvaluationError, MatrixItem, unit_items
+from .base import Component, EvaluationError, MatrixItem, unit_items
 from .queries import Query, ensure_queries, load_queries, query_source, read_query_file
 
 if TYPE_CHECKING:
@@ -64,6 +64,10 @@ class RetrievalEmbedding:
 
     name: ClassVar[str] = "retrieval/embedding"
     family: ClassVar[str] = "retrieval"
+    components: ClassVar[tuple[Component, ...]] = (
+        Component("hit@1", "precision1", "retrieval P@1"),
+        Component("hit@5", "precision5", "retrieval P@5"),
+        Component("reciprocal_rank", "mrr", "retrieval MRR"))
 
     def __init__(self) -> None:
         self._embedder: Embedder | None = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..aggregate import ReportInputs, build_report
+from ..aggregate import ReportInputs, Scoring, build_report
 from ..schemas import BenchmarkReport, ScoreRecord
 from .inputs import inputs_from_context, inputs_from_store, save_session_inputs
 
@@ -20,13 +20,13 @@ def build_run_report(ctx: RunContext, records: list[ScoreRecord],
                      families_skipped: dict[str, str], *, started_at: datetime,
                      finished_at: datetime,
                      evaluator_details: dict[str, dict[str, Any]] | None = None,
-                     save: bool = False) -> BenchmarkReport:
+                     scoring: Scoring | None = None, save: bool = False) -> BenchmarkReport:
     """The report of one session from its records and the run's units and summaries (no
     model calls); with ``save``, what only the session knows is kept in the store so that
     ``report_from_store`` rebuilds the same report."""
     inputs = inputs_from_context(ctx, records, families_skipped=families_skipped,
                                  started_at=started_at, finished_at=finished_at,
-                                 evaluator_details=evaluator_details)
+                                 evaluator_details=evaluator_details, scoring=scoring)
     if save:
         save_session_inputs(ctx.store, inputs)
     return _build(inputs)

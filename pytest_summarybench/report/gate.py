@@ -117,7 +117,7 @@ def _min_family(gate: GateSection, report: BenchmarkReport) -> list[str]:
     out = []
     for family, minimum in sorted(gate.min_family.items()):
         for r in report.rankings:
-            value = getattr(r.scores, family)
+            value = r.scores.get(family)
             if value is not None and value < minimum:
                 out.append(f"{r.model_id}: {family} {value:.3f} < gate.minFamily.{family} "
                            f"{minimum:.3f}")

@@ -12,7 +12,7 @@ import json
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ..aggregate import ReportInputs
+from ..aggregate import ReportInputs, Scoring
 from ..schemas import BenchmarkReport, GeneratedSummary, ScoreRecord
 from ..schemas.report import BaselineComparison
 
@@ -36,8 +36,8 @@ def _models(records: list[ScoreRecord], extra: list[str]) -> list[str]:
 def inputs_from_context(ctx: RunContext, records: list[ScoreRecord], *,
                         families_skipped: dict[str, str], started_at: datetime,
                         finished_at: datetime,
-                        evaluator_details: dict[str, dict[str, Any]] | None = None
-                        ) -> ReportInputs:
+                        evaluator_details: dict[str, dict[str, Any]] | None = None,
+                        scoring: Scoring | None = None) -> ReportInputs:
     """Inputs of the session's report: its own records and the run's units and summaries."""
     run = ctx.store.load_run(ctx.run_id)
     assert run is not None, f"run {ctx.run_id} is in the store once units are extracted"
@@ -53,7 +53,7 @@ def inputs_from_context(ctx: RunContext, records: list[ScoreRecord], *,
         codebase=run.codebase_info, records=records, model_ids=model_ids,
         units=ctx.all_units, summaries=summaries, started_at=started_at,
         finished_at=finished_at, families_skipped=dict(families_skipped),
-        evaluator_details=dict(evaluator_details or {}))
+        evaluator_details=dict(evaluator_details or {}), scoring=scoring)
 
 
 def save_session_inputs(store: Store, inputs: ReportInputs) -> None:
@@ -62,7 +62,8 @@ def save_session_inputs(store: Store, inputs: ReportInputs) -> None:
     payload = {"startedAt": inputs.started_at.isoformat(),
                "finishedAt": inputs.finished_at.isoformat(),
                "familiesSkipped": inputs.families_skipped,
-               "evaluatorDetails": inputs.evaluator_details}
+               "evaluatorDetails": inputs.evaluator_details,
+               "scoring": inputs.scoring.to_json() if inputs.scoring is not None else None}
     with store.transaction() as conn:
         conn.execute("INSERT OR REPLACE INTO report_inputs VALUES (?, ?)",
                      (inputs.run_id, json.dumps(payload, default=str)))
@@ -114,4 +115,5 @@ def inputs_from_store(store: Store, run_id: str | None = None) -> ReportInputs:
         evaluator_details=saved.get("evaluatorDetails", {}),
         gate_failures=saved.get("gateFailures") or [],
         baseline=(BaselineComparison.model_validate(saved["baseline"])
-                  if saved.get("baseline") else None))
+                  if saved.get("baseline") else None),
+        scoring=Scoring.from_json(saved["scoring"]) if saved.get("scoring") else None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..schemas import EVAL_FAMILIES, BenchmarkReport
+from ..schemas import BenchmarkReport
 from ..schemas.report import ValiditySection
 
 
@@ -13,13 +13,13 @@ def _fmt(value: float | None) -> str:
 def terminal_lines(report: BenchmarkReport) -> list[str]:
     """A fixed-width ranking table with significance groups, then which families ran,
     the closest call between adjacent models, and what failed."""
-    header = ["rank", "model", "overall", "95% CI", "group", *EVAL_FAMILIES, "scored",
-              "errors"]
+    families = report.families
+    header = ["rank", "model", "overall", "95% CI", "group", *families, "scored", "errors"]
     rows = [[str(r.rank), r.model_id, _fmt(r.measured_overall),
              (f"{r.confidence_interval[0]:.2f}-{r.confidence_interval[1]:.2f}"
               if r.confidence_interval else "-"),
              r.significance_group or "-",
-             *(_fmt(getattr(r.scores, f)) for f in EVAL_FAMILIES),
+             *(_fmt(r.scores.get(f)) for f in families),
              str(r.scored_items), str(r.errors)] for r in report.rankings]
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
               for i, h in enumerate(header)]

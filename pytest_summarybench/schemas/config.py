@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ._base import SBModel
 
@@ -129,12 +129,27 @@ class EvaluationsConfig(SBModel):
 
 
 class EvalWeights(SBModel):
-    """How evaluator families combine into the overall score (spec 9.2 ``evalWeights``)."""
+    """How evaluator families combine into the overall score (spec 9.2 ``evalWeights``).
+
+    A family the spec does not name (a custom evaluator's, added through the
+    ``pytest_summarybench_evaluators`` hook) takes its weight from an extra key:
+    ``weights: {docs: 0.1}``.
+    """
+
+    model_config = ConfigDict(**{**SBModel.model_config, "extra": "allow"})
 
     judge: float = Field(default=0.30, ge=0)
     contrastive: float = Field(default=0.25, ge=0)
     retrieval: float = Field(default=0.25, ge=0)
     downstream: float = Field(default=0.20, ge=0)
+
+    @model_validator(mode="after")
+    def _extra_weights(self) -> EvalWeights:
+        for key, value in (self.model_extra or {}).items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"weights.{key} must be a number >= 0, got {value!r}")
+            self.model_extra[key] = float(value)  # type: ignore[index]
+        return self
 
 
 class JudgeWeights(SBModel):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from ._base import SBModel
-from .config import BenchmarkConfig
+from .config import EVAL_FAMILIES, BenchmarkConfig
 from .run import CodebaseInfo
 
 
@@ -27,12 +27,20 @@ class ReportMetadata(SBModel):
 
 
 class FamilyScores(SBModel):
-    """Per-family scores on a 0-1 scale; ``None`` where the family did not run."""
+    """Per-family scores on a 0-1 scale; ``None`` where the family did not run. A family
+    the spec does not name (a custom evaluator's) is an extra key."""
+
+    model_config = ConfigDict(**{**SBModel.model_config, "extra": "allow"})
 
     judge: float | None = None
     contrastive: float | None = None
     retrieval: float | None = None
     downstream: float | None = None
+
+    def get(self, family: str) -> float | None:
+        """The score of ``family`` (None when it did not run)."""
+        value = getattr(self, family, None)
+        return value if isinstance(value, float) else None
 
 
 class ModelRanking(SBModel):
@@ -348,3 +356,9 @@ class BenchmarkReport(SBModel):
     """Messages of the CI gate (configured thresholds and ranking hooks) that failed."""
     validity: ValiditySection | None = None
     """Instrument validity on the known-answer ladder, when the run had ``--sb-validate``."""
+
+    @property
+    def families(self) -> list[str]:
+        """The score columns: the spec's families, then any other family that ran."""
+        return [*EVAL_FAMILIES, *(f for f in self.metadata.families_run
+                                  if f not in EVAL_FAMILIES)]

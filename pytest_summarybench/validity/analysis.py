@@ -22,7 +22,8 @@ import numpy as np
 
 from ..aggregate.pairs import PairData, compare_pair, pair_seed
 from ..aggregate.scores import unit_breakdowns
-from ..schemas import EVAL_FAMILIES, BenchmarkConfig, ScoreRecord
+from ..aggregate.scoring import Scoring, builtin_scoring
+from ..schemas import BenchmarkConfig, ScoreRecord
 from ..schemas.report import (
     ValidityFamily,
     ValidityJudge,
@@ -179,13 +180,15 @@ def _per_judge(records: Sequence[ScoreRecord]) -> tuple[list[ValidityJudge], dic
 
 
 def analyze(records: Sequence[ScoreRecord], config: BenchmarkConfig,
-            ladder_units: int) -> ValiditySection:
-    """The validity section from the ladder models' records of a run."""
+            ladder_units: int, scoring: Scoring | None = None) -> ValiditySection:
+    """The validity section from the ladder models' records of a run (``scoring``: the
+    run's; default the built-in evaluators' under ``config``)."""
+    scoring = scoring or builtin_scoring(config)
     ladder = [r for r in records if is_ladder_model(r.model_id)]
     models = sorted({r.model_id for r in ladder if "~" not in r.model_id})
-    per_unit = unit_breakdowns(ladder, config, models)
+    per_unit = unit_breakdowns(ladder, scoring, models)
     section = ValiditySection(levels=list(LEVEL_IDS), twin=TWIN[0], ladder_units=ladder_units)
-    for family in EVAL_FAMILIES:
+    for family in scoring.families:
         scores = {m: {u: fb.families[family] for u, fb in units.items()
                       if family in fb.families} for m, units in per_unit.items()}
         result = family_validity(family, scores, seed=config.seed)

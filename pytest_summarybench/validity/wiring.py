@@ -75,7 +75,7 @@ def attach_validity(report: BenchmarkReport, ladder: ReportInputs | None) -> Ben
 
     scored = {r.unit_id for r in ladder.records}
     units = sum(1 for u in ladder.units if u.id in scored and ladder_doc(u) is not None)
-    report.validity = analyze(ladder.records, ladder.config, units)
+    report.validity = analyze(ladder.records, ladder.config, units, ladder.score_spec)
     if not report.rankings:
         # The ladder alone (-m validate): the families that scored it did run.
         meta = report.metadata

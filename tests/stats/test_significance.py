@@ -11,6 +11,7 @@ from scipy import stats
 
 from pytest_summarybench.aggregate import ReportInputs, build_report
 from pytest_summarybench.aggregate.pairs import PairData, compare_all_pairs
+from pytest_summarybench.aggregate.scoring import builtin_scoring
 from pytest_summarybench.schemas import BenchmarkConfig, CodebaseInfo, ScoreRecord
 from pytest_summarybench.stats.significance import (
     bootstrap_interval,
@@ -146,7 +147,7 @@ def _run(seed: int, shift: float, n_units: int = 60, models: int = 2) -> list[bo
 def _overall_tests(records: list[ScoreRecord], models: list[str], seed: int) -> list:
     from pytest_summarybench.aggregate import unit_breakdowns
 
-    per_unit = unit_breakdowns(records, BenchmarkConfig(), models)
+    per_unit = unit_breakdowns(records, builtin_scoring(BenchmarkConfig()), models)
     scores = {m: {u: fb.overall for u, fb in units.items() if fb.overall is not None}
               for m, units in per_unit.items()}
     return compare_all_pairs(scores, models, "overall", seed=seed)
