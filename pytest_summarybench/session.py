@@ -104,11 +104,20 @@ class BoundItem:
             pytest.fail(f"{self.item.evaluator} could not score {self.item.test_id}: {exc}",
                         pytrace=False)
         except Exception as exc:
+            from pydantic import ValidationError
+
             from .store import StoreError
 
             if isinstance(exc, StoreError):
                 # Every other test would fail the same way: stop with the one line.
                 pytest.exit(f"summarybench: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
+            if isinstance(exc, ValidationError) and exc.title == "ScoreRecord":
+                # e.g. a NaN metric: an invalid score is never a score
+                problems = "; ".join(e["msg"].removeprefix("Value error, ")
+                                     for e in exc.errors())
+                reason = f"{self.item.evaluator} produced an invalid score record: {problems}"
+                self._fail(reason)
+                pytest.fail(f"{reason} ({self.item.test_id})", pytrace=False)
             self._fail(f"{type(exc).__name__}: {exc}")
             raise
         for rec in records:

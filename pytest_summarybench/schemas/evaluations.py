@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ._base import SBModel
 
@@ -98,6 +99,15 @@ class ScoreRecord(SBModel):
     """Free-form JSON details (ranks, distractors, raw verdicts) kept for reports."""
     error: str | None = None
     """Why the item could not be scored; a record with an error carries no metrics."""
+
+    @field_validator("metrics")
+    @classmethod
+    def _finite(cls, metrics: dict[str, float]) -> dict[str, float]:
+        for name, value in metrics.items():
+            if not math.isfinite(value):
+                raise ValueError(f"metric {name!r} is {value}: a score must be a finite "
+                                 "number (the evaluator produced no usable value)")
+        return metrics
 
     @property
     def family(self) -> str:

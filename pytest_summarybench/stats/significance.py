@@ -50,6 +50,13 @@ def _differences(a: npt.ArrayLike, b: npt.ArrayLike) -> np.ndarray:
     if xa.shape != xb.shape or xa.ndim != 1:
         raise ValueError(f"paired samples must be 1-d and of equal length, got {xa.shape} "
                          f"and {xb.shape}")
+    # A NaN would make sd NaN and so read as "no variance": a certain difference.
+    for name, x in (("a", xa), ("b", xb)):
+        bad = ~np.isfinite(x)
+        if bad.any():
+            raise ValueError(f"paired sample {name} holds {int(bad.sum())} value(s) that are "
+                             f"not finite numbers (first at position {int(np.argmax(bad))}: "
+                             f"{x[np.argmax(bad)]})")
     return xa - xb
 
 
