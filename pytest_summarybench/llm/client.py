@@ -183,7 +183,7 @@ def complete(model: ModelConfig, messages: list[dict[str, str]], *,
         return hit
     lib = call.client()
     while True:
-        # per attempt: a local GGUF server that died is started again for the retry
+        # per attempt: a local GGUF server that died fails the retry with how it ended
         request = call.request()
         time.sleep(call.before_attempt())
         started = time.perf_counter()
