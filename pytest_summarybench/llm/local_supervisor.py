@@ -204,7 +204,7 @@ class Supervisor:
         self.say(f"server pid {child.pid} for {self.name}, resident size limit "
                  f"{mib(self.limit)}")
         next_users = time.monotonic() + USERS_POLL_S
-        seen_state = False
+        seen_state = unwatched = False
         while True:
             done, wait_status, usage = os.wait4(child.pid, os.WNOHANG)
             if done:
@@ -215,6 +215,9 @@ class Supervisor:
                 self.peak = max(self.peak, rss[1])
                 if rss[0] > self.limit:
                     return self._over_limit(child.pid, rss[0])
+            elif not Path("/proc/self/status").exists() and not unwatched:
+                unwatched = True  # no /proc: the limit cannot be enforced here
+                self.say("no /proc on this system: the resident size limit is not enforced")
             if time.monotonic() >= next_users:
                 next_users = time.monotonic() + USERS_POLL_S
                 alive = _users_alive(self.state)
