@@ -349,7 +349,7 @@ def ended_reason(state: ServerState, state_path: Path, alias: str) -> str:
     if status is not None and status.ended:
         return status.ended
     return (f"local model server {alias} died (its supervisor, pid {state.pid}, is gone "
-            f"without saying how the server ended: killed with it; last lines of its log: "
+            f"and left no record of how the server ended; last lines of its log: "
             f"{log_tail(state.log)})")
 
 

