@@ -233,7 +233,7 @@ def _attempts(call: _Call) -> Completion:
     """Make ``call``, retrying as its policy says; cache and return the completion."""
     lib = call.client()
     while True:
-        # per attempt: a local GGUF server that died is started again for the retry
+        # per attempt: a local GGUF server that died fails the retry with how it ended
         request = call.request()
         time.sleep(call.before_attempt())
         started = time.perf_counter()

@@ -5,11 +5,9 @@ or a weights package from ``KNOWN_WEIGHTS``. The first call starts
 ``llama_cpp.server`` for it on an ephemeral loopback port, once per process group (the
 pytest controller and its xdist workers share one server through a locked state file),
 and calls then go through litellm's OpenAI-compatible route with that ``api_base``. The
-server stops when the last process that used it exits, and by itself if they all die.
-
-Run as ``python -m pytest_summarybench.llm.local serve STATE -- SERVER-ARGS`` this module
-is the launcher of that server: it runs the server module in-process with a watchdog
-that exits once no process listed in the state file is alive.
+server runs under a supervisor (``llm/local_supervisor.py``) that bounds its resident
+size and records how it ended; it stops when the last process that used it exits, and by
+itself if they all die.
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import runpy
 import signal
 import socket
 import subprocess
@@ -36,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..schemas import ModelConfig
+from .local_supervisor import MAX_RSS_ENV, MIB, Status, default_max_rss, log_tail
 
 #: The install command the error messages and the README give.
 INSTALL_HINT = ('CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON '
@@ -53,7 +51,6 @@ MAX_STRING_CHARS = 600
 DEFAULT_START_TIMEOUT_S = 180.0
 #: Where state files, locks and server logs live (one set per process group and model).
 STATE_DIR_ENV = "SUMMARYBENCH_LOCAL_STATE_DIR"
-WATCHDOG_INTERVAL_S = 1.0
 
 
 class LocalModelError(ValueError):
@@ -224,36 +221,54 @@ class ServerOptions:
     start_timeout_s: float = DEFAULT_START_TIMEOUT_S
     state_dir: Path | None = None
     """None: ``<tmp>/summarybench-local-llm``."""
+    max_rss_mb: int | None = None
+    """The resident size above which the server is stopped; None: ``default_max_rss``."""
 
     @classmethod
     def from_env(cls) -> ServerOptions:
-        def number(var: str, default: float, cast: Callable[[str], float]) -> Any:
+        def number(var: str, default: float | None, cast: Callable[[str], float]) -> Any:
             raw = os.environ.get(var)
             if not raw:
                 return default
             try:
-                return cast(raw)
+                value = cast(raw)
             except ValueError:
                 raise LocalModelError(f"{var}={raw!r} is not a number") from None
+            if value < 0 or (var == MAX_RSS_ENV and value == 0):
+                raise LocalModelError(f"{var}={raw!r} must be positive")
+            return value
 
         state = os.environ.get(STATE_DIR_ENV)
         return cls(server_module=os.environ.get(SERVER_MODULE_ENV) or DEFAULT_SERVER_MODULE,
                    n_ctx=number(N_CTX_ENV, DEFAULT_N_CTX, int),
                    n_threads=number(THREADS_ENV, 0, int),
                    start_timeout_s=number(START_TIMEOUT_ENV, DEFAULT_START_TIMEOUT_S, float),
-                   state_dir=Path(state) if state else None)
+                   state_dir=Path(state) if state else None,
+                   max_rss_mb=number(MAX_RSS_ENV, None, int))
 
     def directory(self) -> Path:
         path = self.state_dir or Path(tempfile.gettempdir()) / "summarybench-local-llm"
         path.mkdir(parents=True, exist_ok=True)
         return path
 
+    def max_rss_bytes(self, weights: Path) -> int:
+        if self.max_rss_mb is not None:
+            return self.max_rss_mb * MIB
+        return default_max_rss(weights.stat().st_size)
+
     def server_args(self, weights: Path, alias: str, port: int) -> list[str]:
-        """llama_cpp.server's arguments: loopback only, prompt cache on."""
+        """llama_cpp.server's arguments: loopback only, and nothing that grows per request.
+
+        ``--cache false``: llama-cpp-python's RAM prompt cache keeps a copy of the logits
+        with every entry and counts only the rest against its byte capacity, so it grew
+        by 1.4 GB per judge request for Gemma 3 (docs/local-llm.md). ``--logits_all
+        false``: the server keeps every evaluated token's logits by default (1 MB a token
+        for a 262k vocabulary); they serve only ``logprobs``, which nothing here asks for.
+        A prompt sharing its start with the previous one still reuses that part."""
         return ["--model", str(weights), "--model_alias", alias, "--host", "127.0.0.1",
                 "--port", str(port), "--n_ctx", str(self.n_ctx),
                 "--n_threads", str(self.n_threads or os.cpu_count() or 1),
-                "--cache", "true"]
+                "--cache", "false", "--logits_all", "false"]
 
 
 @dataclass(frozen=True)
@@ -261,6 +276,7 @@ class ServerState:
     """What the state file of a running server says."""
 
     pid: int
+    """The supervisor's (``llm/local_supervisor.py``); the server is its child."""
     port: int
     weights: str
     users: tuple[int, ...]
@@ -287,6 +303,9 @@ class ServerState:
                                    "weights": self.weights, "users": list(self.users),
                                    "log": self.log}))
         os.replace(tmp, path)
+
+    def with_users(self, users: tuple[int, ...]) -> ServerState:
+        return ServerState(self.pid, self.port, self.weights, users, self.log)
 
 
 def pid_alive(pid: int) -> bool:
@@ -319,23 +338,35 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _log_tail(path: str, lines: int = 15) -> str:
-    try:
-        text = Path(path).read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return "(no log)"
-    return "\n".join(text[-lines:]) or "(empty log)"
+def status_path(state_path: Path) -> Path:
+    """Where the supervisor of the server in ``state_path`` writes its ``Status``."""
+    return state_path.with_suffix(".status.json")
+
+
+def ended_reason(state: ServerState, state_path: Path, alias: str) -> str:
+    """Why the server of ``state`` (its supervisor gone) is not there any more."""
+    status = Status.read(status_path(state_path))
+    if status is not None and status.ended:
+        return status.ended
+    return (f"local model server {alias} died (its supervisor, pid {state.pid}, is gone "
+            f"and left no record of how the server ended; last lines of its log: "
+            f"{log_tail(state.log)})")
 
 
 class ServerPool:
-    """The servers this process uses, shared with the rest of its process group."""
+    """The servers this process uses, shared with the rest of its process group.
+
+    A server that dies or is stopped for memory is not started again while a process
+    that used it is alive: every later call to its model fails with the reason, which
+    the run's errors then show (a restart would hide a death that the same load repeats).
+    The next run, a new process group or one whose users are all gone, starts afresh."""
 
     def __init__(self, options: ServerOptions | None = None) -> None:
         self._options = options
         self._lock = threading.Lock()
         self._joined: dict[str, ServerState] = {}
         self._resolved: dict[str, Path] = {}
-        #: Servers this process started, kept so that they are reaped, not left as zombies.
+        #: Supervisors this process started, kept so that they are reaped, not zombies.
         self._children: list[subprocess.Popen[bytes]] = []
         self._atexit = False
 
@@ -356,14 +387,18 @@ class ServerPool:
             yield
 
     def base_url(self, model: ModelConfig) -> str:
-        """The ``api_base`` of ``model``'s server, starting it when none runs."""
+        """The ``api_base`` of ``model``'s server, starting it when none runs; raises
+        LocalModelError saying how it ended when it died or was stopped in this run."""
         with self._lock:
             # resolving known weights hashes them: once per name and process
             weights = self._resolved.get(model.model_name)
             if weights is None:
                 weights = self._resolved[model.model_name] = resolve_weights(model.model_name)
             known = self._joined.get(str(weights))
-            if known is not None and pid_alive(known.pid):
+            if known is not None:
+                if not pid_alive(known.pid):
+                    raise LocalModelError(ended_reason(known, self._paths(weights)[0],
+                                                       model.model_name))
                 return known.base_url
             state = self._join(weights, model.model_name)
             self._joined[str(weights)] = state
@@ -377,13 +412,18 @@ class ServerPool:
         me = os.getpid()
         with self._locked(lock_path):
             state = ServerState.read(state_path)
-            if state is not None and pid_alive(state.pid) and healthy(state.port):
-                users = tuple(sorted({*filter(pid_alive, state.users), me}))
-                state = ServerState(state.pid, state.port, state.weights, users, state.log)
+            status = Status.read(status_path(state_path))
+            if state is not None and pid_alive(state.pid) and not (status and status.ended):
+                # joined even while it does not answer: it may be busy with a long
+                # request (llama-cpp-python answers /v1/models only between requests)
+                state = state.with_users(tuple(sorted({*filter(pid_alive, state.users),
+                                                       me})))
                 state.write(state_path)
                 return state
-            if state is not None and pid_alive(state.pid):
-                _terminate(state.pid)  # alive but not answering: replace it
+            if state is not None and any(pid_alive(p) for p in state.users if p != me):
+                raise LocalModelError(ended_reason(state, state_path, alias))
+            # none, or left by a run whose processes are all gone: start afresh
+            status_path(state_path).unlink(missing_ok=True)
             return self._start(weights, alias, state_path)
 
     def _start(self, weights: Path, alias: str, state_path: Path) -> ServerState:
@@ -395,7 +435,10 @@ class ServerPool:
                                   f"with: {INSTALL_HINT}")
         port = _free_port()
         log = state_path.with_suffix(".log")
-        command = [sys.executable, "-m", __name__, "serve", str(state_path), module, "--",
+        command = [sys.executable, "-m", "pytest_summarybench.llm.local_supervisor",
+                   "--state", str(state_path), "--status", str(status_path(state_path)),
+                   "--log", str(log), "--name", alias,
+                   "--max-rss-mb", str(options.max_rss_bytes(weights) // MIB), module, "--",
                    *options.server_args(weights, alias, port)]
         # OpenMP threads that spin while waiting collapse throughput on shared cores
         # (measured: 35 s instead of 7 s for one call under a load of 8 on 2 cores).
@@ -416,8 +459,9 @@ class ServerPool:
                        is not None else f"did not answer within {options.start_timeout_s:g} s")
                 _terminate(process.pid)
                 state_path.unlink(missing_ok=True)
+                status_path(state_path).unlink(missing_ok=True)
                 raise LocalModelError(f"the local server for {weights} {why}; its log "
-                                      f"({log}) ends:\n{_log_tail(str(log))}")
+                                      f"({log}) ends: {log_tail(log, 8, 1200)}")
             time.sleep(0.2)
         return state
 
@@ -433,14 +477,15 @@ class ServerPool:
                     continue
                 users = tuple(p for p in state.users if p != os.getpid() and pid_alive(p))
                 if users:
-                    ServerState(state.pid, state.port, state.weights, users,
-                                state.log).write(state_path)
+                    state.with_users(users).write(state_path)
                     continue
                 _terminate(state.pid)
                 state_path.unlink(missing_ok=True)
+                status_path(state_path).unlink(missing_ok=True)
 
 
-def _terminate(pid: int, grace_s: float = 10.0) -> None:
+def _terminate(pid: int, grace_s: float = 15.0) -> None:
+    """Stop a supervisor (it stops its server first: allow it that server's grace)."""
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
@@ -465,34 +510,3 @@ def server_base_url(model: ModelConfig) -> str:
 def stop_servers() -> None:
     """Leave the servers this process uses now (also done at exit)."""
     _pool.release_all()
-
-
-# -- the launcher ---------------------------------------------------------------------------
-def _watchdog(state_path: Path) -> None:
-    while True:
-        time.sleep(WATCHDOG_INTERVAL_S)
-        state = ServerState.read(state_path)
-        if state is None and not state_path.exists():
-            os._exit(0)
-        if state is not None and not any(pid_alive(p) for p in state.users):
-            os._exit(0)
-
-
-def serve(argv: list[str]) -> None:
-    """``serve STATE MODULE -- ARGS``: run MODULE as ``__main__`` with ARGS, watched."""
-    if len(argv) < 3 or argv[2] != "--":
-        raise SystemExit("usage: python -m pytest_summarybench.llm.local serve STATE MODULE "
-                         "-- SERVER-ARGS")
-    state_path, module, args = Path(argv[0]), argv[1], argv[3:]
-    threading.Thread(target=_watchdog, args=(state_path,), name="watchdog",
-                     daemon=True).start()
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    sys.argv = [module, *args]
-    runpy.run_module(module, run_name="__main__", alter_sys=True)
-
-
-if __name__ == "__main__":
-    if sys.argv[1:2] != ["serve"]:
-        raise SystemExit("usage: python -m pytest_summarybench.llm.local serve STATE MODULE "
-                         "-- SERVER-ARGS")
-    serve(sys.argv[2:])

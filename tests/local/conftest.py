@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_summarybench.llm import local
+from pytest_summarybench.llm.local_supervisor import Status
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_MODULE = "tests.local.fake_llama_server"
@@ -40,8 +41,18 @@ class FakeLlama:
         return [json.loads(line) for line in self.log.read_text().splitlines()]
 
     def states(self) -> list[local.ServerState]:
-        found = (local.ServerState.read(p) for p in sorted(self.state_dir.glob("*.json")))
+        found = (local.ServerState.read(p) for p in sorted(self.state_dir.glob("*.json"))
+                 if not p.name.endswith(".status.json"))
         return [s for s in found if s is not None]
+
+    def statuses(self) -> list[Status]:
+        found = (Status.read(p) for p in sorted(self.state_dir.glob("*.status.json")))
+        return [s for s in found if s is not None]
+
+    def server_pid(self) -> int:
+        """The pid of the one server process (the supervisor's child)."""
+        [status] = self.statuses()
+        return status.server_pid
 
 
 @pytest.fixture

