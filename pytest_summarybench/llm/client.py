@@ -19,7 +19,7 @@ from typing import Any
 from ..schemas import ModelConfig
 from ..store import Store
 from .cache import cache_get, cache_key, cache_put
-from .limits import RateLimiter, limiter_for
+from .limits import RateLimiter, Slot, limiter_for
 from .pricing import call_cost
 from .providers import connection_kwargs, endpoint, litellm, litellm_model_name
 from .retry import DEFAULT_POLICY, MalformedResponse, RetryPolicy, backoff_delay, classify
@@ -81,6 +81,7 @@ class _Call:
         self.reserved = messages_tokens(messages) + int(self.params.get("max_tokens") or 0)
         self._rng = random.Random()
         self._limiter: RateLimiter | None = None
+        self.slot: Slot | None = None
 
     def cached(self) -> Completion | None:
         return cache_get(self.cache, self.key) if self.cache is not None else None
@@ -108,18 +109,20 @@ class _Call:
                 raise ModelCallError(self.model.id, str(exc)) from None
         return litellm()
 
-    def before_attempt(self) -> float:
-        """Start an attempt; return the seconds to wait for the rate limiter."""
+    def before_attempt(self) -> RateLimiter:
+        """Start an attempt: the model's rate limiter to acquire a slot from."""
         self.attempt += 1
         if self._limiter is None:
             self._limiter = limiter_for(self.model)
-        return self._limiter.reserve(self.reserved)
+        return self._limiter
 
     def after_failure(self, exc: BaseException) -> float:
         """Seconds to wait before retrying; raises ModelCallError when giving up."""
         failure = classify(exc, self.timeout_s)
-        if failure.rate_limited and failure.retry_after_s and self._limiter is not None:
-            self._limiter.pause(min(failure.retry_after_s, self.policy.max_retry_after_s))
+        if failure.rate_limited and self._limiter is not None:
+            after = failure.retry_after_s
+            self._limiter.rate_limited(self.slot, None if after is None
+                                       else min(after, self.policy.max_retry_after_s))
         delay = backoff_delay(self.policy, failure, self.attempt, self._rng)
         if delay is None:
             reason = failure.reason
@@ -152,8 +155,8 @@ class _Call:
 
     def done(self, completion: Completion) -> Completion:
         if self._limiter is not None:
-            self._limiter.settle(self.reserved, completion.input_tokens
-                                 + completion.output_tokens)
+            self._limiter.succeeded(self.slot, completion.input_tokens
+                                    + completion.output_tokens)
         if self.cache is not None:
             cache_put(self.cache, self.key, self.model.id, self.tag, completion)
         return completion
@@ -185,7 +188,7 @@ def complete(model: ModelConfig, messages: list[dict[str, str]], *,
     while True:
         # per attempt: a local GGUF server that died is started again for the retry
         request = call.request()
-        time.sleep(call.before_attempt())
+        call.slot = call.before_attempt().acquire(call.reserved)
         started = time.perf_counter()
         try:
             response = lib.completion(**request)
@@ -211,7 +214,7 @@ async def acomplete(model: ModelConfig, messages: list[dict[str, str]], *,
     backstop = call.timeout_s * 1.5 + 1.0
     while True:
         request = call.request()  # per attempt, as in ``complete``
-        await asyncio.sleep(call.before_attempt())
+        call.slot = await call.before_attempt().aacquire(call.reserved)
         started = time.perf_counter()
         try:
             response = await asyncio.wait_for(lib.acompletion(**request), backstop)
