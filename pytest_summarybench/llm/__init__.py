@@ -1,12 +1,14 @@
 """The shared model layer on litellm: one call path for every model the benchmark uses.
 
-``complete`` / ``acomplete`` add the response cache, client-side rate limits, retries with
-backoff that honour Retry-After, per-call timeouts and pricing to a litellm call. litellm
+``complete`` / ``acomplete`` add the response cache, client-side rate limits (adaptive,
+``limits.py``), retries with backoff that honour Retry-After, failing fast on a dead
+endpoint (``breaker.py``), per-call timeouts and pricing to a litellm call. litellm
 itself is imported lazily, on the first call.
 """
 
 from __future__ import annotations
 
+from .breaker import EndpointUnavailable, breaker_for
 from .cache import cache_key
 from .client import (
     acomplete,
@@ -23,8 +25,9 @@ from .retry import RetryPolicy
 from .types import Completion, ModelCallError
 
 __all__ = [
-    "Completion", "ModelCallError", "RateLimiter", "RetryPolicy", "acomplete", "cache_key",
-    "cached_completion", "call_cost", "complete", "estimate_tokens", "limiter_for",
+    "Completion", "EndpointUnavailable", "ModelCallError", "RateLimiter", "RetryPolicy",
+    "acomplete", "breaker_for", "cache_key", "cached_completion", "call_cost", "complete",
+    "estimate_tokens", "limiter_for",
     "litellm_model_name", "messages_tokens", "model_params", "price_known", "redact",
     "required_env_var", "token_prices",
 ]

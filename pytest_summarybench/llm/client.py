@@ -4,7 +4,9 @@ Every caller (generation, judges, contrastive matching, downstream tasks) goes t
 here, so they all get the same behaviour: a cache hit makes no call; otherwise the call
 waits for its slot under the model's rate limits, is retried on rate limits, server
 errors, timeouts and malformed bodies (honouring Retry-After), is priced from the price
-table or the model's override, and is cached the moment it succeeds. ``complete`` is
+table or the model's override, and is cached the moment it succeeds. A dead endpoint
+(refused, unknown host, 401/403/404) is not retried, and after a few in a row the model's
+calls fail without being sent (``llm/breaker.py``). ``complete`` is
 synchronous (litellm's sync client; safe from worker threads); ``acomplete`` is the
 asyncio twin. litellm's own retries are switched off so that attempts are counted here.
 """
@@ -12,12 +14,14 @@ asyncio twin. litellm's own retries are switched off so that attempts are counte
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import time
 from typing import Any
 
 from ..schemas import ModelConfig
 from ..store import Store
+from .breaker import breaker_for
 from .cache import cache_get, cache_key, cache_put
 from .limits import RateLimiter, Slot, limiter_for
 from .pricing import call_cost
@@ -110,19 +114,29 @@ class _Call:
         return litellm()
 
     def before_attempt(self) -> RateLimiter:
-        """Start an attempt: the model's rate limiter to acquire a slot from."""
+        """Start an attempt: the model's rate limiter to acquire a slot from. Raises
+        ``EndpointUnavailable`` at once when the endpoint's breaker is open."""
         self.attempt += 1
+        routed = isinstance(self.model, RoutedModelConfig)
+        if not routed:  # the Router cools down a failing deployment by itself
+            breaker_for(self.model).check(self.model.id)
         if self._limiter is None:
             self._limiter = limiter_for(self.model)
         return self._limiter
 
     def after_failure(self, exc: BaseException) -> float:
         """Seconds to wait before retrying; raises ModelCallError when giving up."""
-        failure = classify(exc, self.timeout_s)
+        routed = isinstance(self.model, RoutedModelConfig)
+        failure = classify(exc, self.timeout_s, None if routed else endpoint(self.model))
         if failure.rate_limited and self._limiter is not None:
             after = failure.retry_after_s
             self._limiter.rate_limited(self.slot, None if after is None
                                        else min(after, self.policy.max_retry_after_s))
+        if routed and failure.dead_endpoint and failure.status is None:
+            # One deployment is unreachable: the retry goes to another one.
+            failure = dataclasses.replace(failure, retryable=True, dead_endpoint=False)
+        elif not routed:
+            breaker_for(self.model).failed(failure)
         delay = backoff_delay(self.policy, failure, self.attempt, self._rng)
         if delay is None:
             reason = failure.reason
@@ -157,6 +171,8 @@ class _Call:
         if self._limiter is not None:
             self._limiter.succeeded(self.slot, completion.input_tokens
                                     + completion.output_tokens)
+        if not isinstance(self.model, RoutedModelConfig):
+            breaker_for(self.model).succeeded()
         if self.cache is not None:
             cache_put(self.cache, self.key, self.model.id, self.tag, completion)
         return completion
