@@ -12,8 +12,10 @@ provider's answers (AIMD): a 429 multiplies it by ``decrease``, once per congest
 answers add it back gradually, over about ``recovery_s`` of good answers, up to the
 starting pace, never above the configured limit. A 429's Retry-After pauses every caller
 of the limiter, also those already holding a slot: they get a new, evenly spaced slot
-after the pause, so the pause does not end in a burst. Without a configured limit the
-first 429 sets the pace from the send rate it ended, and the same AIMD applies.
+after the pause, so the pause does not end in a burst. Without a configured limit each
+429 estimates the limit from the requests the provider accepted in the last window, the
+pace stays below that estimate as below a configured limit, and climbs past it only
+slowly (to find a higher limit).
 
 Tokens use a bucket of one minute's allowance, reserved with an estimate before the call
 and settled with the reported count after.
@@ -127,7 +129,7 @@ class RateLimiter:
         self._ceiling = self.limit * pacing.headroom if self.limit else None
         self._rate = self._ceiling
         # The pace whose (1 - decrease) share is recovered in recovery_s: the ceiling, or
-        # without a configured limit the send rate that drew the last 429.
+        # without a configured limit the limit estimated at the last 429.
         self._reference = self._ceiling
         # The "theoretical arrival time" of the next request (GCRA), one interval after
         # the previous one, so requests leave evenly spaced.
@@ -136,6 +138,10 @@ class RateLimiter:
                         if tokens_per_minute else None)
         self._paused_until = 0.0
         self._last_decrease = -math.inf
+        # Without a configured limit: requests sent in the window of the last slow-down,
+        # and how many of them the provider refused.
+        self._event_sent = 0
+        self._event_rejected = 0
         # Send times within the last span, for the window check and the rate estimate.
         self._span = pacing.window_s / pacing.headroom if pacing.window_s else None
         self._cap = (max(1, math.floor(self.limit * pacing.window_s + 1e-9))
@@ -224,9 +230,9 @@ class RateLimiter:
             # (1 - decrease) of the reference pace per recovery_s, at one answer per slot.
             step = reference * (1 - self.pacing.decrease) / (self.pacing.recovery_s * rate)
             if top is None and rate >= reference * self.pacing.headroom:
-                # No configured limit: past the pace that drew the last 429 (less the
-                # headroom) the pace goes on climbing, ten times slower, to find out
-                # whether the limit went up; each probe that fails costs a 429.
+                # No configured limit: past the estimated limit (less the headroom) the
+                # pace goes on climbing, ten times slower, to find out whether the limit
+                # is higher; each probe that fails costs a 429.
                 step /= 10
             self._rate = min(top, rate + step) if top is not None else rate + step
 
@@ -241,19 +247,30 @@ class RateLimiter:
             if not self.pacing.adaptive:
                 return
             if slot is not None and slot.sent_at <= self._last_decrease:
+                if self.limit is None and self._event_sent:
+                    # Another 429 to a request sent before the slow-down: the provider
+                    # accepted one request fewer of the last window than counted.
+                    self._event_rejected += 1
+                    self._estimate(retry_after_s)
                 return
             self._last_decrease = now
-            if self._rate is None:
-                if self._span is None or not self._sent:
-                    return
-                # No configured limit: start from the send rate that drew the 429.
-                self._reference = len(self._sent) / self._span
-                self._rate = self._reference * self.pacing.decrease
+            if self.limit is None:
+                if self._span is not None and self._sent:
+                    self._event_sent, self._event_rejected = len(self._sent), 1
+                    self._estimate(retry_after_s)
                 return
-            if self.limit is None and self._reference is not None:
-                self._reference = self._rate  # the pace that drew this 429
-            floor = (self.limit or self._reference or self._rate) * self.pacing.min_fraction
-            self._rate = max(floor, self._rate * self._factor(retry_after_s))
+            floor = self.limit * self.pacing.min_fraction
+            self._rate = max(floor, (self._rate or floor) * self._factor(retry_after_s))
+
+    def _estimate(self, retry_after_s: float | None) -> None:
+        """No configured limit: take the requests the provider accepted in the last window
+        (those sent in it, less those it refused) for its limit, and pace below it as
+        below a configured one."""
+        assert self.pacing.window_s is not None
+        accepted = max(1, self._event_sent - self._event_rejected)
+        self._reference = accepted / self.pacing.window_s
+        rate = self._reference * self.pacing.headroom * self._factor(retry_after_s)
+        self._rate = rate if self._rate is None else min(self._rate, rate)
 
     def _factor(self, retry_after_s: float | None) -> float:
         """How much one 429 slows the pace. A Retry-After of a whole window or more (or

@@ -141,20 +141,29 @@ def test_retry_after_holds_callers_that_already_have_a_slot_and_respaces_them() 
     assert limiter.reserve() >= 1.5
 
 
-def test_without_a_configured_limit_the_first_429_sets_the_pace() -> None:
+def test_without_a_configured_limit_429s_estimate_the_limit() -> None:
+    """Unpaced, 16 requests leave at once; the provider takes 10 a second and refuses 6.
+    The first 429 starts an estimate, each further one of the same burst lowers it: the
+    pace ends below the 10 accepted, then climbs back to 95% of them and past it only
+    slowly."""
     clock = Clock()
     limiter = RateLimiter(clock=clock)
     assert limiter.rate is None and limiter.reserve(10**6) == 0.0
-    slots = []
-    for _ in range(30):                                 # 30 per second, unpaced
-        slots.append(send(limiter, clock))
-        clock.now += 1 / 30
-    limiter.rate_limited(slots[-1], retry_after_s=None)
-    assert limiter.rate == pytest.approx(30 * 0.95 * 0.9, rel=0.1)
-    before = limiter.rate
-    for _ in range(200):
+    burst = [send(limiter, clock) for _ in range(16)]
+    limiter.rate_limited(burst[10], retry_after_s=1.0)
+    assert limiter.rate == pytest.approx(15 * 0.95 * 0.9)
+    for slot in burst[11:]:
+        limiter.rate_limited(slot, retry_after_s=1.0)
+    assert limiter.rate == pytest.approx(10 * 0.95 * 0.9)
+    clock.now += 1.0                                    # the pause
+    started = clock.now
+    while (limiter.rate or 0) < 9.5 - 1e-9:
         limiter.succeeded(send(limiter, clock))
-    assert limiter.rate > before                        # probing upwards again
+    assert clock.now - started == pytest.approx(0.95 / (10 * 0.1 / 3.0), rel=0.1)
+    started = clock.now
+    while (limiter.rate or 0) < 10.0:
+        limiter.succeeded(send(limiter, clock))
+    assert clock.now - started > 4 * 3.0               # probing: ten times slower
 
 
 def test_exact_pacing_is_the_old_behaviour() -> None:
