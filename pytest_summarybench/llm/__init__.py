@@ -1,8 +1,9 @@
 """The shared model layer on litellm: one call path for every model the benchmark uses.
 
 ``complete`` / ``acomplete`` add the response cache, in-flight de-duplication, client-side
-rate limits, retries with backoff that honour Retry-After, per-call timeouts, checks of the
-answer and pricing to a litellm call. litellm itself is imported lazily, on the first call.
+rate limits (adaptive, ``limits.py``), retries with backoff that honour Retry-After,
+failing fast on a dead endpoint (``breaker.py``), per-call timeouts, checks of the answer
+and pricing to a litellm call. litellm itself is imported lazily, on the first call.
 ``scrub`` / ``redact`` are the one place text is made safe to write (secrets masked by
 value, control characters neutralised), ``extract_json_object`` the safe way to read JSON
 out of an answer.
@@ -11,6 +12,7 @@ out of an answer.
 from __future__ import annotations
 
 from .answers import max_answer_chars
+from .breaker import EndpointUnavailable, breaker_for
 from .cache import cache_key
 from .client import (
     acomplete,
@@ -30,10 +32,10 @@ from .retry import RetryPolicy
 from .types import Completion, ModelCallError
 
 __all__ = [
-    "Completion", "JSONAnswerError", "ModelCallError", "RateLimiter", "RetryPolicy",
-    "acomplete", "asingle_flight", "cache_key", "cached_completion", "call_cost", "complete",
-    "estimate_tokens", "extract_json_object", "limiter_for", "litellm_model_name",
-    "max_answer_chars", "messages_tokens", "model_params", "neutralise", "price_known",
-    "redact", "register_secret_env", "required_env_var", "scrub", "single_flight",
-    "token_prices",
+    "Completion", "EndpointUnavailable", "JSONAnswerError", "ModelCallError", "RateLimiter",
+    "RetryPolicy", "acomplete", "asingle_flight", "breaker_for", "cache_key",
+    "cached_completion", "call_cost", "complete", "estimate_tokens", "extract_json_object",
+    "limiter_for", "litellm_model_name", "max_answer_chars", "messages_tokens",
+    "model_params", "neutralise", "price_known", "redact", "register_secret_env",
+    "required_env_var", "scrub", "single_flight", "token_prices",
 ]

@@ -6,15 +6,17 @@ already in flight (in this process or another sharing the store) is waited for r
 than made again (``llm/inflight.py``); otherwise the call waits for its slot under the
 model's rate limits, is retried on rate limits, server errors, timeouts and malformed
 bodies (honouring Retry-After), its answer is checked (``llm/answers.py``), priced from
-the price table or the model's override, and cached the moment it succeeds.
-``complete`` is synchronous (litellm's sync client; safe from worker threads);
-``acomplete`` is the asyncio twin. litellm's own retries are switched off so that
-attempts are counted here.
+the price table or the model's override, and cached the moment it succeeds. A dead
+endpoint (refused, unknown host, 401/403/404) is not retried, and after a few in a row the
+model's calls fail without being sent (``llm/breaker.py``). ``complete`` is synchronous
+(litellm's sync client; safe from worker threads); ``acomplete`` is the asyncio twin.
+litellm's own retries are switched off so that attempts are counted here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import time
 from typing import Any
@@ -22,9 +24,10 @@ from typing import Any
 from ..schemas import ModelConfig
 from ..store import Store
 from .answers import answer_problem
+from .breaker import breaker_for
 from .cache import cache_get, cache_key, cache_put
 from .inflight import asingle_flight, single_flight
-from .limits import RateLimiter, limiter_for
+from .limits import RateLimiter, Slot, limiter_for
 from .pricing import call_cost
 from .providers import connection_kwargs, endpoint, litellm, litellm_model_name
 from .redaction import neutralise
@@ -100,6 +103,7 @@ class _Call:
         self.reserved = messages_tokens(messages) + int(self.params.get("max_tokens") or 0)
         self._rng = random.Random()
         self._limiter: RateLimiter | None = None
+        self.slot: Slot | None = None
 
     def cached(self) -> Completion | None:
         if self.cache is None:
@@ -129,18 +133,30 @@ class _Call:
                 raise ModelCallError(self.model.id, str(exc)) from None
         return litellm()
 
-    def before_attempt(self) -> float:
-        """Start an attempt; return the seconds to wait for the rate limiter."""
+    def before_attempt(self) -> RateLimiter:
+        """Start an attempt: the model's rate limiter to acquire a slot from. Raises
+        ``EndpointUnavailable`` at once when the endpoint's breaker is open."""
         self.attempt += 1
+        routed = isinstance(self.model, RoutedModelConfig)
+        if not routed:  # the Router cools down a failing deployment by itself
+            breaker_for(self.model).check(self.model.id)
         if self._limiter is None:
             self._limiter = limiter_for(self.model)
-        return self._limiter.reserve(self.reserved)
+        return self._limiter
 
     def after_failure(self, exc: BaseException) -> float:
         """Seconds to wait before retrying; raises ModelCallError when giving up."""
-        failure = classify(exc, self.timeout_s)
-        if failure.rate_limited and failure.retry_after_s and self._limiter is not None:
-            self._limiter.pause(min(failure.retry_after_s, self.policy.max_retry_after_s))
+        routed = isinstance(self.model, RoutedModelConfig)
+        failure = classify(exc, self.timeout_s, None if routed else endpoint(self.model))
+        if failure.rate_limited and self._limiter is not None:
+            after = failure.retry_after_s
+            self._limiter.rate_limited(self.slot, None if after is None
+                                       else min(after, self.policy.max_retry_after_s))
+        if routed and failure.dead_endpoint and failure.status is None:
+            # One deployment is unreachable: the retry goes to another one.
+            failure = dataclasses.replace(failure, retryable=True, dead_endpoint=False)
+        elif not routed:
+            breaker_for(self.model).failed(failure)
         delay = backoff_delay(self.policy, failure, self.attempt, self._rng)
         self.rejected += failure.rejected
         if failure.rejected and self.rejected >= REJECTED_ANSWER_ATTEMPTS:
@@ -181,8 +197,10 @@ class _Call:
 
     def done(self, completion: Completion) -> Completion:
         if self._limiter is not None:
-            self._limiter.settle(self.reserved, completion.input_tokens
-                                 + completion.output_tokens)
+            self._limiter.succeeded(self.slot, completion.input_tokens
+                                    + completion.output_tokens)
+        if not isinstance(self.model, RoutedModelConfig):
+            breaker_for(self.model).succeeded()
         if self.cache is not None:
             cache_put(self.cache, self.key, self.model.id, self.tag, completion)
         return completion
@@ -235,7 +253,7 @@ def _attempts(call: _Call) -> Completion:
     while True:
         # per attempt: a local GGUF server that died fails the retry with how it ended
         request = call.request()
-        time.sleep(call.before_attempt())
+        call.slot = call.before_attempt().acquire(call.reserved)
         started = time.perf_counter()
         try:
             response = lib.completion(**request)
@@ -265,7 +283,7 @@ async def _aattempts(call: _Call) -> Completion:
     backstop = call.timeout_s * 1.5 + 1.0
     while True:
         request = call.request()  # per attempt, as in ``_attempts``
-        await asyncio.sleep(call.before_attempt())
+        call.slot = await call.before_attempt().aacquire(call.reserved)
         started = time.perf_counter()
         try:
             response = await asyncio.wait_for(lib.acompletion(**request), backstop)

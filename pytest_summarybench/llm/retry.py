@@ -1,30 +1,49 @@
 """Which failures are worth retrying, and how long to wait before the next attempt.
 
-Rate limits (429), server errors (5xx), timeouts, dropped connections and malformed
-response bodies are retried with exponential backoff and jitter; a ``Retry-After`` (or
-``retry-after-ms``) from the provider is honoured as the minimum wait. Everything else
-(a bad key, a bad request, an unknown model) fails at once: retrying cannot help. An
-answer we refuse to keep (a body that is not UTF-8, text that is not valid Unicode or is
-far longer than ``max_tokens`` allows) is retried once: a provider that sends it twice
-will keep sending it, and each attempt is paid.
+Rate limits (429), server errors (5xx), timeouts, dropped or reset connections and
+malformed response bodies are retried with exponential backoff and jitter; a
+``Retry-After`` (or ``retry-after-ms``) from the provider is honoured as the minimum
+wait. A dead or misconfigured endpoint (connection refused, a host name that does not
+resolve, an unreachable network, a TLS certificate that does not verify, HTTP 401, 403
+and 404) fails at once and is marked ``dead_endpoint``, which ``llm/breaker.py`` counts;
+anything else (a bad request) fails at once too: retrying cannot help. An answer we
+refuse to keep (a body that is not UTF-8, text that is not valid Unicode or is far longer
+than ``max_tokens`` allows) is retried once: a provider that sends it twice will keep
+sending it, and each attempt is paid.
+
+litellm reports a refused connection to an OpenAI-compatible server as
+``InternalServerError`` with status 500 and the text "Connection error.", and a reset
+connection the same way; what happened is only in the exceptions it was raised from
+(``ConnectionRefusedError``, ``socket.gaierror``, ``ConnectionResetError``), so the
+classification reads the whole ``__cause__`` / ``__context__`` chain before the status.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import random
 import re
+import socket
+import ssl
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urlsplit
 
-from .redaction import scrub
+from .redaction import redact, scrub
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 #: Attempts that may end in a rejected answer before the call gives up.
 REJECTED_ANSWER_ATTEMPTS = 2
+#: Answers that say the endpoint, the key or the model name is wrong, not that it is busy.
+DEAD_STATUS = {401: "unauthorized", 403: "forbidden", 404: "not found"}
+_UNREACHABLE = {errno.ENETUNREACH: "network unreachable",
+                errno.EHOSTUNREACH: "no route to host"}
 _MAX_REASON = 240
+_MAX_CHAIN = 16
 #: Characters of an exception's text looked at (a provider may echo megabytes).
 _MAX_EXCEPTION_CHARS = 8192
 
@@ -66,6 +85,9 @@ class Failure:
     """What the provider asked us to wait, when it said."""
     rejected: bool = False
     """The provider answered, with something we refuse to keep (retried once at most)."""
+    dead_endpoint: bool = False
+    """The endpoint refused, did not resolve or rejected the key or the model: the next
+    call will fail the same way (``llm/breaker.py`` counts these)."""
 
     @property
     def rate_limited(self) -> bool:
@@ -106,8 +128,10 @@ def retry_after_seconds(headers: Any) -> float | None:
 
 def _message(exc: BaseException) -> str:
     text = " ".join(str(exc)[:_MAX_EXCEPTION_CHARS].split()) or type(exc).__name__
-    # litellm prefixes its class names, sometimes twice ("litellm.X: X: ...").
+    # litellm prefixes its class names, sometimes twice ("litellm.X: X: ..."), and the
+    # provider's ("OpenAIException - ...").
     text = re.sub(r"^(litellm\.)?(\w+Error|Timeout): (\2: )?", "", text)
+    text = re.sub(r"^\w+Exception - ", "", text)
     # Provider text: it may quote the key it was sent, or carry terminal escapes.
     return scrub(text, max_chars=_MAX_REASON, one_line=True)
 
@@ -117,7 +141,7 @@ def _undecodable(exc: BaseException) -> UnicodeDecodeError | None:
     that as an HTTP 500 of its own)."""
     seen: set[int] = set()
     cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen and len(seen) < 16:
+    while cause is not None and id(cause) not in seen and len(seen) < _MAX_CHAIN:
         if isinstance(cause, UnicodeDecodeError):
             return cause
         seen.add(id(cause))
@@ -125,8 +149,77 @@ def _undecodable(exc: BaseException) -> UnicodeDecodeError | None:
     return None
 
 
-def classify(exc: BaseException, timeout_s: float | None = None) -> Failure:
-    """What kind of failure ``exc`` is (litellm and openai errors, timeouts, bodies)."""
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it was raised from or during, outermost first."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < _MAX_CHAIN:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _request_origin(exc: BaseException) -> str | None:
+    """``scheme://host[:port]`` of the request that failed, from the httpx or openai
+    exceptions in the chain (litellm's own carry a placeholder request). The path and
+    query are left out: some providers put the key in the query."""
+    for link in _chain(exc):
+        if type(link).__module__.split(".")[0] not in ("httpx", "openai"):
+            continue
+        try:
+            url = link.request.url  # type: ignore[attr-defined]
+        except (AttributeError, RuntimeError):
+            continue
+        scheme, netloc = getattr(url, "scheme", ""), getattr(url, "netloc", b"")
+        if isinstance(netloc, bytes):  # httpx: host and port, never the user info
+            netloc = netloc.decode("ascii", "replace")
+        if scheme and netloc and "@" not in netloc:
+            return f"{scheme}://{netloc}"
+    return None
+
+
+def _host(where: str) -> str:
+    try:
+        return urlsplit(where).hostname or where
+    except ValueError:
+        return where
+
+
+def _transport_failure(exc: BaseException, where: str) -> Failure | None:
+    """What the socket said, when a connection could not be made or was lost."""
+    for link in _chain(exc):
+        name = type(link).__name__
+        if isinstance(link, socket.gaierror) or name == "ClientConnectorDNSError":
+            return Failure(redact(f"name resolution failed for host {_host(where)} "
+                                  f"({getattr(link, 'strerror', None) or _message(link)})"),
+                           False, dead_endpoint=True)
+        if isinstance(link, ConnectionRefusedError) or (
+                isinstance(link, OSError) and link.errno == errno.ECONNREFUSED):
+            return Failure(redact(f"connection refused at {where}"), False,
+                           dead_endpoint=True)
+        if isinstance(link, OSError) and link.errno in _UNREACHABLE:
+            return Failure(redact(f"{_UNREACHABLE[link.errno]}: {where}"), False,
+                           dead_endpoint=True)
+        if isinstance(link, ssl.SSLCertVerificationError):
+            return Failure(redact(f"TLS certificate of {_host(where)} does not verify "
+                                  f"({link.verify_message or _message(link)})"),
+                           False, dead_endpoint=True)
+        if isinstance(link, (ConnectionResetError, ConnectionAbortedError,
+                             BrokenPipeError)):
+            return Failure(redact(f"connection reset by {where}"), True)
+        if name in ("RemoteProtocolError", "ServerDisconnectedError"):
+            return Failure(redact(f"{where} closed the connection without an answer"),
+                           True)
+    return None
+
+
+def classify(exc: BaseException, timeout_s: float | None = None,
+             endpoint: str | None = None) -> Failure:
+    """What kind of failure ``exc`` is (litellm and openai errors, timeouts, bodies).
+
+    ``endpoint`` is the base URL the call went to, named in the reason of a connection
+    failure (default: the origin of the failed request, when the exception tells).
+    """
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
@@ -140,11 +233,19 @@ def classify(exc: BaseException, timeout_s: float | None = None) -> Failure:
         return Failure(f"rejected answer: the response body is not valid UTF-8 "
                        f"({undecodable.reason} at byte {undecodable.start})", True, None,
                        rejected=True)
+    where = endpoint or _request_origin(exc) or "the provider's endpoint"
+    transport = _transport_failure(exc, where)
+    if transport is not None:
+        return transport
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or "Timeout" in name:
         limit = f" after {timeout_s:g}s" if timeout_s else ""
         return Failure(f"timed out{limit}", True, status or 408, after)
     if status == 429 or name == "RateLimitError":
         return Failure(f"rate limited (HTTP 429): {_message(exc)}", True, 429, after)
+    if status in DEAD_STATUS:
+        hint = " (unknown model or wrong endpoint)" if status == 404 else ""
+        return Failure(redact(f"HTTP {status} {DEAD_STATUS[status]} at {where}{hint}: "
+                              f"{_message(exc)}"), False, status, after, dead_endpoint=True)
     if "APIConnectionError" in name or isinstance(exc, ConnectionError):
         return Failure(f"connection failed: {_message(exc)}", True, status, after)
     if status is not None:

@@ -10,10 +10,12 @@ scripted:
   message, or raw bytes (see ``Reply``);
 - ``latency_s``: delay before every answer;
 - ``rate_limit_per_s``: answer 429 with ``Retry-After`` / ``retry-after-ms`` to requests
-  above this many accepted requests in any one-second window;
-- ``faults(n, body) -> kind | None``: inject ``"400"``, ``"401"``, ``"429"``, ``"500"``,
-  ``"503"``,
-  ``"timeout"`` (hold the request until the client gives up), ``"malformed"`` (a 200 with
+  above this many accepted requests in any one-second window (``retry_after_ms=False``:
+  whole seconds in ``Retry-After`` only, as some providers answer);
+- ``faults(n, body) -> kind | None``: inject ``"400"``, ``"401"``, ``"403"``, ``"404"``
+  (an unknown model, as OpenAI words it), ``"429"``, ``"500"``, ``"503"``,
+  ``"timeout"`` (hold the request until the client gives up), ``"reset"`` (close the
+  connection with a TCP reset instead of answering), ``"malformed"`` (a 200 with
   a truncated JSON body) or ``"empty"`` (a 200 whose JSON lacks ``choices``) for the
   n-th chat request (1-based); ``faults_from`` builds one from a list or a mapping.
 
@@ -26,10 +28,12 @@ stops on ``stop()``, on leaving its ``with`` block, or by itself after ``max_lif
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 import select
 import socket
+import struct
 import threading
 import time
 from collections import Counter, deque
@@ -38,7 +42,15 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULT_KINDS = ("400", "401", "429", "500", "503", "timeout", "malformed", "empty")
+FAULT_KINDS = ("400", "401", "403", "404", "429", "500", "503", "timeout", "reset",
+               "malformed", "empty")
+_CLIENT_ERRORS = {
+    "400": ("invalid request", "invalid_request_error"),
+    "401": ("invalid api key", "invalid_request_error"),
+    "403": ("this project does not have access to the model", "permission_error"),
+    "404": ("The model does not exist or you do not have access to it.",
+            "invalid_request_error"),
+}
 
 
 @dataclass(frozen=True)
@@ -91,13 +103,16 @@ class FakeOpenAIServer:
 
     def __init__(self, *, respond: Responder | None = None, latency_s: float = 0.0,
                  rate_limit_per_s: float | None = None, faults: FaultScript | None = None,
-                 fault_retry_after_s: float = 1.0, max_lifetime_s: float = 300.0) -> None:
+                 fault_retry_after_s: float = 1.0, max_lifetime_s: float = 300.0,
+                 retry_after_ms: bool = True) -> None:
         self.respond: Responder = respond or default_respond
         self.latency_s = latency_s
         self.rate_limit_per_s = rate_limit_per_s
         self.faults = faults
         self.fault_retry_after_s = fault_retry_after_s
         """The Retry-After of an injected ``"429"``."""
+        self.retry_after_ms = retry_after_ms
+        """Send ``retry-after-ms`` with a 429, besides ``Retry-After`` in whole seconds."""
         self.max_lifetime_s = max_lifetime_s
         self.lock = threading.Lock()
         self.requests_by_path: Counter[str] = Counter()
@@ -254,16 +269,29 @@ class _Handler(BaseHTTPRequestHandler):
         if retry_in > 0 or fault == "429":
             retry_in = retry_in or fake.fault_retry_after_s
             self._note_fault("429")
+            headers = {"Retry-After": str(math.ceil(retry_in))}
+            if fake.retry_after_ms:
+                headers["retry-after-ms"] = str(int(retry_in * 1000))
             self._send_json(429, {"error": {"message": "rate limit exceeded",
-                                            "type": "rate_limit_error"}},
-                            {"Retry-After": str(math.ceil(retry_in)),
-                             "retry-after-ms": str(int(retry_in * 1000))})
+                                            "type": "rate_limit_error"}}, headers)
             return
-        if fault in ("400", "401"):
+        if fault in _CLIENT_ERRORS:
             self._note_fault(fault)
-            message = "invalid request" if fault == "400" else "invalid api key"
-            self._send_json(int(fault), {"error": {"message": message,
-                                                   "type": "invalid_request_error"}})
+            message, kind = _CLIENT_ERRORS[fault]
+            self._send_json(int(fault), {"error": {"message": message, "type": kind}})
+            return
+        if fault == "reset":
+            self._note_fault(fault)
+            # SO_LINGER with a zero timeout: close() sends RST instead of FIN. The
+            # handler's file objects hold the socket open until they are closed too.
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            self.close_connection = True
+            for stream in (self.rfile, self.wfile):
+                stream.close()
+            self.connection.close()
+            # What the base class still flushes and closes after this method.
+            self.rfile, self.wfile = io.BytesIO(), io.BytesIO()
             return
         if fault == "timeout":
             self._note_fault("timeout")

@@ -30,10 +30,11 @@ class Clock:
 def test_requests_are_paced_evenly_without_burst() -> None:
     clock = Clock()
     limiter = RateLimiter(requests_per_minute=600, clock=clock)   # 10 per second
+    step = 1 / 9.5                                                 # paced at 95%
     waits = [limiter.reserve() for _ in range(5)]
-    assert waits == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4])
+    assert waits == pytest.approx([0.0, step, 2 * step, 3 * step, 4 * step])
     clock.now += 10      # idle time does not bank a burst
-    assert [limiter.reserve() for _ in range(2)] == pytest.approx([0.0, 0.1])
+    assert [limiter.reserve() for _ in range(2)] == pytest.approx([0.0, step])
 
 
 def test_token_budget_reserves_and_settles() -> None:
@@ -49,7 +50,9 @@ def test_pause_holds_everyone_then_paces() -> None:
     clock = Clock()
     limiter = RateLimiter(requests_per_minute=600, clock=clock)
     limiter.pause(2.0)
-    assert [limiter.reserve() for _ in range(3)] == pytest.approx([2.0, 2.1, 2.2])
+    step = 1 / 9.5
+    assert [limiter.reserve() for _ in range(3)] == pytest.approx([2.0, 2 + step,
+                                                                   2 + 2 * step])
     assert RateLimiter(clock=clock).reserve(10**9) == 0.0          # no limits configured
 
 

@@ -1,0 +1,222 @@
+"""The circuit breaker (``llm/breaker.py``): unit behaviour with a fake clock, then through
+``complete`` / ``acomplete`` against a refusing socket and the fake server."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pytest_summarybench.llm import ModelCallError, RetryPolicy, acomplete, complete
+from pytest_summarybench.llm.breaker import (
+    BreakerPolicy,
+    CircuitBreaker,
+    EndpointUnavailable,
+    breaker_for,
+    open_breakers,
+)
+from pytest_summarybench.llm.providers import litellm
+from pytest_summarybench.llm.retry import Failure
+from pytest_summarybench.schemas import ModelConfig
+from tests.fakes.openai_server import FakeOpenAIServer
+
+REFUSED = Failure("connection refused at http://127.0.0.1:9/v1", False, dead_endpoint=True)
+UNAUTHORIZED = Failure("HTTP 401 unauthorized at http://127.0.0.1:9/v1: bad key", False, 401,
+                       dead_endpoint=True)
+TRANSIENT = [Failure("rate limited (HTTP 429): slow down", True, 429, 1.0),
+             Failure("HTTP 503: overloaded", True, 503),
+             Failure("timed out after 30s", True, 408),
+             Failure("connection reset by http://127.0.0.1:9/v1", True),
+             Failure("HTTP 400: bad request", False, 400)]
+FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
+MESSAGES = [{"role": "user", "content": "Summarize: def f(): pass"}]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_opens_after_threshold_dead_failures_in_a_row() -> None:
+    breaker = CircuitBreaker(BreakerPolicy(threshold=3), clock=Clock())
+    assert [breaker.failed(REFUSED) for _ in range(3)] == [False, False, True]
+    assert breaker.is_open and breaker.cause == REFUSED.reason
+    with pytest.raises(EndpointUnavailable) as info:
+        breaker.check("local/judge")
+    assert str(info.value) == ("local/judge: connection refused at http://127.0.0.1:9/v1 "
+                               "(failed 3 times in a row; calls now fail at once without "
+                               "being sent)")
+    assert isinstance(info.value, ModelCallError) and not info.value.retryable
+    assert breaker.refused == 1
+
+
+def test_a_success_resets_the_count() -> None:
+    breaker = CircuitBreaker(BreakerPolicy(threshold=3), clock=Clock())
+    breaker.failed(UNAUTHORIZED)
+    breaker.failed(UNAUTHORIZED)
+    breaker.succeeded()
+    breaker.failed(UNAUTHORIZED)
+    breaker.failed(UNAUTHORIZED)
+    assert not breaker.is_open
+    breaker.check("m")                                  # no raise
+
+
+@pytest.mark.parametrize("failure", TRANSIENT, ids=lambda f: f.reason.split(":")[0])
+def test_never_opens_on_rate_limits_server_errors_or_timeouts(failure: Failure) -> None:
+    breaker = CircuitBreaker(BreakerPolicy(threshold=1), clock=Clock())
+    for _ in range(50):
+        assert not breaker.failed(failure)
+    breaker.check("m")
+    # Nor do they break a run of dead-endpoint failures: 429s in between are no sign of
+    # life from a key the endpoint refuses.
+    breaker = CircuitBreaker(BreakerPolicy(threshold=2), clock=Clock())
+    breaker.failed(UNAUTHORIZED)
+    breaker.failed(failure)
+    assert breaker.failed(UNAUTHORIZED)
+
+
+def test_an_open_breaker_lets_one_probe_through_after_a_while() -> None:
+    clock = Clock()
+    breaker = CircuitBreaker(BreakerPolicy(threshold=1, probe_after_s=30.0), clock=clock)
+    breaker.failed(REFUSED)
+    clock.now += 29.0
+    with pytest.raises(EndpointUnavailable):
+        breaker.check("m")
+    clock.now += 1.0
+    breaker.check("m")                                  # the probe
+    with pytest.raises(EndpointUnavailable):            # only one at a time
+        breaker.check("m")
+    breaker.failed(REFUSED)                             # the probe failed: wait again
+    clock.now += 29.0
+    with pytest.raises(EndpointUnavailable):
+        breaker.check("m")
+    clock.now += 1.0
+    breaker.check("m")
+    breaker.succeeded()                                 # it is back
+    assert not breaker.is_open
+    breaker.check("m")
+    breaker.check("m")
+
+
+def test_a_probe_that_never_reports_does_not_keep_it_shut() -> None:
+    clock = Clock()
+    breaker = CircuitBreaker(BreakerPolicy(threshold=1, probe_after_s=10.0), clock=clock)
+    breaker.failed(REFUSED)
+    clock.now += 10.0
+    breaker.check("m")                                  # a probe, then cancelled
+    clock.now += 10.0
+    breaker.check("m")                                  # another one
+
+
+def test_threshold_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="threshold must be 1 or more"):
+        CircuitBreaker(BreakerPolicy(threshold=0))
+
+
+def test_counts_are_exact_under_threads() -> None:
+    breaker = CircuitBreaker(BreakerPolicy(threshold=400), clock=Clock())
+    opened: list[bool] = []
+    lock = threading.Lock()
+
+    def hammer() -> None:
+        for _ in range(50):
+            result = breaker.failed(REFUSED)
+            with lock:
+                opened.append(result)
+
+    threads = [threading.Thread(target=hammer) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert opened.count(True) == 1 and breaker.is_open
+
+
+# -- through the model layer ----------------------------------------------------------------
+@pytest.fixture
+def refusing_port() -> Iterator[int]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))  # bound, not listening: connections are refused
+    yield sock.getsockname()[1]
+    sock.close()
+
+
+@pytest.fixture
+def key(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-breaker-test-key")
+    litellm()
+    return "sk-fake-breaker-test-key"
+
+
+def test_a_refusing_endpoint_stops_being_called(refusing_port: int, fake_server: Any,
+                                                key: str) -> None:
+    base = f"http://127.0.0.1:{refusing_port}/v1"
+    dead = ModelConfig(provider="local", model_name="judge-7b", api_endpoint=base)
+    reasons = []
+    for _ in range(3):
+        with pytest.raises(ModelCallError) as info:
+            complete(dead, MESSAGES)
+        assert not isinstance(info.value, EndpointUnavailable)
+        reasons.append(str(info.value))
+    assert reasons == [f"local/judge-7b: connection refused at {base}"] * 3
+    started = time.monotonic()
+    for _ in range(20):
+        with pytest.raises(EndpointUnavailable) as unavailable:
+            complete(dead, MESSAGES)
+    assert time.monotonic() - started < 0.5
+    line = str(unavailable.value)
+    assert "\n" not in line
+    assert line.startswith(f"local/judge-7b: connection refused at {base} (failed 3 times")
+    assert breaker_for(dead).refused == 20
+    assert list(open_breakers().values()) == [f"connection refused at {base}"]
+    # Another model, elsewhere, is not affected.
+    server: FakeOpenAIServer = fake_server()
+    alive = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
+    assert complete(alive, MESSAGES).text
+
+
+def test_concurrent_calls_to_a_rejecting_endpoint_stop_after_the_threshold(
+        fake_server: Any, key: str) -> None:
+    """24 coroutines, 4 at a time, against an endpoint that answers 401: the breaker
+    opens after the first few answers and the rest are not sent."""
+    server: FakeOpenAIServer = fake_server(faults=lambda n, body: "401")
+    model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
+
+    async def run() -> list[BaseException]:
+        gate = asyncio.Semaphore(4)
+
+        async def one(i: int) -> BaseException:
+            async with gate:
+                try:
+                    await acomplete(model, [{"role": "user", "content": f"unit {i}"}],
+                                    retry_policy=FAST)
+                except ModelCallError as exc:
+                    return exc
+            raise AssertionError("a 401 endpoint answered")
+
+        return await asyncio.gather(*(one(i) for i in range(24)))
+
+    errors = asyncio.run(run())
+    assert server.chat_requests <= 3 + 3           # the threshold, plus those in flight
+    unavailable = [e for e in errors if isinstance(e, EndpointUnavailable)]
+    assert len(unavailable) >= 24 - 6
+    assert all(f"HTTP 401 unauthorized at {server.base_url}" in str(e) for e in errors)
+
+
+def test_transient_failures_keep_being_retried(fake_server: Any, key: str) -> None:
+    server: FakeOpenAIServer = fake_server(faults=lambda n, body: "503")
+    model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
+    policy = RetryPolicy(max_attempts=2, base_delay_s=0.01, max_delay_s=0.02)
+    for _ in range(5):
+        with pytest.raises(ModelCallError) as info:
+            complete(model, MESSAGES, retry_policy=policy)
+        assert not isinstance(info.value, EndpointUnavailable)
+    assert server.chat_requests == 10

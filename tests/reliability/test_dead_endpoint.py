@@ -1,0 +1,80 @@
+"""A judge whose endpoint refuses connections: the run ends soon, says "connection
+refused" and where, the other families still score, and the report counts the errors.
+
+Before issue 20 a refused connection came back from litellm as HTTP 500 "Connection
+error.", was retried six times with backoff (about 23 s an item) and the run took
+minutes. Now it is not retried, and after three in a row the judge's calls fail at once
+(``llm/breaker.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import textwrap
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.fakes.project import write_bench_module
+from tests.reliability.project import function_source
+
+FUNCTIONS = 12
+
+
+@pytest.fixture
+def refusing_port() -> Iterator[int]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))  # bound, not listening: connections are refused
+    yield sock.getsockname()[1]
+    sock.close()
+
+
+def test_a_judge_that_refuses_connections_does_not_hold_up_the_run(
+        pytester: pytest.Pytester, refusing_port: int) -> None:
+    base = f"http://127.0.0.1:{refusing_port}/v1"
+    code = pytester.path / "code" / "rules.py"
+    code.parent.mkdir(parents=True)
+    code.write_text("".join(function_source(i) for i in range(FUNCTIONS)))
+    write_bench_module(pytester)
+    pytester.makefile(".yaml", summarybench=textwrap.dedent(f"""
+        name: dead-judge
+        codebase:
+          root: code
+          languages: [python]
+        extraction:
+          types: [function]
+        models:
+          test:
+            - {{provider: builtin, model: docstring}}
+            - {{provider: builtin, model: identifiers}}
+          judge:
+            - {{provider: local, model: judge-7b, apiEndpoint: "{base}"}}
+        evaluation:
+          sampling: all
+          sampleSize: {FUNCTIONS}
+          judge: {{pairwise: false}}
+          contrastive: {{enabled: true, distractors: 3}}
+          retrieval: {{enabled: false}}
+          downstream: {{enabled: false}}
+        """))
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider",
+                                           "-p", "no:randomly", "--sb-output", "out")
+    elapsed = time.monotonic() - started
+    output = result.stdout.str()
+    assert elapsed < 60, output
+    outcomes = result.parseoutcomes()
+    judged = FUNCTIONS * 2                     # judge/pointwise: 12 units x 2 models
+    assert outcomes.get("failed", 0) == judged, output
+    assert outcomes.get("passed", 0) >= FUNCTIONS * 2   # contrastive/embedding scored
+    assert f"connection refused at {base}" in output
+    data: dict[str, Any] = json.loads((pytester.path / "out" / "results.json").read_text())
+    counted = {(e["modelId"], e["evaluator"]): e["count"] for e in data["errors"]}
+    assert sum(counted.values()) == judged
+    assert {evaluator for _, evaluator in counted} == {"judge/pointwise"}
+    for ranking in data["rankings"]:           # the other family scored every unit
+        assert set(ranking["scores"]) == {"contrastive"}
+        assert ranking["scoredItems"] == FUNCTIONS and ranking["errors"] == FUNCTIONS
