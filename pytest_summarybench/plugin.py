@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .vocabulary import FAMILIES, MARKERS, PROVIDERS
+
 if TYPE_CHECKING:
     from _pytest.nodes import Node
 
     from .schemas import ScoreRecord
     from .session import BoundItem
 
-FAMILIES = ("judge", "contrastive", "retrieval", "downstream", "validate")
 STATE_NAME = "summarybench-state"
 RECORDS_KEY = pytest.StashKey[list[str]]()
 REPORT_ATTR = "summarybench_records"
@@ -75,13 +76,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "the bundled fixtures/sample_codebase).")
     group.addoption("--sb-model", metavar="PROVIDER/MODEL", action="append", default=None,
                     help="Model under test, repeatable (overrides models.test). Providers: "
-                         "anthropic, openai, google, openrouter, local, ollama, builtin. "
+                         f"{', '.join(PROVIDERS)}. "
                          "Default: the offline builtin/* baselines.")
     group.addoption("--sb-judge", metavar="PROVIDER/MODEL", action="append", default=None,
                     help="Judge model, repeatable (overrides models.judge).")
     group.addoption("--sb-eval", metavar="FAMILIES", default=None,
-                    help="Comma-separated evaluator families to run: judge, contrastive, "
-                         "retrieval, downstream, or 'all' (overrides evaluation.*.enabled).")
+                    help=f"Comma-separated evaluator families to run: {', '.join(FAMILIES)}, "
+                         "or 'all' (overrides evaluation.*.enabled).")
     group.addoption("--sb-sample-size", metavar="N", type=_positive_int, default=None,
                     help="Number of code units to sample (overrides evaluation.sampleSize).")
     group.addoption("--sb-sampling", metavar="STRATEGY", default=None,
@@ -118,8 +119,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    for family in FAMILIES:
-        config.addinivalue_line("markers", f"{family}: summarybench {family} evaluator items")
+    for marker in MARKERS:
+        config.addinivalue_line("markers", f"{marker}: summarybench {marker} evaluator items")
     from .options import validate_options
 
     validate_options(config)

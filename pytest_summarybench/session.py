@@ -29,6 +29,7 @@ from .evaluators import (
 )
 from .input_files import InputFileError
 from .plugin import REPORT_ATTR
+from .vocabulary import FAMILIES, LADDER_PREFIX, VALIDATE
 
 # pydantic-based modules (schemas, settings, store, context) are imported where used, so
 # that registering this module in pytest_configure stays cheap (``pytest --help``).
@@ -205,7 +206,7 @@ class SummaryBenchState:
                 else:
                     reasons.setdefault(ev.family, {}).setdefault(reason, []).append(ev.name)
             families_with_items = {ev.family for ev in active.values()}
-            for family in options.FAMILIES:
+            for family in FAMILIES:
                 if family not in enabled:
                     self.skipped_families[family] = "disabled in the configuration"
                 elif family not in families_with_items:
@@ -286,11 +287,11 @@ class SummaryBenchState:
         marks: dict[tuple[str, bool], tuple[pytest.MarkDecorator, ...]] = {}
         params = []
         for it in items:
-            key = (it.evaluator.split("/", 1)[0], it.model_id.startswith("validate/"))
+            key = (it.evaluator.split("/", 1)[0], it.model_id.startswith(LADDER_PREFIX))
             if key not in marks:
                 # the validity ladder's items: -m validate selects them
                 marks[key] = (getattr(pytest.mark, key[0]),
-                              *([pytest.mark.validate] if key[1] else []))
+                              *([getattr(pytest.mark, VALIDATE)] if key[1] else []))
             params.append(pytest.param(BoundItem(it, self), id=it.test_id, marks=marks[key]))
         metafunc.parametrize("sb_case", params)
 
@@ -636,7 +637,7 @@ class ControllerHooks:
             if isinstance(ev, SummarizingEvaluator):
                 # The validity ladder is analysed on its own (report.validity).
                 mine = [r for r in summary if r.evaluator == name
-                        and not r.model_id.startswith("validate/")]
+                        and not r.model_id.startswith(LADDER_PREFIX)]
                 if mine:
                     details[name] = ev.summarize(mine, ctx)
         report = build_run_report(ctx, summary, self.state.skipped_families,

@@ -23,7 +23,6 @@ from .extract.config import (
 )
 from .llm.router import Deployment
 from .schemas import (
-    EVAL_FAMILIES,
     BenchmarkConfig,
     ContrastiveEvalConfig,
     DownstreamEvalConfig,
@@ -35,6 +34,7 @@ from .schemas import (
     ScoringConfig,
 )
 from .schemas._base import SBModel
+from .vocabulary import FAMILIES, Family
 
 #: The models of the default run: offline baselines that need no key and no network.
 DEFAULT_MODELS: tuple[str, ...] = (
@@ -248,7 +248,7 @@ class GateSection(SBModel):
 
     min_overall: float | dict[str, float] | None = None
     """Minimum overall score, for every model (a number) or per model id (a mapping)."""
-    min_family: dict[Literal["judge", "contrastive", "retrieval", "downstream"], float] = Field(
+    min_family: dict[Family, float] = Field(
         default_factory=dict)
     """Minimum family score for every model whose family ran, e.g. ``{retrieval: 0.4}``."""
     baseline: str | None = None
@@ -317,10 +317,8 @@ class Settings(SBModel):
         return sorted((m.to_model_config() for m in self.models.judge), key=lambda m: m.id)
 
     def enabled_families(self) -> list[str]:
-        ev = self.evaluation
-        flags = {"judge": ev.judge.enabled, "contrastive": ev.contrastive.enabled,
-                 "retrieval": ev.retrieval.enabled, "downstream": ev.downstream.enabled}
-        return [f for f in EVAL_FAMILIES if flags[f]]
+        # Each family has the section of its name under ``evaluation``.
+        return [f for f in FAMILIES if getattr(self.evaluation, f).enabled]
 
     def extraction_config(self) -> ExtractionConfig:
         ex = self.extraction

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..schemas import EVAL_FAMILIES, BenchmarkConfig, ScoreRecord
+from ..schemas import BenchmarkConfig, ScoreRecord
 from ..stats.resample import draw_sums, group_rows, resample_counts
 from ..stats.significance import ALPHA, BOOTSTRAP_ITERATIONS
+from ..vocabulary import FAMILIES
 from .scores import COMPONENTS, component_weights
 
 
@@ -65,7 +66,7 @@ def overall_scores(sums: np.ndarray, counts: np.ndarray, config: BenchmarkConfig
     present = counts > 0
     means = np.where(present, sums / np.where(present, counts, 1.0), 0.0)
     fam_values, fam_present, fam_w = [], [], []
-    for family in EVAL_FAMILIES:
+    for family in FAMILIES:
         cols = [k for k, c in enumerate(COMPONENTS) if c.family == family]
         w = np.array([cweights[family].get(COMPONENTS[k].name, 0.0) for k in cols])
         value, has = _weighted(means[:, cols], present[:, cols], w)

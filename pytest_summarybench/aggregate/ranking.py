@@ -9,7 +9,6 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..schemas import (
-    EVAL_FAMILIES,
     BenchmarkReport,
     CodebaseInfo,
     CodeUnit,
@@ -25,6 +24,7 @@ from ..schemas import (
 from ..schemas.config import BenchmarkConfig
 from ..schemas.report import BaselineComparison, Statistics
 from ..stats.correlation import correlation_matrix, mean_correlation_matrix
+from ..vocabulary import FAMILIES
 from .costs import cost_analysis
 from .failures import analyze_failures
 from .intervals import overall_interval
@@ -108,7 +108,7 @@ def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
     tests = compare_all_pairs(overall, ordered, "overall", seed=seed)
     ran = {f for units in per_unit.values() for fb in units.values() for f in fb.families}
     # With one family the overall score is that family's: its tests would repeat the above.
-    for family in (f for f in EVAL_FAMILIES if f in ran and len(ran) > 1):
+    for family in (f for f in FAMILIES if f in ran and len(ran) > 1):
         scores = {m: {u: fb.families[family] for u, fb in units.items()
                       if family in fb.families} for m, units in per_unit.items()}
         if sum(1 for s in scores.values() if s) > 1:
@@ -124,7 +124,7 @@ def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
             r.confidence_interval = overall_interval(
                 by_model[r.model_id], inputs.config, r.model_id,
                 seed=pair_seed(seed, "overall", r.model_id))
-    families = list(EVAL_FAMILIES)
+    families = list(FAMILIES)
     return Statistics(
         significance_tests=tests,
         correlations=correlation_matrix(
@@ -147,9 +147,9 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
     records, config, model_ids = inputs.records, inputs.config, inputs.model_ids
     breakdowns = family_scores(records, config, model_ids)
     rankings = rank_models(breakdowns)
-    ran = [f for f in EVAL_FAMILIES if any(f in b.families for b in breakdowns.values())]
+    ran = [f for f in FAMILIES if any(f in b.families for b in breakdowns.values())]
     skipped = {f: inputs.families_skipped.get(f, "no evaluator of this family recorded a score")
-               for f in EVAL_FAMILIES if f not in ran}
+               for f in FAMILIES if f not in ran}
     common = shared_families(breakdowns.values())
     for f in ran:
         if f not in common:

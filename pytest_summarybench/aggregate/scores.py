@@ -12,7 +12,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..schemas import EVAL_FAMILIES, BenchmarkConfig, ScoreRecord
+from ..schemas import BenchmarkConfig, ScoreRecord
+from ..vocabulary import FAMILIES
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def _family_scores(records: list[ScoreRecord], cweights: dict[str, dict[str, flo
             value = model_means.get((comp.evaluator, comp.metric))
             if value is not None:
                 fb.components.setdefault(comp.family, {})[comp.name] = comp.normalize(value)
-        for family in EVAL_FAMILIES:
+        for family in FAMILIES:
             comps = fb.components.get(family)
             if comps:
                 score = weighted(comps, cweights[family])

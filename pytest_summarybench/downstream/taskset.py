@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..llm.families import family_of
+from ..llm.families import PROVIDER_FAMILIES, family_of
 from ..schemas import ModelConfig
-from ..schemas.config import PROVIDERS
+from ..vocabulary import PROVIDERS
 from .tasks import (
     TASK_TYPES,
     Loaded,
@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 NO_TASK_MODEL = ("no task model configured: set evaluation.downstream.completionModel: "
                  "PROVIDER/MODEL in summarybench.yaml (or the id of a model in models.judge)")
 #: Providers a bare model name is served by, by the model's family (spec 11.2 writes
-#: ``completionModel: claude-3-5-sonnet-20241022``).
-_FAMILY_PROVIDERS = {"anthropic": "anthropic", "openai": "openai", "google": "google"}
+#: ``completionModel: claude-3-5-sonnet-20241022``): those serving their own family only.
+_FAMILY_PROVIDERS = {family: provider for provider, family in PROVIDER_FAMILIES.items()}
 
 
 class TaskModelError(ValueError):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ..schemas import EVAL_FAMILIES, BenchmarkReport
+from ..schemas import BenchmarkReport
 from ..schemas.report import ValiditySection
+from ..vocabulary import FAMILIES, LADDER_PREFIX
 
 
 def _fmt(value: float | None) -> str:
@@ -13,13 +14,13 @@ def _fmt(value: float | None) -> str:
 def terminal_lines(report: BenchmarkReport) -> list[str]:
     """A fixed-width ranking table with significance groups, then which families ran,
     the closest call between adjacent models, and what failed."""
-    header = ["rank", "model", "overall", "95% CI", "group", *EVAL_FAMILIES, "scored",
+    header = ["rank", "model", "overall", "95% CI", "group", *FAMILIES, "scored",
               "errors"]
     rows = [[str(r.rank), r.model_id, _fmt(r.measured_overall),
              (f"{r.confidence_interval[0]:.2f}-{r.confidence_interval[1]:.2f}"
               if r.confidence_interval else "-"),
              r.significance_group or "-",
-             *(_fmt(getattr(r.scores, f)) for f in EVAL_FAMILIES),
+             *(_fmt(getattr(r.scores, f)) for f in FAMILIES),
              str(r.scored_items), str(r.errors)] for r in report.rankings]
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
               for i, h in enumerate(header)]
@@ -59,7 +60,7 @@ def validity_lines(validity: ValiditySection) -> list[str]:
     """The instrument-validity table: per family Kendall's tau on the ladder, the mean
     score of each level, whether each step is significant, the A/A rate; then a DISTRUST
     line for every flagged family or judge."""
-    short = [m.removeprefix("validate/") for m in validity.levels]
+    short = [m.removeprefix(LADDER_PREFIX) for m in validity.levels]
     out = [f"instrument validity: known-answer ladder on {validity.ladder_units} documented "
            f"units, known order {' > '.join(short)}"]
     header = ["family", "tau", *(s.split("-", 1)[0] for s in short), "steps", "A/A", "status"]

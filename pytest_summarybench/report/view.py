@@ -10,8 +10,9 @@ import re
 from dataclasses import dataclass, field
 
 from ..aggregate.recommend import language_name
-from ..schemas import EVAL_FAMILIES, BenchmarkReport
+from ..schemas import BenchmarkReport
 from ..schemas.report import ModelComparison, SignificanceTest
+from ..vocabulary import FAMILIES
 from .details import Block, detail_blocks
 
 
@@ -147,7 +148,7 @@ def build_view(report: BenchmarkReport) -> View:
     shares = report.metadata.language_shares
     view = View(
         report=report,
-        families=list(EVAL_FAMILIES),
+        families=list(FAMILIES),
         top=top,
         top_tests=top_tests,
         overall_tests=[t for t in tests if t.metric == "overall"],

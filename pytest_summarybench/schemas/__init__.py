@@ -2,8 +2,6 @@
 
 from ._base import SBModel
 from .config import (
-    EVAL_FAMILIES,
-    PROVIDERS,
     BenchmarkConfig,
     ContrastiveEvalConfig,
     DownstreamEvalConfig,
@@ -43,7 +41,7 @@ from .summaries import GeneratedSummary, GenerationMetadata
 from .units import CodeUnit, Parameter, UnitMetadata, UnitRelationships
 
 __all__ = [
-    "EVAL_FAMILIES", "PROVIDERS", "BenchmarkConfig", "BenchmarkReport", "BenchmarkRun",
+    "BenchmarkConfig", "BenchmarkReport", "BenchmarkRun",
     "CodeUnit", "CodebaseInfo", "ContrastiveEvalConfig", "ContrastiveResults", "CostBreakdown",
     "Costs", "Detailed", "DownstreamEvalConfig", "DownstreamResults", "ErrorCount",
     "EvalWeights", "EvaluationResult", "EvaluationsConfig", "FailureAnalysis", "FamilyScores",

@@ -7,14 +7,10 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from ..vocabulary import PROVIDERS, Provider
 from ._base import SBModel
 
-Provider = Literal["anthropic", "openai", "google", "openrouter", "local", "ollama", "builtin"]
-PROVIDERS: tuple[str, ...] = ("anthropic", "openai", "google", "openrouter", "local", "ollama",
-                              "builtin")
 SamplingStrategy = Literal["random", "stratified", "all"]
-EvalFamily = Literal["judge", "contrastive", "retrieval", "downstream"]
-EVAL_FAMILIES: tuple[str, ...] = ("judge", "contrastive", "retrieval", "downstream")
 DownstreamTask = Literal["completion", "bug_localisation", "function_selection"]
 
 

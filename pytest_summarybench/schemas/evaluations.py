@@ -6,9 +6,11 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..vocabulary import Marker
 from ._base import SBModel
 
-EvaluationType = Literal["judge", "contrastive", "retrieval", "downstream", "validate"]
+#: An evaluator family, or the validity ladder's ``validate``.
+EvaluationType = Marker
 
 
 class JudgeScores(SBModel):

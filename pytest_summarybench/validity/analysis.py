@@ -22,7 +22,7 @@ import numpy as np
 
 from ..aggregate.pairs import PairData, compare_pair, pair_seed
 from ..aggregate.scores import unit_breakdowns
-from ..schemas import EVAL_FAMILIES, BenchmarkConfig, ScoreRecord
+from ..schemas import BenchmarkConfig, ScoreRecord
 from ..schemas.report import (
     ValidityFamily,
     ValidityJudge,
@@ -30,6 +30,7 @@ from ..schemas.report import (
     ValidityStep,
 )
 from ..stats.significance import ALPHA, holm, paired_t_test
+from ..vocabulary import FAMILIES, LADDER_PREFIX
 from .ladder import LEVEL_IDS, TWIN, is_ladder_model
 
 #: Bootstrap reseeds of the A/A test.
@@ -124,7 +125,7 @@ def family_validity(family: str, scores: Mapping[str, Mapping[str, float]], *,
 
 
 def _order(models: Sequence[str]) -> str:
-    return " > ".join(m.removeprefix("validate/") for m in models)
+    return " > ".join(m.removeprefix(LADDER_PREFIX) for m in models)
 
 
 def _per_judge(records: Sequence[ScoreRecord]) -> tuple[list[ValidityJudge], dict[str, Any]]:
@@ -185,7 +186,7 @@ def analyze(records: Sequence[ScoreRecord], config: BenchmarkConfig,
     models = sorted({r.model_id for r in ladder if "~" not in r.model_id})
     per_unit = unit_breakdowns(ladder, config, models)
     section = ValiditySection(levels=list(LEVEL_IDS), twin=TWIN[0], ladder_units=ladder_units)
-    for family in EVAL_FAMILIES:
+    for family in FAMILIES:
         scores = {m: {u: fb.families[family] for u, fb in units.items()
                       if family in fb.families} for m, units in per_unit.items()}
         result = family_validity(family, scores, seed=config.seed)

@@ -31,12 +31,11 @@ from ..generate.builtin import (
     docstring_summary,
     split_words,
 )
+from ..vocabulary import LADDER_PREFIX
 
 if TYPE_CHECKING:
     from ..schemas import CodeUnit
 
-#: Model id prefix of every ladder model (and the pytest marker of their items).
-LADDER_PREFIX = "validate/"
 #: Ladder levels in their known order, best first: (model id, built-in name).
 LEVELS: tuple[tuple[str, str], ...] = (
     ("validate/l1-docstring", "validate-l1-docstring"),
