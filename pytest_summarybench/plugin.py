@@ -12,19 +12,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .recorder import carry, recorder, scrub_report
 from .vocabulary import FAMILIES, MARKERS, PROVIDERS
 
 if TYPE_CHECKING:
-    from _pytest.nodes import Node
-
     from .schemas import ScoreRecord
     from .session import BoundItem
 
 STATE_NAME = "summarybench-state"
-RECORDS_KEY = pytest.StashKey[list[str]]()
-REPORT_ATTR = "summarybench_records"
-#: Characters of a record's error kept (it may quote a model's answer).
-MAX_ERROR_CHARS = 5000
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -142,33 +137,10 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(HtmlResultsColumns(state), "summarybench-html")
 
 
-def _recorder(node: Node) -> Callable[[ScoreRecord], None]:
-    """A function that records a score on ``node``'s stash (see ``sb_record``)."""
-    stash = node.stash
-    nodeid = node.nodeid
-
-    def record(rec: ScoreRecord) -> None:
-        from .llm.redaction import scrub, scrub_data
-
-        rec.nodeid = nodeid
-        # Every record passes here on its way to the store, results.json and the reports:
-        # the one place its text (errors, details quoting answers) is redacted and made
-        # printable.
-        if rec.error is not None:
-            rec.error = scrub(rec.error, max_chars=MAX_ERROR_CHARS)
-        if rec.details:
-            rec.details = scrub_data(rec.details)
-        # As JSON text: it crosses xdist as it is, and the reports pytest keeps for the
-        # whole session then hold no containers for the garbage collector to walk.
-        stash.setdefault(RECORDS_KEY, []).append(rec.model_dump_json())
-
-    return record
-
-
 @pytest.fixture
 def sb_record(request: pytest.FixtureRequest) -> Callable[[ScoreRecord], None]:
     """Record a score for the current test; it reaches the controller on the report."""
-    return _recorder(request.node)
+    return recorder(request.node)
 
 
 @pytest.fixture
@@ -192,7 +164,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
     case = case_of(item)
     if case is not None:
-        case.attach(_recorder(item))
+        case.attach(recorder(item))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -204,12 +176,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
         from .session import case_of
 
         if case_of(item) is not None:
-            _scrub_report(report)
+            scrub_report(report)
     if call.when != "teardown":
-        records = item.stash.get(RECORDS_KEY, None)
-        if records:
-            setattr(report, REPORT_ATTR, tuple(records))
-            del item.stash[RECORDS_KEY]
+        carry(item, report)
     else:
         from .session import case_of
 
@@ -217,19 +186,3 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
         if case is not None:
             case.attach(None)  # the recorder is the test's; drop it with the test
     return report
-
-
-def _scrub_report(report: pytest.TestReport) -> None:
-    """Redact and neutralise what pytest will print and write (terminal, junit XML,
-    pytest-html) for a benchmark test: its failure text and captured output. A failure
-    whose text needs no change keeps pytest's own traceback rendering."""
-    from .llm.redaction import scrub
-
-    if report.failed and report.longrepr is not None \
-            and not isinstance(report.longrepr, tuple):
-        text = str(report.longrepr)
-        clean = scrub(text)
-        if clean != text:
-            report.longrepr = clean
-    if report.sections:
-        report.sections = [(title, scrub(content)) for title, content in report.sections]

@@ -28,7 +28,7 @@ from .evaluators import (
     load_builtin,
 )
 from .input_files import InputFileError
-from .plugin import REPORT_ATTR
+from .recorder import carried
 from .vocabulary import FAMILIES, LADDER_PREFIX, VALIDATE
 
 # pydantic-based modules (schemas, settings, store, context) are imported where used, so
@@ -394,14 +394,14 @@ class ControllerHooks:
 
     def retire_reports(self) -> dict[Path, Path]:
         """Move the previous session's reports aside, once per session (see
-        ``report.render.retire_reports``); where each went."""
+        ``report.files.retire_reports``); where each went."""
         if self._retired is None:
             self._retired = {}
             try:
                 output_dir = self.state.settings.output_dir
             except pytest.UsageError:
                 return self._retired  # no configuration, hence no output directory
-            from .report.render import retire_reports
+            from .report.files import retire_reports
 
             try:
                 self._retired = retire_reports(output_dir)
@@ -550,7 +550,7 @@ class ControllerHooks:
                     _say(tr, line, red=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        raw = getattr(report, REPORT_ATTR, None)
+        raw = carried(report)
         if not raw:
             if report.nodeid.endswith(f"[{NO_ITEMS_ID}]"):
                 self.benchmark_ran = True  # collected, with nothing to score

@@ -271,7 +271,7 @@ def test_a_broken_evaluator_is_skipped_with_its_reason(pytester: pytest.Pytester
 
 
 def test_redact_masks_secret_looking_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_summarybench.llm.providers import redact
+    from pytest_summarybench.llm.redaction import redact
 
     monkeypatch.setenv("VOYAGE_API_KEY", "pa-0123456789abcdef")
     monkeypatch.setenv("TEAM_DEPLOYMENT_KEY", "f00dfeedcafe1234")

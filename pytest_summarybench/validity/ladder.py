@@ -25,12 +25,7 @@ from collections.abc import Callable, Sequence
 from random import Random
 from typing import TYPE_CHECKING
 
-from ..generate.builtin import (
-    BuiltinResult,
-    code_only,
-    docstring_summary,
-    split_words,
-)
+from ..generate.builtin_base import BuiltinResult, clean_docstring, code_only, split_words
 from ..vocabulary import LADDER_PREFIX
 
 if TYPE_CHECKING:
@@ -73,10 +68,10 @@ def is_ladder_model(model_id: str) -> bool:
 
 def ladder_doc(unit: CodeUnit) -> str | None:
     """The unit's human docstring as level 1 uses it, None when it has none (or too short)."""
-    result = docstring_summary(unit)
-    if result.source != "docstring" or len(result.text.split()) < MIN_DOC_WORDS:
+    doc = clean_docstring(unit)
+    if not doc or len(doc.split()) < MIN_DOC_WORDS:
         return None
-    return result.text
+    return doc
 
 
 def identifier_words(unit: CodeUnit) -> frozenset[str]:
