@@ -345,22 +345,6 @@ class Store:
             self._run_summaries = (version, out)
         return dict(out)
 
-    def get_summary(self, summary_id: str) -> GeneratedSummary | None:
-        rows = self.execute("SELECT json FROM summaries WHERE id = ?", (summary_id,))
-        return self.parse(GeneratedSummary, rows[0][0]) if rows else None
-
-    def get_summaries(self, ids: Iterable[str]) -> dict[str, GeneratedSummary]:
-        wanted = list(ids)
-        found: dict[str, GeneratedSummary] = {}
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for (text,) in self.execute(
-                    f"SELECT json FROM summaries WHERE id IN ({marks})", chunk):
-                s = self.parse(GeneratedSummary, text)
-                found[s.id] = s
-        return found
-
     # -- records ----------------------------------------------------------------------
     def save_records(self, run_id: str, nodeid: str, records: list[ScoreRecord]) -> None:
         """Replace the records of one test (so a re-run of a test overwrites, not adds)."""
