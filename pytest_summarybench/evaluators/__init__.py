@@ -13,8 +13,8 @@ from .base import EvaluationError, Evaluator, MatrixItem, SummarizingEvaluator, 
 
 #: Built-in evaluators by name (``family/method``), in report order.
 BUILTIN_EVALUATORS: dict[str, str] = {
-    "judge/pointwise": "pytest_summarybench.evaluators.judge_pointwise:JudgePointwise",
-    "judge/pairwise": "pytest_summarybench.evaluators.judge_pairwise:JudgePairwise",
+    "judge/pointwise": "pytest_summarybench.evaluators.judge.pointwise:JudgePointwise",
+    "judge/pairwise": "pytest_summarybench.evaluators.judge.pairwise:JudgePairwise",
     "contrastive/embedding":
         "pytest_summarybench.evaluators.contrastive_embedding:ContrastiveEmbedding",
     "contrastive/llm": "pytest_summarybench.evaluators.contrastive_llm:ContrastiveLLM",

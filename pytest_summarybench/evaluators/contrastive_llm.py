@@ -124,7 +124,7 @@ class ContrastiveLLM(ContrastiveEvaluator):
         position = next(i for i, c in enumerate(candidates, 1) if c.id == item.unit_id)
         judge = self.judge(ctx)
         prompt = build_prompt(summary.summary, candidates)
-        from ..judges.calling import response_format
+        from .judge.calling import response_format
 
         # Structured output where the provider supports it, by the judges' rules.
         fmt = response_format(judge, ctx.settings.evaluation.judge.structured_output,

@@ -129,9 +129,9 @@ def _order(models: Sequence[str]) -> str:
 
 
 def _per_judge(records: Sequence[ScoreRecord]) -> tuple[list[ValidityJudge], dict[str, Any]]:
-    from ..evaluators.judge_pairwise import verdicts_of
-    from ..judges.agreement import judge_agreement
-    from ..judges.audit import position_bias
+    from ..evaluators.judge.agreement import judge_agreement
+    from ..evaluators.judge.audit import position_bias
+    from ..evaluators.judge.pairwise import verdicts_of
 
     pointwise: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     rubric_labels: dict[str, dict[Any, int]] = defaultdict(dict)

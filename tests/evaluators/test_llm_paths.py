@@ -164,7 +164,7 @@ def test_failed_generation_is_the_units_error(make_context: ContextFactory) -> N
 
 def test_contrastive_llm_asks_for_its_schema_where_supported() -> None:
     from pytest_summarybench.evaluators.contrastive_llm import selection_schema
-    from pytest_summarybench.judges.calling import response_format
+    from pytest_summarybench.evaluators.judge.calling import response_format
     from pytest_summarybench.schemas import ModelConfig
 
     schema = selection_schema(10)

@@ -19,18 +19,18 @@ from collections import Counter, defaultdict
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..judges import bradley_terry
-from ..judges.agreement import judge_agreement
-from ..judges.audit import (
+from ...schemas import ScoreRecord
+from ..base import EvaluationError, MatrixItem
+from . import bradley_terry
+from .agreement import judge_agreement
+from .audit import (
     PairVerdict,
     length_bias_pairwise,
     length_controlled,
     pairwise_notes,
     position_bias,
 )
-from ..judges.calling import Answer, JudgeError
-from ..judges.prompts import PAIRWISE_CRITERIA, PAIRWISE_TAG, PROMPT_VERSION, pairwise_messages
-from ..judges.runtime import (
+from .base import (
     JudgeEvaluator,
     bootstrap_seed,
     error_notes,
@@ -39,14 +39,14 @@ from ..judges.runtime import (
     judge_plan,
     other_errors,
 )
-from ..judges.selection import pair_id, split_pair
-from ..judges.tally import head_to_head, tally, unit_wins
-from ..judges.verdicts import PAIRWISE_JSON_SCHEMA, PairwiseVerdict, parse_pairwise
-from ..schemas import ScoreRecord
-from .base import EvaluationError, MatrixItem
+from .calling import Answer, JudgeError
+from .prompts import PAIRWISE_CRITERIA, PAIRWISE_TAG, PROMPT_VERSION, pairwise_messages
+from .selection import pair_id, split_pair
+from .tally import head_to_head, tally, unit_wins
+from .verdicts import PAIRWISE_JSON_SCHEMA, PairwiseVerdict, parse_pairwise
 
 if TYPE_CHECKING:
-    from ..context import RunContext
+    from ...context import RunContext
 
 _OUTCOME = {"A": 1.0, "B": 0.0, "tie": 0.5}
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from ..schemas import ModelConfig
-from ..store import Store
+from ...schemas import ModelConfig
+from ...store import Store
 from .verdicts import InvalidVerdict
 
 V = TypeVar("V")
@@ -78,8 +78,8 @@ class Answer(Generic[V]):
 
 
 def _supports_schema(judge: ModelConfig) -> bool:
-    from ..llm import litellm_model_name
-    from ..llm.providers import litellm
+    from ...llm import litellm_model_name
+    from ...llm.providers import litellm
 
     try:
         return bool(litellm().supports_response_schema(model=litellm_model_name(judge)))
@@ -94,7 +94,7 @@ def response_format(judge: ModelConfig, mode: StructuredMode, name: str,
                  "json_schema": {"name": name, "schema": schema, "strict": True}}
     if mode == "off":
         return None
-    from ..llm.local import is_gguf_model, llama_cpp_response_format
+    from ...llm.local import is_gguf_model, llama_cpp_response_format
 
     if mode in ("auto", "json_schema") and is_gguf_model(judge):
         # llama-cpp-python's server takes the schema inside its json_object type
@@ -164,7 +164,7 @@ class JudgeClient:
     def _complete(self, judge: ModelConfig, convo: list[dict[str, str]],
                   fmt: dict[str, Any] | None, tag: str, answered: int
                   ) -> tuple[Any, dict[str, Any] | None]:
-        from ..llm import ModelCallError, complete
+        from ...llm import ModelCallError, complete
 
         try:
             return complete(judge, convo, response_format=fmt, cache=self.store,

@@ -1,6 +1,7 @@
-"""What the two judge evaluators share about a run: the judge plan built from the run's
-settings, the reason to skip when nobody can judge, the judge client, the summaries to
-judge, and the per-judge error rates read back from the recorded failures.
+"""The judge family's base: what ``judge/pointwise`` and ``judge/pairwise`` share about a
+run: the judge plan built from the run's settings, the reason to skip when nobody can
+judge, the judge client, the summaries to judge, and the per-judge error rates read back
+from the recorded failures.
 """
 
 from __future__ import annotations
@@ -9,13 +10,13 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..evaluators.base import EvaluationError
-from ..schemas import ModelConfig, ScoreRecord
+from ...schemas import ModelConfig, ScoreRecord
+from ..base import EvaluationError
 from .calling import JudgeClient, parse_judge_error
 from .selection import HOW_TO_ADD, JudgePlan, plan_judges
 
 if TYPE_CHECKING:
-    from ..context import RunContext
+    from ...context import RunContext
 
 
 def judge_plan(ctx: RunContext) -> JudgePlan:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..llm.json_answer import JSONAnswerError, extract_json_object
+from ...llm.json_answer import JSONAnswerError, extract_json_object
 from .prompts import CRITERIA, PAIRWISE_CRITERIA, weighted_average
 
 Side = Literal["A", "B", "tie"]

@@ -13,17 +13,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..judges.agreement import judge_agreement
-from ..judges.audit import length_bias_pointwise, pointwise_notes
-from ..judges.calling import JudgeError
-from ..judges.prompts import (
-    CRITERIA,
-    CRITERIA_WEIGHTS,
-    POINTWISE_TAG,
-    PROMPT_VERSION,
-    pointwise_messages,
-)
-from ..judges.runtime import (
+from ...schemas import ScoreRecord
+from ..base import EvaluationError, MatrixItem
+from .agreement import judge_agreement
+from .audit import length_bias_pointwise, pointwise_notes
+from .base import (
     JudgeEvaluator,
     bootstrap_seed,
     error_notes,
@@ -32,13 +26,19 @@ from ..judges.runtime import (
     judge_plan,
     other_errors,
 )
-from ..judges.tally import mean_ci
-from ..judges.verdicts import POINTWISE_JSON_SCHEMA, parse_pointwise
-from ..schemas import ScoreRecord
-from .base import EvaluationError, MatrixItem
+from .calling import JudgeError
+from .prompts import (
+    CRITERIA,
+    CRITERIA_WEIGHTS,
+    POINTWISE_TAG,
+    PROMPT_VERSION,
+    pointwise_messages,
+)
+from .tally import mean_ci
+from .verdicts import POINTWISE_JSON_SCHEMA, parse_pointwise
 
 if TYPE_CHECKING:
-    from ..context import RunContext
+    from ...context import RunContext
 
 
 def _rounded(score: float) -> int:
