@@ -22,6 +22,7 @@ from .extract.config import (
     ExtractionTypes,
 )
 from .llm.router import Deployment
+from .llm.structured import StructuredMode
 from .schemas import (
     BenchmarkConfig,
     ContrastiveEvalConfig,
@@ -124,7 +125,7 @@ class JudgeSection(SBModel):
     family_patterns: dict[str, list[str]] = Field(default_factory=dict)
     """Extra family -> regular expressions matched against model names, checked before the
     built-in table (e.g. ``{acme: ["^acme-"]}``)."""
-    structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
+    structured_output: StructuredMode = "auto"
     """Ask for JSON output: ``auto`` uses a JSON schema where the provider supports one and
     JSON mode where it has that, ``off`` relies on the prompt alone."""
     parse_retries: int = Field(default=1, ge=0, le=5)

@@ -16,9 +16,9 @@ BUILTIN_EVALUATORS: dict[str, str] = {
     "judge/pointwise": "pytest_summarybench.evaluators.judge.pointwise:JudgePointwise",
     "judge/pairwise": "pytest_summarybench.evaluators.judge.pairwise:JudgePairwise",
     "contrastive/embedding":
-        "pytest_summarybench.evaluators.contrastive_embedding:ContrastiveEmbedding",
-    "contrastive/llm": "pytest_summarybench.evaluators.contrastive_llm:ContrastiveLLM",
-    "retrieval/embedding": "pytest_summarybench.evaluators.retrieval:RetrievalEmbedding",
+        "pytest_summarybench.evaluators.contrastive.embedding:ContrastiveEmbedding",
+    "contrastive/llm": "pytest_summarybench.evaluators.contrastive.llm:ContrastiveLLM",
+    "retrieval/embedding": "pytest_summarybench.evaluators.retrieval.embedding:RetrievalEmbedding",
     "downstream/completion":
         "pytest_summarybench.evaluators.downstream_completion:CompletionEvaluator",
     "downstream/bug_localisation":

@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from pytest_summarybench.evaluators.contrastive_llm import parse_selection
+from pytest_summarybench.evaluators.contrastive.llm import parse_selection
 from pytest_summarybench.evaluators.judge.prompts import PAIRWISE_TAG, POINTWISE_TAG
 from pytest_summarybench.evaluators.judge.verdicts import (
     InvalidVerdict,

@@ -15,20 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
+from ...llm.structured import StructuredMode, response_format
 from ...schemas import ModelConfig
 from ...store import Store
 from .verdicts import InvalidVerdict
 
 V = TypeVar("V")
 ErrorKind = Literal["invalid_output", "call_failed"]
-StructuredMode = Literal["auto", "json_schema", "json_object", "off"]
 
-#: Providers with a JSON mode (``response_format={"type": "json_object"}``) through
-#: litellm; OpenAI-compatible local servers mostly have one, and a server that refuses it
-#: (HTTP 400) is asked again without.
-JSON_MODE_PROVIDERS = frozenset({"openai", "google", "openrouter", "ollama", "local"})
-#: Providers serving whatever model the user runs: never looked up in litellm's table.
-SELF_HOSTED = frozenset({"ollama", "local"})
 #: Sent after an answer that could not be read (not a spec prompt: the spec has none).
 RETRY_PROMPT = ("Your previous reply could not be used: {error}. Reply again with only the "
                 "JSON object described under Response Format, and nothing else.")
@@ -75,40 +69,6 @@ class Answer(Generic[V]):
     """True when every answer came from the response cache."""
     response_format: str
     """``json_schema``, ``json_object`` or ``none``: what was asked of the provider."""
-
-
-def _supports_schema(judge: ModelConfig) -> bool:
-    from ...llm import litellm_model_name
-    from ...llm.providers import litellm
-
-    try:
-        return bool(litellm().supports_response_schema(model=litellm_model_name(judge)))
-    except Exception:  # unknown to litellm's table: no schema support we can rely on
-        return False
-
-
-def response_format(judge: ModelConfig, mode: StructuredMode, name: str,
-                    schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The ``response_format`` to send ``judge`` under ``mode`` (None: prompt only)."""
-    as_schema = {"type": "json_schema",
-                 "json_schema": {"name": name, "schema": schema, "strict": True}}
-    if mode == "off":
-        return None
-    from ...llm.local import is_gguf_model, llama_cpp_response_format
-
-    if mode in ("auto", "json_schema") and is_gguf_model(judge):
-        # llama-cpp-python's server takes the schema inside its json_object type
-        return llama_cpp_response_format(schema)
-    if mode == "json_schema":
-        return as_schema
-    if mode == "json_object":
-        return {"type": "json_object"}
-    if judge.provider in SELF_HOSTED:
-        # litellm's table describes the hosted models, not what a local server runs
-        return {"type": "json_object"}
-    if _supports_schema(judge):
-        return as_schema
-    return {"type": "json_object"} if judge.provider in JSON_MODE_PROVIDERS else None
 
 
 class JudgeClient:

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .base import EvaluationError
+from ...llm.json_answer import parse_json_object
+from ..base import EvaluationError
 from .distractors import ContrastiveEvaluator
-from .queries import parse_json_object
 
 if TYPE_CHECKING:
-    from ..context import RunContext
-    from ..schemas import CodeUnit, ModelConfig, ScoreRecord
-    from .base import MatrixItem
+    from ...context import RunContext
+    from ...schemas import CodeUnit, ModelConfig, ScoreRecord
+    from ..base import MatrixItem
 
 CONTRASTIVE_LLM_PROMPT = """Given a code summary, identify which code snippet it describes.
 
@@ -114,8 +114,8 @@ class ContrastiveLLM(ContrastiveEvaluator):
         return ctx.judges[0]
 
     def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
-        from ..llm import ModelCallError, complete
-        from ..schemas import ScoreRecord
+        from ...llm import ModelCallError, complete
+        from ...schemas import ScoreRecord
 
         summary = self.summary(item, ctx)
         dset = self.distractor_set(ctx, item.unit_id)
@@ -124,7 +124,7 @@ class ContrastiveLLM(ContrastiveEvaluator):
         position = next(i for i, c in enumerate(candidates, 1) if c.id == item.unit_id)
         judge = self.judge(ctx)
         prompt = build_prompt(summary.summary, candidates)
-        from .judge.calling import response_format
+        from ...llm.structured import response_format
 
         # Structured output where the provider supports it, by the judges' rules.
         fmt = response_format(judge, ctx.settings.evaluation.judge.structured_output,

@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ..input_files import InputFileError, clip, json_lines, parse_json_line, read_text
+from ...input_files import InputFileError, clip, json_lines, parse_json_line, read_text
+from ...llm.json_answer import parse_json_object
 
 if TYPE_CHECKING:
-    from ..context import RunContext
-    from ..schemas import CodeUnit, ModelConfig
+    from ...context import RunContext
+    from ...schemas import CodeUnit, ModelConfig
 
 QUERY_TYPES: tuple[str, ...] = ("vague", "wrong_terminology", "specific_behavior",
                                 "integration", "problem_based")
@@ -200,30 +200,10 @@ def parse_generated(text: str, unit_id: str, per_unit: int) -> list[Query]:
     return queries[:per_unit]
 
 
-def parse_json_object(text: str) -> dict:
-    """The JSON object in a model's answer: bare, or in a fenced block, or the outermost
-    braces of a chattier answer. ValueError when there is none."""
-    candidates = [text.strip()]
-    fenced = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.DOTALL)
-    if fenced:
-        candidates.append(fenced.group(1))
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start:end + 1])
-    for candidate in candidates:
-        try:
-            data = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            return data
-    raise ValueError(f"no JSON object in the answer: {text[:200]!r}")
-
-
 def generate_queries(unit: CodeUnit, model: ModelConfig, ctx: RunContext, per_unit: int
                      ) -> list[Query]:
     """Ask ``model`` for a unit's queries (cached). Raises ModelCallError or ValueError."""
-    from ..llm import complete
+    from ...llm import complete
 
     completion = complete(model, [{"role": "user", "content": generation_prompt(unit)}],
                           response_format=RESPONSE_FORMAT, cache=ctx.store,
@@ -250,7 +230,7 @@ def ensure_queries(ctx: RunContext) -> dict[str, list[Query] | str]:
     else:
         from concurrent.futures import ThreadPoolExecutor
 
-        from ..llm import ModelCallError
+        from ...llm import ModelCallError
 
         model = source.model
         assert model is not None

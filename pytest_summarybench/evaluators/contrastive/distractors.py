@@ -35,13 +35,13 @@ from dataclasses import asdict, dataclass, field
 from random import Random
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from .base import EvaluationError, MatrixItem, unit_items
+from ..base import EvaluationError, MatrixItem, unit_items
 
 if TYPE_CHECKING:
-    from ..context import RunContext
-    from ..embeddings import Embedder
-    from ..embeddings.base import Matrix
-    from ..schemas import CodeUnit, GeneratedSummary
+    from ...context import RunContext
+    from ...embeddings import Embedder
+    from ...embeddings.base import Matrix
+    from ...schemas import CodeUnit, GeneratedSummary
 
 Difficulty = Literal["easy", "medium", "hard"]
 SIMILAR_SIGNATURE = 0.7
@@ -526,7 +526,7 @@ class ContrastiveEvaluator:
 
     def embedder(self, ctx: RunContext) -> Embedder:
         if self._embedder is None:
-            from ..embeddings import get_embedder
+            from ...embeddings import get_embedder
 
             self._embedder = get_embedder(ctx.settings.evaluation.contrastive.embedding_model,
                                           ctx.store)

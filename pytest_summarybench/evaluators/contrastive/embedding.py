@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, ClassVar
 from .distractors import ContrastiveEvaluator, code_text
 
 if TYPE_CHECKING:
-    from ..context import RunContext
-    from ..schemas import ScoreRecord
-    from .base import MatrixItem
+    from ...context import RunContext
+    from ...schemas import ScoreRecord
+    from ..base import MatrixItem
 
 TIE_TOLERANCE = 1e-6
 
@@ -42,8 +42,8 @@ class ContrastiveEmbedding(ContrastiveEvaluator):
                                          if (s := ctx.summary(u.id, m.id)) is not None}))
 
     def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
-        from ..schemas import ScoreRecord
-        from ..stats.ir import target_ranking
+        from ...schemas import ScoreRecord
+        from ...stats.ir import target_ranking
 
         summary = self.summary(item, ctx)
         dset = self.distractor_set(ctx, item.unit_id)

@@ -22,14 +22,14 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .base import EvaluationError, MatrixItem, unit_items
+from ..base import EvaluationError, MatrixItem, unit_items
 from .queries import Query, ensure_queries, load_queries, query_source, read_query_file
 
 if TYPE_CHECKING:
-    from ..context import RunContext
-    from ..embeddings import Embedder
-    from ..embeddings.base import Matrix
-    from ..schemas import ScoreRecord
+    from ...context import RunContext
+    from ...embeddings import Embedder
+    from ...embeddings.base import Matrix
+    from ...schemas import ScoreRecord
 
 TIE_TOLERANCE = 1e-6
 #: HNSW parameters: with ``ef_search`` of 200 the search finds the true nearest summaries
@@ -90,7 +90,7 @@ class RetrievalEmbedding:
 
     def embedder(self, ctx: RunContext) -> Embedder:
         if self._embedder is None:
-            from ..embeddings import get_embedder
+            from ...embeddings import get_embedder
 
             self._embedder = get_embedder(ctx.settings.evaluation.retrieval.embedding_model,
                                           ctx.store)
@@ -159,7 +159,7 @@ class RetrievalEmbedding:
         return found
 
     def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
-        from ..schemas import ScoreRecord
+        from ...schemas import ScoreRecord
 
         summary = ctx.summary(item.unit_id, item.model_id)
         if summary is None:
@@ -189,7 +189,7 @@ class RetrievalEmbedding:
     def _search(collection: Any, query: Query, vector: Matrix, target_vector: Matrix,
                 target_id: str, k_values: list[int]) -> dict[str, Any]:
         """One query against the index: the target's rank under the tie rule."""
-        from ..stats.ir import target_ranking
+        from ...stats.ir import target_ranking
 
         max_k = max(k_values)
         size = collection.count()
@@ -222,7 +222,7 @@ class RetrievalEmbedding:
     def summarize(self, records: list[ScoreRecord], ctx: RunContext) -> dict[str, Any]:
         """Spec 7.2's aggregate per model over all its queries (precision at each K, which
         the spec defines as the hit rate, and MRR), then the same per query type."""
-        from ..stats.ir import QueryResult, aggregate
+        from ...stats.ir import QueryResult, aggregate
 
         k_values = sorted(set(ctx.settings.evaluation.retrieval.k_values))
         by_model: dict[str, list[QueryResult]] = {}
