@@ -20,11 +20,11 @@ BUILTIN_EVALUATORS: dict[str, str] = {
     "contrastive/llm": "pytest_summarybench.evaluators.contrastive.llm:ContrastiveLLM",
     "retrieval/embedding": "pytest_summarybench.evaluators.retrieval.embedding:RetrievalEmbedding",
     "downstream/completion":
-        "pytest_summarybench.evaluators.downstream_completion:CompletionEvaluator",
+        "pytest_summarybench.evaluators.downstream.completion:CompletionEvaluator",
     "downstream/bug_localisation":
-        "pytest_summarybench.evaluators.downstream_bug_localisation:BugLocalisationEvaluator",
+        "pytest_summarybench.evaluators.downstream.bug_localisation:BugLocalisationEvaluator",
     "downstream/function_selection":
-        "pytest_summarybench.evaluators.downstream_function_selection:FunctionSelectionEvaluator",
+        "pytest_summarybench.evaluators.downstream.function_selection:FunctionSelectionEvaluator",
 }
 
 

@@ -15,9 +15,9 @@ import pytest
 
 from pytest_summarybench.context import RunContext
 from pytest_summarybench.evaluators import EvaluationError, MatrixItem
-from pytest_summarybench.evaluators.downstream_bug_localisation import BugLocalisationEvaluator
-from pytest_summarybench.evaluators.downstream_completion import CompletionEvaluator
-from pytest_summarybench.evaluators.downstream_function_selection import (
+from pytest_summarybench.evaluators.downstream.bug_localisation import BugLocalisationEvaluator
+from pytest_summarybench.evaluators.downstream.completion import CompletionEvaluator
+from pytest_summarybench.evaluators.downstream.function_selection import (
     FunctionSelectionEvaluator,
 )
 from pytest_summarybench.extract import extract_units

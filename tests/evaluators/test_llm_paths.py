@@ -9,13 +9,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from pytest_summarybench.evaluators.retrieval.embedding import RetrievalEmbedding
-from pytest_summarybench.evaluators.retrieval.queries import (
-    QUERY_TYPES,
-    ensure_queries,
-    generation_prompt,
-    query_source,
-)
 
 from pytest_summarybench.context import RunContext
 from pytest_summarybench.embeddings.hashing import subwords
@@ -24,6 +17,13 @@ from pytest_summarybench.evaluators.contrastive.llm import (
     CONTRASTIVE_LLM_PROMPT,
     ContrastiveLLM,
     parse_selection,
+)
+from pytest_summarybench.evaluators.retrieval.embedding import RetrievalEmbedding
+from pytest_summarybench.evaluators.retrieval.queries import (
+    QUERY_TYPES,
+    ensure_queries,
+    generation_prompt,
+    query_source,
 )
 from tests.evaluators.synthetic import ContextFactory
 from tests.fakes.openai_server import FakeOpenAIServer

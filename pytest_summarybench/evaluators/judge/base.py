@@ -1,4 +1,4 @@
-"""The judge family's base: what ``judge/pointwise`` and ``judge/pairwise`` share about a
+"""The judge family's base, what ``judge/pointwise`` and ``judge/pairwise`` share about a
 run: the judge plan built from the run's settings, the reason to skip when nobody can
 judge, the judge client, the summaries to judge, and the per-judge error rates read back
 from the recorded failures.

@@ -8,7 +8,7 @@ found, or escape sequences meant for the terminal that renders a report.
 
 from __future__ import annotations
 
-from ..llm.redaction import scrub
+from ...llm.redaction import scrub
 
 
 def outside_text(text: str, limit: int) -> str:

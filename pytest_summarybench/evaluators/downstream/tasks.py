@@ -21,7 +21,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import Field, ValidationError, field_validator
 
-from ..input_files import (
+from ...input_files import (
     InputFileError,
     clip,
     clip_text,
@@ -29,8 +29,8 @@ from ..input_files import (
     parse_json_line,
     read_text,
 )
-from ..schemas import CodeUnit
-from ..schemas._base import SBModel
+from ...schemas import CodeUnit
+from ...schemas._base import SBModel
 
 TaskType = Literal["completion", "bug_localisation", "function_selection"]
 TASK_TYPES: tuple[TaskType, ...] = ("completion", "bug_localisation", "function_selection")

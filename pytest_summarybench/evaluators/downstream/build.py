@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..schemas import CodeUnit
+from ...schemas import CodeUnit
 from .tasks import (
     CompletionTask,
     FunctionSelectionTask,
@@ -29,7 +29,7 @@ from .tasks import (
 )
 
 if TYPE_CHECKING:
-    from ..context import RunContext
+    from ...context import RunContext
 
 MAX_FUNCTION_SELECTION = 20
 MAX_COMPLETION = 10

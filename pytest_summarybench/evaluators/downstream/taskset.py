@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..llm.families import PROVIDER_FAMILIES, family_of
-from ..schemas import ModelConfig
-from ..vocabulary import PROVIDERS
+from ...llm.families import PROVIDER_FAMILIES, family_of
+from ...schemas import ModelConfig
+from ...vocabulary import PROVIDERS
 from .tasks import (
     TASK_TYPES,
     Loaded,
@@ -27,8 +27,8 @@ from .tasks import (
 )
 
 if TYPE_CHECKING:
-    from ..context import RunContext
-    from ..settings import Settings
+    from ...context import RunContext
+    from ...settings import Settings
 
 #: The skip reason when no task model is configured.
 NO_TASK_MODEL = ("no task model configured: set evaluation.downstream.completionModel: "

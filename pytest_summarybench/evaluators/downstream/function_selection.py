@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..downstream.answers import AnswerError, match_candidate, parse_choice
-from ..downstream.base import DownstreamEvaluator
-from ..downstream.prompts import function_selection_prompt
-from ..downstream.tasks import FunctionSelectionTask, Loaded, UnitRef
-from ..schemas import ScoreRecord
+from ...schemas import ScoreRecord
+from .answers import AnswerError, match_candidate, parse_choice
+from .base import DownstreamEvaluator
+from .prompts import function_selection_prompt
+from .tasks import FunctionSelectionTask, Loaded, UnitRef
 
 if TYPE_CHECKING:
-    from ..context import RunContext
-    from ..schemas import ModelConfig
+    from ...context import RunContext
+    from ...schemas import ModelConfig
 
 SIBLING_CREDIT = 0.5
 

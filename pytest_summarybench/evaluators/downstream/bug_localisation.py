@@ -13,15 +13,15 @@ from __future__ import annotations
 import posixpath
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..downstream.answers import AnswerError, match_candidate, parse_choice
-from ..downstream.base import DownstreamEvaluator
-from ..downstream.prompts import bug_localisation_prompt
-from ..downstream.tasks import BugLocalisationTask, Loaded
-from ..schemas import ScoreRecord
+from ...schemas import ScoreRecord
+from .answers import AnswerError, match_candidate, parse_choice
+from .base import DownstreamEvaluator
+from .prompts import bug_localisation_prompt
+from .tasks import BugLocalisationTask, Loaded
 
 if TYPE_CHECKING:
-    from ..context import RunContext
-    from ..schemas import ModelConfig
+    from ...context import RunContext
+    from ...schemas import ModelConfig
 
 SAME_DIRECTORY_CREDIT = 0.5
 

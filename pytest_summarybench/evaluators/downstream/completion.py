@@ -17,22 +17,7 @@ import warnings
 from collections import Counter
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..downstream.answers import extract_code
-from ..downstream.base import DownstreamEvaluator
-from ..downstream.completion import (
-    CompletionError,
-    completed_function,
-    original_code,
-    package_layout,
-    partial_code,
-    run_tests,
-    splice,
-)
-from ..downstream.outside import outside_text
-from ..downstream.prompts import completion_prompt
-from ..downstream.similarity import code_similarity, exact_match
-from ..downstream.tasks import CompletionTask, Loaded
-from ..sandbox import (
+from ...sandbox import (
     KERNEL_BOUNDARIES,
     SandboxLimits,
     SandboxUnavailable,
@@ -40,12 +25,20 @@ from ..sandbox import (
     boundary_status,
     resolve_boundary,
 )
-from ..schemas import ScoreRecord
-from .base import EvaluationError
+from ...schemas import ScoreRecord
+from ..base import EvaluationError
+from .answers import extract_code
+from .base import DownstreamEvaluator
+from .outside import outside_text
+from .prompts import completion_prompt
+from .sandbox_run import package_layout, run_tests
+from .similarity import code_similarity, exact_match
+from .splice import CompletionError, completed_function, original_code, partial_code, splice
+from .tasks import CompletionTask, Loaded
 
 if TYPE_CHECKING:
-    from ..context import RunContext
-    from ..schemas import ModelConfig
+    from ...context import RunContext
+    from ...schemas import ModelConfig
 
 #: Characters of generated code kept in a record's details.
 MAX_CODE_CHARS = 4000

@@ -1,4 +1,5 @@
-"""What the three downstream evaluators share: items, the task model, summaries, calls.
+"""The downstream family's base, what its three evaluators share: items, the task model,
+summaries, calls.
 
 Items are task x model under test (``unit_id`` the task's target unit, ``variant`` the
 task id). Before tests run, the controller has the models under test summarize every unit
@@ -15,16 +16,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
-from ..evaluators.base import EvaluationError, MatrixItem
-from ..llm.families import family_of, same_family
+from ...llm.families import family_of, same_family
+from ..base import EvaluationError, MatrixItem
 from .prompts import PROMPT_VERSION
 from .tasks import Loaded, TaskFileError, TaskType
 from .taskset import NO_TASK_MODEL, TaskModelError, load_tasks, task_model
 
 if TYPE_CHECKING:
-    from ..context import RunContext
-    from ..llm.types import Completion
-    from ..schemas import ModelConfig, ScoreRecord
+    from ...context import RunContext
+    from ...llm.types import Completion
+    from ...schemas import ModelConfig, ScoreRecord
 
 
 class DownstreamEvaluator(ABC):
@@ -137,7 +138,7 @@ class DownstreamEvaluator(ABC):
 
     def call(self, worker: ModelConfig, prompt: str, ctx: RunContext) -> Completion:
         """One task-model call at temperature 0, cached in the run's store."""
-        from ..llm import ModelCallError, complete
+        from ...llm import ModelCallError, complete
 
         ds = ctx.settings.evaluation.downstream
         try:
@@ -163,8 +164,8 @@ class DownstreamEvaluator(ABC):
 def ensure_summaries(ctx: RunContext, unit_ids: list[str]) -> None:
     """Have every model under test summarize those of ``unit_ids`` it has no summary of
     (units a task shows that the sample left out), through the generation phase."""
-    from ..context import RunContext as Context
-    from ..generate import run_generation
+    from ...context import RunContext as Context
+    from ...generate import run_generation
 
     missing = [uid for uid in unit_ids
                if any(ctx.summary(uid, m.id) is None for m in ctx.models)]
