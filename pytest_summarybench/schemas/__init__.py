@@ -3,13 +3,8 @@
 from ._base import SBModel
 from .config import (
     BenchmarkConfig,
-    ContrastiveEvalConfig,
-    DownstreamEvalConfig,
-    EvaluationsConfig,
     EvalWeights,
-    JudgeEvalConfig,
     ModelConfig,
-    RetrievalEvalConfig,
     ScoringConfig,
 )
 from .evaluations import (
@@ -42,11 +37,11 @@ from .units import CodeUnit, Parameter, UnitMetadata, UnitRelationships
 
 __all__ = [
     "BenchmarkConfig", "BenchmarkReport", "BenchmarkRun",
-    "CodeUnit", "CodebaseInfo", "ContrastiveEvalConfig", "ContrastiveResults", "CostBreakdown",
-    "Costs", "Detailed", "DownstreamEvalConfig", "DownstreamResults", "ErrorCount",
-    "EvalWeights", "EvaluationResult", "EvaluationsConfig", "FailureAnalysis", "FamilyScores",
-    "GeneratedSummary", "GenerationMetadata", "GroupScores", "JudgeEvalConfig", "JudgeResults",
+    "CodeUnit", "CodebaseInfo", "ContrastiveResults", "CostBreakdown",
+    "Costs", "Detailed", "DownstreamResults", "ErrorCount",
+    "EvalWeights", "EvaluationResult", "FailureAnalysis", "FamilyScores",
+    "GeneratedSummary", "GenerationMetadata", "GroupScores", "JudgeResults",
     "JudgeScores", "ModelComparison", "ModelConfig", "ModelRanking", "Parameter",
-    "ReportMetadata", "RetrievalEvalConfig", "RetrievalResults", "SBModel", "ScoreRecord",
+    "ReportMetadata", "RetrievalResults", "SBModel", "ScoreRecord",
     "ScoringConfig", "SignificanceTest", "Statistics", "UnitMetadata", "UnitRelationships",
 ]

@@ -45,13 +45,8 @@ MAX_CODE_CHARS = 4000
 
 
 def sandbox_limits(ctx: RunContext) -> SandboxLimits:
-    sb = ctx.settings.evaluation.downstream.sandbox
-    return SandboxLimits(wall_s=sb.wall_s, cpu_s=sb.cpu_s, memory_mb=sb.memory_mb,
-                         total_memory_mb=sb.total_memory_mb, processes=sb.processes,
-                         file_size_mb=sb.file_size_mb, disk_mb=sb.disk_mb,
-                         output_chars=sb.output_chars, boundary=sb.boundary,
-                         allow_without_boundary=sb.allow_without_boundary,
-                         seccomp=sb.seccomp)
+    """The limits completion tests run under: the configured ones, and the fixed layers."""
+    return SandboxLimits.configured(ctx.settings.evaluation.downstream.sandbox)
 
 
 class CompletionEvaluator(DownstreamEvaluator):
