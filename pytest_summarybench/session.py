@@ -46,8 +46,6 @@ TOKEN_KEY = "summarybench_token"
 #: seconds, whichever comes first (see ``ControllerHooks.flush_records``).
 SAVE_BATCH = 500
 SAVE_EVERY_S = 2.0
-_SELECTION_DDL = ("CREATE TABLE IF NOT EXISTS session_selection (token TEXT, model_id TEXT, "
-                  "evaluator TEXT, PRIMARY KEY (token, model_id, evaluator))")
 #: How a collection error that must stop the whole session begins: whichever process
 #: collects (the controller, or an xdist worker whose report the controller receives), the
 #: controller turns it into one ``ERROR:`` line and exit code 4 (``ControllerHooks.stop``).
@@ -302,12 +300,8 @@ class SummaryBenchState:
             return
         if self.is_worker:
             # Tell the controller what -k/-m left, before xdist reports collection done.
-            self.store.ensure_table(_SELECTION_DDL)
-            with self.store.transaction() as conn:
-                conn.executemany(
-                    "INSERT OR IGNORE INTO session_selection VALUES (?, ?, ?)",
-                    sorted({(self.token, m, it.evaluator) for it in selected
-                            for m in it.model_id.split("~")}))
+            self.store.selection.add(self.token, sorted(
+                {(m, it.evaluator) for it in selected for m in it.model_id.split("~")}))
 
 
 def _raise_if_fatal(evaluator: str, exc: Exception) -> None:
@@ -750,9 +744,7 @@ class XdistControllerHooks:
 
         store = self.state.store
         try:
-            store.ensure_table(_SELECTION_DDL)
-            rows = store.execute("SELECT model_id, evaluator FROM session_selection "
-                                 "WHERE token = ?", (self.state.token,))
+            rows = store.selection.of(self.state.token)
         except StoreError as exc:
             controller.stop(str(exc))
         if rows:

@@ -72,16 +72,6 @@ Respond with JSON:
 #: Structured output for providers that support it (a JSON object; the prompt fixes keys).
 RESPONSE_FORMAT = {"type": "json_object"}
 
-_DDL = """
-CREATE TABLE IF NOT EXISTS retrieval_queries (
-    run_id TEXT NOT NULL,
-    source TEXT NOT NULL,
-    unit_id TEXT NOT NULL,
-    json TEXT NOT NULL,
-    PRIMARY KEY (run_id, source, unit_id)
-)"""
-
-
 @dataclass(frozen=True)
 class Query:
     """One developer query for one unit."""
@@ -246,12 +236,9 @@ def ensure_queries(ctx: RunContext) -> dict[str, list[Query] | str]:
         with ThreadPoolExecutor(max_workers=ctx.settings.evaluation.parallel) as pool:
             fresh.update(zip((u.id for u in todo), pool.map(one, todo), strict=True))
     if fresh:
-        with ctx.store.transaction() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO retrieval_queries VALUES (?, ?, ?, ?)",
-                [(ctx.run_id, source.key, uid,
-                  json.dumps([asdict(q) for q in v] if isinstance(v, list) else {"error": v}))
-                 for uid, v in fresh.items()])
+        ctx.store.queries.save(ctx.run_id, source.key, {
+            uid: json.dumps([asdict(q) for q in v] if isinstance(v, list) else {"error": v})
+            for uid, v in fresh.items()})
     return {**existing, **fresh}
 
 
@@ -261,11 +248,8 @@ def load_queries(ctx: RunContext, source: QuerySource | None = None
     source = source or query_source(ctx)
     if source is None:
         return {}
-    ctx.store.ensure_table(_DDL)
     out: dict[str, list[Query] | str] = {}
-    for uid, text in ctx.store.execute(
-            "SELECT unit_id, json FROM retrieval_queries WHERE run_id = ? AND source = ?",
-            (ctx.run_id, source.key)):
+    for uid, text in ctx.store.queries.load(ctx.run_id, source.key).items():
         data = json.loads(text)
         out[uid] = [Query(**q) for q in data] if isinstance(data, list) else data["error"]
     return out
