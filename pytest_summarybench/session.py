@@ -140,7 +140,7 @@ class SummaryBenchState:
         self._ctx: RunContext | None = None
         self._evaluators: dict[str, Evaluator] | None = None
         self.skipped_families: dict[str, str] = {}
-        self._refreshed = False
+        self._bound = False
 
     # -- lazily built run state ------------------------------------------------------
     @property
@@ -238,18 +238,19 @@ class SummaryBenchState:
         return sorted(items, key=lambda it: (it.test_id, it))
 
     def bound_context(self) -> RunContext:
-        """The context tests evaluate with."""
-        ctx = self.context()
-        if not self._refreshed:
-            # Summaries and artefacts were produced by the controller after this process
-            # collected; read them afresh once.
-            ctx.refresh()
-            self._refreshed = True
-        return ctx
+        """The context tests evaluate with: in a worker, read afresh once (the controller
+        produced summaries and artefacts after this process collected); in the controller,
+        the one it prepared the run with (``bind``)."""
+        if not self._bound:
+            # A context is never changed: a fresh one replaces it.
+            self.bind(self.context().refreshed())
+        return self.context()
 
-    def mark_refreshed(self) -> None:
-        """The context was just read afresh (the controller, after generating)."""
-        self._refreshed = True
+    def bind(self, ctx: RunContext) -> None:
+        """Evaluate with ``ctx`` from now on (the controller: restricted to the selected
+        models and read afresh after generating and after each evaluator's ``prepare``)."""
+        self._ctx = ctx
+        self._bound = True
 
     def release(self) -> None:
         """Forget the run's data (units, summaries): the session is over."""
@@ -505,9 +506,7 @@ class ControllerHooks:
         from .generate import run_generation
         from .store import StoreError
 
-        ctx = self.state.context()
-        models = {m for m, _ in selection}
-        ctx.restrict_models(models)
+        ctx = self.state.context().restricted(m for m, _ in selection)
         settings = self.state.settings
         result = run_generation(ctx, parallel=settings.evaluation.parallel,
                                 max_cost_usd=settings.evaluation.max_cost_usd,
@@ -521,10 +520,9 @@ class ControllerHooks:
                         returncode=1 if result.errors else 0)
         if result.generated or result.errors:
             # New summaries or errors were linked: read them. A fully cached re-run links
-            # nothing, and reading 10,000 units again was a visible share of its time.
-            ctx.refresh()
-            ctx.restrict_models(models)
-        self.state.mark_refreshed()
+            # nothing, and reading 10,000 summaries again was a visible share of its time.
+            ctx = ctx.refreshed()
+        self.state.bind(ctx)
         # Evaluation starts: the reports of an earlier session must not pass for this one's.
         self._check_output_dir()
         self.retire_reports()
@@ -542,6 +540,11 @@ class ControllerHooks:
                     line = f"summarybench: {name} could not prepare: {_failure(exc)}"
                     self.generation_summary.append(line)
                     _say(tr, line, red=True)
+                # A prepare may have linked summaries (downstream summarizes the units its
+                # tasks show that the sample left out): the next ones and the tests read
+                # them through a fresh context.
+                ctx = ctx.refreshed()
+                self.state.bind(ctx)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         raw = carried(report)

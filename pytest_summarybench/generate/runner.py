@@ -62,7 +62,7 @@ def run_generation(ctx: RunContext, *, parallel: int | None = None,
     :param progress: show a progress display on stderr for model calls.
     :param retry_policy: how model calls are retried (default: ``llm.RetryPolicy()``).
 
-    Call ``ctx.refresh()`` afterwards to see the new summaries through the context.
+    A context made afterwards (``ctx.refreshed()``) sees the new summaries.
     """
     started = time.perf_counter()
     parallel = parallel or ctx.settings.evaluation.parallel

@@ -42,7 +42,7 @@ from pytest_summarybench.evaluators.downstream.splice import (
     splice,
 )
 from pytest_summarybench.evaluators.downstream.tasks import UnitRef
-from pytest_summarybench.evaluators.downstream.taskset import TaskModelError, task_model
+from pytest_summarybench.roles import TaskModelError, task_model
 from pytest_summarybench.schemas import CodeUnit, UnitMetadata
 from pytest_summarybench.settings import load_settings
 

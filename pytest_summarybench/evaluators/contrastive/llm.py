@@ -4,8 +4,9 @@ the distractors?
 The options are the target and its distractor set (the same sets as
 ``contrastive/embedding``, selected once by the controller), shuffled with a generator
 seeded by the run seed, the unit and the model, so the target's position is reproducible
-and recorded. The judge is the first model of ``models.judge``; it gets the spec's prompt
-verbatim at temperature 0, with JSON output requested where the provider supports it, and
+and recorded. The model that picks is the run's helper (``roles.py``: the first judge of
+none of the families of the models under test); it gets the spec's prompt verbatim at
+temperature 0, with JSON output requested where the provider supports it, and
 every answer is cached in the store. An answer without a valid ``selected`` option is an
 evaluation error carrying the answer, never a guess.
 
@@ -108,10 +109,16 @@ class ContrastiveLLM(ContrastiveEvaluator):
         if not ctx.judges:
             return ("contrastive/llm needs a judge model: add one under models.judge in "
                     "summarybench.yaml or pass --sb-judge PROVIDER/MODEL")
+        if ctx.roles.helper is None:
+            return f"contrastive/llm needs a helper model: {ctx.roles.helper_reason}"
         return None
 
     def judge(self, ctx: RunContext) -> ModelConfig:
-        return ctx.judges[0]
+        """The model that picks an option: the run's helper (``roles.py``)."""
+        helper = ctx.roles.helper
+        if helper is None:
+            raise EvaluationError(f"no helper model: {ctx.roles.helper_reason}")
+        return helper
 
     def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
         from ...llm import ModelCallError, complete

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pytest
 
 from ...llm.families import family_of, same_family
+from ...roles import NO_TASK_MODEL, TaskModelError
 from ..base import EvaluationError, MatrixItem
 from .prompts import PROMPT_VERSION
 from .tasks import Loaded, TaskFileError, TaskType
-from .taskset import NO_TASK_MODEL, TaskModelError, load_tasks, task_model
+from .taskset import load_tasks
 
 if TYPE_CHECKING:
     from ...context import RunContext
@@ -121,8 +122,10 @@ class DownstreamEvaluator(ABC):
         return list(loaded.unit_ids.values())
 
     def task_model(self, ctx: RunContext) -> ModelConfig | None:
+        """The run's task model (``ctx.roles.task``); a ``completionModel`` that names
+        no usable model stops the run."""
         try:
-            return task_model(ctx.settings)
+            return ctx.roles.task
         except TaskModelError as exc:
             raise pytest.UsageError(str(exc)) from None
 
@@ -163,17 +166,15 @@ class DownstreamEvaluator(ABC):
 
 def ensure_summaries(ctx: RunContext, unit_ids: list[str]) -> None:
     """Have every model under test summarize those of ``unit_ids`` it has no summary of
-    (units a task shows that the sample left out), through the generation phase."""
-    from ...context import RunContext as Context
+    (units a task shows that the sample left out), through the generation phase. A context
+    made afterwards reads them (``ctx.refreshed()``; the session makes one after every
+    ``prepare``)."""
     from ...generate import run_generation
 
     missing = [uid for uid in unit_ids
                if any(ctx.summary(uid, m.id) is None for m in ctx.models)]
     if not missing:
         return
-    extra = Context(ctx.settings, ctx.store, ctx.run_id)
     by_id = {u.id: u for u in ctx.all_units}
-    extra.__dict__["units"] = [by_id[uid] for uid in missing if uid in by_id]
-    extra.__dict__["models"] = list(ctx.models)
-    run_generation(extra, progress=False)
-    ctx.refresh()
+    run_generation(ctx.with_units(by_id[uid] for uid in missing if uid in by_id),
+                   progress=False)

@@ -13,18 +13,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ...schemas import ModelConfig, ScoreRecord
 from ..base import EvaluationError
 from .calling import JudgeClient, parse_judge_error
-from .selection import HOW_TO_ADD, JudgePlan, plan_judges
+from .selection import HOW_TO_ADD
 
 if TYPE_CHECKING:
     from ...context import RunContext
-
-
-def judge_plan(ctx: RunContext) -> JudgePlan:
-    """The spec 5.3 plan for this run's models under test and configured judges."""
-    section = ctx.settings.evaluation.judge
-    return plan_judges(ctx.models, ctx.judges, min_judges=section.min_judges,
-                       max_judges=section.max_judges, allow_fewer=section.allow_fewer,
-                       extra=section.family_patterns)
 
 
 def skip_reason(ctx: RunContext, *, pairs: bool) -> str | None:
@@ -37,7 +29,7 @@ def skip_reason(ctx: RunContext, *, pairs: bool) -> str | None:
                 f"judge; use a model served by a provider (e.g. --sb-judge openai/gpt-4o)")
     if pairs and len(ctx.models) < 2:
         return "pairwise comparison needs at least two models under test"
-    plan = judge_plan(ctx)
+    plan = ctx.roles.judge_plan
     table = plan.pairs if pairs else plan.models
     if any(a.judges for a in table.values()):
         return None

@@ -36,7 +36,6 @@ from .base import (
     error_notes,
     error_rates,
     judge_model,
-    judge_plan,
     other_errors,
 )
 from .calling import Answer, JudgeError
@@ -81,7 +80,7 @@ class JudgePairwise(JudgeEvaluator):
     pairs: ClassVar[bool] = True
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
-        plan = judge_plan(ctx)
+        plan = ctx.roles.judge_plan
         pairs = [pair_id(a.id, b.id) for a, b in combinations(ctx.models, 2)]
         return [MatrixItem(evaluator=self.name, unit_id=u.id, model_id=p, variant=j,
                            label=ctx.unit_label(u))
@@ -142,7 +141,7 @@ class JudgePairwise(JudgeEvaluator):
         verdicts = verdicts_of(records)
         failed = [r for r in records if r.error is not None]
         samples = ctx.settings.evaluation.judge.bootstrap_samples
-        plan = judge_plan(ctx)
+        plan = ctx.roles.judge_plan
         models = sorted({m for v in verdicts for m in (v.first, v.second)})
         by_judge: dict[str, list[PairVerdict]] = defaultdict(list)
         for v in verdicts:

@@ -23,7 +23,6 @@ from .base import (
     error_notes,
     error_rates,
     judge_model,
-    judge_plan,
     other_errors,
 )
 from .calling import JudgeError
@@ -53,7 +52,7 @@ class JudgePointwise(JudgeEvaluator):
     pairs: ClassVar[bool] = False
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
-        plan = judge_plan(ctx)
+        plan = ctx.roles.judge_plan
         return [MatrixItem(evaluator=self.name, unit_id=u.id, model_id=m.id, variant=j,
                            label=ctx.unit_label(u))
                 for u in ctx.units for m in ctx.models for j in plan.judges_for_model(m.id)]
@@ -87,7 +86,7 @@ class JudgePointwise(JudgeEvaluator):
                     key=lambda r: (r.unit_id, r.model_id, r.details["judge"]))
         failed = [r for r in records if r.error is not None]
         samples = ctx.settings.evaluation.judge.bootstrap_samples
-        plan = judge_plan(ctx)
+        plan = ctx.roles.judge_plan
 
         by_model: dict[str, list[ScoreRecord]] = defaultdict(list)
         by_judge: dict[str, list[ScoreRecord]] = defaultdict(list)

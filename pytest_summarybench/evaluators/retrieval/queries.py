@@ -9,8 +9,9 @@ Where the queries come from, first that applies:
    how the default run on ``fixtures/sample_codebase`` gets the hand-written
    ``fixtures/queries/sample_codebase.jsonl`` without any model (a fixed, reviewed set
    also keeps scores comparable across runs);
-3. generation with the prompt below by the first judge model (``models.judge``), cached in
-   the store like every model call.
+3. generation with the prompt below by the run's helper model (``roles.py``: the first
+   judge of none of the families of the models under test), cached in the store like
+   every model call.
 
 Queries are matched to units by (path, name); lines naming no extracted unit are counted,
 not fatal. Each unit keeps its first ``queriesPerUnit`` queries. The controller resolves
@@ -117,8 +118,9 @@ def query_source(ctx: RunContext) -> QuerySource | None:
     bundled = root.parent / "queries" / f"{root.name}.jsonl"
     if bundled.is_file():
         return QuerySource("file", path=bundled)
-    if ctx.judges:
-        return QuerySource("llm", model=ctx.judges[0])
+    helper = ctx.roles.helper
+    if helper is not None:
+        return QuerySource("llm", model=helper)
     return None
 
 
