@@ -1,8 +1,8 @@
 """pytest entry point: options, hook specs, fixtures and wiring.
 
 Kept cheap to import (pytest and the standard library only): the pipeline, pydantic,
-litellm, chromadb and tree-sitter are imported by ``session.py`` and below, when a run
-actually uses the benchmark.
+litellm, chromadb and tree-sitter are imported by ``session.py``, ``controller.py``,
+``session_end.py`` and below, when a run actually uses the benchmark.
 """
 
 from __future__ import annotations
@@ -124,11 +124,11 @@ def pytest_configure(config: pytest.Config) -> None:
     state = SummaryBenchState(config)
     config.pluginmanager.register(state, STATE_NAME)
     if not hasattr(config, "workerinput"):
-        from .session import ControllerHooks
+        from .session_end import ControllerHooks
 
         config.pluginmanager.register(ControllerHooks(state), "summarybench-controller")
         if config.pluginmanager.hasplugin("xdist"):
-            from .session import XdistControllerHooks
+            from .controller import XdistControllerHooks
 
             config.pluginmanager.register(XdistControllerHooks(state), "summarybench-xdist")
         if config.pluginmanager.hasplugin("html"):
