@@ -1,39 +1,16 @@
-"""Evaluators: one per file behind the ``Evaluator`` protocol of ``base.py``.
+"""Evaluators: the ``Evaluator`` protocol (``base.py``), the registry of the built-in ones
+(``registry.py``), and one package per evaluator family: ``judge/``, ``contrastive/``,
+``retrieval/`` and ``downstream/``, each with its prompts, answer parsing, evaluators and
+report section.
 
-The registry maps evaluator names to ``module:Class`` strings so that nothing heavy is
-imported until an evaluator is used. Users add their own through the
+Nothing heavy is imported until an evaluator is used. Users add their own through the
 ``pytest_summarybench_evaluators`` hook.
 """
 
 from __future__ import annotations
 
-import importlib
-
 from .base import EvaluationError, Evaluator, MatrixItem, SummarizingEvaluator, unit_items
-
-#: Built-in evaluators by name (``family/method``), in report order.
-BUILTIN_EVALUATORS: dict[str, str] = {
-    "judge/pointwise": "pytest_summarybench.evaluators.judge.pointwise:JudgePointwise",
-    "judge/pairwise": "pytest_summarybench.evaluators.judge.pairwise:JudgePairwise",
-    "contrastive/embedding":
-        "pytest_summarybench.evaluators.contrastive.embedding:ContrastiveEmbedding",
-    "contrastive/llm": "pytest_summarybench.evaluators.contrastive.llm:ContrastiveLLM",
-    "retrieval/embedding": "pytest_summarybench.evaluators.retrieval.embedding:RetrievalEmbedding",
-    "downstream/completion":
-        "pytest_summarybench.evaluators.downstream.completion:CompletionEvaluator",
-    "downstream/bug_localisation":
-        "pytest_summarybench.evaluators.downstream.bug_localisation:BugLocalisationEvaluator",
-    "downstream/function_selection":
-        "pytest_summarybench.evaluators.downstream.function_selection:FunctionSelectionEvaluator",
-}
-
-
-def load_builtin(name: str) -> Evaluator:
-    """Instantiate the built-in evaluator called ``name``."""
-    module_name, _, class_name = BUILTIN_EVALUATORS[name].partition(":")
-    module = importlib.import_module(module_name)
-    return getattr(module, class_name)()  # type: ignore[no-any-return]
-
+from .registry import BUILTIN_EVALUATORS, load_builtin
 
 __all__ = ["BUILTIN_EVALUATORS", "EvaluationError", "Evaluator", "MatrixItem",
            "SummarizingEvaluator", "load_builtin", "unit_items"]

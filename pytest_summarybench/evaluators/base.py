@@ -49,8 +49,8 @@ class Evaluator(Protocol):
     """
 
     name: ClassVar[str]
-    """``family/method``; the family is one of judge, contrastive, retrieval, downstream
-    (or a benchmark-specific family)."""
+    """``family/method``; the family is one of ``vocabulary.FAMILIES`` (or a
+    benchmark-specific family)."""
     family: ClassVar[str]
 
     def skip_reason(self, ctx: RunContext) -> str | None:
