@@ -64,13 +64,8 @@ class FamilyBreakdown:
 
 def component_weights(config: BenchmarkConfig) -> dict[str, dict[str, float]]:
     """family -> component -> weight, from the config (spec 9.2 defaults)."""
-    s = config.scoring
-    return {
-        "judge": s.judge_weights.model_dump(),
-        "contrastive": s.contrastive_weights.model_dump(),
-        "retrieval": s.retrieval_weights.model_dump(),
-        "downstream": s.downstream_weights.model_dump(),
-    }
+    # ``ScoringConfig`` has one ``<family>Weights`` section per family (spec 9.2).
+    return {f: getattr(config.scoring, f"{f}_weights").model_dump() for f in FAMILIES}
 
 
 def weighted(values: dict[str, float], weights: dict[str, float]) -> float | None:
