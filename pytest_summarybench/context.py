@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from .roles import Roles
+from .roles.assign import Roles
 from .schemas import CodeUnit, GeneratedSummary, ModelConfig
 from .settings import Settings
 from .store import Store

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pytest
 
 from ...llm.families import family_of, same_family
-from ...roles import NO_TASK_MODEL, TaskModelError
+from ...roles.task import NO_TASK_MODEL, TaskModelError
 from ..base import EvaluationError, MatrixItem
 from .prompts import PROMPT_VERSION
 from .tasks import Loaded, TaskFileError, TaskType

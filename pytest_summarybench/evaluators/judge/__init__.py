@@ -3,13 +3,15 @@
 
 One concern per module: ``base`` (what the two evaluators share about a run),
 ``prompts`` (the spec texts), ``verdicts`` (schemas and parsing), ``calling`` (asking a
-judge, retries, structured output), ``selection`` (spec 5.3), ``bradley_terry``,
-``tally`` (wins / losses / ties, intervals), ``audit`` (position and length bias,
-length-controlled win rate) and ``agreement`` (kappas).
+judge, retries, structured output), ``bradley_terry``, ``tally`` (wins / losses / ties,
+intervals), ``audit`` (position and length bias, length-controlled win rate) and
+``agreement`` (kappas). Which judge judges which model (spec 5.3) is a role of the run:
+``roles/judges.py``, read through ``ctx.roles.judge_plan``.
 """
 
 from __future__ import annotations
 
+from ...roles.judges import JudgePlan, pair_id, plan_judges, split_pair
 from .agreement import cohen_kappa, fleiss_kappa, judge_agreement
 from .audit import PairVerdict, length_controlled, position_bias
 from .base import JudgeEvaluator
@@ -18,7 +20,6 @@ from .calling import Answer, JudgeClient, JudgeError, parse_judge_error
 from .pairwise import JudgePairwise
 from .pointwise import JudgePointwise
 from .prompts import CRITERIA_WEIGHTS, PROMPT_VERSION, weighted_average
-from .selection import JudgePlan, pair_id, plan_judges, split_pair
 from .tally import head_to_head, mean_ci, tally
 from .verdicts import (
     InvalidVerdict,

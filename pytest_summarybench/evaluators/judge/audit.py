@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .selection import pair_id
+from ...roles.judges import pair_id
 
 #: Ridge penalty (prior precision) of the length-controlled regression.
 LC_PENALTY = 1.0

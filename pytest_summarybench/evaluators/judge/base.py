@@ -10,10 +10,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ...roles.judges import HOW_TO_ADD
 from ...schemas import ModelConfig, ScoreRecord
 from ..base import EvaluationError
 from .calling import JudgeClient, parse_judge_error
-from .selection import HOW_TO_ADD
 
 if TYPE_CHECKING:
     from ...context import RunContext

@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ...roles.judges import pair_id, split_pair
 from ...schemas import ScoreRecord
 from ..base import EvaluationError, MatrixItem
 from . import bradley_terry
@@ -40,7 +41,6 @@ from .base import (
 )
 from .calling import Answer, JudgeError
 from .prompts import PAIRWISE_CRITERIA, PAIRWISE_TAG, PROMPT_VERSION, pairwise_messages
-from .selection import pair_id, split_pair
 from .tally import head_to_head, tally, unit_wins
 from .verdicts import PAIRWISE_JSON_SCHEMA, PairwiseVerdict, parse_pairwise
 

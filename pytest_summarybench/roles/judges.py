@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from ...llm.families import families_of, family_of
-from ...schemas import ModelConfig
+from ..llm.families import families_of, family_of
+from ..schemas import ModelConfig
 
 #: How a user adds a judge, for the messages that need one.
 HOW_TO_ADD = ("add one under models.judge in summarybench.yaml or pass --sb-judge "
