@@ -1,46 +1,101 @@
-"""What an evaluator sees of a run: settings, store, units, models and summaries.
+"""What an evaluator sees of a run: settings, store, units, models, summaries and the
+models' roles.
 
 Built once per process (the controller, and each xdist worker) from the store, which is
-the only channel between them; nothing here is held in globals.
+the only channel between them; nothing here is held in globals. A context never changes
+once made: a narrower view (``restricted``, ``with_units``) or a fresher one
+(``refreshed``, after the controller wrote summaries) is a new context. What it reads from
+the store is read on first use and kept, so a context is cheap to make and to pass on.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from .roles.assign import Roles
 from .schemas import CodeUnit, GeneratedSummary, ModelConfig
 from .settings import Settings
 from .store import Store
 
 
-class RunContext:
-    """The run's shared, read-mostly state."""
+class StoredUnits:
+    """The run's units as the store holds them, read once and shared by a context and the
+    contexts made from it: a run's units never change once it is extracted."""
 
-    def __init__(self, settings: Settings, store: Store, run_id: str) -> None:
-        self.settings = settings
-        self.store = store
-        self.run_id = run_id
+    def __init__(self, store: Store, run_id: str) -> None:
+        self._store = store
+        self._run_id = run_id
+
+    @cached_property
+    def all(self) -> list[CodeUnit]:
+        return self._store.load_units(self._run_id)
+
+    @cached_property
+    def by_id(self) -> dict[str, CodeUnit]:
+        return {u.id: u for u in self.all}
+
+    @cached_property
+    def sampled(self) -> list[CodeUnit]:
+        return [self.by_id[i] for i in self._store.sampled_unit_ids(self._run_id)]
+
+
+@dataclass(frozen=True, eq=False)
+class RunContext:
+    """The run's shared, read-only state (see the module docstring)."""
+
+    settings: Settings
+    store: Store
+    run_id: str
+    chosen_models: tuple[ModelConfig, ...] | None = field(default=None, kw_only=True)
+    """The models under test this context is about (None: every configured one)."""
+    chosen_units: tuple[CodeUnit, ...] | None = field(default=None, kw_only=True)
+    """The units this context summarizes and scores (None: the sampled ones)."""
+    stored_units: StoredUnits = field(default=None, kw_only=True, repr=False)  # type: ignore[assignment]
+    """The run's units read from the store, shared with the contexts made from this one."""
+
+    def __post_init__(self) -> None:
+        if self.stored_units is None:
+            # the frozen dataclass's own way to set a field it defaults itself
+            object.__setattr__(self, "stored_units", StoredUnits(self.store, self.run_id))
+
+    # -- new contexts ---------------------------------------------------------------------
+    def restricted(self, model_ids: Iterable[str]) -> RunContext:
+        """This context for only these models under test (e.g. those ``-k`` selected)."""
+        wanted = set(model_ids)
+        return dataclasses.replace(self, chosen_models=tuple(
+            m for m in self.settings.test_models() if m.id in wanted))
+
+    def with_units(self, units: Iterable[CodeUnit]) -> RunContext:
+        """This context (its models) for other units than the sampled ones, e.g. the units
+        a downstream task shows that the sample left out."""
+        return dataclasses.replace(self, chosen_units=tuple(units))
+
+    def refreshed(self) -> RunContext:
+        """The same context reading summaries afresh (after the controller wrote some)."""
+        return dataclasses.replace(self)
 
     # -- units ------------------------------------------------------------------------
-    @cached_property
+    @property
     def all_units(self) -> list[CodeUnit]:
         """Every extracted unit of the codebase (distractor and index candidates)."""
-        return self.store.load_units(self.run_id)
-
-    @cached_property
-    def _by_id(self) -> dict[str, CodeUnit]:
-        return {u.id: u for u in self.all_units}
+        return self.stored_units.all
 
     @cached_property
     def units(self) -> list[CodeUnit]:
-        """The sampled units under evaluation, in a stable order."""
-        return [self._by_id[i] for i in self.store.sampled_unit_ids(self.run_id)]
+        """The units under evaluation (the sampled ones unless ``with_units`` chose), in a
+        stable order."""
+        if self.chosen_units is not None:
+            return list(self.chosen_units)
+        return self.stored_units.sampled
 
     def unit(self, unit_id: str) -> CodeUnit:
-        return self._by_id[unit_id]
+        return self.stored_units.by_id[unit_id]
 
     @staticmethod
     def unit_label(unit: CodeUnit) -> str:
@@ -48,19 +103,24 @@ class RunContext:
         name = unit.name if unit.type != "file" else "file"
         return f"{unit.language}-{unit.path}-{name}".replace(" ", "_")
 
-    # -- models and summaries ---------------------------------------------------------
+    # -- models, roles and summaries ----------------------------------------------------
     @cached_property
     def models(self) -> list[ModelConfig]:
-        """Models under test (all configured ones unless ``restrict_models`` narrowed them)."""
+        """Models under test (all configured ones unless ``restricted`` narrowed them)."""
+        if self.chosen_models is not None:
+            return list(self.chosen_models)
         return self.settings.test_models()
-
-    def restrict_models(self, model_ids: set[str]) -> None:
-        """Limit generation and preparation to these models (e.g. those ``-k`` selected)."""
-        self.__dict__["models"] = [m for m in self.settings.test_models() if m.id in model_ids]
 
     @cached_property
     def judges(self) -> list[ModelConfig]:
         return self.settings.judge_models()
+
+    @cached_property
+    def roles(self) -> Roles:
+        """Which model plays which role (the judge plan, the helper, the task model),
+        each worked out when first asked for."""
+        return Roles(settings=self.settings, models=tuple(self.models),
+                     judges=tuple(self.judges))
 
     @cached_property
     def _summaries(self) -> dict[tuple[str, str], GeneratedSummary | str]:
@@ -76,11 +136,6 @@ class RunContext:
         if found is None:
             return "no summary was generated for this unit and model"
         return found if isinstance(found, str) else None
-
-    def refresh(self) -> None:
-        """Forget cached store reads (after the controller generated summaries)."""
-        for name in ("all_units", "_by_id", "units", "_summaries"):
-            self.__dict__.pop(name, None)
 
     # -- determinism and files --------------------------------------------------------
     @property

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-PROVIDERS = ("anthropic", "openai", "google", "openrouter", "local", "ollama", "builtin")
-FAMILIES = ("judge", "contrastive", "retrieval", "downstream")
+from .vocabulary import FAMILIES, PROVIDERS
+from .vocabulary import parse_families as _families
+
 CONFIG_FILE = "summarybench.yaml"
 
 
@@ -26,15 +27,12 @@ def _check_model(flag: str, spec: str) -> None:
 
 
 def parse_families(flag: str, text: str) -> list[str]:
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if parts == ["all"]:
-        return list(FAMILIES)
-    unknown = [p for p in parts if p not in FAMILIES]
-    if unknown or not parts:
+    try:
+        return _families(text)
+    except ValueError:
         raise pytest.UsageError(
             f"{flag} {text!r}: expected a comma-separated list of {', '.join(FAMILIES)} "
-            f"or 'all'")
-    return parts
+            f"or 'all'") from None
 
 
 def validate_options(config: pytest.Config) -> None:

@@ -105,17 +105,9 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str) -> None:
     )
     store.save_run(run)
     if result.skipped:
-        store.ensure_table(
-            "CREATE TABLE IF NOT EXISTS skipped_files "
-            "(run_id TEXT, path TEXT, reason TEXT, PRIMARY KEY (run_id, path))")
-        with store.transaction() as conn:
-            conn.executemany("INSERT OR REPLACE INTO skipped_files VALUES (?, ?, ?)",
-                             [(run_id, s.path, s.reason) for s in result.skipped])
+        store.skipped_files.save(run_id, [(s.path, s.reason) for s in result.skipped])
 
 
 def skipped_files(store: Store, run_id: str) -> list[tuple[str, str]]:
     """(path, reason) of files extraction skipped for this run."""
-    if not store.execute("SELECT name FROM sqlite_master WHERE name='skipped_files'"):
-        return []
-    return [(p, r) for p, r in store.execute(
-        "SELECT path, reason FROM skipped_files WHERE run_id = ? ORDER BY path", (run_id,))]
+    return store.skipped_files.of(run_id)

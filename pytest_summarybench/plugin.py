@@ -1,8 +1,8 @@
 """pytest entry point: options, hook specs, fixtures and wiring.
 
 Kept cheap to import (pytest and the standard library only): the pipeline, pydantic,
-litellm, chromadb and tree-sitter are imported by ``session.py`` and below, when a run
-actually uses the benchmark.
+litellm, chromadb and tree-sitter are imported by ``session.py``, ``controller.py``,
+``session_end.py`` and below, when a run actually uses the benchmark.
 """
 
 from __future__ import annotations
@@ -12,18 +12,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-if TYPE_CHECKING:
-    from _pytest.nodes import Node
+from .recorder import carry, recorder, scrub_report
+from .vocabulary import FAMILIES, MARKERS, PROVIDERS
 
+if TYPE_CHECKING:
     from .schemas import ScoreRecord
     from .session import BoundItem
 
-FAMILIES = ("judge", "contrastive", "retrieval", "downstream", "validate")
 STATE_NAME = "summarybench-state"
-RECORDS_KEY = pytest.StashKey[list[str]]()
-REPORT_ATTR = "summarybench_records"
-#: Characters of a record's error kept (it may quote a model's answer).
-MAX_ERROR_CHARS = 5000
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -75,13 +71,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "the bundled fixtures/sample_codebase).")
     group.addoption("--sb-model", metavar="PROVIDER/MODEL", action="append", default=None,
                     help="Model under test, repeatable (overrides models.test). Providers: "
-                         "anthropic, openai, google, openrouter, local, ollama, builtin. "
+                         f"{', '.join(PROVIDERS)}. "
                          "Default: the offline builtin/* baselines.")
     group.addoption("--sb-judge", metavar="PROVIDER/MODEL", action="append", default=None,
                     help="Judge model, repeatable (overrides models.judge).")
     group.addoption("--sb-eval", metavar="FAMILIES", default=None,
-                    help="Comma-separated evaluator families to run: judge, contrastive, "
-                         "retrieval, downstream, or 'all' (overrides evaluation.*.enabled).")
+                    help=f"Comma-separated evaluator families to run: {', '.join(FAMILIES)}, "
+                         "or 'all' (overrides evaluation.*.enabled).")
     group.addoption("--sb-sample-size", metavar="N", type=_positive_int, default=None,
                     help="Number of code units to sample (overrides evaluation.sampleSize).")
     group.addoption("--sb-sampling", metavar="STRATEGY", default=None,
@@ -118,8 +114,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    for family in FAMILIES:
-        config.addinivalue_line("markers", f"{family}: summarybench {family} evaluator items")
+    for marker in MARKERS:
+        config.addinivalue_line("markers", f"{marker}: summarybench {marker} evaluator items")
     from .options import validate_options
 
     validate_options(config)
@@ -128,11 +124,11 @@ def pytest_configure(config: pytest.Config) -> None:
     state = SummaryBenchState(config)
     config.pluginmanager.register(state, STATE_NAME)
     if not hasattr(config, "workerinput"):
-        from .session import ControllerHooks
+        from .session_end import ControllerHooks
 
         config.pluginmanager.register(ControllerHooks(state), "summarybench-controller")
         if config.pluginmanager.hasplugin("xdist"):
-            from .session import XdistControllerHooks
+            from .controller import XdistControllerHooks
 
             config.pluginmanager.register(XdistControllerHooks(state), "summarybench-xdist")
         if config.pluginmanager.hasplugin("html"):
@@ -141,33 +137,10 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(HtmlResultsColumns(state), "summarybench-html")
 
 
-def _recorder(node: Node) -> Callable[[ScoreRecord], None]:
-    """A function that records a score on ``node``'s stash (see ``sb_record``)."""
-    stash = node.stash
-    nodeid = node.nodeid
-
-    def record(rec: ScoreRecord) -> None:
-        from .llm.redaction import scrub, scrub_data
-
-        rec.nodeid = nodeid
-        # Every record passes here on its way to the store, results.json and the reports:
-        # the one place its text (errors, details quoting answers) is redacted and made
-        # printable.
-        if rec.error is not None:
-            rec.error = scrub(rec.error, max_chars=MAX_ERROR_CHARS)
-        if rec.details:
-            rec.details = scrub_data(rec.details)
-        # As JSON text: it crosses xdist as it is, and the reports pytest keeps for the
-        # whole session then hold no containers for the garbage collector to walk.
-        stash.setdefault(RECORDS_KEY, []).append(rec.model_dump_json())
-
-    return record
-
-
 @pytest.fixture
 def sb_record(request: pytest.FixtureRequest) -> Callable[[ScoreRecord], None]:
     """Record a score for the current test; it reaches the controller on the report."""
-    return _recorder(request.node)
+    return recorder(request.node)
 
 
 @pytest.fixture
@@ -191,7 +164,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
     case = case_of(item)
     if case is not None:
-        case.attach(_recorder(item))
+        case.attach(recorder(item))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -203,12 +176,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
         from .session import case_of
 
         if case_of(item) is not None:
-            _scrub_report(report)
+            scrub_report(report)
     if call.when != "teardown":
-        records = item.stash.get(RECORDS_KEY, None)
-        if records:
-            setattr(report, REPORT_ATTR, tuple(records))
-            del item.stash[RECORDS_KEY]
+        carry(item, report)
     else:
         from .session import case_of
 
@@ -216,19 +186,3 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
         if case is not None:
             case.attach(None)  # the recorder is the test's; drop it with the test
     return report
-
-
-def _scrub_report(report: pytest.TestReport) -> None:
-    """Redact and neutralise what pytest will print and write (terminal, junit XML,
-    pytest-html) for a benchmark test: its failure text and captured output. A failure
-    whose text needs no change keeps pytest's own traceback rendering."""
-    from .llm.redaction import scrub
-
-    if report.failed and report.longrepr is not None \
-            and not isinstance(report.longrepr, tuple):
-        text = str(report.longrepr)
-        clean = scrub(text)
-        if clean != text:
-            report.longrepr = clean
-    if report.sections:
-        report.sections = [(title, scrub(content)) for title, content in report.sections]

@@ -1,20 +1,17 @@
-"""Session wiring: the state every process holds, and the controller's hooks.
+"""Session wiring: the state every process holds.
 
 ``SummaryBenchState`` lives in the controller and in each xdist worker: it loads settings,
-reaches the run through the store, parametrizes the matrix and binds items to evaluators.
-``ControllerHooks`` (controller only) prepares the run once before tests start, collects
-the records that arrive on test reports, aggregates and reports. ``XdistControllerHooks``
-is registered only when xdist is present, so the plugin also loads with ``-p no:xdist``.
+reaches the run through the store, parametrizes the matrix and binds items to evaluators
+(``BoundItem``, what a benchmark test calls). The controller's own hooks are in
+``controller.py`` (from session start to the last test) and ``session_end.py`` (the
+report at the end).
 """
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -24,30 +21,23 @@ from .evaluators import (
     EvaluationError,
     Evaluator,
     MatrixItem,
-    SummarizingEvaluator,
     load_builtin,
 )
 from .input_files import InputFileError
-from .plugin import REPORT_ATTR
+from .vocabulary import FAMILIES, LADDER_PREFIX, VALIDATE
 
 # pydantic-based modules (schemas, settings, store, context) are imported where used, so
 # that registering this module in pytest_configure stays cheap (``pytest --help``).
 if TYPE_CHECKING:
-    from _pytest.terminal import TerminalReporter
 
     from .aggregate import Scoring
     from .context import RunContext
-    from .schemas import BenchmarkReport, ScoreRecord
+    from .schemas import ScoreRecord
     from .settings import Settings
-    from .store import RecordRow, Store
+    from .store import Store
 
+#: The session token the controller hands its xdist workers (``workerinput``).
 TOKEN_KEY = "summarybench_token"
-#: The controller writes records to the store every SAVE_BATCH tests or SAVE_EVERY_S
-#: seconds, whichever comes first (see ``ControllerHooks.flush_records``).
-SAVE_BATCH = 500
-SAVE_EVERY_S = 2.0
-_SELECTION_DDL = ("CREATE TABLE IF NOT EXISTS session_selection (token TEXT, model_id TEXT, "
-                  "evaluator TEXT, PRIMARY KEY (token, model_id, evaluator))")
 #: How a collection error that must stop the whole session begins: whichever process
 #: collects (the controller, or an xdist worker whose report the controller receives), the
 #: controller turns it into one ``ERROR:`` line and exit code 4 (``ControllerHooks.stop``).
@@ -153,7 +143,7 @@ class SummaryBenchState:
         self.skipped_families: dict[str, str] = {}
         self.scoring: Scoring | None = None
         """Set with the evaluators: how their metrics become scores."""
-        self._refreshed = False
+        self._bound = False
 
     # -- lazily built run state ------------------------------------------------------
     @property
@@ -214,13 +204,13 @@ class SummaryBenchState:
                     reason = ev.skip_reason(ctx)
                 except Exception as exc:
                     _raise_if_fatal(ev.name, exc)
-                    reason = _failure(exc)  # a broken evaluator must not stop the others
+                    reason = failure(exc)  # a broken evaluator must not stop the others
                 if reason is None:
                     active[ev.name] = ev
                 else:
                     reasons.setdefault(ev.family, {}).setdefault(reason, []).append(ev.name)
             families_with_items = {ev.family for ev in active.values()}
-            for family in options.FAMILIES:
+            for family in FAMILIES:
                 if family not in enabled:
                     self.skipped_families[family] = "disabled in the configuration"
                 elif family not in families_with_items:
@@ -257,7 +247,7 @@ class SummaryBenchState:
                 del active[name]
                 key = ev.family if all(e.family != ev.family for e in active.values()) \
                     else name
-                self.skipped_families[key] = f"{name}: {_failure(exc)}"
+                self.skipped_families[key] = f"{name}: {failure(exc)}"
         if options.validating(self.config):
             from .validity.wiring import documented_ids, keep_item
 
@@ -266,18 +256,19 @@ class SummaryBenchState:
         return sorted(items, key=lambda it: (it.test_id, it))
 
     def bound_context(self) -> RunContext:
-        """The context tests evaluate with."""
-        ctx = self.context()
-        if not self._refreshed:
-            # Summaries and artefacts were produced by the controller after this process
-            # collected; read them afresh once.
-            ctx.refresh()
-            self._refreshed = True
-        return ctx
+        """The context tests evaluate with: in a worker, read afresh once (the controller
+        produced summaries and artefacts after this process collected); in the controller,
+        the one it prepared the run with (``bind``)."""
+        if not self._bound:
+            # A context is never changed: a fresh one replaces it.
+            self.bind(self.context().refreshed())
+        return self.context()
 
-    def mark_refreshed(self) -> None:
-        """The context was just read afresh (the controller, after generating)."""
-        self._refreshed = True
+    def bind(self, ctx: RunContext) -> None:
+        """Evaluate with ``ctx`` from now on (the controller: restricted to the selected
+        models and read afresh after generating and after each evaluator's ``prepare``)."""
+        self._ctx = ctx
+        self._bound = True
 
     def release(self) -> None:
         """Forget the run's data (units, summaries): the session is over."""
@@ -313,11 +304,11 @@ class SummaryBenchState:
         marks: dict[tuple[str, bool], tuple[pytest.MarkDecorator, ...]] = {}
         params = []
         for it in items:
-            key = (it.evaluator.split("/", 1)[0], it.model_id.startswith("validate/"))
+            key = (it.evaluator.split("/", 1)[0], it.model_id.startswith(LADDER_PREFIX))
             if key not in marks:
                 # the validity ladder's items: -m validate selects them
                 marks[key] = (getattr(pytest.mark, key[0]),
-                              *([pytest.mark.validate] if key[1] else []))
+                              *([getattr(pytest.mark, VALIDATE)] if key[1] else []))
             params.append(pytest.param(BoundItem(it, self), id=it.test_id, marks=marks[key]))
         metafunc.parametrize("sb_case", params)
 
@@ -328,12 +319,8 @@ class SummaryBenchState:
             return
         if self.is_worker:
             # Tell the controller what -k/-m left, before xdist reports collection done.
-            self.store.ensure_table(_SELECTION_DDL)
-            with self.store.transaction() as conn:
-                conn.executemany(
-                    "INSERT OR IGNORE INTO session_selection VALUES (?, ?, ?)",
-                    sorted({(self.token, m, it.evaluator) for it in selected
-                            for m in it.model_id.split("~")}))
+            self.store.selection.add(self.token, sorted(
+                {(m, it.evaluator) for it in selected for m in it.model_id.split("~")}))
 
 
 def _raise_if_fatal(evaluator: str, exc: Exception) -> None:
@@ -347,21 +334,12 @@ def _raise_if_fatal(evaluator: str, exc: Exception) -> None:
         raise pytest.UsageError(f"{evaluator}: {exc}") from None
 
 
-def _failure(exc: BaseException) -> str:
+def failure(exc: BaseException) -> str:
     """One line naming the exception, without key material or control characters."""
     from .llm.redaction import scrub
 
     first = (str(exc).strip().splitlines() or [""])[0]
     return scrub(f"{type(exc).__name__}: {first}", max_chars=1000, one_line=True)
-
-
-def _say(tr: TerminalReporter | None, line: str, **markup: bool) -> None:
-    """Write one line of ours to the terminal: every line the plugin prints goes through
-    here, redacted and with control characters made inert (errors quote providers)."""
-    if tr is not None:
-        from .llm.redaction import scrub
-
-        tr.write_line(scrub(line, one_line=True), **markup)
 
 
 def case_of(item: pytest.Item) -> BoundItem | None:
@@ -373,414 +351,3 @@ def case_of(item: pytest.Item) -> BoundItem | None:
 
 def selected_items(items: list[pytest.Item]) -> list[MatrixItem]:
     return [case.item for case in map(case_of, items) if case is not None]
-
-
-class ControllerHooks:
-    """Controller-only: prepare once, collect records, aggregate, report.
-
-    It fails closed: a store or output directory that cannot be used, or an input file
-    that is malformed, stops the session with one ``ERROR:`` line and exit code 4
-    (``stop``); a configured gate never passes on a session that scored nothing or stopped
-    early; and the previous session's reports are moved aside (``retire_reports``) as soon
-    as this one starts evaluating, so that a ``results.json`` in the output directory is
-    always the report of the last session that finished.
-    """
-
-    def __init__(self, state: SummaryBenchState) -> None:
-        self.state = state
-        # Every record that arrived, as the JSON the store keeps, until the session end
-        # reads them (``records``): 10,000 live records slowed every full garbage
-        # collection of the run, and they are written as JSON anyway.
-        self._arrived: list[str] = []
-        self._records: list[ScoreRecord] | None = None
-        self.prepared = False
-        self.started_at = datetime.now(timezone.utc)
-        self.report: BenchmarkReport | None = None
-        self.gate_failures: list[str] = []
-        self.generation_summary: list[str] = []
-        self._unsaved: list[tuple[str, list[RecordRow]]] = []
-        self._saved_at = time.monotonic()
-        self.report_paths: dict[str, Path] = {}
-        self.results_path: Path | None = None
-        self.fatal: str | None = None
-        """Why the session was stopped (the ERROR line), once it was."""
-        self.benchmark_ran = False
-        """The code-summary benchmark was collected (items selected, or an empty matrix)."""
-        self.notes: list[str] = []
-        """Lines for the terminal summary when there is no report to show."""
-        self._retired: dict[Path, Path] | None = None
-
-    # -- failing closed ----------------------------------------------------------------
-    def stop(self, message: str) -> NoReturn:
-        """Stop the session now: one ``ERROR: summarybench: ...`` line on stderr and exit
-        code 4 (pytest's usage error), the previous reports moved aside."""
-        self.fatal = message = " ".join(message.split())  # one line, whatever it quotes
-        self.retire_reports()
-        raise pytest.UsageError(f"summarybench: {message}")
-
-    def retire_reports(self) -> dict[Path, Path]:
-        """Move the previous session's reports aside, once per session (see
-        ``report.render.retire_reports``); where each went."""
-        if self._retired is None:
-            self._retired = {}
-            try:
-                output_dir = self.state.settings.output_dir
-            except pytest.UsageError:
-                return self._retired  # no configuration, hence no output directory
-            from .report.render import retire_reports
-
-            try:
-                self._retired = retire_reports(output_dir)
-            except OSError as exc:
-                self.notes.append(f"summarybench: the previous reports in {output_dir} could "
-                                  f"not be moved aside ({exc.strerror or exc})")
-        return self._retired
-
-    def _check_output_dir(self) -> None:
-        """Stop now, not after the run, when the output directory cannot be written."""
-        import tempfile
-
-        output_dir = self.state.settings.output_dir
-        try:
-            output_dir.mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryFile(dir=output_dir):
-                pass
-        except OSError as exc:
-            self.stop(f"output directory {output_dir} is not writable "
-                      f"({exc.strerror or exc}): make it writable or pass --sb-output DIR")
-
-    def _end_with(self, session: pytest.Session, message: str) -> None:
-        """A failure at session end: no report, the one line in the terminal summary, exit
-        code 4 (raising from ``pytest_sessionfinish`` would lose pytest's own summary)."""
-        self.fatal = message = " ".join(message.split())
-        self.report = None
-        self.retire_reports()
-        self.notes.append(f"ERROR: summarybench: {message}")
-        session.exitstatus = pytest.ExitCode.USAGE_ERROR
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        # A collection error summarybench marked as fatal (raised in pytest_generate_tests
-        # of this process or of an xdist worker): stop with its one line.
-        if report.failed and self.fatal is None:
-            text = report.longreprtext.strip()
-            if text.startswith(STOP_PREFIX):
-                self.stop(text[len(STOP_PREFIX):].strip())
-
-    @property
-    def records(self) -> list[ScoreRecord]:
-        """Every record of the session, in arrival order (after the hooks saw them)."""
-        if self._records is None:
-            from .schemas import ScoreRecord
-
-            self._records = [ScoreRecord.model_validate_json(text) for text in self._arrived]
-        return self._records
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        config = self.state.config
-        if options.engaged(config):
-            # A bad configuration stops here, as one usage error line; so does a codebase
-            # path the user gave (the default one is checked only when the code-summary
-            # benchmark is collected, so other benchmarks run anywhere).
-            settings = self.state.settings
-            if config.getoption("sb_codebase") or options.config_path(config) is not None:
-                from .pipeline import check_codebase
-                from .settings import SettingsError
-
-                try:
-                    check_codebase(settings)
-                except SettingsError as exc:
-                    raise pytest.UsageError(str(exc)) from None
-        if config.getoption("sb_dry_run"):
-            from .generate import estimate_generation, format_estimate
-            from .store import StoreError
-
-            try:
-                ctx = self.state.context()
-            except StoreError as exc:
-                raise pytest.UsageError(f"summarybench: {exc}") from None
-            tr = config.pluginmanager.get_plugin("terminalreporter")
-            lines = format_estimate(estimate_generation(ctx))
-            for line in lines:
-                _say(tr, line)
-            pytest.exit("summarybench dry run: no model was called", returncode=0)
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if not self.state.is_worker:
-            selected = selected_items(session.items)
-            if selected:
-                self.prepare({(m, it.evaluator) for it in selected
-                              for m in it.model_id.split("~")})
-
-    def prepare(self, selection: set[tuple[str, str]]) -> None:
-        """Generate summaries and build evaluator artefacts for the selected items.
-
-        Nothing is generated for ``--collect-only`` (listing tests must not spend money);
-        ``--sb-generate-only`` stops the session once summaries exist. A store that fails
-        meanwhile stops the session (``stop``).
-        """
-        config = self.state.config
-        if self.prepared or config.option.collectonly:
-            return
-        self.prepared = True
-        self.benchmark_ran = True
-        from .store import StoreError
-
-        try:
-            self._prepare(selection)
-        except StoreError as exc:
-            self.stop(str(exc))
-
-    def _prepare(self, selection: set[tuple[str, str]]) -> None:
-        config = self.state.config
-        from .generate import run_generation
-        from .store import StoreError
-
-        ctx = self.state.context()
-        models = {m for m, _ in selection}
-        ctx.restrict_models(models)
-        settings = self.state.settings
-        result = run_generation(ctx, parallel=settings.evaluation.parallel,
-                                max_cost_usd=settings.evaluation.max_cost_usd,
-                                progress=True)
-        self.generation_summary = result.lines()
-        if config.getoption("sb_generate_only"):
-            tr = config.pluginmanager.get_plugin("terminalreporter")
-            for line in self.generation_summary:
-                _say(tr, line)
-            pytest.exit("summarybench: summaries generated (--sb-generate-only)",
-                        returncode=1 if result.errors else 0)
-        if result.generated or result.errors:
-            # New summaries or errors were linked: read them. A fully cached re-run links
-            # nothing, and reading 10,000 units again was a visible share of its time.
-            ctx.refresh()
-            ctx.restrict_models(models)
-        self.state.mark_refreshed()
-        # Evaluation starts: the reports of an earlier session must not pass for this one's.
-        self._check_output_dir()
-        self.retire_reports()
-        active = self.state.evaluators()
-        tr = config.pluginmanager.get_plugin("terminalreporter")
-        for name in sorted({ev for _, ev in selection}):
-            if name in active:
-                try:
-                    active[name].prepare(ctx)
-                except StoreError:
-                    raise
-                except Exception as exc:
-                    # Its items will fail with their own reasons; the other evaluators
-                    # and the report go on.
-                    line = f"summarybench: {name} could not prepare: {_failure(exc)}"
-                    self.generation_summary.append(line)
-                    _say(tr, line, red=True)
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        raw = getattr(report, REPORT_ATTR, None)
-        if not raw:
-            if report.nodeid.endswith(f"[{NO_ITEMS_ID}]"):
-                self.benchmark_ran = True  # collected, with nothing to score
-            return
-        from .schemas import ScoreRecord
-        from .store import record_row
-
-        validate = ScoreRecord.model_validate_json
-        records = [validate(r) for r in raw]
-        hook = self.state.config.hook.pytest_summarybench_record_score
-        for rec in records:
-            hook(record=rec, config=self.state.config)
-        rows = [record_row(rec) for rec in records]  # what the hooks left
-        self._arrived.extend(row[4] for row in rows)
-        self._records = None
-        summary_rows = [row for row in rows if row[0] == "summary"]
-        if summary_rows:
-            self._unsaved.append((report.nodeid, summary_rows))
-            now = time.monotonic()
-            if len(self._unsaved) >= SAVE_BATCH or now - self._saved_at >= SAVE_EVERY_S:
-                from .store import StoreError
-
-                try:
-                    self.flush_records()
-                except StoreError as exc:
-                    self.stop(str(exc))
-
-    def flush_records(self) -> None:
-        """Write the records that arrived since the last flush, in one transaction.
-
-        Records are written in batches (every ``SAVE_BATCH`` tests or ``SAVE_EVERY_S``
-        seconds, and at session end) because a transaction per test was a fifth of a
-        cached re-run. A process killed between flushes loses only records, never a model
-        answer: the response cache keeps those, so the tests run again without calls.
-        """
-        self._saved_at = time.monotonic()
-        if self._unsaved:
-            batch, self._unsaved = self._unsaved, []
-            self.state.store.save_record_rows(self.state.context().run_id, batch)
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.fatal is not None or exitstatus == pytest.ExitCode.USAGE_ERROR:
-            # Stopped with its one line (here, or a usage error of pytest's or a plugin's):
-            # nothing of this session may be written as if it had run.
-            if self.benchmark_ran or self.fatal is not None:
-                self.retire_reports()
-            return
-        from .store import StoreError
-
-        try:
-            self._finish(session, exitstatus)
-        except StoreError as exc:
-            self._end_with(session, str(exc))
-
-    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.flush_records()
-        # In node id order, whatever order xdist delivered them in: every sum is then the
-        # same as in a plain run and in a report rebuilt from the store.
-        summary = sorted((r for r in self.records if r.benchmark == "summary"),
-                         key=lambda r: (r.nodeid, r.unit_id, r.model_id, r.evaluator))
-        if not summary and not self.benchmark_ran:
-            return  # not a code-summary session (another benchmark, plain tests)
-        from .report import apply_gate, build_run_report, save_gate_outcome, write_reports
-        from .report.gate import gate_configured
-
-        settings = self.state.settings
-        stopped = _stopped_early(session, exitstatus)
-        if not summary:
-            # Nothing to report: the previous reports must not pass for this session's.
-            self.retire_reports()
-            why = stopped or ("every selected item was skipped or failed before scoring; "
-                              "-rs shows the skip reasons")
-            self.notes.append(f"summarybench: no unit was scored ({why}); no results.json "
-                              f"written")
-            if gate_configured(settings.gate):
-                self._gate_failed(session, [
-                    f"no unit was scored in this session ({why}); a gate passes only on a "
-                    "session that scored"])
-            return
-        ctx = self.state.context()
-        details: dict[str, dict[str, Any]] = {}
-        for name, ev in sorted(self.state.evaluators().items()):
-            if isinstance(ev, SummarizingEvaluator):
-                # The validity ladder is analysed on its own (report.validity).
-                mine = [r for r in summary if r.evaluator == name
-                        and not r.model_id.startswith("validate/")]
-                if mine:
-                    details[name] = ev.summarize(mine, ctx)
-        report = build_run_report(ctx, summary, self.state.skipped_families,
-                                  started_at=self.started_at,
-                                  finished_at=datetime.now(timezone.utc),
-                                  evaluator_details=details, scoring=self.state.scoring,
-                                  save=True)
-        # The configured gate first: it attaches the baseline comparison that ranking
-        # hooks may want to read. A baseline that was this directory's results.json is
-        # read where retire_reports moved it.
-        failures = apply_gate(report, settings, self.state.store,
-                              moved=self.retire_reports())
-        if stopped and gate_configured(settings.gate):
-            failures.append(f"the session stopped early ({stopped}); a gate judges only a "
-                            "session that ran to the end")
-        results = self.state.config.hook.pytest_summarybench_ranking(
-            rankings=report.rankings, report=report, config=self.state.config)
-        failures += [msg for msgs in results if msgs for msg in msgs]
-        report.gate_failures = list(failures)
-        save_gate_outcome(self.state.store, report)
-        self._gate_failed(session, failures)
-        try:
-            self.report_paths = write_reports(report, settings.output_dir,
-                                              ["json", *settings.output.formats])
-        except OSError as exc:
-            self._end_with(session, f"cannot write the reports to {settings.output_dir} "
-                                    f"({exc.strerror or exc}): free space there or make it "
-                                    "writable, or pass --sb-output DIR; the scores are in "
-                                    f"the store ({settings.store_path}), `summarybench "
-                                    "report` rebuilds them")
-            return
-        self.report = report
-        self.results_path = self.report_paths["json"]
-
-    def _gate_failed(self, session: pytest.Session, failures: list[str]) -> None:
-        self.gate_failures = failures
-        if failures and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-    def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
-        records = sorted(self.records, key=lambda r: (r.nodeid, r.benchmark))
-        self.state.config.hook.pytest_summarybench_terminal_summary(
-            terminalreporter=terminalreporter, records=records, config=self.state.config)
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_unconfigure(self, config: pytest.Config) -> None:
-        # Reported and written: let the run's records, units and summaries go before
-        # pytest's last garbage collections walk every object still alive.
-        self._arrived, self._records, self._unsaved = [], None, []
-        self.state.release()
-
-    def pytest_summarybench_terminal_summary(self, terminalreporter: TerminalReporter,
-                                             records: list[ScoreRecord],
-                                             config: pytest.Config) -> None:
-        if self.report is None:
-            if self.notes or self.gate_failures:
-                terminalreporter.write_sep("=", "summarybench")
-                for line in self.notes:
-                    _say(terminalreporter, line, red=line.startswith("ERROR"))
-                for msg in self.gate_failures:
-                    _say(terminalreporter, f"GATE FAILED: {msg}", red=True)
-            return
-        from .report import terminal_lines
-
-        tr = terminalreporter
-        tr.write_sep("=", "summarybench ranking")
-        for line in self.generation_summary:
-            _say(tr, line)
-        for line in terminal_lines(self.report):
-            _say(tr, line)
-        if self.report.validity is not None:
-            from .report.terminal import validity_lines
-
-            for line in validity_lines(self.report.validity):
-                _say(tr, line, red=line.startswith("DISTRUST"))
-        for line in self.notes:
-            _say(tr, line)
-        for msg in self.gate_failures:
-            _say(tr, f"GATE FAILED: {msg}", red=True)
-        _say(tr, f"results: {self.results_path}")
-        for fmt, path in self.report_paths.items():
-            if fmt != "json":
-                _say(tr, f"{fmt} report: {path}")
-
-
-def _stopped_early(session: pytest.Session, exitstatus: int) -> str:
-    """Why the session did not run every selected test ("" when it did): ``-x`` or
-    ``--maxfail``, an interruption, an xdist worker that stopped."""
-    reason = session.shouldfail or session.shouldstop
-    if reason:
-        return str(reason)
-    if exitstatus == pytest.ExitCode.INTERRUPTED:
-        return "interrupted"
-    return ""
-
-
-class XdistControllerHooks:
-    """Controller hooks that exist only with pytest-xdist."""
-
-    def __init__(self, state: SummaryBenchState) -> None:
-        self.state = state
-
-    def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput[TOKEN_KEY] = self.state.token
-
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        controller = self.state.config.pluginmanager.get_plugin("summarybench-controller")
-        if controller is None or controller.prepared or not ids:
-            return
-        from .store import StoreError
-
-        store = self.state.store
-        try:
-            store.ensure_table(_SELECTION_DDL)
-            rows = store.execute("SELECT model_id, evaluator FROM session_selection "
-                                 "WHERE token = ?", (self.state.token,))
-        except StoreError as exc:
-            controller.stop(str(exc))
-        if rows:
-            controller.prepare({(m, e) for m, e in rows})

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from .extract.config import (
     DEFAULT_EXCLUDES,
@@ -22,19 +23,12 @@ from .extract.config import (
     ExtractionTypes,
 )
 from .llm.router import Deployment
-from .schemas import (
-    EVAL_FAMILIES,
-    BenchmarkConfig,
-    ContrastiveEvalConfig,
-    DownstreamEvalConfig,
-    EvaluationsConfig,
-    EvalWeights,
-    JudgeEvalConfig,
-    ModelConfig,
-    RetrievalEvalConfig,
-    ScoringConfig,
-)
+from .llm.structured import StructuredMode
+from .sandbox.limits import ConfiguredLimits
+from .schemas import BenchmarkConfig, EvalWeights, ModelConfig, ScoringConfig
 from .schemas._base import SBModel
+from .schemas.config import SamplingStrategy
+from .vocabulary import FAMILIES
 
 #: The models of the default run: offline baselines that need no key and no network.
 DEFAULT_MODELS: tuple[str, ...] = (
@@ -124,7 +118,7 @@ class JudgeSection(SBModel):
     family_patterns: dict[str, list[str]] = Field(default_factory=dict)
     """Extra family -> regular expressions matched against model names, checked before the
     built-in table (e.g. ``{acme: ["^acme-"]}``)."""
-    structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
+    structured_output: StructuredMode = "auto"
     """Ask for JSON output: ``auto`` uses a JSON schema where the provider supports one and
     JSON mode where it has that, ``off`` relies on the prompt alone."""
     parse_retries: int = Field(default=1, ge=0, le=5)
@@ -170,38 +164,27 @@ class RetrievalSection(SBModel):
     embedding_model: str = "builtin/minilm"
     queries_file: str | None = None
 
+    @field_validator("k_values")
+    @classmethod
+    def _k_positive(cls, v: list[int]) -> list[int]:
+        if not v or any(k <= 0 for k in v):
+            raise ValueError(f"kValues must be a non-empty list of positive integers, got {v}")
+        return v
+
+
+#: ``evaluation.downstream.sandbox``: the sandbox's own ``ConfiguredLimits`` (fields,
+#: defaults and bounds declared there once), read with the settings' rules (camelCase keys,
+#: unknown keys refused). A pydantic dataclass subclass of it, so it is one; type checkers
+#: see the class it is made from.
+if TYPE_CHECKING:
+    SandboxSection = ConfiguredLimits
+else:
+    SandboxSection = pydantic_dataclass(ConfiguredLimits, config=SBModel.model_config,
+                                        frozen=True)
+
 
 class DownstreamSection(SBModel):
-    """Downstream tasks (spec section 8); see ``pytest_summarybench/downstream``."""
-
-    class Sandbox(SBModel):
-        """Limits of the sandbox completion tests run in (``pytest_summarybench/sandbox``)."""
-
-        wall_s: float = Field(default=10.0, gt=0)
-        """Wall-clock seconds per task run before its process group is killed."""
-        cpu_s: int = Field(default=5, ge=1)
-        """CPU seconds per process."""
-        memory_mb: int = Field(default=512, ge=64)
-        """Address space per process."""
-        processes: int = Field(default=32, ge=4)
-        """Processes the run may have at once."""
-        file_size_mb: int = Field(default=16, ge=1)
-        """Largest file (and output) the run may write."""
-        output_chars: int = Field(default=8000, ge=100)
-        """Characters of output kept."""
-        total_memory_mb: int = Field(default=1024, ge=64)
-        """Memory of a whole run, its in-memory files included (needs a cgroup)."""
-        disk_mb: int = Field(default=64, ge=1)
-        """Size of a run's writable directory (in memory)."""
-        boundary: Literal["auto", "bubblewrap", "namespaces", "none"] = "auto"
-        """The kernel boundary: ``auto`` (bubblewrap where installed, else Linux
-        namespaces through ``unshare``), one of them, or ``none``."""
-        allow_without_boundary: bool = False
-        """Run model-written code when no kernel boundary is available, behind the
-        process limits, the syscall filter and the guard only (otherwise the completion
-        task is skipped with the reason)."""
-        seccomp: bool = True
-        """Filter the sandbox's syscalls (where libseccomp is installed)."""
+    """Downstream tasks (spec section 8); see ``pytest_summarybench/evaluators/downstream``."""
 
     enabled: bool = True
     tasks: list[Literal["completion", "bug_localisation", "function_selection"]] = [
@@ -221,12 +204,14 @@ class DownstreamSection(SBModel):
     build_tasks: bool = True
     """Build completion and function-selection tasks from the codebase's documented
     functions for a type no task file covers."""
-    sandbox: Sandbox = Field(default_factory=Sandbox)
+    sandbox: SandboxSection = Field(default_factory=SandboxSection)
+    """Limits of the sandbox completion tests run in (``pytest_summarybench/sandbox``):
+    the fields of ``sandbox.ConfiguredLimits``, in camelCase."""
 
 
 class EvaluationSection(SBModel):
     sample_size: int = Field(default=100, ge=1)
-    sampling: Literal["random", "stratified", "all"] = "stratified"
+    sampling: SamplingStrategy = "stratified"
     seed: int = 0
     parallel: int = Field(default=4, ge=1)
     max_cost_usd: float | None = Field(default=None, ge=0)
@@ -317,10 +302,8 @@ class Settings(SBModel):
         return sorted((m.to_model_config() for m in self.models.judge), key=lambda m: m.id)
 
     def enabled_families(self) -> list[str]:
-        ev = self.evaluation
-        flags = {"judge": ev.judge.enabled, "contrastive": ev.contrastive.enabled,
-                 "retrieval": ev.retrieval.enabled, "downstream": ev.downstream.enabled}
-        return [f for f in EVAL_FAMILIES if flags[f]]
+        # Each family has the section of its name under ``evaluation``.
+        return [f for f in FAMILIES if getattr(self.evaluation, f).enabled]
 
     def extraction_config(self) -> ExtractionConfig:
         ex = self.extraction
@@ -341,29 +324,31 @@ class Settings(SBModel):
         )
 
     def benchmark_config(self) -> BenchmarkConfig:
+        """This configuration as spec 2.4 records it (``configuration`` in results.json,
+        ``config`` of the store's run): the same values, under the spec's names."""
         ev = self.evaluation
-        method: Literal["embedding", "llm", "both"] = (
-            "both" if len(set(ev.contrastive.methods)) == 2 else ev.contrastive.methods[0]
-            if ev.contrastive.methods else "embedding")
+        methods = sorted(set(ev.contrastive.methods))
+        method = "both" if len(methods) == 2 else methods[0] if methods else "embedding"
         return BenchmarkConfig(
             sample_size=ev.sample_size,
             sampling_strategy=ev.sampling,
             seed=ev.seed,
-            evaluations=EvaluationsConfig(
-                judge=JudgeEvalConfig(enabled=ev.judge.enabled,
-                                      judge_models=[m.id for m in self.judge_models()],
-                                      use_pairwise=ev.judge.pairwise),
-                contrastive=ContrastiveEvalConfig(
-                    enabled=ev.contrastive.enabled, distractor_count=ev.contrastive.distractors,
-                    method=method, embedding_model=ev.contrastive.embedding_model),
-                retrieval=RetrievalEvalConfig(
-                    enabled=ev.retrieval.enabled, queries_per_unit=ev.retrieval.queries_per_unit,
-                    k_values=ev.retrieval.k_values,
-                    embedding_model=ev.retrieval.embedding_model),
-                downstream=DownstreamEvalConfig(
-                    enabled=ev.downstream.enabled, tasks=ev.downstream.tasks,
-                    completion_model=ev.downstream.completion_model),
-            ),
+            evaluations={
+                "judge": {"enabled": ev.judge.enabled,
+                          "judgeModels": [m.id for m in self.judge_models()],
+                          "usePairwise": ev.judge.pairwise},
+                "contrastive": {"enabled": ev.contrastive.enabled,
+                                "distractorCount": ev.contrastive.distractors,
+                                "method": method,
+                                "embeddingModel": ev.contrastive.embedding_model},
+                "retrieval": {"enabled": ev.retrieval.enabled,
+                              "queriesPerUnit": ev.retrieval.queries_per_unit,
+                              "kValues": sorted(set(ev.retrieval.k_values)),
+                              "embeddingModel": ev.retrieval.embedding_model},
+                "downstream": {"enabled": ev.downstream.enabled,
+                               "tasks": list(ev.downstream.tasks),
+                               "completionModel": ev.downstream.completion_model},
+            },
             weights=self.weights,
             scoring=self.scoring,
         )
@@ -438,7 +423,7 @@ def _describe(exc: ValidationError, path: str | Path | None) -> str:
     for err in errors[:_MAX_ERRORS]:
         key = ".".join(str(p) for p in err["loc"])
         msg = err["msg"]
-        if err["type"] == "extra_forbidden":
+        if err["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
             msg = "unknown key"
         lines.append(f"{clip_text(key, 120)} = {clip(err.get('input'))}{where}: "
                      f"{clip_text(msg, 300)}")

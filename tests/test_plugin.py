@@ -229,7 +229,9 @@ def test_loads_with_autoload_disabled_and_stays_cheap(tmp_path: Path) -> None:
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0
     assert "--sb-model=PROVIDER/MODEL" in out.stdout
-    probe = ("import sys, pytest_summarybench.plugin, pytest_summarybench.session; "
+    # What pytest_configure registers: the state and the controller's hooks.
+    probe = ("import sys, pytest_summarybench.plugin, pytest_summarybench.session, "
+             "pytest_summarybench.controller, pytest_summarybench.session_end; "
              "print(sorted(m for m in ('pydantic', 'litellm', 'chromadb', 'tree_sitter', "
              "'numpy', 'scipy', 'yaml') if m in sys.modules))")
     mods = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
@@ -271,7 +273,7 @@ def test_a_broken_evaluator_is_skipped_with_its_reason(pytester: pytest.Pytester
 
 
 def test_redact_masks_secret_looking_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_summarybench.llm.providers import redact
+    from pytest_summarybench.llm.redaction import redact
 
     monkeypatch.setenv("VOYAGE_API_KEY", "pa-0123456789abcdef")
     monkeypatch.setenv("TEAM_DEPLOYMENT_KEY", "f00dfeedcafe1234")

@@ -73,8 +73,8 @@ def test_spec_example_loads(tmp_path: Path) -> None:
     assert [m.id for m in s.judge_models()] == [
         "anthropic/claude-3-opus-20240229", "openai/gpt-4-turbo"]
     bc = s.benchmark_config()
-    assert bc.sample_size == 1000 and bc.evaluations.contrastive.method == "both"
-    assert bc.evaluations.contrastive.distractor_count == 9
+    assert bc.sample_size == 1000 and bc.evaluations["contrastive"]["method"] == "both"
+    assert bc.evaluations["contrastive"]["distractorCount"] == 9
     assert s.output_dir == tmp_path / "benchmark-results"
     assert s.codebase_root == tmp_path
     ex = s.extraction_config()

@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pytest_summarybench.evaluators.distractors import code_text  # noqa: E402
+from pytest_summarybench.evaluators.contrastive.distractors import code_text  # noqa: E402
 from pytest_summarybench.generate import builtin  # noqa: E402
 from pytest_summarybench.schemas import CodeUnit  # noqa: E402
 

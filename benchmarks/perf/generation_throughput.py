@@ -107,8 +107,7 @@ def throughput(args: argparse.Namespace, workdir: Path) -> None:
         report = run_generation(ctx, parallel=args.parallel, progress=True)
         elapsed = time.monotonic() - started
         rate = server.successes / elapsed
-        ctx.refresh()
-        lost = sum(ctx.summary(u.id, "openai/gpt-4o") is None for u in units)
+        lost = sum(ctx.refreshed().summary(u.id, "openai/gpt-4o") is None for u in units)
         print(f"achieved rate: {rate:.1f} calls/s vs limit {args.limit:g}/s "
               f"({100 * rate / args.limit:.1f}% of the limit) over {elapsed:.1f}s")
         print(f"successful calls: {server.successes}, 429 answers: {server.statuses[429]}, "

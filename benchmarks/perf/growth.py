@@ -117,8 +117,8 @@ def child(codebase: Path, work: Path) -> dict[str, Any]:
 
     from pytest_summarybench.aggregate.ranking import ReportInputs, build_report
     from pytest_summarybench.context import RunContext
-    from pytest_summarybench.evaluators.distractors import CandidatePool
-    from pytest_summarybench.evaluators.retrieval import ADD_BATCH, HNSW
+    from pytest_summarybench.evaluators.contrastive.distractors import CandidatePool
+    from pytest_summarybench.evaluators.retrieval.embedding import ADD_BATCH, HNSW
     from pytest_summarybench.extract import extract_units, sample_units
     from pytest_summarybench.schemas import (
         CodebaseInfo,

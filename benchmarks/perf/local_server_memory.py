@@ -143,8 +143,11 @@ def run(command: list[str], interval: float) -> dict[str, Any]:
 
 # -- requests: one server, judge requests, memory after each ----------------------------------
 def _judge_bodies(name: str, n: int) -> list[dict[str, Any]]:
-    from pytest_summarybench.judges.prompts import pairwise_messages, pointwise_messages
-    from pytest_summarybench.judges.verdicts import PAIRWISE_JSON_SCHEMA, POINTWISE_JSON_SCHEMA
+    from pytest_summarybench.evaluators.judge.prompts import pairwise_messages, pointwise_messages
+    from pytest_summarybench.evaluators.judge.verdicts import (
+        PAIRWISE_JSON_SCHEMA,
+        POINTWISE_JSON_SCHEMA,
+    )
 
     files = sorted((ROOT / "fixtures" / "sample_codebase").rglob("*.py"))
     codes = [f.read_text()[:3000] for f in files]

@@ -34,10 +34,7 @@ EVALUATORS = ("contrastive/embedding", "retrieval/embedding")
 
 
 def build(path: Path, units: int) -> None:
-    store = Store(path)
-    store.ensure_table("CREATE TABLE IF NOT EXISTS embedding_cache (model TEXT NOT NULL, "
-                       "hash TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL, "
-                       "PRIMARY KEY (model, hash))")
+    store = Store(path)  # embedding_cache is one of the store's own tables
     body = "    total = compute(value, other)  # a typical line of code\n" * 18
     with store.transaction() as conn:
         for i in range(units):

@@ -9,7 +9,6 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..schemas import (
-    EVAL_FAMILIES,
     BenchmarkReport,
     CodebaseInfo,
     CodeUnit,
@@ -25,6 +24,7 @@ from ..schemas import (
 from ..schemas.config import BenchmarkConfig
 from ..schemas.report import BaselineComparison, Statistics
 from ..stats.correlation import correlation_matrix, mean_correlation_matrix
+from ..vocabulary import FAMILIES
 from .costs import cost_analysis
 from .failures import analyze_failures
 from .intervals import overall_interval
@@ -132,8 +132,8 @@ def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
             r.confidence_interval = overall_interval(
                 by_model[r.model_id], inputs.score_spec, r.model_id,
                 seed=pair_seed(seed, "overall", r.model_id))
-    families = [*EVAL_FAMILIES, *(f for f in inputs.score_spec.families
-                                  if f not in EVAL_FAMILIES)]
+    families = [*FAMILIES, *(f for f in inputs.score_spec.families
+                                  if f not in FAMILIES)]
     return Statistics(
         significance_tests=tests,
         correlations=correlation_matrix(
@@ -157,7 +157,7 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
     scoring = inputs.score_spec
     breakdowns = family_scores(records, scoring, model_ids)
     rankings = rank_models(breakdowns)
-    families = (*scoring.families, *(f for f in EVAL_FAMILIES if f not in scoring.families))
+    families = (*scoring.families, *(f for f in FAMILIES if f not in scoring.families))
     ran = [f for f in families if any(f in b.families for b in breakdowns.values())]
     skipped = {f: inputs.families_skipped.get(f, "no evaluator of this family recorded a score")
                for f in families if f not in ran}

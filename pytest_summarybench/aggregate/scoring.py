@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..schemas import EVAL_FAMILIES
+from ..vocabulary import FAMILIES
 
 if TYPE_CHECKING:
     from ..evaluators.base import Evaluator
@@ -60,8 +60,8 @@ class Scoring:
     def families(self) -> tuple[str, ...]:
         """The spec's families first, in the spec's order, then the others by name."""
         declared = {c.family for c in self.components}
-        return (*(f for f in EVAL_FAMILIES if f in declared),
-                *sorted(declared - set(EVAL_FAMILIES)))
+        return (*(f for f in FAMILIES if f in declared),
+                *sorted(declared - set(FAMILIES)))
 
     def of(self, evaluator: str) -> list[ScoreComponent]:
         return [c for c in self.components if c.evaluator == evaluator]
@@ -116,7 +116,7 @@ def scoring_for(evaluators: Iterable[Evaluator], *, family_weights: Mapping[str,
     fweights: dict[str, float] = {}
     for family in sorted({c.family for c in components}):
         if family not in family_weights:
-            spec = ", ".join(f"{f} {family_weights[f]:g}" for f in EVAL_FAMILIES
+            spec = ", ".join(f"{f} {family_weights[f]:g}" for f in FAMILIES
                              if f in family_weights)
             raise ScoringError(
                 f"the evaluator family {family!r} has no weight in the overall score: set "

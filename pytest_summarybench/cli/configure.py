@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..vocabulary import FAMILIES, parse_families
 from ._common import (
     EXIT_OK,
     CliError,
@@ -14,21 +15,19 @@ from ._common import (
     section,
 )
 
-FAMILIES = ("judge", "contrastive", "retrieval", "downstream")
-
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "config", help="change sample size, sampling, seed or evaluator families",
         description="Edit evaluation settings in summarybench.yaml (comments are kept).",
         epilog="example: summarybench config --sample-size 1000 "
-               "--eval judge,contrastive,retrieval,downstream")
+               f"--eval {','.join(FAMILIES)}")
     p.add_argument("--sample-size", type=int, metavar="N", help="units to sample")
     p.add_argument("--sampling", choices=("random", "stratified", "all"))
     p.add_argument("--seed", type=int)
     p.add_argument("--eval", metavar="FAMILIES",
                    help="comma-separated families to enable (the others are disabled): "
-                        "judge, contrastive, retrieval, downstream, or all")
+                        f"{', '.join(FAMILIES)}, or all")
     add_config_argument(p)
 
 
@@ -40,13 +39,11 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--sample-size {args.sample_size}: expected a positive integer")
     chosen: list[str] | None = None
     if args.eval is not None:
-        chosen = [f.strip() for f in args.eval.split(",") if f.strip()]
-        if chosen == ["all"]:
-            chosen = list(FAMILIES)
-        unknown = [f for f in chosen if f not in FAMILIES]
-        if unknown or not chosen:
+        try:
+            chosen = parse_families(args.eval)
+        except ValueError:
             raise CliError(f"--eval {args.eval!r}: expected a comma-separated list of "
-                           f"{', '.join(FAMILIES)} or 'all'")
+                           f"{', '.join(FAMILIES)} or 'all'") from None
     path = config_file(args)
     doc = load_document(path)
     evaluation = section(doc, "evaluation")

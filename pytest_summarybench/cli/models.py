@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from ..schemas import PROVIDERS
+from ..vocabulary import PROVIDERS
 from ._common import (
     EXIT_OK,
     CliError,

@@ -69,7 +69,7 @@ def load_report(args: argparse.Namespace) -> BenchmarkReport:
 
 def run(args: argparse.Namespace) -> int:
     from ..report import render
-    from ..report.render import write_text_atomic
+    from ..report.files import write_text_atomic
 
     text = render(load_report(args), args.format)
     if args.output is None:

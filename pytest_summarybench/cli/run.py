@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..vocabulary import FAMILIES, parse_families
 from ._common import (
     CONFIG_FILE,
     CliError,
@@ -14,8 +15,6 @@ from ._common import (
     pytest_extra,
     run_pytest,
 )
-
-FAMILIES = ("judge", "contrastive", "retrieval", "downstream")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -38,8 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     which = e.add_mutually_exclusive_group(required=True)
     which.add_argument("--all", action="store_true", help="every enabled family")
     which.add_argument("--only", metavar="FAMILY",
-                       help="comma-separated families: judge, contrastive, retrieval, "
-                            "downstream")
+                       help=f"comma-separated families: {', '.join(FAMILIES)}")
     _common(e)
     e.set_defaults(mode="evaluate")
 
@@ -82,10 +80,10 @@ def run(args: argparse.Namespace) -> int:
     if settings is not None:
         check_keys(settings)
     if args.mode == "evaluate" and args.only:
-        families = [f.strip() for f in args.only.split(",") if f.strip()]
-        unknown = [f for f in families if f not in FAMILIES]
-        if unknown or not families:
+        try:
+            families = parse_families(args.only, allow_all=False)
+        except ValueError:
             raise CliError(f"--only {args.only!r}: expected one or more of "
-                           f"{', '.join(FAMILIES)}")
+                           f"{', '.join(FAMILIES)}") from None
         argv += ["--sb-eval", ",".join(families)]
     return run_pytest([*argv, *extra])

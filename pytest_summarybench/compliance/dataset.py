@@ -55,11 +55,6 @@ class Example:
         return NO_VIOLATION if self.compliant else str(self.article)
 
 
-def label_of(article: int | None) -> str:
-    """The class label of a predicted article (None means no violation)."""
-    return NO_VIOLATION if article is None else str(article)
-
-
 def _fail(path: Path, line: int, problem: str) -> DatasetError:
     return DatasetError(f"{path}:{line}: {problem}")
 

@@ -57,7 +57,8 @@ class LiteLLMBackend:
     def embed_batch(self, texts: list[str]) -> Matrix:
         import numpy as np
 
-        from ..llm.providers import litellm, redact
+        from ..llm.providers import litellm
+        from ..llm.redaction import redact
 
         kwargs: dict[str, Any] = {"timeout": self.timeout_s, "num_retries": self.num_retries}
         if self.api_base:

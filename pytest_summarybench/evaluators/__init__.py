@@ -1,13 +1,13 @@
-"""Evaluators: one per file behind the ``Evaluator`` protocol of ``base.py``.
+"""Evaluators: the ``Evaluator`` protocol (``base.py``), the registry of the built-in ones
+(``registry.py``), and one package per evaluator family: ``judge/``, ``contrastive/``,
+``retrieval/`` and ``downstream/``, each with its prompts, answer parsing, evaluators and
+report section.
 
-The registry maps evaluator names to ``module:Class`` strings so that nothing heavy is
-imported until an evaluator is used. Users add their own through the
+Nothing heavy is imported until an evaluator is used. Users add their own through the
 ``pytest_summarybench_evaluators`` hook.
 """
 
 from __future__ import annotations
-
-import importlib
 
 from .base import (
     Component,
@@ -17,35 +17,7 @@ from .base import (
     SummarizingEvaluator,
     unit_items,
 )
-
-#: Built-in evaluators by name (``family/method``), in report order.
-BUILTIN_EVALUATORS: dict[str, str] = {
-    "judge/pointwise": "pytest_summarybench.evaluators.judge_pointwise:JudgePointwise",
-    "judge/pairwise": "pytest_summarybench.evaluators.judge_pairwise:JudgePairwise",
-    "contrastive/embedding":
-        "pytest_summarybench.evaluators.contrastive_embedding:ContrastiveEmbedding",
-    "contrastive/llm": "pytest_summarybench.evaluators.contrastive_llm:ContrastiveLLM",
-    "retrieval/embedding": "pytest_summarybench.evaluators.retrieval:RetrievalEmbedding",
-    "downstream/completion":
-        "pytest_summarybench.evaluators.downstream_completion:CompletionEvaluator",
-    "downstream/bug_localisation":
-        "pytest_summarybench.evaluators.downstream_bug_localisation:BugLocalisationEvaluator",
-    "downstream/function_selection":
-        "pytest_summarybench.evaluators.downstream_function_selection:FunctionSelectionEvaluator",
-}
-
-
-def builtin_class(name: str) -> type[Evaluator]:
-    """The class of the built-in evaluator called ``name`` (its module imported)."""
-    module_name, _, class_name = BUILTIN_EVALUATORS[name].partition(":")
-    module = importlib.import_module(module_name)
-    return getattr(module, class_name)  # type: ignore[no-any-return]
-
-
-def load_builtin(name: str) -> Evaluator:
-    """Instantiate the built-in evaluator called ``name``."""
-    return builtin_class(name)()
-
+from .registry import BUILTIN_EVALUATORS, builtin_class, load_builtin
 
 __all__ = ["BUILTIN_EVALUATORS", "Component", "EvaluationError", "Evaluator", "MatrixItem",
            "SummarizingEvaluator", "builtin_class", "load_builtin", "unit_items"]

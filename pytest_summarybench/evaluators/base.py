@@ -73,8 +73,8 @@ class Evaluator(Protocol):
     """
 
     name: ClassVar[str]
-    """``family/method``; the family is one of judge, contrastive, retrieval, downstream
-    (or a benchmark-specific family)."""
+    """``family/method``; the family is one of ``vocabulary.FAMILIES`` (or a
+    benchmark-specific family)."""
     family: ClassVar[str]
     components: ClassVar[tuple[Component, ...]] = ()
     """What of its metrics enters its family's score (none: reported, not scored)."""

@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
-from .builtin import BUILTIN_NAMES, BUILTIN_VERSION
+from .builtin import BUILTIN_NAMES
+from .builtin_base import BUILTIN_VERSION
 from .estimate import EstimateRow, estimate_generation, format_estimate
 from .prompts import PROMPT_VERSION, build_messages
 from .report import GenerationReport, ModelStats
-from .runner import generation_params, run_generation, summary_id
+from .runner import run_generation
+from .summaries import generation_params, summary_id
 
 __all__ = [
     "BUILTIN_NAMES", "BUILTIN_VERSION", "PROMPT_VERSION", "EstimateRow", "GenerationReport",

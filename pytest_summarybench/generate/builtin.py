@@ -25,24 +25,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from random import Random
 
 from ..schemas import CodeUnit
+from .builtin_base import (
+    BuiltinResult,
+    clean_docstring,
+    clip,
+    code_only,
+    split_words,
+)
 
-#: Recorded as ``promptVersion`` of built-in summaries: they use no prompt, but a change to
-#: their templates must not reuse summaries written by the old ones.
-BUILTIN_VERSION = "builtin-1"
 BUILTIN_NAMES: tuple[str, ...] = ("docstring", "identifiers", "lead", "shuffled", "signature")
 #: How many non-blank body lines ``builtin/lead`` keeps.
 LEAD_LINES = 3
 #: At most this many words from ``builtin/identifiers``.
 MAX_IDENTIFIER_WORDS = 40
-_MAX_CHARS = 600
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 #: Keywords of the supported languages: they say nothing about what a unit does.
 _KEYWORDS = frozenset("""
 abstract and as assert async await boolean break byte case catch char chan class const
@@ -62,41 +63,13 @@ class BuiltinError(ValueError):
     """A built-in summarizer cannot produce a summary (e.g. an unknown name)."""
 
 
-@dataclass(frozen=True)
-class BuiltinResult:
-    """A built-in summary and how it was made."""
-
-    text: str
-    """The summary."""
-    source: str
-    """What produced it: the summarizer name, ``fallback-signature`` for a docstring
-    fallback, or ``from:<unit id>`` for the negative control."""
-
-    @property
-    def model_version(self) -> str:
-        return f"{BUILTIN_VERSION}:{self.source}"
-
-
 def count_tokens(text: str) -> int:
     """An approximate token count (words and punctuation marks) for built-in summaries."""
     return len(_TOKEN.findall(text))
 
 
-def split_words(identifier: str) -> list[str]:
-    """``parseHTTPResponse_v2`` -> ``['parse', 'http', 'response', 'v', '2']``."""
-    words: list[str] = []
-    for part in identifier.split("_"):
-        words.extend(w.lower() for w in _CAMEL.findall(part))
-    return words
-
-
 def _phrase(identifier: str) -> str:
     return " ".join(split_words(identifier)) or identifier
-
-
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _MAX_CHARS else text[:_MAX_CHARS - 3].rstrip() + "..."
 
 
 def _join(items: Sequence[str]) -> str:
@@ -121,31 +94,23 @@ def signature_summary(unit: CodeUnit, method_names: Sequence[str] = ()) -> str:
         text += f" taking {_join(params)}" if params else " taking no parameters"
         if meta.return_type:
             text += f" and returning {meta.return_type}"
-        return _clip(text + ".")
+        return clip(text + ".")
     if unit.type == "class":
         text = f"Class {unit.short_name} ({_phrase(unit.short_name)})"
         if method_names:
             text += f" with methods {_join(list(method_names))}"
-        return _clip(text + ".")
+        return clip(text + ".")
     text = f"{unit.language.capitalize()} file {unit.path}"
     if meta.exports:
         text += f" exporting {_join(meta.exports)}"
-    return _clip(text + ".")
-
-
-_XML_TAG = re.compile(r"</?[A-Za-z][\w:-]*(\s[^<>]*)?/?>")
-_INLINE_TAG = re.compile(r"\{@\w+\s+([^{}]*)\}")
+    return clip(text + ".")
 
 
 def docstring_summary(unit: CodeUnit, method_names: Sequence[str] = ()) -> BuiltinResult:
     """The ``builtin/docstring`` summary: the docstring, else the signature template."""
-    # Doc-comment markup (C#'s <summary>, Javadoc's {@code x}) is not summary text.
-    doc = unit.docstring or ""
-    if unit.language == "csharp":
-        doc = _XML_TAG.sub(" ", doc)
-    doc = _INLINE_TAG.sub(r"\1", doc).strip()
+    doc = clean_docstring(unit)
     if doc:
-        return BuiltinResult(_clip(doc), "docstring")
+        return BuiltinResult(doc, "docstring")
     return BuiltinResult(signature_summary(unit, method_names), "fallback-signature")
 
 
@@ -172,25 +137,7 @@ def lead_summary(unit: CodeUnit) -> str:
     kept = [ln.strip() for ln in _body_lines(unit) if ln.strip() and ln.strip() not in "{}"]
     if not kept:
         kept = [ln.strip() for ln in unit.content.splitlines() if ln.strip()]
-    return _clip(" ".join(kept[:LEAD_LINES]))
-
-
-#: Languages whose line comments start with ``#`` (the others use ``//``; PHP has both).
-_HASH_COMMENTS = frozenset({"python", "ruby", "php"})
-_STRINGS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"'
-                      r"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`")
-#: Rust without single-quoted literals: ``'a`` is a lifetime, not a string.
-_STRINGS_RUST = re.compile(r'"(?:\\.|[^"\\\n])*"')
-_BLOCK_COMMENT = re.compile(r"/\*[\s\S]*?\*/")
-
-
-def code_only(text: str, language: str) -> str:
-    """``text`` without comments and string literals: what identifiers are read from."""
-    text = _BLOCK_COMMENT.sub(" ", text) if language not in ("python", "ruby") else text
-    text = (_STRINGS_RUST if language == "rust" else _STRINGS).sub(" ", text)
-    line_comment = r"(#|//).*" if language == "php" else (
-        r"#.*" if language in _HASH_COMMENTS else r"//.*")
-    return re.sub(line_comment, " ", text)
+    return clip(" ".join(kept[:LEAD_LINES]))
 
 
 def identifiers_summary(unit: CodeUnit) -> str:

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from ..llm import (
-    Completion,
     ModelCallError,
     RetryPolicy,
     acomplete,
@@ -24,11 +22,11 @@ from ..llm import (
 from ..llm.answers import answer_problem
 from ..llm.providers import litellm
 from ..llm.redaction import scrub
-from ..schemas import CodeUnit, GeneratedSummary, GenerationMetadata, ModelConfig
+from ..schemas import CodeUnit, ModelConfig
 from .progress import Progress
 from .prompts import PROMPT_VERSION, build_messages
 from .report import GenerationReport, ModelStats
-from .runner import summary_id
+from .summaries import model_summary
 
 if TYPE_CHECKING:
     from ..context import RunContext
@@ -52,23 +50,6 @@ class Budget:
     @property
     def exhausted(self) -> bool:
         return self.cap_usd is not None and self.spent_usd >= self.cap_usd
-
-
-def model_summary(unit: CodeUnit, model: ModelConfig, completion: Completion) -> GeneratedSummary:
-    """The stored form of a model's summary, with the metadata of spec 2.2."""
-    return GeneratedSummary(
-        id=summary_id(unit.id, model, PROMPT_VERSION),
-        code_unit_id=unit.id,
-        model_id=model.id,
-        summary=completion.text,
-        generation_metadata=GenerationMetadata(
-            model_name=model.model_name, model_version=completion.model_version,
-            prompt_version=PROMPT_VERSION, temperature=model.temperature,
-            max_tokens=model.max_tokens,
-            generated_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-            latency_ms=completion.latency_ms, input_tokens=completion.input_tokens,
-            output_tokens=completion.output_tokens, cost=completion.cost),
-    )
 
 
 async def run_model_calls(ctx: RunContext, remote: dict[str, list[CodeUnit]],

@@ -10,38 +10,21 @@ completed call, and a second run over the same configuration makes none.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from ..llm.client import model_params
 from ..llm.retry import RetryPolicy
-from ..schemas import CodeUnit, GeneratedSummary, GenerationMetadata, ModelConfig
-from ..store import dumps
-from .builtin import BUILTIN_VERSION, BuiltinError, BuiltinResult, count_tokens, summarize_builtin
+from ..schemas import CodeUnit, GeneratedSummary, ModelConfig
+from .builtin import BuiltinError, summarize_builtin
+from .builtin_base import BUILTIN_VERSION
 from .prompts import PROMPT_VERSION, method_names
 from .report import GenerationReport, ModelStats
+from .summaries import builtin_summary, summary_id
 
 if TYPE_CHECKING:
     from ..context import RunContext
-
-#: The sampling parameters of spec 4.2 as configured for a model.
-generation_params = model_params
-
-
-def summary_id(unit_id: str, model: ModelConfig, prompt_version: str, extra: str = "") -> str:
-    """A deterministic summary id from the unit, the model, the prompt and the parameters."""
-    key = dumps([unit_id, model.id, model.provider, model.model_name, model.api_endpoint,
-                 prompt_version, generation_params(model), extra])
-    return hashlib.sha256(key.encode()).hexdigest()[:24]
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
 
 def _current(summary: GeneratedSummary, model: ModelConfig) -> bool:
     """Whether a linked summary was made with today's prompt and the model's parameters
@@ -79,7 +62,7 @@ def run_generation(ctx: RunContext, *, parallel: int | None = None,
     :param progress: show a progress display on stderr for model calls.
     :param retry_policy: how model calls are retried (default: ``llm.RetryPolicy()``).
 
-    Call ``ctx.refresh()`` afterwards to see the new summaries through the context.
+    A context made afterwards (``ctx.refreshed()``) sees the new summaries.
     """
     started = time.perf_counter()
     parallel = parallel or ctx.settings.evaluation.parallel
@@ -128,23 +111,6 @@ def _run_sync(make: Callable[[], object]) -> None:
     thread.join()
     if errors:
         raise errors[0]
-
-
-def builtin_summary(unit: CodeUnit, model: ModelConfig, result: BuiltinResult,
-                    latency_ms: float) -> GeneratedSummary:
-    """The stored form of a built-in summary (free: cost exactly 0)."""
-    return GeneratedSummary(
-        id=summary_id(unit.id, model, BUILTIN_VERSION, result.source),
-        code_unit_id=unit.id,
-        model_id=model.id,
-        summary=result.text,
-        generation_metadata=GenerationMetadata(
-            model_name=model.model_name, model_version=result.model_version,
-            prompt_version=BUILTIN_VERSION, temperature=0.0, max_tokens=model.max_tokens,
-            generated_at=_now(), latency_ms=latency_ms,
-            input_tokens=count_tokens(unit.content), output_tokens=count_tokens(result.text),
-            cost=0.0),
-    )
 
 
 def _run_builtin(ctx: RunContext, model: ModelConfig, todo: list[CodeUnit],

@@ -1,4 +1,4 @@
-"""The persistent response cache, a table in the run's SQLite store.
+"""The persistent response cache, a table in the run's SQLite store (``llm_cache``).
 
 A response is written the moment it arrives (one short transaction), so a run killed
 halfway loses nothing it paid for. The key covers everything that can change the answer:
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import time
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,14 +20,6 @@ from .answers import answer_problem
 from .types import Completion
 
 CACHE_FORMAT = 1
-_DDL = """CREATE TABLE IF NOT EXISTS llm_cache (
-    key TEXT PRIMARY KEY,
-    model_id TEXT NOT NULL,
-    tag TEXT NOT NULL,
-    json TEXT NOT NULL,
-    created_at REAL NOT NULL
-)"""
-_ready: weakref.WeakSet[Store] = weakref.WeakSet()
 
 
 def cache_key(model: ModelConfig, messages: list[dict[str, str]], params: Mapping[str, Any],
@@ -41,12 +32,6 @@ def cache_key(model: ModelConfig, messages: list[dict[str, str]], params: Mappin
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def _ensure(store: Store) -> None:
-    if store not in _ready:
-        store.ensure_table(_DDL)
-        _ready.add(store)
-
-
 def cache_get(store: Store, key: str, *, max_tokens: object = None) -> Completion | None:
     """The cached completion for ``key``, marked ``cached``; None on a miss.
 
@@ -54,12 +39,11 @@ def cache_get(store: Store, key: str, *, max_tokens: object = None) -> Completio
     ``max_tokens`` allows, as older versions could cache) is a miss: the call is made
     again and its answer replaces the entry.
     """
-    _ensure(store)
-    rows = store.execute("SELECT json FROM llm_cache WHERE key = ?", (key,))
-    if not rows:
+    text = store.responses.get(key)
+    if text is None:
         return None
     try:
-        completion = Completion.from_cache(rows[0][0])
+        completion = Completion.from_cache(text)
     except ValueError:
         return None
     if answer_problem(completion.text, max_tokens) is not None:
@@ -69,7 +53,4 @@ def cache_get(store: Store, key: str, *, max_tokens: object = None) -> Completio
 
 def cache_put(store: Store, key: str, model_id: str, tag: str, completion: Completion) -> None:
     """Write a successful completion at once (replacing an older one for the same key)."""
-    _ensure(store)
-    with store.transaction() as conn:
-        conn.execute("INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?)",
-                     (key, model_id, tag, completion.to_json(), time.time()))
+    store.responses.put(key, model_id, tag, completion.to_json(), time.time())

@@ -29,12 +29,12 @@ import socket
 import threading
 import time
 import uuid
-import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from ..store import Store
+from ..store.tables import ClaimRow
 
 T = TypeVar("T")
 
@@ -46,17 +46,9 @@ STALE_AFTER_S = 15.0
 POLL_FIRST_S = 0.05
 POLL_MAX_S = 0.5
 
-_DDL = """CREATE TABLE IF NOT EXISTS llm_inflight (
-    key TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    host TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    heartbeat REAL NOT NULL
-)"""
 _HOST = socket.gethostname()
 #: This process's name in claim rows (a pid alone can be reused).
 _OWNER = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
-_ready: weakref.WeakSet[Store] = weakref.WeakSet()
 
 
 @dataclass(frozen=True)
@@ -86,18 +78,10 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _ensure(store: Store) -> None:
-    if store not in _ready:
-        store.ensure_table(_DDL)
-        _ready.add(store)
-
-
 def current_claim(store: Store, key: str) -> Claim | None:
     """The claim on ``key``, if anyone holds one."""
-    _ensure(store)
-    rows = store.execute("SELECT owner, host, pid, heartbeat FROM llm_inflight WHERE key = ?",
-                         (key,))
-    return Claim(*rows[0]) if rows else None
+    row = store.inflight.get(key)
+    return Claim(*row) if row else None
 
 
 def try_claim(store: Store, key: str, *, stale_after_s: float = STALE_AFTER_S) -> bool:
@@ -106,14 +90,15 @@ def try_claim(store: Store, key: str, *, stale_after_s: float = STALE_AFTER_S) -
     if held is not None and held.owner != _OWNER and not held.stale(time.time(),
                                                                    stale_after_s):
         return False
-    with store.transaction() as conn:
-        row = conn.execute("SELECT owner, host, pid, heartbeat FROM llm_inflight "
-                           "WHERE key = ?", (key,)).fetchone()
+
+    def decide(row: ClaimRow | None) -> ClaimRow | None:
         now = time.time()
         if row is not None and row[0] != _OWNER and not Claim(*row).stale(now, stale_after_s):
-            return False
-        conn.execute("INSERT OR REPLACE INTO llm_inflight VALUES (?, ?, ?, ?, ?)",
-                     (key, _OWNER, _HOST, os.getpid(), now))
+            return None
+        return (_OWNER, _HOST, os.getpid(), now)
+
+    if not store.inflight.take(key, decide):
+        return False
     _heartbeat.hold(store, key)
     return True
 
@@ -121,8 +106,7 @@ def try_claim(store: Store, key: str, *, stale_after_s: float = STALE_AFTER_S) -
 def release(store: Store, key: str) -> None:
     """Give up this process's claim on ``key`` (the answer is cached, or the call failed)."""
     _heartbeat.drop(store, key)
-    with store.transaction() as conn:
-        conn.execute("DELETE FROM llm_inflight WHERE key = ? AND owner = ?", (key, _OWNER))
+    store.inflight.release(key, _OWNER)
 
 
 class _Heartbeat:
@@ -159,10 +143,7 @@ class _Heartbeat:
                     return
             for store, keys in held.items():
                 try:
-                    with store.transaction() as conn:
-                        conn.executemany(
-                            "UPDATE llm_inflight SET heartbeat = ? WHERE key = ? AND owner = ?",
-                            [(time.time(), key, _OWNER) for key in keys])
+                    store.inflight.beat(keys, _OWNER, time.time())
                 except Exception:  # noqa: BLE001 - a busy or closed store: try next beat
                     continue
 

@@ -147,3 +147,27 @@ def extract_json_object(text: str, *, max_chars: int = MAX_ANSWER_CHARS,
     if not text.strip():
         raise JSONAnswerError("the reply is empty")
     raise JSONAnswerError("the reply contains no JSON object")
+
+
+def parse_json_object(text: str) -> dict:
+    """The JSON object in a model's answer: bare, or in a fenced block, or the outermost
+    braces of a chattier answer. ValueError when there is none.
+
+    How query writing (retrieval) and ``contrastive/llm`` read their answers. It is not
+    bounded as ``extract_json_object`` is; moving them to that changes which object a
+    chatty answer yields and the error text, so it is a change of its own."""
+    candidates = [text.strip()]
+    fenced = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.DOTALL)
+    if fenced:
+        candidates.append(fenced.group(1))
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start:end + 1])
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            return data
+    raise ValueError(f"no JSON object in the answer: {text[:200]!r}")

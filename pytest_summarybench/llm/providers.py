@@ -13,7 +13,6 @@ from types import ModuleType
 from typing import Any
 
 from ..schemas import ModelConfig
-from .redaction import redact as redact  # re-exported: callers import it from here
 
 #: litellm's provider prefix for each of our providers.
 LITELLM_PREFIX: dict[str, str] = {

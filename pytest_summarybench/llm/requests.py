@@ -12,16 +12,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 from ..schemas import ModelConfig
+from ..vocabulary import ROLES, Role
 
-#: Why a model is asked: the model under test writing a summary (``test``), a judge
-#: scoring summaries (``judge``), a helper writing queries or matching summaries to code
-#: (``helper``), the task model of the downstream family (``task``), or a classifier under
-#: evaluation (``classifier``).
-Role = Literal["test", "judge", "helper", "task", "classifier"]
-ROLES: tuple[str, ...] = ("test", "judge", "helper", "task", "classifier")
+__all__ = ["ROLES", "ModelRequest", "Role"]
 
 
 @dataclass(frozen=True)

@@ -65,10 +65,6 @@ class RoutedModelConfig(ModelConfig):
         return self
 
 
-def is_routed(model: ModelConfig) -> bool:
-    return isinstance(model, RoutedModelConfig)
-
-
 def model_list(model: RoutedModelConfig) -> list[dict[str, Any]]:
     """The Router's ``model_list`` for ``model``: one entry per deployment.
 

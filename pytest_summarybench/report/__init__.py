@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
-    "FILE_NAMES": "render",
+    "FILE_NAMES": "files",
     "render": "render",
     "write_reports": "render",
     "ReportError": "inputs",
@@ -30,10 +30,11 @@ __all__ = ["FILE_NAMES", "ReportError", "apply_gate", "build_run_report", "rende
 
 if TYPE_CHECKING:
     from .build import build_run_report, report_from_store
+    from .files import FILE_NAMES
     from .gate import apply_gate
     from .inputs import ReportError, save_gate_outcome
     from .json_report import write_results_json
-    from .render import FILE_NAMES, render, write_reports
+    from .render import render, write_reports
     from .terminal import terminal_lines
 
 

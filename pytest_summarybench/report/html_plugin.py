@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..plugin import REPORT_ATTR
+from ..recorder import carried
 
 if TYPE_CHECKING:
     import pytest
@@ -39,7 +39,7 @@ class HtmlResultsColumns:
 
     def pytest_html_results_table_row(self, report: pytest.TestReport,
                                       cells: list[str]) -> None:
-        cells[2:2] = self.row_cells(getattr(report, REPORT_ATTR, None) or [])
+        cells[2:2] = self.row_cells(carried(report))
 
     def row_cells(self, raw: Sequence[str]) -> list[str]:
         """The three cells of a test that recorded ``raw`` (the records' JSON, as they

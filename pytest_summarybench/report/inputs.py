@@ -8,7 +8,6 @@ without calling any model.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -19,10 +18,6 @@ from ..schemas.report import BaselineComparison
 if TYPE_CHECKING:
     from ..context import RunContext
     from ..store import Store
-
-_DDL = ("CREATE TABLE IF NOT EXISTS report_inputs (run_id TEXT PRIMARY KEY, "
-        "json TEXT NOT NULL)")
-
 
 class ReportError(RuntimeError):
     """A report cannot be built (no such run, no scores); the message says which and why."""
@@ -58,31 +53,21 @@ def inputs_from_context(ctx: RunContext, records: list[ScoreRecord], *,
 
 def save_session_inputs(store: Store, inputs: ReportInputs) -> None:
     """Keep what only the session knows, for ``inputs_from_store``."""
-    store.ensure_table(_DDL)
-    payload = {"startedAt": inputs.started_at.isoformat(),
-               "finishedAt": inputs.finished_at.isoformat(),
-               "familiesSkipped": inputs.families_skipped,
-               "evaluatorDetails": inputs.evaluator_details,
-               "scoring": inputs.scoring.to_json() if inputs.scoring is not None else None}
-    with store.transaction() as conn:
-        conn.execute("INSERT OR REPLACE INTO report_inputs VALUES (?, ?)",
-                     (inputs.run_id, json.dumps(payload, default=str)))
+    store.session_inputs.save(inputs.run_id, {
+        "startedAt": inputs.started_at.isoformat(),
+        "finishedAt": inputs.finished_at.isoformat(),
+        "familiesSkipped": inputs.families_skipped,
+        "evaluatorDetails": inputs.evaluator_details,
+        "scoring": inputs.scoring.to_json() if inputs.scoring is not None else None})
 
 
 def save_gate_outcome(store: Store, report: BenchmarkReport) -> None:
     """Keep the gate's verdict and baseline comparison with the session's inputs, so that
     a rebuilt report says what the session said."""
-    run_id = report.metadata.benchmark_id
-    store.ensure_table(_DDL)
-    with store.transaction() as conn:
-        row = conn.execute("SELECT json FROM report_inputs WHERE run_id = ?",
-                           (run_id,)).fetchone()
-        payload = json.loads(row[0]) if row else {}
-        payload["gateFailures"] = report.gate_failures
-        payload["baseline"] = (report.baseline.model_dump(mode="json", by_alias=True)
-                               if report.baseline is not None else None)
-        conn.execute("INSERT OR REPLACE INTO report_inputs VALUES (?, ?)",
-                     (run_id, json.dumps(payload, default=str)))
+    store.session_inputs.update(report.metadata.benchmark_id, {
+        "gateFailures": report.gate_failures,
+        "baseline": (report.baseline.model_dump(mode="json", by_alias=True)
+                     if report.baseline is not None else None)})
 
 
 def inputs_from_store(store: Store, run_id: str | None = None) -> ReportInputs:
@@ -100,9 +85,7 @@ def inputs_from_store(store: Store, run_id: str | None = None) -> ReportInputs:
                           "benchmark's tests first")
     summaries = {key: s for key, s in store.run_summaries(run_id).items()
                  if isinstance(s, GeneratedSummary)}
-    store.ensure_table(_DDL)
-    rows = store.execute("SELECT json FROM report_inputs WHERE run_id = ?", (run_id,))
-    saved: dict[str, Any] = json.loads(rows[0][0]) if rows else {}
+    saved = store.session_inputs.load(run_id)
     started = datetime.fromisoformat(saved.get("startedAt", run.started_at))
     finished_text = saved.get("finishedAt") or run.completed_at
     finished = (datetime.fromisoformat(finished_text) if finished_text

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from ..schemas import BenchmarkReport
+from .files import FILE_NAMES, write_text_atomic
 
 
 def report_json(report: BenchmarkReport) -> str:
@@ -19,6 +20,4 @@ def report_json(report: BenchmarkReport) -> str:
 
 def write_results_json(report: BenchmarkReport, output_dir: Path) -> Path:
     """Write ``output_dir/results.json`` atomically (a reader never sees half a file)."""
-    from .render import write_text_atomic
-
-    return write_text_atomic(output_dir / "results.json", report_json(report))
+    return write_text_atomic(output_dir / FILE_NAMES["json"], report_json(report))

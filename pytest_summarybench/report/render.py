@@ -17,15 +17,12 @@ from typing import TYPE_CHECKING
 
 from ..schemas import BenchmarkReport
 from . import charts
+from .files import FILE_NAMES, write_temporary
 from .json_report import report_json
 from .view import build_view, interval, md, num, pvalue, signed, usd
 
 if TYPE_CHECKING:
     import jinja2
-
-#: File name of each format inside the output directory.
-FILE_NAMES = {"json": "results.json", "markdown": "report.md", "html": "report.html"}
-
 
 @cache
 def _environment() -> jinja2.Environment:
@@ -98,29 +95,6 @@ def render(report: BenchmarkReport, fmt: str) -> str:
     raise ValueError(f"unknown report format {fmt!r}; expected one of markdown, json, html")
 
 
-def _write_temporary(path: Path, text: str) -> Path:
-    """``text`` in a temporary file beside ``path``, flushed to disk (none is left behind
-    when writing fails, e.g. on a full disk)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return tmp
-
-
-def write_text_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file: a reader sees the old file or
-    the whole new one, never half."""
-    os.replace(_write_temporary(path, text), path)
-    return path
-
-
 def write_reports(report: BenchmarkReport, output_dir: Path,
                   formats: Iterable[str]) -> dict[str, Path]:
     """Write each format to its file in ``output_dir``; format -> path.
@@ -132,7 +106,7 @@ def write_reports(report: BenchmarkReport, output_dir: Path,
     written: dict[str, Path] = {}
     try:
         for fmt, text in texts.items():
-            written[fmt] = _write_temporary(output_dir / FILE_NAMES[fmt], text)
+            written[fmt] = write_temporary(output_dir / FILE_NAMES[fmt], text)
     except BaseException:
         for tmp in written.values():
             tmp.unlink(missing_ok=True)
@@ -142,27 +116,3 @@ def write_reports(report: BenchmarkReport, output_dir: Path,
         out[fmt] = output_dir / FILE_NAMES[fmt]
         os.replace(tmp, out[fmt])
     return out
-
-
-def previous_name(name: str) -> str:
-    """Where ``retire_reports`` moves a report: ``results.json`` -> ``results.previous.json``."""
-    stem, dot, ext = name.rpartition(".")
-    return f"{stem}.previous.{ext}" if dot else f"{name}.previous"
-
-
-def retire_reports(output_dir: Path) -> dict[Path, Path]:
-    """Rename the reports of an earlier session in ``output_dir`` (each of
-    ``FILE_NAMES``) to their ``previous_name``, replacing older ones; moved path -> new path.
-
-    A session calls this when it starts evaluating, and when it stops without a report: a
-    ``results.json`` in the output directory is then always the report of the last session
-    that finished, never an older one passing for a session that failed.
-    """
-    moved: dict[Path, Path] = {}
-    for name in FILE_NAMES.values():
-        path = output_dir / name
-        if path.is_file():
-            target = output_dir / previous_name(name)
-            os.replace(path, target)
-            moved[path] = target
-    return moved

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..schemas import BenchmarkReport
 from ..schemas.report import ValiditySection
+from ..vocabulary import LADDER_PREFIX
 
 
 def _fmt(value: float | None) -> str:
@@ -59,7 +60,7 @@ def validity_lines(validity: ValiditySection) -> list[str]:
     """The instrument-validity table: per family Kendall's tau on the ladder, the mean
     score of each level, whether each step is significant, the A/A rate; then a DISTRUST
     line for every flagged family or judge."""
-    short = [m.removeprefix("validate/") for m in validity.levels]
+    short = [m.removeprefix(LADDER_PREFIX) for m in validity.levels]
     out = [f"instrument validity: known-answer ladder on {validity.ladder_units} documented "
            f"units, known order {' > '.join(short)}"]
     header = ["family", "tau", *(s.split("-", 1)[0] for s in short), "steps", "A/A", "status"]

@@ -47,6 +47,7 @@ from .launch import launch
 from .limits import (
     KERNEL_BOUNDARIES,
     Boundary,
+    ConfiguredLimits,
     SandboxLimits,
     SandboxResult,
     SandboxUnavailable,
@@ -75,6 +76,6 @@ def run_sandboxed(script: str, *, files: Mapping[str, str] | None = None,
     return launch(limits, boundary, script, files or {}, readonly_dirs or {})
 
 
-__all__ = ["KERNEL_BOUNDARIES", "Boundary", "BoundaryStatus", "SandboxLimits", "SandboxResult",
-           "SandboxUnavailable", "SandboxWarning", "boundary_status", "resolve_boundary",
-           "run_sandboxed"]
+__all__ = ["KERNEL_BOUNDARIES", "Boundary", "BoundaryStatus", "ConfiguredLimits", "SandboxLimits",
+           "SandboxResult", "SandboxUnavailable", "SandboxWarning", "boundary_status",
+           "resolve_boundary", "run_sandboxed"]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields
+from typing import Annotated, Any, Literal
+
+from annotated_types import Ge, Gt
 
 Boundary = Literal["auto", "bubblewrap", "namespaces", "none"]
 KERNEL_BOUNDARIES = ("bubblewrap", "namespaces")
@@ -19,27 +21,30 @@ _SIGNAL_REASONS: dict[int, str] = {
 
 
 @dataclass(frozen=True)
-class SandboxLimits:
-    """What one sandboxed run may use, and which layers it asks for."""
+class ConfiguredLimits:
+    """The limits and layers a user sets (``evaluation.downstream.sandbox`` in
+    summarybench.yaml reads exactly these fields, with these bounds): declared once, here.
 
-    wall_s: float = 10.0
+    The bounds are ``annotated_types`` markers, which the settings' validation enforces;
+    code that builds limits itself is trusted with any value.
+    """
+
+    wall_s: Annotated[float, Gt(0)] = 10.0
     """Wall-clock seconds before the whole run is killed."""
-    cpu_s: int = 5
+    cpu_s: Annotated[int, Ge(1)] = 5
     """CPU seconds per process (RLIMIT_CPU)."""
-    memory_mb: int = 512
+    memory_mb: Annotated[int, Ge(64)] = 512
     """Address space per process (RLIMIT_AS)."""
-    total_memory_mb: int = 1024
-    """Memory of the whole run, its in-memory files included (the cgroup layer)."""
-    processes: int = 32
+    processes: Annotated[int, Ge(4)] = 32
     """Processes of the run at once (pids cgroup; RLIMIT_NPROC without it)."""
-    file_size_mb: int = 16
+    file_size_mb: Annotated[int, Ge(1)] = 16
     """Largest file the process may write (RLIMIT_FSIZE), stdout and stderr included."""
-    disk_mb: int = 64
-    """Size of the run's writable directory (an in-memory file system)."""
-    open_files: int = 64
-    """Open file descriptors (RLIMIT_NOFILE)."""
-    output_chars: int = 8000
+    output_chars: Annotated[int, Ge(100)] = 8000
     """Characters of stdout and of stderr kept in the result."""
+    total_memory_mb: Annotated[int, Ge(64)] = 1024
+    """Memory of the whole run, its in-memory files included (the cgroup layer)."""
+    disk_mb: Annotated[int, Ge(1)] = 64
+    """Size of the run's writable directory (an in-memory file system)."""
     boundary: Boundary = "auto"
     """The kernel boundary: bubblewrap where installed, else the in-house namespaces
     (``auto``); one of them by name; or ``none`` (process layers only)."""
@@ -48,10 +53,24 @@ class SandboxLimits:
     ``SandboxUnavailable``)."""
     seccomp: bool = True
     """Install the syscall filter (where libseccomp is available)."""
+
+
+@dataclass(frozen=True)
+class SandboxLimits(ConfiguredLimits):
+    """What one sandboxed run may use, and which layers it asks for: the configured limits
+    and those no configuration changes."""
+
+    open_files: int = 64
+    """Open file descriptors (RLIMIT_NOFILE)."""
     guard: bool = True
     """Install the in-process audit-hook guard."""
     drop_privileges: bool = True
     """Run the code as ``nobody`` without capabilities (see the module doc)."""
+
+    @classmethod
+    def configured(cls, limits: ConfiguredLimits) -> SandboxLimits:
+        """The limits of a run under the configured ``limits``."""
+        return cls(**{f.name: getattr(limits, f.name) for f in fields(ConfiguredLimits)})
 
 
 @dataclass

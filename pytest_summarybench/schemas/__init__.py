@@ -2,16 +2,9 @@
 
 from ._base import SBModel
 from .config import (
-    EVAL_FAMILIES,
-    PROVIDERS,
     BenchmarkConfig,
-    ContrastiveEvalConfig,
-    DownstreamEvalConfig,
-    EvaluationsConfig,
     EvalWeights,
-    JudgeEvalConfig,
     ModelConfig,
-    RetrievalEvalConfig,
     ScoringConfig,
 )
 from .evaluations import (
@@ -43,12 +36,12 @@ from .summaries import GeneratedSummary, GenerationMetadata
 from .units import CodeUnit, Parameter, UnitMetadata, UnitRelationships
 
 __all__ = [
-    "EVAL_FAMILIES", "PROVIDERS", "BenchmarkConfig", "BenchmarkReport", "BenchmarkRun",
-    "CodeUnit", "CodebaseInfo", "ContrastiveEvalConfig", "ContrastiveResults", "CostBreakdown",
-    "Costs", "Detailed", "DownstreamEvalConfig", "DownstreamResults", "ErrorCount",
-    "EvalWeights", "EvaluationResult", "EvaluationsConfig", "FailureAnalysis", "FamilyScores",
-    "GeneratedSummary", "GenerationMetadata", "GroupScores", "JudgeEvalConfig", "JudgeResults",
+    "BenchmarkConfig", "BenchmarkReport", "BenchmarkRun",
+    "CodeUnit", "CodebaseInfo", "ContrastiveResults", "CostBreakdown",
+    "Costs", "Detailed", "DownstreamResults", "ErrorCount",
+    "EvalWeights", "EvaluationResult", "FailureAnalysis", "FamilyScores",
+    "GeneratedSummary", "GenerationMetadata", "GroupScores", "JudgeResults",
     "JudgeScores", "ModelComparison", "ModelConfig", "ModelRanking", "Parameter",
-    "ReportMetadata", "RetrievalEvalConfig", "RetrievalResults", "SBModel", "ScoreRecord",
+    "ReportMetadata", "RetrievalResults", "SBModel", "ScoreRecord",
     "ScoringConfig", "SignificanceTest", "Statistics", "UnitMetadata", "UnitRelationships",
 ]

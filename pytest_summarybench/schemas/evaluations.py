@@ -7,9 +7,11 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from ..vocabulary import Marker
 from ._base import SBModel
 
-EvaluationType = Literal["judge", "contrastive", "retrieval", "downstream", "validate"]
+#: An evaluator family, or the validity ladder's ``validate``.
+EvaluationType = Marker
 
 
 class JudgeScores(SBModel):

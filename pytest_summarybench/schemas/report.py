@@ -6,8 +6,9 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from ..vocabulary import FAMILIES
 from ._base import SBModel
-from .config import EVAL_FAMILIES, BenchmarkConfig
+from .config import BenchmarkConfig
 from .run import CodebaseInfo
 
 
@@ -360,5 +361,5 @@ class BenchmarkReport(SBModel):
     @property
     def families(self) -> list[str]:
         """The score columns: the spec's families, then any other family that ran."""
-        return [*EVAL_FAMILIES, *(f for f in self.metadata.families_run
-                                  if f not in EVAL_FAMILIES)]
+        return [*FAMILIES, *(f for f in self.metadata.families_run
+                                  if f not in FAMILIES)]

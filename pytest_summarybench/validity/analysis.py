@@ -31,6 +31,7 @@ from ..schemas.report import (
     ValidityStep,
 )
 from ..stats.significance import ALPHA, holm, paired_t_test
+from ..vocabulary import LADDER_PREFIX
 from .ladder import LEVEL_IDS, TWIN, is_ladder_model
 
 #: Bootstrap reseeds of the A/A test.
@@ -125,13 +126,13 @@ def family_validity(family: str, scores: Mapping[str, Mapping[str, float]], *,
 
 
 def _order(models: Sequence[str]) -> str:
-    return " > ".join(m.removeprefix("validate/") for m in models)
+    return " > ".join(m.removeprefix(LADDER_PREFIX) for m in models)
 
 
 def _per_judge(records: Sequence[ScoreRecord]) -> tuple[list[ValidityJudge], dict[str, Any]]:
-    from ..evaluators.judge_pairwise import verdicts_of
-    from ..judges.agreement import judge_agreement
-    from ..judges.audit import position_bias
+    from ..evaluators.judge.agreement import judge_agreement
+    from ..evaluators.judge.audit import position_bias
+    from ..evaluators.judge.pairwise import verdicts_of
 
     pointwise: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     rubric_labels: dict[str, dict[Any, int]] = defaultdict(dict)

@@ -25,18 +25,12 @@ from collections.abc import Callable, Sequence
 from random import Random
 from typing import TYPE_CHECKING
 
-from ..generate.builtin import (
-    BuiltinResult,
-    code_only,
-    docstring_summary,
-    split_words,
-)
+from ..generate.builtin_base import BuiltinResult, clean_docstring, code_only, split_words
+from ..vocabulary import LADDER_PREFIX
 
 if TYPE_CHECKING:
     from ..schemas import CodeUnit
 
-#: Model id prefix of every ladder model (and the pytest marker of their items).
-LADDER_PREFIX = "validate/"
 #: Ladder levels in their known order, best first: (model id, built-in name).
 LEVELS: tuple[tuple[str, str], ...] = (
     ("validate/l1-docstring", "validate-l1-docstring"),
@@ -74,10 +68,10 @@ def is_ladder_model(model_id: str) -> bool:
 
 def ladder_doc(unit: CodeUnit) -> str | None:
     """The unit's human docstring as level 1 uses it, None when it has none (or too short)."""
-    result = docstring_summary(unit)
-    if result.source != "docstring" or len(result.text.split()) < MIN_DOC_WORDS:
+    doc = clean_docstring(unit)
+    if not doc or len(doc.split()) < MIN_DOC_WORDS:
         return None
-    return result.text
+    return doc
 
 
 def identifier_words(unit: CodeUnit) -> frozenset[str]:

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_summarybench.downstream.completion import (
+from pytest_summarybench.evaluators.downstream.sandbox_run import package_layout, run_tests
+from pytest_summarybench.evaluators.downstream.splice import (
     completed_function,
-    package_layout,
     partial_code,
-    run_tests,
     splice,
 )
-from pytest_summarybench.downstream.tasks import TestCase, UnitIndex, load_task_file, resolve
+from pytest_summarybench.evaluators.downstream.tasks import (
+    TestCase,
+    UnitIndex,
+    load_task_file,
+    resolve,
+)
 from pytest_summarybench.extract import extract_units
 from pytest_summarybench.extract.config import ExtractionConfig
 from pytest_summarybench.sandbox import SandboxLimits

@@ -15,9 +15,9 @@ import pytest
 
 from pytest_summarybench.context import RunContext
 from pytest_summarybench.evaluators import EvaluationError, MatrixItem
-from pytest_summarybench.evaluators.downstream_bug_localisation import BugLocalisationEvaluator
-from pytest_summarybench.evaluators.downstream_completion import CompletionEvaluator
-from pytest_summarybench.evaluators.downstream_function_selection import (
+from pytest_summarybench.evaluators.downstream.bug_localisation import BugLocalisationEvaluator
+from pytest_summarybench.evaluators.downstream.completion import CompletionEvaluator
+from pytest_summarybench.evaluators.downstream.function_selection import (
     FunctionSelectionEvaluator,
 )
 from pytest_summarybench.extract import extract_units
@@ -71,6 +71,7 @@ def test_prepare_summarizes_units_the_sample_left_out(fake_server: Callable[...,
     shown = {uid for t in evaluator.tasks(ctx).values() for uid in t.unit_ids.values()}
     assert any(ctx.summary(uid, "builtin/docstring") is None for uid in shown)
     evaluator.prepare(ctx)
+    ctx = ctx.refreshed()  # a context made after prepare reads the summaries it linked
     assert all(ctx.summary(uid, "builtin/docstring") is not None for uid in shown)
     items = evaluator.items(ctx)
     assert len(items) == 10 and {i.model_id for i in items} == {"builtin/docstring"}
@@ -188,10 +189,12 @@ def test_tasks_are_built_for_a_codebase_without_a_task_set(
     c_tasks = completion.tasks(ctx)
     assert c_tasks and all(not t.task.tests for t in c_tasks.values())
     selection.prepare(ctx)
+    ctx = ctx.refreshed()
     item = selection.items(ctx)[0]
     (record,) = selection.evaluate(item, ctx)
     assert set(record.metrics) == {"success", "partial"}
     completion.prepare(ctx)
+    ctx = ctx.refreshed()
     (record,) = completion.evaluate(completion.items(ctx)[0], ctx)
     assert set(record.metrics) == {"similarity"} and record.metrics["similarity"] == 1.0
     summary = completion.summarize([record], ctx)

@@ -7,19 +7,20 @@ import textwrap
 
 import pytest
 
-from pytest_summarybench.downstream.answers import (
+from pytest_summarybench.evaluators.downstream.answers import (
     AnswerError,
     extract_code,
     match_candidate,
     parse_choice,
 )
-from pytest_summarybench.downstream.completion import (
-    CompletionError,
-    completed_function,
-    partial_code,
-    splice,
+from pytest_summarybench.evaluators.downstream.bug_localisation import (
+    partial_credit as file_credit,
 )
-from pytest_summarybench.downstream.prompts import (
+from pytest_summarybench.evaluators.downstream.function_selection import (
+    partial_credit as function_credit,
+)
+from pytest_summarybench.evaluators.downstream.function_selection import titles
+from pytest_summarybench.evaluators.downstream.prompts import (
     BUG_LOCALIZATION_PROMPT,
     COMPLETION_TASK_PROMPT,
     FUNCTION_SELECTION_PROMPT,
@@ -27,22 +28,21 @@ from pytest_summarybench.downstream.prompts import (
     completion_prompt,
     function_selection_prompt,
 )
-from pytest_summarybench.downstream.similarity import (
+from pytest_summarybench.evaluators.downstream.similarity import (
     bleu,
     code_similarity,
     code_tokens,
     exact_match,
     weighted_unigram_match,
 )
-from pytest_summarybench.downstream.tasks import UnitRef
-from pytest_summarybench.downstream.taskset import TaskModelError, task_model
-from pytest_summarybench.evaluators.downstream_bug_localisation import (
-    partial_credit as file_credit,
+from pytest_summarybench.evaluators.downstream.splice import (
+    CompletionError,
+    completed_function,
+    partial_code,
+    splice,
 )
-from pytest_summarybench.evaluators.downstream_function_selection import (
-    partial_credit as function_credit,
-)
-from pytest_summarybench.evaluators.downstream_function_selection import titles
+from pytest_summarybench.evaluators.downstream.tasks import UnitRef
+from pytest_summarybench.roles import TaskModelError, task_model
 from pytest_summarybench.schemas import CodeUnit, UnitMetadata
 from pytest_summarybench.settings import load_settings
 

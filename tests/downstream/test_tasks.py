@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_summarybench.downstream.tasks import (
+from pytest_summarybench.evaluators.downstream.tasks import (
     TaskExcluded,
     TaskFileError,
     UnitIndex,

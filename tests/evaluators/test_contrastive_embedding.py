@@ -6,7 +6,7 @@ import pytest
 
 from pytest_summarybench.context import RunContext
 from pytest_summarybench.evaluators import BUILTIN_EVALUATORS, EvaluationError, load_builtin
-from pytest_summarybench.evaluators.contrastive_embedding import ContrastiveEmbedding
+from pytest_summarybench.evaluators.contrastive.embedding import ContrastiveEmbedding
 from tests.evaluators.synthetic import ContextFactory
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from pytest_summarybench.embeddings import get_embedder
-from pytest_summarybench.evaluators import distractors
-from pytest_summarybench.evaluators.distractors import (
+from pytest_summarybench.evaluators.contrastive import distractors
+from pytest_summarybench.evaluators.contrastive.distractors import (
     EXACT_LIMIT,
     CandidatePool,
     difficulty,

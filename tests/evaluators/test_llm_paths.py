@@ -13,18 +13,18 @@ import pytest
 from pytest_summarybench.context import RunContext
 from pytest_summarybench.embeddings.hashing import subwords
 from pytest_summarybench.evaluators import EvaluationError, load_builtin
-from pytest_summarybench.evaluators.contrastive_llm import (
+from pytest_summarybench.evaluators.contrastive.llm import (
     CONTRASTIVE_LLM_PROMPT,
     ContrastiveLLM,
     parse_selection,
 )
-from pytest_summarybench.evaluators.queries import (
+from pytest_summarybench.evaluators.retrieval.embedding import RetrievalEmbedding
+from pytest_summarybench.evaluators.retrieval.queries import (
     QUERY_TYPES,
     ensure_queries,
     generation_prompt,
     query_source,
 )
-from pytest_summarybench.evaluators.retrieval import RetrievalEmbedding
 from tests.evaluators.synthetic import ContextFactory
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -163,8 +163,8 @@ def test_failed_generation_is_the_units_error(make_context: ContextFactory) -> N
 
 
 def test_contrastive_llm_asks_for_its_schema_where_supported() -> None:
-    from pytest_summarybench.evaluators.contrastive_llm import selection_schema
-    from pytest_summarybench.judges.calling import response_format
+    from pytest_summarybench.evaluators.contrastive.llm import selection_schema
+    from pytest_summarybench.evaluators.judge.calling import response_format
     from pytest_summarybench.schemas import ModelConfig
 
     schema = selection_schema(10)

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_summarybench.context import RunContext
 from pytest_summarybench.evaluators import EvaluationError, load_builtin
-from pytest_summarybench.evaluators.retrieval import RetrievalEmbedding
+from pytest_summarybench.evaluators.retrieval.embedding import RetrievalEmbedding
 from tests.evaluators.synthetic import CODE, ContextFactory
 
 #: Two queries per unit, worded differently from the code and the summaries.

@@ -98,7 +98,7 @@ def test_run_generation_for_builtins(make_ctx, builtin_models) -> None:
     assert report.generated == 5 * n and report.errors == 0 and report.calls == 0
     assert all(s.cost == 0.0 for s in report.models.values())
     assert report.models["builtin/docstring"].fallbacks == 3  # class, clear, totalPrice1
-    ctx.refresh()
+    ctx = ctx.refreshed()
     for unit in ctx.units:
         for model in ctx.models:
             summary = ctx.summary(unit.id, model.id)
@@ -137,7 +137,7 @@ def test_shuffled_with_one_unit_is_an_error_not_a_crash(make_ctx, unit_factory) 
     ctx = make_ctx([{"provider": "builtin", "model": "shuffled"}], units=unit_factory()[:1])
     report = run_generation(ctx, progress=False)
     assert report.errors == 1
-    ctx.refresh()
+    ctx = ctx.refreshed()
     assert "at least two sampled units" in ctx.summary_error("u-file", "builtin/shuffled")
 
 

@@ -24,7 +24,7 @@ FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
 
 
 def summaries(ctx, model_id: str) -> dict[str, GeneratedSummary]:
-    ctx.refresh()
+    ctx = ctx.refreshed()  # a context reads what generation wrote when made afterwards
     return {u.id: s for u in ctx.units if (s := ctx.summary(u.id, model_id)) is not None}
 
 
@@ -82,8 +82,8 @@ def test_errors_are_linked_not_cached_and_retried(make_ctx, fake_server, openai_
     report = run_generation(ctx, progress=False, retry_policy=FAST)
     assert report.errors == 1 and report.calls == len(ctx.units) - 1
     assert "HTTP 500" in report.models["openai/gpt-4o"].error_samples[0]
-    ctx.refresh()
-    assert "gave up after 6 attempts" in ctx.summary_error("u-class", "openai/gpt-4o")
+    assert "gave up after 6 attempts" in ctx.refreshed().summary_error("u-class",
+                                                                       "openai/gpt-4o")
     server.faults = None
     retry = run_generation(ctx, progress=False)
     assert (retry.calls, retry.reused, retry.errors) == (1, len(ctx.units) - 1, 0)

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from pytest_summarybench.judges.calling import (
+from pytest_summarybench.evaluators.judge.calling import (
     JudgeClient,
     JudgeError,
     parse_judge_error,
     response_format,
 )
-from pytest_summarybench.judges.prompts import POINTWISE_TAG, pointwise_messages
-from pytest_summarybench.judges.verdicts import POINTWISE_JSON_SCHEMA, parse_pointwise
+from pytest_summarybench.evaluators.judge.prompts import POINTWISE_TAG, pointwise_messages
+from pytest_summarybench.evaluators.judge.verdicts import POINTWISE_JSON_SCHEMA, parse_pointwise
 from pytest_summarybench.schemas import ModelConfig
 from pytest_summarybench.store import Store
 from tests.fakes.openai_server import FakeOpenAIServer, faults_from

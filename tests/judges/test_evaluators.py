@@ -11,9 +11,9 @@ import pytest
 
 from pytest_summarybench.context import RunContext
 from pytest_summarybench.evaluators import BUILTIN_EVALUATORS, EvaluationError, load_builtin
-from pytest_summarybench.evaluators.judge_pairwise import JudgePairwise
-from pytest_summarybench.evaluators.judge_pointwise import JudgePointwise
-from pytest_summarybench.judges.calling import parse_judge_error
+from pytest_summarybench.evaluators.judge.calling import parse_judge_error
+from pytest_summarybench.evaluators.judge.pairwise import JudgePairwise
+from pytest_summarybench.evaluators.judge.pointwise import JudgePointwise
 from pytest_summarybench.schemas import ScoreRecord
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.judges.conftest import ContextFactory, judge_entry

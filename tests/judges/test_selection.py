@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_summarybench.judges.selection import pair_id, plan_judges, select_diverse
 from pytest_summarybench.llm.families import families_of, same_family
+from pytest_summarybench.roles.judges import pair_id, plan_judges, select_diverse
 from pytest_summarybench.schemas import ModelConfig
 
 M = ModelConfig.parse

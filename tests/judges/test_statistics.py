@@ -8,16 +8,20 @@ import math
 import numpy as np
 import pytest
 
-from pytest_summarybench.judges import bradley_terry as bt
-from pytest_summarybench.judges.agreement import cohen_kappa, fleiss_kappa, judge_agreement
-from pytest_summarybench.judges.audit import (
+from pytest_summarybench.evaluators.judge import bradley_terry as bt
+from pytest_summarybench.evaluators.judge.agreement import (
+    cohen_kappa,
+    fleiss_kappa,
+    judge_agreement,
+)
+from pytest_summarybench.evaluators.judge.audit import (
     PairVerdict,
     length_bias_pairwise,
     length_bias_pointwise,
     length_controlled,
     position_bias,
 )
-from pytest_summarybench.judges.tally import head_to_head, mean_ci, tally, unit_wins
+from pytest_summarybench.evaluators.judge.tally import head_to_head, mean_ci, tally, unit_wins
 
 
 def _random_verdicts(n_models: int, n: int, seed: int) -> list[tuple[int, int]]:

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from pytest_summarybench.judges import prompts
-from pytest_summarybench.judges.verdicts import (
+from pytest_summarybench.evaluators.judge import prompts
+from pytest_summarybench.evaluators.judge.verdicts import (
     InvalidVerdict,
     extract_json,
     parse_pairwise,

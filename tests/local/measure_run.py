@@ -17,9 +17,13 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from pytest_summarybench.evaluators.contrastive_llm import parse_selection
-from pytest_summarybench.judges.prompts import PAIRWISE_TAG, POINTWISE_TAG
-from pytest_summarybench.judges.verdicts import InvalidVerdict, parse_pairwise, parse_pointwise
+from pytest_summarybench.evaluators.contrastive.llm import parse_selection
+from pytest_summarybench.evaluators.judge.prompts import PAIRWISE_TAG, POINTWISE_TAG
+from pytest_summarybench.evaluators.judge.verdicts import (
+    InvalidVerdict,
+    parse_pairwise,
+    parse_pointwise,
+)
 
 #: cache tag -> (what it is, a parser that raises on an answer that is not valid).
 PARSERS: dict[str, tuple[str, Callable[[str], Any]]] = {

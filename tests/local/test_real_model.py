@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_summarybench.judges.calling import JudgeClient
-from pytest_summarybench.judges.prompts import (
+from pytest_summarybench.evaluators.judge.calling import JudgeClient
+from pytest_summarybench.evaluators.judge.prompts import (
     PAIRWISE_TAG,
     POINTWISE_TAG,
     pairwise_messages,
     pointwise_messages,
 )
-from pytest_summarybench.judges.verdicts import (
+from pytest_summarybench.evaluators.judge.verdicts import (
     PAIRWISE_JSON_SCHEMA,
     POINTWISE_JSON_SCHEMA,
     parse_pairwise,

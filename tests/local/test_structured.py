@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_summarybench.judges.calling import JudgeClient, response_format
-from pytest_summarybench.judges.prompts import (
+from pytest_summarybench.evaluators.judge.calling import JudgeClient, response_format
+from pytest_summarybench.evaluators.judge.prompts import (
     PAIRWISE_TAG,
     POINTWISE_TAG,
     pairwise_messages,
     pointwise_messages,
 )
-from pytest_summarybench.judges.verdicts import (
+from pytest_summarybench.evaluators.judge.verdicts import (
     PAIRWISE_JSON_SCHEMA,
     POINTWISE_JSON_SCHEMA,
     parse_pairwise,

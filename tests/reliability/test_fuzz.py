@@ -17,8 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_summarybench.compliance.parsing import ParseError, parse_response
+from pytest_summarybench.evaluators.judge.verdicts import (
+    InvalidVerdict,
+    parse_pairwise,
+    parse_pointwise,
+)
 from pytest_summarybench.extract import ExtractionConfig, extract_units
-from pytest_summarybench.judges.verdicts import InvalidVerdict, parse_pairwise, parse_pointwise
 from pytest_summarybench.settings import Settings, SettingsError, load_settings
 
 FUZZ = settings(max_examples=60, deadline=None,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_summarybench.llm import complete
-from pytest_summarybench.llm.cache import _DDL, cache_get
+from pytest_summarybench.llm.cache import cache_get
 from pytest_summarybench.schemas import ModelConfig
 from pytest_summarybench.store import Store
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
@@ -115,8 +115,7 @@ def test_unreadable_cache_rows_are_misses(tmp_path: Path, fake_server: Any) -> N
     """Rows that are not JSON, or JSON of another shape, are misses, not crashes."""
     server: FakeOpenAIServer = fake_server()
     model = ModelConfig(provider="local", model_name="m", api_endpoint=server.base_url)
-    store = Store(tmp_path / "s.sqlite")
-    store.ensure_table(_DDL)
+    store = Store(tmp_path / "s.sqlite")  # the store declares llm_cache itself
     wrong_text = json.dumps({"text": 5, "input_tokens": 1, "output_tokens": 1,
                              "latency_ms": 1.0, "cost": None})
     for i, junk in enumerate(["not json", "[1, 2]", '{"text": 5}', '{"unknown": 1}',

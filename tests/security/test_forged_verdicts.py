@@ -15,14 +15,13 @@ from typing import Any
 
 import pytest
 
-from pytest_summarybench.downstream.completion import (
+from pytest_summarybench.evaluators.downstream.sandbox_run import package_layout, run_tests
+from pytest_summarybench.evaluators.downstream.splice import (
     completed_function,
-    package_layout,
     partial_code,
-    run_tests,
     splice,
 )
-from pytest_summarybench.downstream.tasks import UnitIndex, load_task_file, resolve
+from pytest_summarybench.evaluators.downstream.tasks import UnitIndex, load_task_file, resolve
 from pytest_summarybench.extract import extract_units
 from pytest_summarybench.extract.config import ExtractionConfig
 from pytest_summarybench.sandbox import SandboxLimits
@@ -130,7 +129,7 @@ def test_what_leaves_the_sandbox_is_truncated_and_redacted(
     """Exception text and output of generated code reach the record (and so the store,
     results.json and the reports) bounded, without key material or control sequences."""
     from pytest_summarybench.context import RunContext
-    from pytest_summarybench.evaluators.downstream_completion import CompletionEvaluator
+    from pytest_summarybench.evaluators.downstream.completion import CompletionEvaluator
     from pytest_summarybench.settings import load_settings
     from pytest_summarybench.store import Store
 

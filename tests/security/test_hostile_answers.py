@@ -13,8 +13,12 @@ from typing import Any
 
 import pytest
 
-from pytest_summarybench.judges.prompts import PAIRWISE_SYSTEM_PROMPT
-from pytest_summarybench.judges.verdicts import InvalidVerdict, extract_json, parse_pointwise
+from pytest_summarybench.evaluators.judge.prompts import PAIRWISE_SYSTEM_PROMPT
+from pytest_summarybench.evaluators.judge.verdicts import (
+    InvalidVerdict,
+    extract_json,
+    parse_pointwise,
+)
 from pytest_summarybench.llm import ModelCallError, RetryPolicy, complete
 from pytest_summarybench.schemas import ModelConfig
 from pytest_summarybench.store import Store

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_summarybench.context import RunContext
-from pytest_summarybench.evaluators.downstream_completion import CompletionEvaluator
+from pytest_summarybench.evaluators.downstream.completion import CompletionEvaluator
 from pytest_summarybench.extract import extract_units
 from pytest_summarybench.extract.config import ExtractionConfig
 from pytest_summarybench.sandbox import KERNEL_BOUNDARIES, SandboxWarning

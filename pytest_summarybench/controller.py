@@ -1,0 +1,312 @@
+"""The controller's hooks from session start to the last test: the dry run, preparing the
+run once (generation, then each evaluator's ``prepare``) for what collection selected, and
+the records that arrive on test reports, saved in batches. ``session_end.py`` adds the
+report at the end; ``XdistControllerHooks`` is registered only when xdist is present, so
+the plugin also loads with ``-p no:xdist``.
+
+Registered in ``pytest_configure``: pydantic-based modules are imported where used.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import pytest
+
+from . import options
+from .recorder import carried
+from .session import (
+    NO_ITEMS_ID,
+    STOP_PREFIX,
+    TOKEN_KEY,
+    SummaryBenchState,
+    failure,
+    selected_items,
+)
+
+if TYPE_CHECKING:
+    from _pytest.terminal import TerminalReporter
+
+    from .schemas import ScoreRecord
+    from .store import RecordRow
+
+#: The controller writes records to the store every SAVE_BATCH tests or SAVE_EVERY_S
+#: seconds, whichever comes first (see ``Controller.flush_records``).
+SAVE_BATCH = 500
+SAVE_EVERY_S = 2.0
+
+
+def say(tr: TerminalReporter | None, line: str, **markup: bool) -> None:
+    """Write one line of ours to the terminal: every line the plugin prints goes through
+    here, redacted and with control characters made inert (errors quote providers)."""
+    if tr is not None:
+        from .llm.redaction import scrub
+
+        tr.write_line(scrub(line, one_line=True), **markup)
+
+
+
+class Controller:
+    """Controller-only, until the tests end: prepare once, collect the records.
+
+    It fails closed: a store or output directory that cannot be used, or an input file
+    that is malformed, stops the session with one ``ERROR:`` line and exit code 4
+    (``stop``); a configured gate never passes on a session that scored nothing or stopped
+    early; and the previous session's reports are moved aside (``retire_reports``) as soon
+    as this one starts evaluating, so that a ``results.json`` in the output directory is
+    always the report of the last session that finished.
+    """
+
+    def __init__(self, state: SummaryBenchState) -> None:
+        self.state = state
+        # Every record that arrived, as the JSON the store keeps, until the session end
+        # reads them (``records``): 10,000 live records slowed every full garbage
+        # collection of the run, and they are written as JSON anyway.
+        self._arrived: list[str] = []
+        self._records: list[ScoreRecord] | None = None
+        self.prepared = False
+        self.started_at = datetime.now(timezone.utc)
+        self.generation_summary: list[str] = []
+        self._unsaved: list[tuple[str, list[RecordRow]]] = []
+        self._saved_at = time.monotonic()
+        self.fatal: str | None = None
+        """Why the session was stopped (the ERROR line), once it was."""
+        self.benchmark_ran = False
+        """The code-summary benchmark was collected (items selected, or an empty matrix)."""
+        self.notes: list[str] = []
+        """Lines for the terminal summary when there is no report to show."""
+        self._retired: dict[Path, Path] | None = None
+
+    # -- failing closed ----------------------------------------------------------------
+    def stop(self, message: str) -> NoReturn:
+        """Stop the session now: one ``ERROR: summarybench: ...`` line on stderr and exit
+        code 4 (pytest's usage error), the previous reports moved aside."""
+        self.fatal = message = " ".join(message.split())  # one line, whatever it quotes
+        self.retire_reports()
+        raise pytest.UsageError(f"summarybench: {message}")
+
+    def retire_reports(self) -> dict[Path, Path]:
+        """Move the previous session's reports aside, once per session (see
+        ``report.files.retire_reports``); where each went."""
+        if self._retired is None:
+            self._retired = {}
+            try:
+                output_dir = self.state.settings.output_dir
+            except pytest.UsageError:
+                return self._retired  # no configuration, hence no output directory
+            from .report.files import retire_reports
+
+            try:
+                self._retired = retire_reports(output_dir)
+            except OSError as exc:
+                self.notes.append(f"summarybench: the previous reports in {output_dir} could "
+                                  f"not be moved aside ({exc.strerror or exc})")
+        return self._retired
+
+    def _check_output_dir(self) -> None:
+        """Stop now, not after the run, when the output directory cannot be written."""
+        import tempfile
+
+        output_dir = self.state.settings.output_dir
+        try:
+            output_dir.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=output_dir):
+                pass
+        except OSError as exc:
+            self.stop(f"output directory {output_dir} is not writable "
+                      f"({exc.strerror or exc}): make it writable or pass --sb-output DIR")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        # A collection error summarybench marked as fatal (raised in pytest_generate_tests
+        # of this process or of an xdist worker): stop with its one line.
+        if report.failed and self.fatal is None:
+            text = report.longreprtext.strip()
+            if text.startswith(STOP_PREFIX):
+                self.stop(text[len(STOP_PREFIX):].strip())
+
+    @property
+    def records(self) -> list[ScoreRecord]:
+        """Every record of the session, in arrival order (after the hooks saw them)."""
+        if self._records is None:
+            from .schemas import ScoreRecord
+
+            self._records = [ScoreRecord.model_validate_json(text) for text in self._arrived]
+        return self._records
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        config = self.state.config
+        if options.engaged(config):
+            # A bad configuration stops here, as one usage error line; so does a codebase
+            # path the user gave (the default one is checked only when the code-summary
+            # benchmark is collected, so other benchmarks run anywhere).
+            settings = self.state.settings
+            if config.getoption("sb_codebase") or options.config_path(config) is not None:
+                from .pipeline import check_codebase
+                from .settings import SettingsError
+
+                try:
+                    check_codebase(settings)
+                except SettingsError as exc:
+                    raise pytest.UsageError(str(exc)) from None
+        if config.getoption("sb_dry_run"):
+            from .generate import estimate_generation, format_estimate
+            from .store import StoreError
+
+            try:
+                ctx = self.state.context()
+            except StoreError as exc:
+                raise pytest.UsageError(f"summarybench: {exc}") from None
+            tr = config.pluginmanager.get_plugin("terminalreporter")
+            lines = format_estimate(estimate_generation(ctx))
+            for line in lines:
+                say(tr, line)
+            pytest.exit("summarybench dry run: no model was called", returncode=0)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.state.is_worker:
+            selected = selected_items(session.items)
+            if selected:
+                self.prepare({(m, it.evaluator) for it in selected
+                              for m in it.model_id.split("~")})
+
+    def prepare(self, selection: set[tuple[str, str]]) -> None:
+        """Generate summaries and build evaluator artefacts for the selected items.
+
+        Nothing is generated for ``--collect-only`` (listing tests must not spend money);
+        ``--sb-generate-only`` stops the session once summaries exist. A store that fails
+        meanwhile stops the session (``stop``).
+        """
+        config = self.state.config
+        if self.prepared or config.option.collectonly:
+            return
+        self.prepared = True
+        self.benchmark_ran = True
+        from .store import StoreError
+
+        try:
+            self._prepare(selection)
+        except StoreError as exc:
+            self.stop(str(exc))
+
+    def _prepare(self, selection: set[tuple[str, str]]) -> None:
+        config = self.state.config
+        from .generate import run_generation
+        from .store import StoreError
+
+        ctx = self.state.context().restricted(m for m, _ in selection)
+        settings = self.state.settings
+        result = run_generation(ctx, parallel=settings.evaluation.parallel,
+                                max_cost_usd=settings.evaluation.max_cost_usd,
+                                progress=True)
+        self.generation_summary = result.lines()
+        if config.getoption("sb_generate_only"):
+            tr = config.pluginmanager.get_plugin("terminalreporter")
+            for line in self.generation_summary:
+                say(tr, line)
+            pytest.exit("summarybench: summaries generated (--sb-generate-only)",
+                        returncode=1 if result.errors else 0)
+        if result.generated or result.errors:
+            # New summaries or errors were linked: read them. A fully cached re-run links
+            # nothing, and reading 10,000 summaries again was a visible share of its time.
+            ctx = ctx.refreshed()
+        self.state.bind(ctx)
+        # Evaluation starts: the reports of an earlier session must not pass for this one's.
+        self._check_output_dir()
+        self.retire_reports()
+        active = self.state.evaluators()
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        for name in sorted({ev for _, ev in selection}):
+            if name in active:
+                try:
+                    active[name].prepare(ctx)
+                except StoreError:
+                    raise
+                except Exception as exc:
+                    # Its items will fail with their own reasons; the other evaluators
+                    # and the report go on.
+                    line = f"summarybench: {name} could not prepare: {failure(exc)}"
+                    self.generation_summary.append(line)
+                    say(tr, line, red=True)
+                # A prepare may have linked summaries (downstream summarizes the units its
+                # tasks show that the sample left out): the next ones and the tests read
+                # them through a fresh context.
+                ctx = ctx.refreshed()
+                self.state.bind(ctx)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        raw = carried(report)
+        if not raw:
+            if report.nodeid.endswith(f"[{NO_ITEMS_ID}]"):
+                self.benchmark_ran = True  # collected, with nothing to score
+            return
+        from .schemas import ScoreRecord
+        from .store import record_row
+
+        validate = ScoreRecord.model_validate_json
+        records = [validate(r) for r in raw]
+        hook = self.state.config.hook.pytest_summarybench_record_score
+        for rec in records:
+            hook(record=rec, config=self.state.config)
+        rows = [record_row(rec) for rec in records]  # what the hooks left
+        self._arrived.extend(row[4] for row in rows)
+        self._records = None
+        summary_rows = [row for row in rows if row[0] == "summary"]
+        if summary_rows:
+            self._unsaved.append((report.nodeid, summary_rows))
+            now = time.monotonic()
+            if len(self._unsaved) >= SAVE_BATCH or now - self._saved_at >= SAVE_EVERY_S:
+                from .store import StoreError
+
+                try:
+                    self.flush_records()
+                except StoreError as exc:
+                    self.stop(str(exc))
+
+    def flush_records(self) -> None:
+        """Write the records that arrived since the last flush, in one transaction.
+
+        Records are written in batches (every ``SAVE_BATCH`` tests or ``SAVE_EVERY_S``
+        seconds, and at session end) because a transaction per test was a fifth of a
+        cached re-run. A process killed between flushes loses only records, never a model
+        answer: the response cache keeps those, so the tests run again without calls.
+        """
+        self._saved_at = time.monotonic()
+        if self._unsaved:
+            batch, self._unsaved = self._unsaved, []
+            self.state.store.save_record_rows(self.state.context().run_id, batch)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        # Reported and written: let the run's records, units and summaries go before
+        # pytest's last garbage collections walk every object still alive.
+        self._arrived, self._records, self._unsaved = [], None, []
+        self.state.release()
+
+
+class XdistControllerHooks:
+    """Controller hooks that exist only with pytest-xdist."""
+
+    def __init__(self, state: SummaryBenchState) -> None:
+        self.state = state
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[TOKEN_KEY] = self.state.token
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        controller = self.state.config.pluginmanager.get_plugin("summarybench-controller")
+        if controller is None or controller.prepared or not ids:
+            return
+        from .store import StoreError
+
+        store = self.state.store
+        try:
+            rows = store.selection.of(self.state.token)
+        except StoreError as exc:
+            controller.stop(str(exc))
+        if rows:
+            controller.prepare({(m, e) for m, e in rows})

@@ -1,0 +1,180 @@
+"""The downstream family's base, what its three evaluators share: items, the task model,
+summaries, calls.
+
+Items are task x model under test (``unit_id`` the task's target unit, ``variant`` the
+task id). Before tests run, the controller has the models under test summarize every unit
+a task shows them that the sample left out, so that the task model sees a summary where
+one is expected. One task model performs every task for every model; a model under test
+of the task model's family is skipped with the reason (the no-self-judging rule).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import Counter, defaultdict
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import pytest
+
+from ...llm.families import family_of, same_family
+from ...roles.task import NO_TASK_MODEL, TaskModelError
+from ..base import EvaluationError, MatrixItem
+from .prompts import PROMPT_VERSION
+from .tasks import Loaded, TaskFileError, TaskType
+from .taskset import load_tasks
+
+if TYPE_CHECKING:
+    from ...context import RunContext
+    from ...llm.types import Completion
+    from ...schemas import ModelConfig, ScoreRecord
+
+
+class DownstreamEvaluator(ABC):
+    """Base of ``downstream/completion``, ``downstream/bug_localisation`` and
+    ``downstream/function_selection``; subclasses implement ``score``."""
+
+    name: ClassVar[str]
+    family: ClassVar[str] = "downstream"
+    kind: ClassVar[TaskType]
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, Loaded[Any]] | None = None
+        self._excluded: list[str] = []
+
+    # -- the protocol ------------------------------------------------------------------
+    def skip_reason(self, ctx: RunContext) -> str | None:
+        ds = ctx.settings.evaluation.downstream
+        if self.kind not in ds.tasks:
+            return f"{self.kind} is not listed in evaluation.downstream.tasks"
+        if self.task_model(ctx) is None:
+            return NO_TASK_MODEL
+        if not self.tasks(ctx):
+            if self._excluded:
+                return (f"all {len(self._excluded)} {self.kind} tasks refer to code this run "
+                        f"did not extract, e.g. {self._excluded[0]}")
+            return (f"no {self.kind} tasks for this codebase: write a task set "
+                    f"(evaluation.downstream.tasksFile; see fixtures/tasks/README.md)")
+        return None
+
+    def items(self, ctx: RunContext) -> list[MatrixItem]:
+        out = []
+        for task_id, loaded in sorted(self.tasks(ctx).items()):
+            unit = ctx.unit(loaded.target_id)
+            for model in ctx.models:
+                out.append(MatrixItem(evaluator=self.name, unit_id=unit.id, model_id=model.id,
+                                      variant=task_id, label=ctx.unit_label(unit)))
+        return out
+
+    def prepare(self, ctx: RunContext) -> None:
+        needed = sorted({uid for loaded in self.tasks(ctx).values()
+                         for uid in self.shown_units(loaded)})
+        ensure_summaries(ctx, needed)
+
+    def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
+        loaded = self.tasks(ctx).get(item.variant)
+        if loaded is None:
+            raise EvaluationError(f"no {self.kind} task {item.variant!r} in the task set")
+        model = next((m for m in ctx.settings.test_models() if m.id == item.model_id), None)
+        if model is None:
+            raise EvaluationError(f"{item.model_id} is not a configured model under test")
+        worker = self.task_model(ctx)
+        assert worker is not None, "items exist only with a task model"
+        if same_family(worker, model):
+            pytest.skip(f"task model {worker.id} is of the same family "
+                        f"({family_of(worker)}) as {model.id}, whose summaries it would read; "
+                        "configure a task model of another family")
+        return self.score(loaded, model, worker, ctx)
+
+    def summarize(self, records: list[ScoreRecord], ctx: RunContext) -> dict[str, Any]:
+        """Per model: tasks scored and mean of each metric; the commonest failure reasons."""
+        by_model: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+        scored: Counter[str] = Counter()
+        reasons: Counter[str] = Counter()
+        for rec in records:
+            if rec.error is not None:
+                reasons[rec.error[:80]] += 1
+                continue
+            scored[rec.model_id] += 1
+            for metric, value in rec.metrics.items():
+                by_model[rec.model_id][metric].append(value)
+            reason = rec.details.get("reason")
+            if reason:
+                reasons[str(reason)[:80]] += 1
+        worker = self.task_model(ctx)
+        return {
+            "taskModel": worker.id if worker else None,
+            "tasks": len(self.tasks(ctx)),
+            "excludedTasks": self._excluded,
+            "byModel": {m: {"scored": scored[m],
+                            **{k: round(sum(v) / len(v), 4) for k, v in sorted(metrics.items())}}
+                        for m, metrics in sorted(by_model.items())},
+            "failureReasons": dict(reasons.most_common(10)),
+        }
+
+    # -- shared helpers -----------------------------------------------------------------
+    @abstractmethod
+    def score(self, loaded: Loaded[Any], model: ModelConfig, worker: ModelConfig,
+              ctx: RunContext) -> list[ScoreRecord]:
+        """Run the task for one model's summaries and score the answer."""
+
+    def shown_units(self, loaded: Loaded[Any]) -> list[str]:
+        """Units whose summaries the task model is shown for this task."""
+        return list(loaded.unit_ids.values())
+
+    def task_model(self, ctx: RunContext) -> ModelConfig | None:
+        """The run's task model (``ctx.roles.task``); a ``completionModel`` that names
+        no usable model stops the run."""
+        try:
+            return ctx.roles.task
+        except TaskModelError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    def tasks(self, ctx: RunContext) -> dict[str, Loaded[Any]]:
+        if self._tasks is None:
+            try:
+                found = load_tasks(ctx)
+            except TaskFileError as exc:
+                raise pytest.UsageError(f"invalid downstream task set: {exc}") from None
+            self._tasks = {t.task.id: t for t in found.tasks.get(self.kind, [])}
+            self._excluded = found.excluded.get(self.kind, [])
+        return self._tasks
+
+    def call(self, worker: ModelConfig, prompt: str, ctx: RunContext) -> Completion:
+        """One task-model call at temperature 0, cached in the run's store."""
+        from ...llm import ModelCallError, complete
+
+        ds = ctx.settings.evaluation.downstream
+        try:
+            return complete(worker, [{"role": "user", "content": prompt}], cache=ctx.store,
+                            cache_tag=f"{self.name}/{PROMPT_VERSION}", temperature=0.0,
+                            max_tokens=max(worker.max_tokens, ds.max_tokens))
+        except ModelCallError as exc:
+            raise EvaluationError(f"task model call failed: {exc}") from None
+
+    @staticmethod
+    def call_details(worker: ModelConfig, completion: Completion) -> dict[str, Any]:
+        return {"taskModel": worker.id, "taskModelVersion": completion.model_version,
+                "inputTokens": completion.input_tokens,
+                "outputTokens": completion.output_tokens, "cost": completion.cost,
+                "cached": completion.cached, "promptVersion": PROMPT_VERSION}
+
+    @staticmethod
+    def summary_text(ctx: RunContext, unit_id: str, model_id: str) -> str | None:
+        found = ctx.summary(unit_id, model_id)
+        return found.summary if found is not None else None
+
+
+def ensure_summaries(ctx: RunContext, unit_ids: list[str]) -> None:
+    """Have every model under test summarize those of ``unit_ids`` it has no summary of
+    (units a task shows that the sample left out), through the generation phase. A context
+    made afterwards reads them (``ctx.refreshed()``; the session makes one after every
+    ``prepare``)."""
+    from ...generate import run_generation
+
+    missing = [uid for uid in unit_ids
+               if any(ctx.summary(uid, m.id) is None for m in ctx.models)]
+    if not missing:
+        return
+    by_id = {u.id: u for u in ctx.all_units}
+    run_generation(ctx.with_units(by_id[uid] for uid in missing if uid in by_id),
+                   progress=False)

@@ -1,0 +1,132 @@
+"""The judge family's base, what ``judge/pointwise`` and ``judge/pairwise`` share about a
+run: the judge plan built from the run's settings, the reason to skip when nobody can
+judge, the judge client, the summaries to judge, and the per-judge error rates read back
+from the recorded failures.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ...roles.judges import HOW_TO_ADD
+from ...schemas import ModelConfig, ScoreRecord
+from ..base import EvaluationError
+from .calling import JudgeClient, parse_judge_error
+
+if TYPE_CHECKING:
+    from ...context import RunContext
+
+
+def skip_reason(ctx: RunContext, *, pairs: bool) -> str | None:
+    """Why no item of this kind can be judged in this run (None when some can)."""
+    if not ctx.judges:
+        return f"no judge model is configured; {HOW_TO_ADD}"
+    builtin = [j.id for j in ctx.judges if j.provider == "builtin"]
+    if builtin:
+        return (f"models.judge lists {', '.join(builtin)}: built-in summarizers cannot "
+                f"judge; use a model served by a provider (e.g. --sb-judge openai/gpt-4o)")
+    if pairs and len(ctx.models) < 2:
+        return "pairwise comparison needs at least two models under test"
+    plan = ctx.roles.judge_plan
+    table = plan.pairs if pairs else plan.models
+    if any(a.judges for a in table.values()):
+        return None
+    what = "pair of models" if pairs else "model under test"
+    return (f"no {what} can be judged (a judge never judges its own family): "
+            + "; ".join(plan.shortfalls(pairs=pairs)))
+
+
+def judge_model(ctx: RunContext, judge_id: str) -> ModelConfig:
+    for judge in ctx.judges:
+        if judge.id == judge_id:
+            return judge
+    raise KeyError(f"judge {judge_id!r} is not configured under models.judge")
+
+
+def judge_client(ctx: RunContext) -> JudgeClient:
+    section = ctx.settings.evaluation.judge
+    return JudgeClient(ctx.store, structured=section.structured_output,
+                       parse_retries=section.parse_retries)
+
+
+def bootstrap_seed(ctx: RunContext, *keys: str) -> int:
+    """A seed for numpy, the same in every process for the same run seed and keys."""
+    return ctx.rng("judge-bootstrap", *keys).getrandbits(63)
+
+
+def error_rates(judged: Counter[str], failed: Iterable[ScoreRecord]) -> dict[str, Any]:
+    """Per judge: items judged, judge errors by kind, and the error rate.
+
+    ``judged`` counts each judge's successfully judged items; ``failed`` are the failed
+    records of the evaluator, of which those made from a judge error are charged to it.
+    """
+    kinds: dict[str, Counter[str]] = {}
+    for rec in failed:
+        parsed = parse_judge_error(rec.error)
+        if parsed is not None:
+            judge, kind = parsed
+            kinds.setdefault(judge, Counter())[kind] += 1
+    out = {}
+    for judge in sorted(set(judged) | set(kinds)):
+        errors = sum(kinds.get(judge, Counter()).values())
+        items = judged.get(judge, 0) + errors
+        out[judge] = {"items": items, "errors": errors,
+                      "invalidOutput": kinds.get(judge, Counter())["invalid_output"],
+                      "callFailed": kinds.get(judge, Counter())["call_failed"],
+                      "errorRate": errors / items if items else None}
+    return out
+
+
+def error_notes(judge: str, audit: dict[str, Any]) -> list[str]:
+    """A sentence for the report when a judge failed some of its items."""
+    rate = audit.get("errorRate")
+    if not rate:
+        return []
+    return [f"{judge} gave no usable verdict for {rate:.0%} of its items "
+            f"({audit.get('invalidOutput', 0)} invalid answers after retries, "
+            f"{audit.get('callFailed', 0)} failed calls)"]
+
+
+def other_errors(failed: Iterable[ScoreRecord]) -> list[dict[str, str]]:
+    """Failed items that are no judge's fault (a summary that was never generated)."""
+    return [{"unitId": r.unit_id, "modelId": r.model_id, "error": r.error or ""}
+            for r in failed if parse_judge_error(r.error) is None]
+
+
+class JudgeEvaluator:
+    """What ``judge/pointwise`` and ``judge/pairwise`` do alike; they set ``name`` and
+    ``pairs`` and implement ``items``, ``evaluate`` and ``summarize``."""
+
+    family: ClassVar[str] = "judge"
+    pairs: ClassVar[bool]
+    """True for the evaluator whose items are model pairs."""
+
+    def __init__(self) -> None:
+        self._client: JudgeClient | None = None
+
+    def skip_reason(self, ctx: RunContext) -> str | None:
+        key = "pairwise" if self.pairs else "pointwise"
+        if not getattr(ctx.settings.evaluation.judge, key):
+            return f"disabled (evaluation.judge.{key} is false)"
+        return skip_reason(ctx, pairs=self.pairs)
+
+    def prepare(self, ctx: RunContext) -> None:
+        """Nothing to build: judges read the summaries the controller generated."""
+
+    def client(self, ctx: RunContext) -> JudgeClient:
+        """This process's judge client (made on first use)."""
+        if self._client is None:
+            self._client = judge_client(ctx)
+        return self._client
+
+    @staticmethod
+    def summary_text(ctx: RunContext, unit_id: str, model_id: str) -> str:
+        """The summary to judge; an ``EvaluationError`` (no judge's fault) when the model
+        has none for this unit."""
+        found = ctx.summary(unit_id, model_id)
+        if found is None:
+            raise EvaluationError(f"no summary of {model_id} to judge: "
+                                  f"{ctx.summary_error(unit_id, model_id)}")
+        return found.summary

@@ -1,0 +1,57 @@
+"""Report files on disk: each format's file name, atomic writes (a reader sees the old
+file or the whole new one, never half), and moving an earlier session's reports aside."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: File name of each format inside the output directory.
+FILE_NAMES = {"json": "results.json", "markdown": "report.md", "html": "report.html"}
+
+
+def write_temporary(path: Path, text: str) -> Path:
+    """``text`` in a temporary file beside ``path``, flushed to disk (none is left behind
+    when writing fails, e.g. on a full disk)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file: a reader sees the old file or
+    the whole new one, never half."""
+    os.replace(write_temporary(path, text), path)
+    return path
+
+
+def previous_name(name: str) -> str:
+    """Where ``retire_reports`` moves a report: ``results.json`` -> ``results.previous.json``."""
+    stem, dot, ext = name.rpartition(".")
+    return f"{stem}.previous.{ext}" if dot else f"{name}.previous"
+
+
+def retire_reports(output_dir: Path) -> dict[Path, Path]:
+    """Rename the reports of an earlier session in ``output_dir`` (each of
+    ``FILE_NAMES``) to their ``previous_name``, replacing older ones; moved path -> new path.
+
+    A session calls this when it starts evaluating, and when it stops without a report: a
+    ``results.json`` in the output directory is then always the report of the last session
+    that finished, never an older one passing for a session that failed.
+    """
+    moved: dict[Path, Path] = {}
+    for name in FILE_NAMES.values():
+        path = output_dir / name
+        if path.is_file():
+            target = output_dir / previous_name(name)
+            os.replace(path, target)
+            moved[path] = target
+    return moved

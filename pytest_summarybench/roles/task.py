@@ -1,0 +1,64 @@
+"""The task model of the downstream family (``evaluation.downstream.completionModel``):
+the model that performs every task, for every model under test."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..llm.families import PROVIDER_FAMILIES, family_of
+from ..schemas import ModelConfig
+from ..vocabulary import PROVIDERS
+
+if TYPE_CHECKING:
+    from ..settings import Settings
+
+#: The skip reason when no task model is configured.
+NO_TASK_MODEL = ("no task model configured: set evaluation.downstream.completionModel: "
+                 "PROVIDER/MODEL in summarybench.yaml (or the id of a model in models.judge)")
+#: Providers a bare model name is served by, by the model's family (spec 11.2 writes
+#: ``completionModel: claude-3-5-sonnet-20241022``): those serving their own family only.
+_FAMILY_PROVIDERS = {family: provider for provider, family in PROVIDER_FAMILIES.items()}
+
+
+
+class TaskModelError(ValueError):
+    """``completionModel`` names no usable model; the message says what is accepted."""
+
+
+def task_model(settings: Settings) -> ModelConfig | None:
+    """The configured task model (None when there is none).
+
+    ``completionModel`` may be the id or model name of a model configured in
+    ``models.judge`` or ``models.test`` (its endpoint, limits and prices apply),
+    ``PROVIDER/MODEL`` (``apiEndpoint`` of the downstream section applies), or a bare
+    model name whose family says the provider (``claude-...`` -> anthropic).
+    """
+    ds = settings.evaluation.downstream
+    spec = (ds.completion_model or "").strip()
+    if not spec:
+        return None
+    configured = [e.to_model_config() for e in (*settings.models.judge, *settings.models.test)]
+    for model in configured:
+        if spec == model.id:
+            return model
+    named = [m for m in configured if m.model_name == spec]
+    if len(named) == 1:
+        return named[0]
+    provider, sep, name = spec.partition("/")
+    if sep and provider in PROVIDERS and name:
+        if provider == "builtin":
+            raise TaskModelError(f"evaluation.downstream.completionModel = {spec!r}: built-in "
+                                 "summarizers cannot perform tasks; name an LLM")
+        return ModelConfig(provider=provider, model_name=name,  # type: ignore[arg-type]
+                           api_endpoint=ds.api_endpoint, temperature=0.0,
+                           max_tokens=ds.max_tokens)
+    guess = _FAMILY_PROVIDERS.get(family_of(ModelConfig(provider="local", model_name=spec,
+                                                        id="probe")))
+    if guess is not None:
+        return ModelConfig(provider=guess, model_name=spec,  # type: ignore[arg-type]
+                           api_endpoint=ds.api_endpoint, temperature=0.0,
+                           max_tokens=ds.max_tokens)
+    raise TaskModelError(
+        f"evaluation.downstream.completionModel = {spec!r}: not the id of a model in "
+        f"models.judge or models.test, and not PROVIDER/MODEL with PROVIDER one of "
+        f"{', '.join(p for p in PROVIDERS if p != 'builtin')}")

@@ -1,0 +1,177 @@
+"""The controller at the session's end: the report built from the session's records, the
+CI gate applied, the reports written, and the terminal summary. A session that stopped or
+scored nothing writes no report (and a configured gate does not pass it).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .controller import Controller, say
+from .evaluators import SummarizingEvaluator
+from .vocabulary import LADDER_PREFIX
+
+if TYPE_CHECKING:
+    from _pytest.terminal import TerminalReporter
+
+    from .schemas import BenchmarkReport, ScoreRecord
+    from .session import SummaryBenchState
+
+
+class ControllerHooks(Controller):
+    """The controller's hooks, start to end: ``Controller``'s, and the report."""
+
+    def __init__(self, state: SummaryBenchState) -> None:
+        super().__init__(state)
+        self.report: BenchmarkReport | None = None
+        self.gate_failures: list[str] = []
+        self.report_paths: dict[str, Path] = {}
+        self.results_path: Path | None = None
+
+    def _end_with(self, session: pytest.Session, message: str) -> None:
+        """A failure at session end: no report, the one line in the terminal summary, exit
+        code 4 (raising from ``pytest_sessionfinish`` would lose pytest's own summary)."""
+        self.fatal = message = " ".join(message.split())
+        self.report = None
+        self.retire_reports()
+        self.notes.append(f"ERROR: summarybench: {message}")
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.fatal is not None or exitstatus == pytest.ExitCode.USAGE_ERROR:
+            # Stopped with its one line (here, or a usage error of pytest's or a plugin's):
+            # nothing of this session may be written as if it had run.
+            if self.benchmark_ran or self.fatal is not None:
+                self.retire_reports()
+            return
+        from .store import StoreError
+
+        try:
+            self._finish(session, exitstatus)
+        except StoreError as exc:
+            self._end_with(session, str(exc))
+
+    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.flush_records()
+        # In node id order, whatever order xdist delivered them in: every sum is then the
+        # same as in a plain run and in a report rebuilt from the store.
+        summary = sorted((r for r in self.records if r.benchmark == "summary"),
+                         key=lambda r: (r.nodeid, r.unit_id, r.model_id, r.evaluator))
+        if not summary and not self.benchmark_ran:
+            return  # not a code-summary session (another benchmark, plain tests)
+        from .report import apply_gate, build_run_report, save_gate_outcome, write_reports
+        from .report.gate import gate_configured
+
+        settings = self.state.settings
+        stopped = _stopped_early(session, exitstatus)
+        if not summary:
+            # Nothing to report: the previous reports must not pass for this session's.
+            self.retire_reports()
+            why = stopped or ("every selected item was skipped or failed before scoring; "
+                              "-rs shows the skip reasons")
+            self.notes.append(f"summarybench: no unit was scored ({why}); no results.json "
+                              f"written")
+            if gate_configured(settings.gate):
+                self._gate_failed(session, [
+                    f"no unit was scored in this session ({why}); a gate passes only on a "
+                    "session that scored"])
+            return
+        ctx = self.state.context()
+        details: dict[str, dict[str, Any]] = {}
+        for name, ev in sorted(self.state.evaluators().items()):
+            if isinstance(ev, SummarizingEvaluator):
+                # The validity ladder is analysed on its own (report.validity).
+                mine = [r for r in summary if r.evaluator == name
+                        and not r.model_id.startswith(LADDER_PREFIX)]
+                if mine:
+                    details[name] = ev.summarize(mine, ctx)
+        report = build_run_report(ctx, summary, self.state.skipped_families,
+                                  started_at=self.started_at,
+                                  finished_at=datetime.now(timezone.utc),
+                                  evaluator_details=details, scoring=self.state.scoring,
+                                  save=True)
+        # The configured gate first: it attaches the baseline comparison that ranking
+        # hooks may want to read. A baseline that was this directory's results.json is
+        # read where retire_reports moved it.
+        failures = apply_gate(report, settings, self.state.store,
+                              moved=self.retire_reports())
+        if stopped and gate_configured(settings.gate):
+            failures.append(f"the session stopped early ({stopped}); a gate judges only a "
+                            "session that ran to the end")
+        results = self.state.config.hook.pytest_summarybench_ranking(
+            rankings=report.rankings, report=report, config=self.state.config)
+        failures += [msg for msgs in results if msgs for msg in msgs]
+        report.gate_failures = list(failures)
+        save_gate_outcome(self.state.store, report)
+        self._gate_failed(session, failures)
+        try:
+            self.report_paths = write_reports(report, settings.output_dir,
+                                              ["json", *settings.output.formats])
+        except OSError as exc:
+            self._end_with(session, f"cannot write the reports to {settings.output_dir} "
+                                    f"({exc.strerror or exc}): free space there or make it "
+                                    "writable, or pass --sb-output DIR; the scores are in "
+                                    f"the store ({settings.store_path}), `summarybench "
+                                    "report` rebuilds them")
+            return
+        self.report = report
+        self.results_path = self.report_paths["json"]
+
+    def _gate_failed(self, session: pytest.Session, failures: list[str]) -> None:
+        self.gate_failures = failures
+        if failures and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
+        records = sorted(self.records, key=lambda r: (r.nodeid, r.benchmark))
+        self.state.config.hook.pytest_summarybench_terminal_summary(
+            terminalreporter=terminalreporter, records=records, config=self.state.config)
+
+    def pytest_summarybench_terminal_summary(self, terminalreporter: TerminalReporter,
+                                             records: list[ScoreRecord],
+                                             config: pytest.Config) -> None:
+        if self.report is None:
+            if self.notes or self.gate_failures:
+                terminalreporter.write_sep("=", "summarybench")
+                for line in self.notes:
+                    say(terminalreporter, line, red=line.startswith("ERROR"))
+                for msg in self.gate_failures:
+                    say(terminalreporter, f"GATE FAILED: {msg}", red=True)
+            return
+        from .report import terminal_lines
+
+        tr = terminalreporter
+        tr.write_sep("=", "summarybench ranking")
+        for line in self.generation_summary:
+            say(tr, line)
+        for line in terminal_lines(self.report):
+            say(tr, line)
+        if self.report.validity is not None:
+            from .report.terminal import validity_lines
+
+            for line in validity_lines(self.report.validity):
+                say(tr, line, red=line.startswith("DISTRUST"))
+        for line in self.notes:
+            say(tr, line)
+        for msg in self.gate_failures:
+            say(tr, f"GATE FAILED: {msg}", red=True)
+        say(tr, f"results: {self.results_path}")
+        for fmt, path in self.report_paths.items():
+            if fmt != "json":
+                say(tr, f"{fmt} report: {path}")
+
+
+def _stopped_early(session: pytest.Session, exitstatus: int) -> str:
+    """Why the session did not run every selected test ("" when it did): ``-x`` or
+    ``--maxfail``, an interruption, an xdist worker that stopped."""
+    reason = session.shouldfail or session.shouldstop
+    if reason:
+        return str(reason)
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        return "interrupted"
+    return ""

@@ -1,0 +1,211 @@
+"""The ``Store``: the run's own tables (its record, its units, the summaries it uses and
+its evaluation records), and one attribute per table another part of the run keeps.
+
+SQLite in WAL mode with a busy timeout lets several xdist workers read (and, for caches,
+write) while the controller writes; every write is a short transaction that commits at
+once, so a killed process loses at most the row it was writing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from functools import cached_property
+from pathlib import Path
+
+from ..schemas import BenchmarkRun, CodeUnit, GeneratedSummary, ScoreRecord
+from .database import Database
+from .errors import store_error
+from .tables import (
+    InFlightClaims,
+    ResponseCache,
+    RetrievalQueries,
+    SessionInputs,
+    SessionSelection,
+    SkippedFiles,
+)
+
+
+class Store(Database):
+    """A summarybench SQLite store at ``path`` (created on first use): the run's own tables
+    here, and one attribute per table another part of the run keeps (``tables.py``)."""
+
+    def __init__(self, path: str | Path, *, timeout_s: float = 60.0,
+                 check: bool = False) -> None:
+        super().__init__(path, timeout_s=timeout_s, check=check)
+        self._run_summaries: tuple[tuple[str, int, int],
+                                   dict[tuple[str, str], GeneratedSummary | str]] | None = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._run_summaries = None  # its version numbers belong to the connection
+            super().close()
+
+    # -- the tables other parts of a run keep ------------------------------------------
+    @cached_property
+    def responses(self) -> ResponseCache:
+        """The model layer's response cache (``llm_cache``)."""
+        return ResponseCache(self)
+
+    @cached_property
+    def inflight(self) -> InFlightClaims:
+        """Who is making which model call right now (``llm_inflight``)."""
+        return InFlightClaims(self)
+
+    @cached_property
+    def queries(self) -> RetrievalQueries:
+        """Retrieval's developer queries, per run and source (``retrieval_queries``)."""
+        return RetrievalQueries(self)
+
+    @cached_property
+    def session_inputs(self) -> SessionInputs:
+        """What only a session knew, for a report rebuilt later (``report_inputs``)."""
+        return SessionInputs(self)
+
+    @cached_property
+    def selection(self) -> SessionSelection:
+        """What ``-k``/``-m`` left in each xdist worker (``session_selection``)."""
+        return SessionSelection(self)
+
+    @cached_property
+    def skipped_files(self) -> SkippedFiles:
+        """The files extraction skipped, per run (``skipped_files``)."""
+        return SkippedFiles(self)
+
+    # -- runs -------------------------------------------------------------------------
+    def save_run(self, run: BenchmarkRun) -> None:
+        with self.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO runs VALUES (?, ?, ?)",
+                         (run.id, run.model_dump_json(by_alias=True), time.time()))
+
+    def load_run(self, run_id: str) -> BenchmarkRun | None:
+        rows = self.execute("SELECT json FROM runs WHERE id = ?", (run_id,))
+        return self.parse(BenchmarkRun, rows[0][0]) if rows else None
+
+    def latest_run_id(self) -> str | None:
+        rows = self.execute("SELECT id FROM runs ORDER BY updated_at DESC LIMIT 1")
+        return rows[0][0] if rows else None
+
+    # -- units ------------------------------------------------------------------------
+    def save_units(self, run_id: str, units: list[CodeUnit], sampled: set[str]) -> None:
+        """Store every extracted unit of the run, in order, flagging the sampled ones
+        (replacing any previous list for the run)."""
+        with self.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO units VALUES (?, ?)",
+                             [(u.id, u.model_dump_json(by_alias=True)) for u in units])
+            conn.execute("DELETE FROM run_units WHERE run_id = ?", (run_id,))
+            conn.executemany("INSERT INTO run_units VALUES (?, ?, ?, ?)",
+                             [(run_id, i, u.id, int(u.id in sampled))
+                              for i, u in enumerate(units)])
+
+    def load_units(self, run_id: str, *, sampled_only: bool = False) -> list[CodeUnit]:
+        sql = ("SELECT u.json FROM run_units r JOIN units u ON u.id = r.unit_id "
+               "WHERE r.run_id = ?")
+        if sampled_only:
+            sql += " AND r.sampled = 1"
+        rows = self.execute(sql + " ORDER BY r.position", (run_id,))
+        return [self.parse(CodeUnit, r[0]) for r in rows]
+
+    def sampled_unit_ids(self, run_id: str) -> list[str]:
+        rows = self.execute("SELECT unit_id FROM run_units WHERE run_id = ? AND sampled = 1 "
+                            "ORDER BY position", (run_id,))
+        return [r[0] for r in rows]
+
+    # -- summaries --------------------------------------------------------------------
+    def save_summary(self, summary: GeneratedSummary) -> None:
+        self.save_summaries([summary])
+
+    def save_summaries(self, summaries: list[GeneratedSummary]) -> None:
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?)",
+                [(s.id, s.code_unit_id, s.model_id, s.model_dump_json(by_alias=True))
+                 for s in summaries])
+
+    def link_summary(self, run_id: str, unit_id: str, model_id: str,
+                     summary_id: str | None, error: str | None = None) -> None:
+        """Record which summary (or which error) a run uses for a unit and model."""
+        with self.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO run_summaries VALUES (?, ?, ?, ?, ?)",
+                         (run_id, unit_id, model_id, summary_id, error))
+
+    def run_summaries(self, run_id: str) -> dict[tuple[str, str], GeneratedSummary | str]:
+        """(unit_id, model_id) -> the summary the run uses, or the generation error text.
+
+        The last answer is kept until the database changes: the controller reads every
+        summary of a run twice (generation checks what is linked, then the run's context),
+        and parsing 10,000 summaries again was a visible share of a cached re-run. Each
+        call gets its own dict; the summaries in it are shared, and read-only.
+        """
+        with self._lock:
+            conn = self._connect()
+            try:
+                # total_changes counts this connection's writes; data_version changes when
+                # another connection (another process) commits.
+                version = (run_id, conn.total_changes,
+                           conn.execute("PRAGMA data_version").fetchone()[0])
+                if self._run_summaries is not None and self._run_summaries[0] == version:
+                    return dict(self._run_summaries[1])
+                rows = conn.execute(
+                    "SELECT r.unit_id, r.model_id, s.json, r.error FROM run_summaries r "
+                    "LEFT JOIN summaries s ON s.id = r.summary_id WHERE r.run_id = ?",
+                    (run_id,)).fetchall()
+            except sqlite3.Error as exc:
+                raise store_error(self.path, exc) from None
+        out: dict[tuple[str, str], GeneratedSummary | str] = {}
+        for unit_id, model_id, text, error in rows:
+            out[(unit_id, model_id)] = (self.parse(GeneratedSummary, text)
+                                        if text else (error or "no summary generated"))
+        with self._lock:
+            self._run_summaries = (version, out)
+        return dict(out)
+
+    # -- records ----------------------------------------------------------------------
+    def save_records(self, run_id: str, nodeid: str, records: list[ScoreRecord]) -> None:
+        """Replace the records of one test (so a re-run of a test overwrites, not adds)."""
+        self.save_records_batch(run_id, [(nodeid, records)])
+
+    def save_records_batch(self, run_id: str,
+                           tests: list[tuple[str, list[ScoreRecord]]]) -> None:
+        """``save_records`` for many tests in one transaction (a later entry for the same
+        test replaces an earlier one)."""
+        self.save_record_rows(run_id, [(nodeid, [record_row(r) for r in records])
+                                       for nodeid, records in tests])
+
+    def save_record_rows(self, run_id: str, tests: list[tuple[str, list[RecordRow]]]) -> None:
+        """``save_records_batch`` for records already made rows by ``record_row``."""
+        with self.transaction() as conn:
+            conn.executemany("DELETE FROM records WHERE run_id = ? AND nodeid = ?",
+                             [(run_id, nodeid) for nodeid, _ in tests])
+            latest = dict(tests)
+            conn.executemany(
+                "INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(run_id, nodeid, i, *row)
+                 for nodeid, rows in latest.items() for i, row in enumerate(rows)])
+
+    def load_records(self, run_id: str, benchmark: str | None = None) -> list[ScoreRecord]:
+        sql = "SELECT json FROM records WHERE run_id = ?"
+        params: list[object] = [run_id]
+        if benchmark is not None:
+            sql += " AND benchmark = ?"
+            params.append(benchmark)
+        sql += " ORDER BY nodeid, seq"
+        return [self.parse(ScoreRecord, r[0]) for r in self.execute(sql, params)]
+
+
+#: A record as the store keeps it: benchmark, unit id, model id, evaluator and its JSON.
+
+
+RecordRow = tuple[str, str, str, str, str]
+
+
+def record_row(record: ScoreRecord) -> RecordRow:
+    """The record's row in the store; ``ScoreRecord.model_validate_json`` reads its JSON."""
+    return (record.benchmark, record.unit_id, record.model_id, record.evaluator,
+            record.model_dump_json(by_alias=True))
+
+
+def dumps(obj: object) -> str:
+    """Compact, key-sorted JSON for hashing and storage."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)

@@ -1,0 +1,154 @@
+"""The tables other parts of a run keep in the store, one small class each: what is
+stored and read, never how the rows are laid out, which is ``schema.py``'s and the SQL
+here. Values that are JSON are the caller's text (each caller knows its own shape); a
+row that no longer parses is the caller's to report (``Database.parse``, or a miss)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .database import Database
+
+#: A claim on a model call: owner, host, pid, heartbeat (seconds since the epoch).
+ClaimRow = tuple[str, str, int, float]
+
+
+class ResponseCache:
+    """``llm_cache``: a successful model answer per request key (``llm/cache.py``)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def get(self, key: str) -> str | None:
+        """The answer's JSON stored under ``key`` (None on a miss)."""
+        rows = self._db.execute("SELECT json FROM llm_cache WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
+
+    def put(self, key: str, model_id: str, tag: str, text: str, created_at: float) -> None:
+        """Store an answer at once, replacing an older one for the same key."""
+        with self._db.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?)",
+                         (key, model_id, tag, text, created_at))
+
+
+class InFlightClaims:
+    """``llm_inflight``: which process is making the call of a key (``llm/inflight.py``)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def get(self, key: str) -> ClaimRow | None:
+        rows = self._db.execute(
+            "SELECT owner, host, pid, heartbeat FROM llm_inflight WHERE key = ?", (key,))
+        return rows[0] if rows else None
+
+    def take(self, key: str, decide: Callable[[ClaimRow | None], ClaimRow | None]) -> bool:
+        """In one write transaction: read the claim on ``key``, ask ``decide`` for the
+        claim to write instead (None: leave it), write it. True when it was written."""
+        with self._db.transaction() as conn:
+            held = conn.execute("SELECT owner, host, pid, heartbeat FROM llm_inflight "
+                                "WHERE key = ?", (key,)).fetchone()
+            claim = decide(held)
+            if claim is None:
+                return False
+            conn.execute("INSERT OR REPLACE INTO llm_inflight VALUES (?, ?, ?, ?, ?)",
+                         (key, *claim))
+        return True
+
+    def release(self, key: str, owner: str) -> None:
+        """Drop ``owner``'s claim on ``key`` (another owner's stays)."""
+        with self._db.transaction() as conn:
+            conn.execute("DELETE FROM llm_inflight WHERE key = ? AND owner = ?", (key, owner))
+
+    def beat(self, keys: Iterable[str], owner: str, now: float) -> None:
+        """Refresh the heartbeat of ``owner``'s claims on ``keys``."""
+        with self._db.transaction() as conn:
+            conn.executemany(
+                "UPDATE llm_inflight SET heartbeat = ? WHERE key = ? AND owner = ?",
+                [(now, key, owner) for key in keys])
+
+
+class RetrievalQueries:
+    """``retrieval_queries``: each unit's queries (or why it has none) per run and query
+    source, as JSON (``evaluators/retrieval/queries.py``)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def load(self, run_id: str, source: str) -> dict[str, str]:
+        """unit id -> its JSON."""
+        return dict(self._db.execute(
+            "SELECT unit_id, json FROM retrieval_queries WHERE run_id = ? AND source = ?",
+            (run_id, source)))
+
+    def save(self, run_id: str, source: str, rows: dict[str, str]) -> None:
+        with self._db.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO retrieval_queries VALUES (?, ?, ?, ?)",
+                             [(run_id, source, uid, text) for uid, text in rows.items()])
+
+
+class SessionInputs:
+    """``report_inputs``: what only a session knew (its start and end, skipped families,
+    the evaluators' sections, the gate's verdict), for a report rebuilt from the store
+    (``report/inputs.py``)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def load(self, run_id: str) -> dict[str, Any]:
+        """What was saved for ``run_id`` ({} when nothing was)."""
+        rows = self._db.execute("SELECT json FROM report_inputs WHERE run_id = ?", (run_id,))
+        return json.loads(rows[0][0]) if rows else {}
+
+    def save(self, run_id: str, payload: dict[str, Any]) -> None:
+        with self._db.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO report_inputs VALUES (?, ?)",
+                         (run_id, json.dumps(payload, default=str)))
+
+    def update(self, run_id: str, changes: dict[str, Any]) -> None:
+        """Set ``changes`` on what was saved for ``run_id``, in one transaction."""
+        with self._db.transaction() as conn:
+            row = conn.execute("SELECT json FROM report_inputs WHERE run_id = ?",
+                               (run_id,)).fetchone()
+            payload = json.loads(row[0]) if row else {}
+            payload.update(changes)
+            conn.execute("INSERT OR REPLACE INTO report_inputs VALUES (?, ?)",
+                         (run_id, json.dumps(payload, default=str)))
+
+
+class SessionSelection:
+    """``session_selection``: the (model, evaluator) pairs that ``-k``/``-m`` left in an
+    xdist worker, by session token, for the controller to prepare (``session.py``)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def add(self, token: str, pairs: Iterable[tuple[str, str]]) -> None:
+        with self._db.transaction() as conn:
+            conn.executemany("INSERT OR IGNORE INTO session_selection VALUES (?, ?, ?)",
+                             [(token, model, evaluator) for model, evaluator in pairs])
+
+    def of(self, token: str) -> list[tuple[str, str]]:
+        return [(m, e) for m, e in self._db.execute(
+            "SELECT model_id, evaluator FROM session_selection WHERE token = ?", (token,))]
+
+
+class SkippedFiles:
+    """``skipped_files``: the files extraction passed over for a run, and why
+    (``pipeline.py``)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def save(self, run_id: str, skipped: Iterable[tuple[str, str]]) -> None:
+        with self._db.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO skipped_files VALUES (?, ?, ?)",
+                             [(run_id, path, reason) for path, reason in skipped])
+
+    def of(self, run_id: str) -> list[tuple[str, str]]:
+        """(path, reason) by path."""
+        return [(p, r) for p, r in self._db.execute(
+            "SELECT path, reason FROM skipped_files WHERE run_id = ? ORDER BY path",
+            (run_id,))]
