@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -57,6 +57,13 @@ class RunContext:
     chosen_units: tuple[CodeUnit, ...] | None = field(default=None, kw_only=True)
     """The units this context summarizes and scores (None: the sampled ones)."""
     stored_units: StoredUnits = field(default=None, kw_only=True, repr=False)  # type: ignore[assignment]
+    session: str = field(default="", kw_only=True)
+    """The pytest session's token: where the controller recorded the model calls that
+    failed for good (``llm/scheduler.py``), for the tests to read."""
+    fresh: Mapping[tuple[str, str], GeneratedSummary] | None = field(default=None,
+                                                                     kw_only=True, repr=False)
+    """Summaries written by this session after the context was made (the controller's
+    plan sees them as they arrive); looked up before the store's."""
     """The run's units read from the store, shared with the contexts made from this one."""
 
     def __post_init__(self) -> None:
@@ -128,6 +135,10 @@ class RunContext:
 
     def summary(self, unit_id: str, model_id: str) -> GeneratedSummary | None:
         """The summary the run uses for this unit and model, None if generation failed."""
+        if self.fresh is not None:
+            written = self.fresh.get((unit_id, model_id))
+            if written is not None:
+                return written
         found = self._summaries.get((unit_id, model_id))
         return found if isinstance(found, GeneratedSummary) else None
 

@@ -30,6 +30,7 @@ from .session import (
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
+    from .evaluators import MatrixItem
     from .schemas import ScoreRecord
     from .store import RecordRow
 
@@ -37,6 +38,19 @@ if TYPE_CHECKING:
 #: seconds, whichever comes first (see ``Controller.flush_records``).
 SAVE_BATCH = 500
 SAVE_EVERY_S = 2.0
+
+
+def calls_lines(scheduler: Any) -> list[str]:
+    """One line per phase of model calls other than generation (which has its own)."""
+    lines = []
+    for phase, t in sorted(scheduler.totals().items()):
+        if phase == "generation":
+            continue
+        cost = "unknown" if t.cost_unknown else f"${t.cost:.4f}"
+        lines.append(f"summarybench {phase}: {t.calls} calls, {t.cached} from cache, "
+                     f"{t.failed} failed" + (f", {t.skipped} over the cost cap"
+                                             if t.skipped else "") + f", cost {cost}")
+    return lines
 
 
 def say(tr: TerminalReporter | None, line: str, **markup: bool) -> None:
@@ -171,13 +185,12 @@ class Controller:
         if not self.state.is_worker:
             selected = selected_items(session.items)
             if selected:
-                self.prepare({(m, it.evaluator) for it in selected
-                              for m in it.model_id.split("~")})
+                self.prepare(selected)
 
-    def prepare(self, selection: set[tuple[str, str]]) -> None:
-        """Generate summaries and build evaluator artefacts for the selected items.
+    def prepare(self, selected: list[MatrixItem]) -> None:
+        """Make the model calls of the selected items and build evaluator artefacts.
 
-        Nothing is generated for ``--collect-only`` (listing tests must not spend money);
+        Nothing is called for ``--collect-only`` (listing tests must not spend money);
         ``--sb-generate-only`` stops the session once summaries exist. A store that fails
         meanwhile stops the session (``stop``).
         """
@@ -189,39 +202,50 @@ class Controller:
         from .store import StoreError
 
         try:
-            self._prepare(selection)
+            self._prepare(selected)
         except StoreError as exc:
             self.stop(str(exc))
 
-    def _prepare(self, selection: set[tuple[str, str]]) -> None:
-        config = self.state.config
-        from .generate import run_generation
+    def _prepare(self, selected: list[MatrixItem]) -> None:
+        """Start the calls of the plan (``plan.py``); as soon as the summaries exist, build
+        each evaluator's artefacts (embeddings, indexes) while the judges' calls go on; then
+        wait for every call."""
+        import dataclasses
+
+        from .generate.report import GenerationReport, ModelStats
+        from .plan import plan_calls, start_calls
         from .store import StoreError
 
-        ctx = self.state.context().restricted(m for m, _ in selection)
+        config = self.state.config
         settings = self.state.settings
-        result = run_generation(ctx, parallel=settings.evaluation.parallel,
-                                max_cost_usd=settings.evaluation.max_cost_usd,
-                                progress=True)
-        self.generation_summary = result.lines()
-        if config.getoption("sb_generate_only"):
-            tr = config.pluginmanager.get_plugin("terminalreporter")
+        ctx = self.state.context().restricted(
+            {m for it in selected for m in it.model_id.split("~")})
+        active = self.state.evaluators()
+        plan = plan_calls(ctx, active, selected)
+        generate_only = config.getoption("sb_generate_only")
+        if generate_only:
+            plan = dataclasses.replace(plan, items=[], evaluators={})
+        report = GenerationReport(models={m.id: ModelStats(m.id) for m in ctx.models},
+                                  max_cost_usd=settings.evaluation.max_cost_usd)
+        run = start_calls(plan, report, progress=self.state.progress())
+        run.summaries_ready.wait()
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        if generate_only:
+            run.join()
+            report.elapsed_s = run.elapsed_s
+            self.generation_summary = report.lines()
             for line in self.generation_summary:
                 say(tr, line)
             pytest.exit("summarybench: summaries generated (--sb-generate-only)",
-                        returncode=1 if result.errors else 0)
-        if result.generated or result.errors:
-            # New summaries or errors were linked: read them. A fully cached re-run links
-            # nothing, and reading 10,000 summaries again was a visible share of its time.
-            ctx = ctx.refreshed()
+                        returncode=1 if report.errors else 0)
+        ctx = ctx.refreshed()
         self.state.bind(ctx)
-        # Evaluation starts: the reports of an earlier session must not pass for this one's.
-        self._check_output_dir()
-        self.retire_reports()
-        active = self.state.evaluators()
-        tr = config.pluginmanager.get_plugin("terminalreporter")
-        for name in sorted({ev for _, ev in selection}):
-            if name in active:
+        try:
+            # Evaluation starts: an earlier session's reports must not pass for this one's.
+            self._check_output_dir()
+            self.retire_reports()
+            for name in sorted(plan.evaluators):
+                run.prepared[name].wait()
                 try:
                     active[name].prepare(ctx)
                 except StoreError:
@@ -232,11 +256,19 @@ class Controller:
                     line = f"summarybench: {name} could not prepare: {failure(exc)}"
                     self.generation_summary.append(line)
                     say(tr, line, red=True)
-                # A prepare may have linked summaries (downstream summarizes the units its
-                # tasks show that the sample left out): the next ones and the tests read
-                # them through a fresh context.
+                finally:
+                    run.built(name)
+                # A prepare may have written to the store (queries, distractor sets): the
+                # next ones and the tests read it through a fresh context.
                 ctx = ctx.refreshed()
                 self.state.bind(ctx)
+        finally:
+            run.join()
+        report.elapsed_s = run.elapsed_s
+        self.generation_summary = [*report.lines(), *calls_lines(run.scheduler),
+                                   *self.generation_summary]
+        ctx = ctx.refreshed()
+        self.state.bind(ctx)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         raw = carried(report)
@@ -305,8 +337,8 @@ class XdistControllerHooks:
 
         store = self.state.store
         try:
-            rows = store.selection.of(self.state.token)
+            chosen = store.selection.of(self.state.token)
         except StoreError as exc:
             controller.stop(str(exc))
-        if rows:
-            controller.prepare({(m, e) for m, e in rows})
+        if chosen:
+            controller.prepare([it for it in self.state.matrix() if it.test_id in chosen])

@@ -9,6 +9,7 @@ report at the end).
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -179,9 +180,10 @@ class SummaryBenchState:
             from .settings import SettingsError
 
             try:
-                self._ctx = ensure_units(self.settings, self.store)
+                ctx = ensure_units(self.settings, self.store)
             except SettingsError as exc:
                 raise pytest.UsageError(str(exc)) from None
+            self._ctx = dataclasses.replace(ctx, session=self.token)
         return self._ctx
 
     def evaluators(self) -> dict[str, Evaluator]:
@@ -264,6 +266,10 @@ class SummaryBenchState:
             self.bind(self.context().refreshed())
         return self.context()
 
+    def progress(self) -> Any:
+        """Where the run's long phases show their progress (None: nowhere yet)."""
+        return None
+
     def bind(self, ctx: RunContext) -> None:
         """Evaluate with ``ctx`` from now on (the controller: restricted to the selected
         models and read afresh after generating and after each evaluator's ``prepare``)."""
@@ -319,8 +325,7 @@ class SummaryBenchState:
             return
         if self.is_worker:
             # Tell the controller what -k/-m left, before xdist reports collection done.
-            self.store.selection.add(self.token, sorted(
-                {(m, it.evaluator) for it in selected for m in it.model_id.split("~")}))
+            self.store.selection.add(self.token, sorted(it.test_id for it in selected))
 
 
 def _raise_if_fatal(evaluator: str, exc: Exception) -> None:

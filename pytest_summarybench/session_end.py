@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .controller import Controller, say
-from .evaluators import SummarizingEvaluator
 from .vocabulary import LADDER_PREFIX
 
 if TYPE_CHECKING:
@@ -84,12 +83,13 @@ class ControllerHooks(Controller):
         ctx = self.state.context()
         details: dict[str, dict[str, Any]] = {}
         for name, ev in sorted(self.state.evaluators().items()):
-            if isinstance(ev, SummarizingEvaluator):
+            summarize = getattr(ev, "summarize", None)
+            if callable(summarize):
                 # The validity ladder is analysed on its own (report.validity).
                 mine = [r for r in summary if r.evaluator == name
                         and not r.model_id.startswith(LADDER_PREFIX)]
                 if mine:
-                    details[name] = ev.summarize(mine, ctx)
+                    details[name] = summarize(mine, ctx)
         report = build_run_report(ctx, summary, self.state.skipped_families,
                                   started_at=self.started_at,
                                   finished_at=datetime.now(timezone.utc),

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from ..context import RunContext
+    from ..llm.requests import ModelRequest
+    from ..llm.types import Completion, ModelCallError
     from ..schemas import ScoreRecord
 
 
@@ -78,6 +80,9 @@ class Evaluator(Protocol):
     family: ClassVar[str]
     components: ClassVar[tuple[Component, ...]] = ()
     """What of its metrics enters its family's score (none: reported, not scored)."""
+    requests_need_prepare: ClassVar[bool] = False
+    """Its ``requests`` read what ``prepare`` builds (contrastive/llm's distractor sets):
+    the controller makes its items' calls only once ``prepare`` is done."""
 
     def skip_reason(self, ctx: RunContext) -> str | None:
         """Why this evaluator cannot run with this configuration (None when it can).
@@ -90,6 +95,30 @@ class Evaluator(Protocol):
     def items(self, ctx: RunContext) -> list[MatrixItem]:
         """The matrix items this evaluator scores, in a stable order."""
         return unit_items(self.name, ctx)
+
+    def summaries(self, item: MatrixItem, ctx: RunContext) -> list[tuple[str, str]]:
+        """The (unit id, model id) summaries the item reads. The controller has them
+        written before the item's model calls start (default: the item's unit, by each of
+        its models)."""
+        return [(item.unit_id, m) for m in item.model_id.split("~")]
+
+    def requests(self, item: MatrixItem, ctx: RunContext,
+                 answers: Answers) -> list[ModelRequest]:
+        """The model calls the item still needs, given the answers so far (none at
+        first); none once it has what it needs.
+
+        The controller makes them ahead of the tests, concurrently with every other
+        item's, asking again with the new answers until nothing is left (a judge asked
+        again after an unreadable verdict is a second round). ``evaluate`` then reads them
+        with ``gather``, cache hits all. Must depend on nothing but its arguments, so the
+        dry run and every process build the same requests.
+        """
+        return []
+
+    def prepare_requests(self, ctx: RunContext) -> list[ModelRequest]:
+        """Model calls the evaluator needs once for the run rather than per item (e.g.
+        writing retrieval's queries), made before ``prepare``."""
+        return []
 
     def prepare(self, ctx: RunContext) -> None:
         """Build shared artefacts once, on the controller, after summaries exist.
@@ -110,6 +139,63 @@ class SummarizingEvaluator(Evaluator, Protocol):
         """Evaluator-specific figures over this run's records of this evaluator (a
         breakdown by query type, a judge bias audit...): JSON-serializable, written to
         ``results.json`` under ``evaluatorDetails[<name>]`` and shown in the reports."""
+
+
+#: A request's key -> its completion, or why it failed for good.
+Answers = dict[str, "Completion | ModelCallError"]
+#: Rounds of calls an item may take (a first answer, re-asks); more is a bug.
+MAX_ROUNDS = 8
+
+
+def summaries_of(evaluator: Evaluator, item: MatrixItem, ctx: RunContext
+                 ) -> list[tuple[str, str]]:
+    """``evaluator.summaries``, or the protocol's default for an evaluator that implements
+    the protocol without subclassing it."""
+    method = getattr(evaluator, "summaries", None)
+    if method is None:
+        return Evaluator.summaries(evaluator, item, ctx)
+    return method(item, ctx)  # type: ignore[no-any-return]
+
+
+def requests_of(evaluator: Evaluator, item: MatrixItem, ctx: RunContext,
+                answers: Answers) -> list[ModelRequest]:
+    """``evaluator.requests`` (none for an evaluator without the method)."""
+    method = getattr(evaluator, "requests", None)
+    return [] if method is None else method(item, ctx, answers)  # type: ignore[no-any-return]
+
+
+def prepare_requests_of(evaluator: Evaluator, ctx: RunContext) -> list[ModelRequest]:
+    """``evaluator.prepare_requests`` (none for an evaluator without the method)."""
+    method = getattr(evaluator, "prepare_requests", None)
+    return [] if method is None else method(ctx)  # type: ignore[no-any-return]
+
+
+def makes_calls(evaluator: Evaluator) -> bool:
+    """Whether ``evaluator`` asks for model calls per item (it has its own ``requests``)."""
+    method = getattr(type(evaluator), "requests", None)
+    return method is not None and method is not Evaluator.requests
+
+
+def gather(evaluator: Evaluator, item: MatrixItem, ctx: RunContext) -> Answers:
+    """The answers to every call ``evaluator.requests`` asks for ``item``, round after
+    round: in a test these are the controller's answers from the response cache (or its
+    recorded failures), so nothing is called twice."""
+    from ..llm.scheduler import fetch
+    from ..llm.types import ModelCallError
+
+    answers: Answers = {}
+    for _ in range(MAX_ROUNDS):
+        pending = [r for r in requests_of(evaluator, item, ctx, answers)
+                   if r.key not in answers]
+        if not pending:
+            return answers
+        for request in pending:
+            try:
+                answers[request.key] = fetch(request, ctx.store, ctx.session)
+            except ModelCallError as exc:
+                answers[request.key] = exc
+    raise EvaluationError(f"{evaluator.name} asked for more than {MAX_ROUNDS} rounds of "
+                          f"model calls for {item.test_id}")
 
 
 class EvaluationError(RuntimeError):

@@ -1,126 +1,127 @@
-"""The model-call half of the generation phase: concurrent, capped, saved as it arrives.
+"""The model-call half of the generation phase: each summary one ``ModelRequest`` through
+the session's scheduler, saved and linked the moment it arrives.
 
-Each model gets ``parallel`` concurrent calls (its own semaphore; providers' limits are
-separate), and the model layer paces them under the model's rate limits. A summary is
-saved and linked to the run the moment its response arrives (the response itself was
-cached by the model layer before that), so a kill loses at most the calls in flight.
+The scheduler gives each model ``parallel`` concurrent calls under its rate limits and
+the session's cost cap; a summary is saved and linked to the run as soon as its answer is
+in (the answer itself was cached by the model layer before that), so a kill loses at most
+the calls in flight. A failure is linked as an error, never cached, and the next run tries
+that unit again.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from ..llm import (
-    ModelCallError,
-    RetryPolicy,
-    acomplete,
-    cached_completion,
-    price_known,
-)
+from ..llm import ModelCallError, RetryPolicy, price_known
 from ..llm.answers import answer_problem
-from ..llm.providers import litellm
 from ..llm.redaction import scrub
-from ..schemas import CodeUnit, ModelConfig
-from .progress import Progress
-from .prompts import PROMPT_VERSION, build_messages
+from ..llm.requests import ModelRequest
+from ..llm.scheduler import (
+    Budget,
+    BudgetExhausted,
+    ProgressBoard,
+    Scheduler,
+    run_coroutine,
+    settle,
+)
+from ..schemas import CodeUnit, GeneratedSummary, ModelConfig
+from .prompts import PROMPT_VERSION, build_messages, prompt_kind
 from .report import GenerationReport, ModelStats
 from .summaries import model_summary
 
 if TYPE_CHECKING:
     from ..context import RunContext
 
-
-class Budget:
-    """The cost cap: known spending so far, and whether new calls may start."""
-
-    def __init__(self, cap_usd: float | None) -> None:
-        self.cap_usd = cap_usd
-        self.spent_usd = 0.0
-
-    def add(self, cost: float | None) -> bool:
-        """Count a call's cost; True when this call reached the cap."""
-        if cost is None:
-            return False
-        was = self.exhausted
-        self.spent_usd += cost
-        return self.exhausted and not was
-
-    @property
-    def exhausted(self) -> bool:
-        return self.cap_usd is not None and self.spent_usd >= self.cap_usd
+PHASE = "generation"
+#: Typical output tokens of a summary by prompt kind (spec 4.1 asks for 2-4 sentences for
+#: functions, 3-6 for classes and files), for the dry run.
+TYPICAL_OUTPUT_TOKENS = {"function": 80, "class": 140, "file": 140}
 
 
-async def run_model_calls(ctx: RunContext, remote: dict[str, list[CodeUnit]],
-                          report: GenerationReport, *, parallel: int, progress: bool,
-                          retry_policy: RetryPolicy | None = None) -> None:
-    """Summarize ``remote`` (model id -> pending units) and record the outcome in
-    ``report``."""
-    models = {m.id: m for m in ctx.models}
-    budget = Budget(report.max_cost_usd)
-    if budget.cap_usd is not None:
-        for model_id in remote:
-            if not price_known(models[model_id]):
-                print(f"summarybench: the price of {model_id} is unknown, so the cost cap "
-                      f"(${budget.cap_usd:.2f}) cannot bound it; set inputCostPerMillion and "
-                      "outputCostPerMillion for it", file=sys.stderr)
-    litellm()  # import it (seconds) before the progress clock starts, not inside a call
-    bar = Progress(sum(len(units) for units in remote.values()), "summarybench generation",
-                   enabled=progress)
+def generation_request(unit: CodeUnit, model: ModelConfig, ctx: RunContext | None
+                       ) -> ModelRequest:
+    """The call ``model`` gets to summarize ``unit`` (spec 4.1's prompt, 4.2's parameters)."""
+    return ModelRequest.chat(model, build_messages(unit, ctx), role="test", phase=PHASE,
+                             tag=PROMPT_VERSION,
+                             output_tokens=min(model.max_tokens,
+                                               TYPICAL_OUTPUT_TOKENS[prompt_kind(unit)]))
 
-    async def one(model: ModelConfig, unit: CodeUnit, gate: asyncio.Semaphore) -> None:
-        stats = report.models[model.id]
-        async with gate:
-            messages = build_messages(unit, ctx)
-            try:
-                completion = cached_completion(model, messages, cache=ctx.store,
-                                               cache_tag=PROMPT_VERSION)
-                if completion is None:
-                    if budget.exhausted:
-                        report.cap_reached = True
-                        stats.skipped += 1
-                        bar.advance(0)
-                        return
-                    completion = await acomplete(model, messages, cache=ctx.store,
-                                                 cache_tag=PROMPT_VERSION,
-                                                 retry_policy=retry_policy)
-            except ModelCallError as exc:
-                _failed(ctx, model, unit, stats, str(exc))
-                bar.advance(1, 0.0)
-                return
-            if not completion.cached:
-                stats.calls += 1
-                stats.add_cost(completion.cost)
-                if budget.add(completion.cost):
-                    print(f"summarybench: cost cap ${budget.cap_usd:.2f} reached "
-                          f"(${budget.spent_usd:.4f} spent); no new calls are started",
-                          file=sys.stderr)
-            bar.advance(1, 0.0 if completion.cached else completion.cost)
-            if not completion.text:
-                _failed(ctx, model, unit, stats,
-                        f"{model.id}: returned an empty summary (output tokens "
-                        f"{completion.output_tokens}, max_tokens {model.max_tokens})")
-                return
-            problem = answer_problem(completion.text, model.max_tokens)
-            if problem is not None:
-                # The model layer refuses such answers before caching them; this guards
-                # the store against any other way in (a hook, an older cache).
-                _failed(ctx, model, unit, stats, f"{model.id}: {problem}")
-                return
-            stats.cached += int(completion.cached)
-            summary = model_summary(unit, model, completion)
-            ctx.store.save_summaries([summary])
-            ctx.store.link_summary(ctx.run_id, unit.id, model.id, summary.id)
-            stats.generated += 1
 
-    gates = {model_id: asyncio.Semaphore(max(1, parallel)) for model_id in remote}
+def warn_unpriced(models: list[ModelConfig], cap_usd: float | None) -> None:
+    """Say which models the cost cap cannot bound (their price is unknown)."""
+    if cap_usd is None:
+        return
+    for model in models:
+        if model.provider != "builtin" and not price_known(model):
+            print(f"summarybench: the price of {model.id} is unknown, so the cost cap "
+                  f"(${cap_usd:.2f}) cannot bound it; set inputCostPerMillion and "
+                  "outputCostPerMillion for it", file=sys.stderr)
+
+
+def announce_cap(budget: Budget) -> None:
+    print(f"summarybench: cost cap ${budget.cap_usd:.2f} reached (${budget.spent_usd:.4f} "
+          "spent); no new calls are started", file=sys.stderr)
+
+
+async def summarize(ctx: RunContext, model: ModelConfig, unit: CodeUnit, scheduler: Scheduler,
+                    report: GenerationReport) -> GeneratedSummary | None:
+    """``model``'s summary of ``unit``, saved and linked to the run; None when the call
+    failed (the error is linked) or the cost cap stopped it."""
+    stats = report.models[model.id]
     try:
-        await asyncio.gather(*(one(models[model_id], unit, gates[model_id])
-                               for model_id, units in remote.items() for unit in units))
+        completion = await scheduler.call(generation_request(unit, model, ctx))
+    except BudgetExhausted:
+        report.cap_reached = True
+        stats.skipped += 1
+        return None
+    except ModelCallError as exc:
+        _failed(ctx, model, unit, stats, str(exc))
+        return None
+    if not completion.cached:
+        stats.calls += 1
+        stats.add_cost(completion.cost)
+    if not completion.text:
+        _failed(ctx, model, unit, stats,
+                f"{model.id}: returned an empty summary (output tokens "
+                f"{completion.output_tokens}, max_tokens {model.max_tokens})")
+        return None
+    problem = answer_problem(completion.text, model.max_tokens)
+    if problem is not None:
+        # The model layer refuses such answers before caching them; this guards the store
+        # against any other way in (a hook, an older cache).
+        _failed(ctx, model, unit, stats, f"{model.id}: {problem}")
+        return None
+    stats.cached += int(completion.cached)
+    summary = model_summary(unit, model, completion)
+    ctx.store.save_summaries([summary])
+    ctx.store.link_summary(ctx.run_id, unit.id, model.id, summary.id)
+    stats.generated += 1
+    return summary
+
+
+def run_model_calls(ctx: RunContext, remote: dict[str, list[CodeUnit]],
+                    report: GenerationReport, *, parallel: int,
+                    retry_policy: RetryPolicy | None = None,
+                    progress: ProgressBoard | None = None) -> None:
+    """Summarize ``remote`` (model id -> pending units) with a scheduler of its own, and
+    record the outcome in ``report``."""
+    models = {m.id: m for m in ctx.models}
+    warn_unpriced([models[m] for m in remote], report.max_cost_usd)
+    scheduler = Scheduler(ctx.store, parallel=parallel, max_cost_usd=report.max_cost_usd,
+                          retry_policy=retry_policy, progress=progress, session=ctx.session,
+                          on_cap=announce_cap)
+    scheduler.expect(PHASE, sum(len(units) for units in remote.values()))
+
+    async def everything() -> None:
+        await settle([summarize(ctx, models[model_id], unit, scheduler, report)
+                      for model_id, units in remote.items() for unit in units])
+
+    try:
+        run_coroutine(everything)
     finally:
-        bar.close()
-    report.spent_usd = budget.spent_usd
+        scheduler.close()
+    report.spent_usd = scheduler.budget.spent_usd
 
 
 def _failed(ctx: RunContext, model: ModelConfig, unit: CodeUnit, stats: ModelStats,

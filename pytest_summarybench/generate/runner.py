@@ -9,10 +9,7 @@ completed call, and a second run over the same configuration makes none.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..llm.retry import RetryPolicy
@@ -43,6 +40,36 @@ def pending_units(ctx: RunContext, model: ModelConfig,
         if found is None or not _current(found, model):
             todo.append(unit)
     return todo
+
+
+def missing(ctx: RunContext, model: ModelConfig, unit_ids: list[str],
+            report: GenerationReport) -> tuple[list[CodeUnit], ModelStats]:
+    """Of ``unit_ids``, the units ``model`` still has to summarize for this run (the others
+    are counted as reused in ``report``), and the model's stats."""
+    stats = report.models.setdefault(model.id, ModelStats(model.id))
+    summaries = ctx.store.run_summaries(ctx.run_id)
+    todo = []
+    for unit_id in unit_ids:
+        found = summaries.get((unit_id, model.id))
+        if isinstance(found, GeneratedSummary) and _current(found, model):
+            stats.reused += 1
+        else:
+            todo.append(ctx.unit(unit_id))
+    return todo, stats
+
+
+def builtin_missing(ctx: RunContext, model: ModelConfig, todo: list[CodeUnit],
+                    stats: ModelStats) -> None:
+    """Write a built-in summarizer's summaries of ``todo``: those of the sample against
+    the whole sample (the shuffled control pairs over it), the others (units a downstream
+    task shows) among themselves."""
+    sampled = {u.id for u in ctx.units}
+    inside = [u for u in todo if u.id in sampled]
+    outside = [u for u in todo if u.id not in sampled]
+    if inside:
+        _run_builtin(ctx, model, inside, stats)
+    if outside:
+        _run_builtin(ctx.with_units(outside), model, outside, stats)
 
 
 def linked_pairs(ctx: RunContext) -> dict[tuple[str, str], GeneratedSummary]:
@@ -85,32 +112,10 @@ def run_generation(ctx: RunContext, *, parallel: int | None = None,
     if remote:
         from .calls import run_model_calls  # the model layer imports litellm lazily
 
-        _run_sync(lambda: run_model_calls(ctx, remote, report, parallel=parallel,
-                                          progress=progress, retry_policy=retry_policy))
+        run_model_calls(ctx, remote, report, parallel=parallel, retry_policy=retry_policy,
+                        progress=None)
     report.elapsed_s = time.perf_counter() - started
     return report
-
-
-def _run_sync(make: Callable[[], object]) -> None:
-    """``asyncio.run`` the coroutine ``make()`` builds, also when a loop already runs here."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(make())  # type: ignore[arg-type]
-        return
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            asyncio.run(make())  # type: ignore[arg-type]
-        except BaseException as exc:  # re-raised in the caller's thread
-            errors.append(exc)
-
-    thread = threading.Thread(target=target, name="summarybench-generation")
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
 
 
 def _run_builtin(ctx: RunContext, model: ModelConfig, todo: list[CodeUnit],

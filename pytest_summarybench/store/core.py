@@ -18,11 +18,12 @@ from ..schemas import BenchmarkRun, CodeUnit, GeneratedSummary, ScoreRecord
 from .database import Database
 from .errors import store_error
 from .tables import (
+    CallFailures,
     InFlightClaims,
     ResponseCache,
     RetrievalQueries,
     SessionInputs,
-    SessionSelection,
+    SessionItems,
     SkippedFiles,
 )
 
@@ -64,9 +65,14 @@ class Store(Database):
         return SessionInputs(self)
 
     @cached_property
-    def selection(self) -> SessionSelection:
-        """What ``-k``/``-m`` left in each xdist worker (``session_selection``)."""
-        return SessionSelection(self)
+    def selection(self) -> SessionItems:
+        """The items ``-k``/``-m`` left in each xdist worker (``session_items``)."""
+        return SessionItems(self)
+
+    @cached_property
+    def call_failures(self) -> CallFailures:
+        """Model calls of a session that failed for good (``call_failures``)."""
+        return CallFailures(self)
 
     @cached_property
     def skipped_files(self) -> SkippedFiles:

@@ -89,8 +89,9 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
 
 #: What the controller prepares once for the workers to read (retrieval's queries,
 #: contrastive's distractor sets) and what a session keeps for ``summarybench report``
-#: (its inputs, the files extraction skipped) or tells the controller (what ``-k``/``-m``
-#: left in an xdist worker).
+#: (its inputs, the files extraction skipped), what an xdist worker tells the controller
+#: (the items ``-k``/``-m`` left) and what the controller tells the tests (the model calls
+#: that failed for good, so that no test makes them again).
 SESSION_TABLES = """
 CREATE TABLE IF NOT EXISTS retrieval_queries (
     run_id TEXT NOT NULL,
@@ -109,8 +110,10 @@ CREATE TABLE IF NOT EXISTS distractor_sets (
 CREATE TABLE IF NOT EXISTS report_inputs (run_id TEXT PRIMARY KEY, json TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS skipped_files (run_id TEXT, path TEXT, reason TEXT,
     PRIMARY KEY (run_id, path));
-CREATE TABLE IF NOT EXISTS session_selection (token TEXT, model_id TEXT, evaluator TEXT,
-    PRIMARY KEY (token, model_id, evaluator));
+CREATE TABLE IF NOT EXISTS session_items (token TEXT NOT NULL, test_id TEXT NOT NULL,
+    PRIMARY KEY (token, test_id));
+CREATE TABLE IF NOT EXISTS call_failures (token TEXT NOT NULL, key TEXT NOT NULL,
+    reason TEXT NOT NULL, status INTEGER, PRIMARY KEY (token, key));
 """
 
 SCHEMA = RUN_TABLES + CACHE_TABLES + SESSION_TABLES

@@ -118,21 +118,40 @@ class SessionInputs:
                          (run_id, json.dumps(payload, default=str)))
 
 
-class SessionSelection:
-    """``session_selection``: the (model, evaluator) pairs that ``-k``/``-m`` left in an
-    xdist worker, by session token, for the controller to prepare (``session.py``)."""
+class SessionItems:
+    """``session_items``: the matrix items (by test id) that ``-k``/``-m`` left in an xdist
+    worker, by session token, for the controller to prepare (``session.py``)."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def add(self, token: str, pairs: Iterable[tuple[str, str]]) -> None:
+    def add(self, token: str, test_ids: Iterable[str]) -> None:
         with self._db.transaction() as conn:
-            conn.executemany("INSERT OR IGNORE INTO session_selection VALUES (?, ?, ?)",
-                             [(token, model, evaluator) for model, evaluator in pairs])
+            conn.executemany("INSERT OR IGNORE INTO session_items VALUES (?, ?)",
+                             [(token, test_id) for test_id in test_ids])
 
-    def of(self, token: str) -> list[tuple[str, str]]:
-        return [(m, e) for m, e in self._db.execute(
-            "SELECT model_id, evaluator FROM session_selection WHERE token = ?", (token,))]
+    def of(self, token: str) -> set[str]:
+        return {row[0] for row in self._db.execute(
+            "SELECT test_id FROM session_items WHERE token = ?", (token,))}
+
+
+class CallFailures:
+    """``call_failures``: model calls of a session that failed for good, by request key,
+    with the reason (``llm/scheduler.py`` writes them, the tests read them)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def record(self, token: str, key: str, reason: str, status: int | None) -> None:
+        with self._db.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO call_failures VALUES (?, ?, ?, ?)",
+                         (token, key, reason, status))
+
+    def reason(self, token: str, key: str) -> tuple[str, int | None] | None:
+        """(reason, HTTP status) of the failed call, None when it did not fail."""
+        rows = self._db.execute("SELECT reason, status FROM call_failures "
+                                "WHERE token = ? AND key = ?", (token, key))
+        return (rows[0][0], rows[0][1]) if rows else None
 
 
 class SkippedFiles:

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from random import Random
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from ..base import EvaluationError, MatrixItem, unit_items
+from ..base import EvaluationError, Evaluator, MatrixItem, unit_items
 
 if TYPE_CHECKING:
     from ...context import RunContext
@@ -510,7 +510,7 @@ def load_distractor_sets(ctx: RunContext, embedder_key: str) -> dict[str, Distra
     return {uid: DistractorSet(**json.loads(text)) for uid, text in rows}
 
 
-class ContrastiveEvaluator:
+class ContrastiveEvaluator(Evaluator):
     """What both contrastive evaluators share: their items, the embedder the distractors
     are chosen with, and the distractor sets (selected in ``prepare``, read anywhere)."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from .base import Component
+from ..base import Component
 from .distractors import ContrastiveEvaluator, code_text
 
 if TYPE_CHECKING:

@@ -21,11 +21,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...llm.json_answer import parse_json_object
-from ..base import Component, EvaluationError
+from ..base import Answers, Component, EvaluationError, gather
 from .distractors import ContrastiveEvaluator
 
 if TYPE_CHECKING:
     from ...context import RunContext
+    from ...llm.requests import ModelRequest
     from ...schemas import CodeUnit, ModelConfig, ScoreRecord
     from ..base import MatrixItem
 
@@ -101,6 +102,7 @@ class ContrastiveLLM(ContrastiveEvaluator):
 
     name: ClassVar[str] = "contrastive/llm"
     family: ClassVar[str] = "contrastive"
+    requests_need_prepare: ClassVar[bool] = True  # the distractor sets
     components: ClassVar[tuple[Component, ...]] = (
         Component("correct", "llm", "LLM contrastive accuracy"),)
 
@@ -122,29 +124,45 @@ class ContrastiveLLM(ContrastiveEvaluator):
             raise EvaluationError(f"no helper model: {ctx.roles.helper_reason}")
         return helper
 
-    def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
-        from ...llm import ModelCallError, complete
-        from ...schemas import ScoreRecord
+    def _options(self, item: MatrixItem, ctx: RunContext
+                 ) -> tuple[list[CodeUnit], int, ModelRequest]:
+        """The shuffled options, the target's position and the helper's call."""
+        from ...llm.requests import ModelRequest
+        from ...llm.structured import response_format
 
         summary = self.summary(item, ctx)
         dset = self.distractor_set(ctx, item.unit_id)
         candidates = [ctx.unit(item.unit_id), *(ctx.unit(d) for d in dset.distractor_ids)]
         ctx.rng(self.name, item.unit_id, item.model_id).shuffle(candidates)
         position = next(i for i, c in enumerate(candidates, 1) if c.id == item.unit_id)
-        judge = self.judge(ctx)
-        prompt = build_prompt(summary.summary, candidates)
-        from ...llm.structured import response_format
-
+        helper = self.judge(ctx)
         # Structured output where the provider supports it, by the judges' rules.
-        fmt = response_format(judge, ctx.settings.evaluation.judge.structured_output,
+        fmt = response_format(helper, ctx.settings.evaluation.judge.structured_output,
                               "selection", selection_schema(len(candidates)))
-        try:
-            answer = complete(judge, [{"role": "user", "content": prompt}],
-                              response_format=fmt, cache=ctx.store,
-                              cache_tag=self.name, temperature=0.0,
-                              max_tokens=judge.max_tokens)
-        except ModelCallError as exc:
-            raise EvaluationError(str(exc)) from exc
+        request = ModelRequest.chat(
+            helper, [{"role": "user", "content": build_prompt(summary.summary, candidates)}],
+            role="helper", phase=self.name, tag=self.name, response_format=fmt,
+            temperature=0.0, max_tokens=helper.max_tokens, output_tokens=120)
+        return candidates, position, request
+
+    def requests(self, item: MatrixItem, ctx: RunContext,
+                 answers: Answers) -> list[ModelRequest]:
+        *_, request = self._options(item, ctx)
+        return [] if request.key in answers else [request]
+
+    def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
+        from ...llm import ModelCallError
+        from ...schemas import ScoreRecord
+
+        summary = self.summary(item, ctx)
+        dset = self.distractor_set(ctx, item.unit_id)
+        candidates, position, request = self._options(item, ctx)
+        judge = request.model
+        answer = gather(self, item, ctx).get(request.key)
+        if isinstance(answer, ModelCallError):
+            raise EvaluationError(str(answer))
+        if answer is None:
+            raise EvaluationError(f"{judge.id} was not asked")
         try:
             selected, confidence, reasoning = parse_selection(answer.text, len(candidates))
         except ValueError as exc:

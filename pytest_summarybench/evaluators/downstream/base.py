@@ -18,18 +18,19 @@ import pytest
 
 from ...llm.families import family_of, same_family
 from ...roles.task import NO_TASK_MODEL, TaskModelError
-from ..base import EvaluationError, MatrixItem
+from ..base import Answers, EvaluationError, Evaluator, MatrixItem
 from .prompts import PROMPT_VERSION
 from .tasks import Loaded, TaskFileError, TaskType
 from .taskset import load_tasks
 
 if TYPE_CHECKING:
     from ...context import RunContext
+    from ...llm.requests import ModelRequest
     from ...llm.types import Completion
     from ...schemas import ModelConfig, ScoreRecord
 
 
-class DownstreamEvaluator(ABC):
+class DownstreamEvaluator(Evaluator, ABC):
     """Base of ``downstream/completion``, ``downstream/bug_localisation`` and
     ``downstream/function_selection``; subclasses implement ``score``."""
 
@@ -70,7 +71,9 @@ class DownstreamEvaluator(ABC):
                          for uid in self.shown_units(loaded)})
         ensure_summaries(ctx, needed)
 
-    def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
+    def _parts(self, item: MatrixItem, ctx: RunContext
+               ) -> tuple[Loaded[Any], ModelConfig, ModelConfig]:
+        """(the task, the model under test, the task model) of ``item``."""
         loaded = self.tasks(ctx).get(item.variant)
         if loaded is None:
             raise EvaluationError(f"no {self.kind} task {item.variant!r} in the task set")
@@ -79,6 +82,26 @@ class DownstreamEvaluator(ABC):
             raise EvaluationError(f"{item.model_id} is not a configured model under test")
         worker = self.task_model(ctx)
         assert worker is not None, "items exist only with a task model"
+        return loaded, model, worker
+
+    def summaries(self, item: MatrixItem, ctx: RunContext) -> list[tuple[str, str]]:
+        """The summaries the task shows, by the item's model (the sample may leave some of
+        those units out: the controller has them written too)."""
+        loaded = self.tasks(ctx).get(item.variant)
+        if loaded is None:
+            return []
+        return [(uid, item.model_id) for uid in self.shown_units(loaded)]
+
+    def requests(self, item: MatrixItem, ctx: RunContext,
+                 answers: Answers) -> list[ModelRequest]:
+        loaded, model, worker = self._parts(item, ctx)
+        if same_family(worker, model):
+            return []
+        request = self.request(worker, self.prompt(loaded, model, ctx), ctx)
+        return [] if request.key in answers else [request]
+
+    def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
+        loaded, model, worker = self._parts(item, ctx)
         if same_family(worker, model):
             pytest.skip(f"task model {worker.id} is of the same family "
                         f"({family_of(worker)}) as {model.id}, whose summaries it would read; "
@@ -112,6 +135,13 @@ class DownstreamEvaluator(ABC):
         }
 
     # -- shared helpers -----------------------------------------------------------------
+    #: Typical output tokens of the task model's answer, for the dry run.
+    answer_tokens: ClassVar[int] = 150
+
+    @abstractmethod
+    def prompt(self, loaded: Loaded[Any], model: ModelConfig, ctx: RunContext) -> str:
+        """The task's prompt, with ``model``'s summaries."""
+
     @abstractmethod
     def score(self, loaded: Loaded[Any], model: ModelConfig, worker: ModelConfig,
               ctx: RunContext) -> list[ScoreRecord]:
@@ -139,15 +169,25 @@ class DownstreamEvaluator(ABC):
             self._excluded = found.excluded.get(self.kind, [])
         return self._tasks
 
-    def call(self, worker: ModelConfig, prompt: str, ctx: RunContext) -> Completion:
-        """One task-model call at temperature 0, cached in the run's store."""
-        from ...llm import ModelCallError, complete
+    def request(self, worker: ModelConfig, prompt: str, ctx: RunContext) -> ModelRequest:
+        """The task model's call for ``prompt``: temperature 0, room for a whole function."""
+        from ...llm.requests import ModelRequest
 
         ds = ctx.settings.evaluation.downstream
+        return ModelRequest.chat(worker, [{"role": "user", "content": prompt}], role="task",
+                                 phase=self.name, tag=f"{self.name}/{PROMPT_VERSION}",
+                                 temperature=0.0,
+                                 max_tokens=max(worker.max_tokens, ds.max_tokens),
+                                 output_tokens=self.answer_tokens)
+
+    def call(self, worker: ModelConfig, prompt: str, ctx: RunContext) -> Completion:
+        """The task model's answer to ``prompt`` (fetched by the controller, from the
+        store's cache)."""
+        from ...llm import ModelCallError
+        from ...llm.scheduler import fetch
+
         try:
-            return complete(worker, [{"role": "user", "content": prompt}], cache=ctx.store,
-                            cache_tag=f"{self.name}/{PROMPT_VERSION}", temperature=0.0,
-                            max_tokens=max(worker.max_tokens, ds.max_tokens))
+            return fetch(self.request(worker, prompt, ctx), ctx.store, ctx.session)
         except ModelCallError as exc:
             raise EvaluationError(f"task model call failed: {exc}") from None
 
@@ -165,14 +205,16 @@ class DownstreamEvaluator(ABC):
 
 
 def ensure_summaries(ctx: RunContext, unit_ids: list[str]) -> None:
-    """Have every model under test summarize those of ``unit_ids`` it has no summary of
-    (units a task shows that the sample left out), through the generation phase. A context
-    made afterwards reads them (``ctx.refreshed()``; the session makes one after every
-    ``prepare``)."""
+    """Have every model under test summarize those of ``unit_ids`` it never summarized
+    (units a task shows that the sample left out), through the generation phase. In a
+    session the controller's plan has written them already (``summaries``); a failed one
+    is not asked again here. A context made afterwards reads them (``ctx.refreshed()``)."""
     from ...generate import run_generation
 
+    never = "no summary was generated for this unit and model"
     missing = [uid for uid in unit_ids
-               if any(ctx.summary(uid, m.id) is None for m in ctx.models)]
+               if any(ctx.summary(uid, m.id) is None
+                      and ctx.summary_error(uid, m.id) == never for m in ctx.models)]
     if not missing:
         return
     by_id = {u.id: u for u in ctx.all_units}

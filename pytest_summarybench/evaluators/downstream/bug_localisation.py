@@ -42,13 +42,21 @@ class BugLocalisationEvaluator(DownstreamEvaluator):
     components: ClassVar[tuple[Component, ...]] = (
         Component("success", "bug_localization", "bug localization accuracy"),)
 
+    def _files(self, loaded: Loaded[Any], model: ModelConfig, ctx: RunContext
+               ) -> list[tuple[str, str | None]]:
+        task: BugLocalisationTask = loaded.task
+        return [(path, self.summary_text(ctx, loaded.unit_ids[path], model.id))
+                for path in task.candidate_files]
+
+    def prompt(self, loaded: Loaded[Any], model: ModelConfig, ctx: RunContext) -> str:
+        return bug_localisation_prompt(bug_description=loaded.task.description,
+                                       files=self._files(loaded, model, ctx))
+
     def score(self, loaded: Loaded[Any], model: ModelConfig, worker: ModelConfig,
               ctx: RunContext) -> list[ScoreRecord]:
         task: BugLocalisationTask = loaded.task
-        files = [(path, self.summary_text(ctx, loaded.unit_ids[path], model.id))
-                 for path in task.candidate_files]
-        prompt = bug_localisation_prompt(bug_description=task.description, files=files)
-        completion = self.call(worker, prompt, ctx)
+        files = self._files(loaded, model, ctx)
+        completion = self.call(worker, self.prompt(loaded, model, ctx), ctx)
         details: dict[str, Any] = {"taskId": task.id, "task": loaded.source,
                                    "buggyFile": task.buggy_file,
                                    "missingSummaries": sum(s is None for _, s in files),

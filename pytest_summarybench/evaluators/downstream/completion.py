@@ -90,22 +90,36 @@ class CompletionEvaluator(DownstreamEvaluator):
                             "process limits, the syscall filter and the guard only"]
         return out
 
+    answer_tokens: ClassVar[int] = 400  # a whole function
+
+    def _source(self, loaded: Loaded[Any], ctx: RunContext) -> tuple[str, str, str]:
+        """(the file's source, the partial code shown, the original function)."""
+        task: CompletionTask = loaded.task
+        unit = ctx.unit(loaded.target_id)
+        try:
+            source = (ctx.settings.codebase_root / task.path).read_text(encoding="utf-8")
+            return (source, task.partial_code or partial_code(source, unit),
+                    original_code(source, unit))
+        except (OSError, SyntaxError, CompletionError) as exc:
+            raise EvaluationError(f"cannot read {task.path} for task {task.id}: {exc}") from None
+
+    def prompt(self, loaded: Loaded[Any], model: ModelConfig, ctx: RunContext) -> str:
+        task: CompletionTask = loaded.task
+        _, partial, _ = self._source(loaded, ctx)
+        shown = self.shown_units(loaded)
+        summaries = [s for s in (self.summary_text(ctx, uid, model.id) for uid in shown) if s]
+        return completion_prompt(summaries=summaries,
+                                 language=ctx.unit(loaded.target_id).language,
+                                 partial_code=partial, requirements=task.requirements)
+
     def score(self, loaded: Loaded[Any], model: ModelConfig, worker: ModelConfig,
               ctx: RunContext) -> list[ScoreRecord]:
         task: CompletionTask = loaded.task
         unit = ctx.unit(loaded.target_id)
-        path = ctx.settings.codebase_root / task.path
-        try:
-            source = path.read_text(encoding="utf-8")
-            partial = task.partial_code or partial_code(source, unit)
-            reference = original_code(source, unit)
-        except (OSError, SyntaxError, CompletionError) as exc:
-            raise EvaluationError(f"cannot read {task.path} for task {task.id}: {exc}") from None
+        source, partial, reference = self._source(loaded, ctx)
         shown = self.shown_units(loaded)
         summaries = [s for s in (self.summary_text(ctx, uid, model.id) for uid in shown) if s]
-        prompt = completion_prompt(summaries=summaries, language=unit.language,
-                                   partial_code=partial, requirements=task.requirements)
-        completion = self.call(worker, prompt, ctx)
+        completion = self.call(worker, self.prompt(loaded, model, ctx), ctx)
         code = extract_code(completion.text, unit.language)
         details: dict[str, Any] = {
             "taskId": task.id, "task": loaded.source, **self.call_details(worker, completion),

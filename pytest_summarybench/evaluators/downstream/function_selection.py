@@ -48,15 +48,22 @@ class FunctionSelectionEvaluator(DownstreamEvaluator):
     components: ClassVar[tuple[Component, ...]] = (
         Component("success", "function_selection", "function selection accuracy"),)
 
+    def _functions(self, loaded: Loaded[Any], model: ModelConfig, ctx: RunContext
+                   ) -> list[tuple[str, str | None]]:
+        listed = titles(loaded.task.candidates)
+        return [(title, self.summary_text(ctx, loaded.unit_ids[str(ref)], model.id))
+                for title, ref in listed.items()]
+
+    def prompt(self, loaded: Loaded[Any], model: ModelConfig, ctx: RunContext) -> str:
+        return function_selection_prompt(task_description=loaded.task.description,
+                                         functions=self._functions(loaded, model, ctx))
+
     def score(self, loaded: Loaded[Any], model: ModelConfig, worker: ModelConfig,
               ctx: RunContext) -> list[ScoreRecord]:
         task: FunctionSelectionTask = loaded.task
         listed = titles(task.candidates)
-        functions = [(title, self.summary_text(ctx, loaded.unit_ids[str(ref)], model.id))
-                     for title, ref in listed.items()]
-        prompt = function_selection_prompt(task_description=task.description,
-                                           functions=functions)
-        completion = self.call(worker, prompt, ctx)
+        functions = self._functions(loaded, model, ctx)
+        completion = self.call(worker, self.prompt(loaded, model, ctx), ctx)
         details: dict[str, Any] = {"taskId": task.id, "task": loaded.source,
                                    "correct": str(task.correct),
                                    "missingSummaries": sum(s is None for _, s in functions),

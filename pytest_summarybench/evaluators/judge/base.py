@@ -1,22 +1,24 @@
 """The judge family's base, what ``judge/pointwise`` and ``judge/pairwise`` share about a
 run: the judge plan built from the run's settings, the reason to skip when nobody can
-judge, the judge client, the summaries to judge, and the per-judge error rates read back
-from the recorded failures.
+judge, the questions put to judges, the summaries to judge, and the per-judge error rates
+read back from the recorded failures.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from ...roles.judges import HOW_TO_ADD
 from ...schemas import ModelConfig, ScoreRecord
-from ..base import EvaluationError
-from .calling import JudgeClient, parse_judge_error
+from ..base import EvaluationError, Evaluator
+from .calling import JudgeQuestion, parse_judge_error, question
 
 if TYPE_CHECKING:
     from ...context import RunContext
+
+V = TypeVar("V")
 
 
 def skip_reason(ctx: RunContext, *, pairs: bool) -> str | None:
@@ -43,12 +45,6 @@ def judge_model(ctx: RunContext, judge_id: str) -> ModelConfig:
         if judge.id == judge_id:
             return judge
     raise KeyError(f"judge {judge_id!r} is not configured under models.judge")
-
-
-def judge_client(ctx: RunContext) -> JudgeClient:
-    section = ctx.settings.evaluation.judge
-    return JudgeClient(ctx.store, structured=section.structured_output,
-                       parse_retries=section.parse_retries)
 
 
 def bootstrap_seed(ctx: RunContext, *keys: str) -> int:
@@ -95,16 +91,13 @@ def other_errors(failed: Iterable[ScoreRecord]) -> list[dict[str, str]]:
             for r in failed if parse_judge_error(r.error) is None]
 
 
-class JudgeEvaluator:
+class JudgeEvaluator(Evaluator):
     """What ``judge/pointwise`` and ``judge/pairwise`` do alike; they set ``name`` and
     ``pairs`` and implement ``items``, ``evaluate`` and ``summarize``."""
 
     family: ClassVar[str] = "judge"
     pairs: ClassVar[bool]
     """True for the evaluator whose items are model pairs."""
-
-    def __init__(self) -> None:
-        self._client: JudgeClient | None = None
 
     def skip_reason(self, ctx: RunContext) -> str | None:
         key = "pairwise" if self.pairs else "pointwise"
@@ -115,11 +108,14 @@ class JudgeEvaluator:
     def prepare(self, ctx: RunContext) -> None:
         """Nothing to build: judges read the summaries the controller generated."""
 
-    def client(self, ctx: RunContext) -> JudgeClient:
-        """This process's judge client (made on first use)."""
-        if self._client is None:
-            self._client = judge_client(ctx)
-        return self._client
+    def question(self, ctx: RunContext, judge: ModelConfig, messages: list[dict[str, str]],
+                 parse: Callable[[str], V], *, tag: str, schema_name: str,
+                 schema: dict[str, Any]) -> JudgeQuestion[V]:
+        """A question to ``judge`` under the run's structured-output and re-ask settings."""
+        section = ctx.settings.evaluation.judge
+        return question(judge, messages, parse, tag=tag, phase=self.name,
+                        schema_name=schema_name, schema=schema,
+                        structured=section.structured_output, retries=section.parse_retries)
 
     @staticmethod
     def summary_text(ctx: RunContext, unit_id: str, model_id: str) -> str:

@@ -1,21 +1,27 @@
 """Asking a judge: temperature 0, structured output where the provider has it, a bounded
 retry on an answer that cannot be read, and one error type that names the judge.
 
-Every call goes through ``llm.complete`` with the run's store as cache and the prompt
-version as tag, so a re-run pays nothing. An answer that stays invalid after the retries
-raises ``JudgeError`` carrying the raw text; the evaluators turn it into a failed test
-whose recorded reason starts with ``judge <id> <kind>:`` (``parse_judge_error`` reads it
-back for the per-judge error rates).
+A ``JudgeQuestion`` is the conversation with a judge as a chain of ``ModelRequest``s: the
+first ask, the same without ``response_format`` when the server refuses it (HTTP 400),
+and a re-ask after an answer that cannot be read. ``walk`` says, from the answers so far,
+which request comes next or how the question ended, so the controller's scheduler makes
+the calls ahead of the tests and the test reads the same chain from the response cache
+(``JudgeClient`` does both at once, for direct use). An answer that stays invalid after
+the retries is a ``JudgeError`` carrying the raw text; the evaluators turn it into a
+failed test whose recorded reason starts with ``judge <id> <kind>:``
+(``parse_judge_error`` reads it back for the per-judge error rates).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
+from ...llm.requests import ModelRequest
 from ...llm.structured import StructuredMode, response_format
+from ...llm.types import Completion, ModelCallError
 from ...schemas import ModelConfig
 from ...store import Store
 from .verdicts import InvalidVerdict
@@ -71,19 +77,93 @@ class Answer(Generic[V]):
     """``json_schema``, ``json_object`` or ``none``: what was asked of the provider."""
 
 
-class JudgeClient:
-    """Asks judges for verdicts; one per evaluator instance (so per process).
+#: Typical output tokens of a verdict (reasoning included), for the dry run.
+VERDICT_TOKENS = 250
 
-    Remembers which judges refused a ``response_format`` so that they are not asked with
-    one again in this process.
-    """
+
+@dataclass(frozen=True)
+class JudgeQuestion(Generic[V]):
+    """One question to a judge (see the module docstring)."""
+
+    first: ModelRequest
+    parse: Callable[[str], V]
+    retries: int
+    """Re-asks after an answer that cannot be read."""
+
+    def walk(self, answers: Mapping[str, Completion | ModelCallError]
+             ) -> tuple[ModelRequest | None, Answer[V] | JudgeError | None]:
+        """(the request the question needs next, None once it ended; how it ended)."""
+        request = self.first
+        judge = request.model.id
+        problems: list[str] = []
+        costs: list[float | None] = []
+        cached = True
+        while True:
+            got = answers.get(request.key)
+            if got is None:
+                return request, None
+            if isinstance(got, ModelCallError):
+                if got.status == 400 and request.response_format is not None:
+                    # Some servers refuse response_format; the prompt asks for JSON anyway.
+                    request = request.without_format()
+                    continue
+                return None, JudgeError(judge, "call_failed", got.reason,
+                                        attempts=len(problems))
+            costs.append(got.cost)
+            cached = cached and got.cached
+            try:
+                verdict = self.parse(got.text)
+            except InvalidVerdict as exc:
+                problems.append(str(exc))
+                if len(problems) > self.retries:
+                    tries = len(problems)
+                    return None, JudgeError(
+                        judge, "invalid_output",
+                        f"no valid verdict in {tries} answer{'s' if tries != 1 else ''} "
+                        f"({' | '.join(problems)})", raw=got.text, attempts=tries)
+                request = request.followed_by(got.text, RETRY_PROMPT.format(error=exc))
+                continue
+            known = [c for c in costs if c is not None]
+            return None, Answer(verdict=verdict, raw=got.text, answers=len(costs),
+                                cost=sum(known) if len(known) == len(costs) else None,
+                                cached=cached, response_format=_format_name(request.format))
+
+    def next_request(self, answers: Mapping[str, Completion | ModelCallError]
+                     ) -> list[ModelRequest]:
+        request, _ = self.walk(answers)
+        return [] if request is None else [request]
+
+    def outcome(self, answers: Mapping[str, Completion | ModelCallError]) -> Answer[V]:
+        """The verdict once the chain ended; raises its ``JudgeError`` otherwise."""
+        request, ended = self.walk(answers)
+        if isinstance(ended, Answer):
+            return ended
+        if ended is None:
+            raise JudgeError(self.first.model.id, "call_failed",
+                             "the judge was not asked (no answer for its request)")
+        raise ended
+
+
+def question(judge: ModelConfig, messages: list[dict[str, str]], parse: Callable[[str], V],
+             *, tag: str, phase: str, schema_name: str, schema: dict[str, Any],
+             structured: StructuredMode = "auto", retries: int = 1) -> JudgeQuestion[V]:
+    """The question ``messages`` put to ``judge``, its answers read by ``parse``."""
+    fmt = response_format(judge, structured, schema_name, schema)
+    first = ModelRequest.chat(judge, messages, role="judge", phase=phase, tag=tag,
+                              response_format=fmt, temperature=0.0,
+                              output_tokens=VERDICT_TOKENS)
+    return JudgeQuestion(first=first, parse=parse, retries=retries)
+
+
+class JudgeClient:
+    """Asks judges for verdicts directly, one call after another (the benchmark's
+    evaluators declare their questions to the scheduler instead)."""
 
     def __init__(self, store: Store | None, *, structured: StructuredMode = "auto",
                  parse_retries: int = 1) -> None:
         self.store = store
         self.structured: StructuredMode = structured
         self.parse_retries = parse_retries
-        self._refused_format: set[str] = set()
 
     def ask(self, judge: ModelConfig, messages: list[dict[str, str]],
             parse: Callable[[str], V], *, tag: str, schema_name: str,
@@ -93,53 +173,19 @@ class JudgeClient:
         Raises ``JudgeError`` when the call fails or no answer can be read after
         ``parse_retries`` further tries.
         """
-        fmt = None if judge.id in self._refused_format else response_format(
-            judge, self.structured, schema_name, schema)
-        convo = list(messages)
-        problems: list[str] = []
-        costs: list[float | None] = []
-        cached = True
-        raw = ""
-        for _ in range(self.parse_retries + 1):
-            completion, fmt = self._complete(judge, convo, fmt, tag, len(problems))
-            costs.append(completion.cost)
-            cached = cached and completion.cached
-            raw = completion.text
+        from ...llm.scheduler import fetch
+
+        asked = question(judge, messages, parse, tag=tag, phase="judge", structured=self.structured,
+                         schema_name=schema_name, schema=schema, retries=self.parse_retries)
+        answers: dict[str, Completion | ModelCallError] = {}
+        while True:
+            request, ended = asked.walk(answers)
+            if request is None:
+                return asked.outcome(answers)
             try:
-                verdict = parse(raw)
-            except InvalidVerdict as exc:
-                problems.append(str(exc))
-                convo = [*convo, {"role": "assistant", "content": raw or "(empty reply)"},
-                         {"role": "user", "content": RETRY_PROMPT.format(error=exc)}]
-                continue
-            known = [c for c in costs if c is not None]
-            return Answer(verdict=verdict, raw=raw, answers=len(costs),
-                          cost=sum(known) if len(known) == len(costs) else None,
-                          cached=cached, response_format=_format_name(fmt))
-        tries = len(problems)
-        raise JudgeError(judge.id, "invalid_output",
-                         f"no valid verdict in {tries} answer{'s' if tries != 1 else ''} "
-                         f"({' | '.join(problems)})", raw=raw, attempts=tries)
-
-    def _complete(self, judge: ModelConfig, convo: list[dict[str, str]],
-                  fmt: dict[str, Any] | None, tag: str, answered: int
-                  ) -> tuple[Any, dict[str, Any] | None]:
-        from ...llm import ModelCallError, complete
-
-        try:
-            return complete(judge, convo, response_format=fmt, cache=self.store,
-                            cache_tag=tag, temperature=0.0), fmt
-        except ModelCallError as exc:
-            if fmt is not None and exc.status == 400:
-                # Some servers refuse response_format; the prompt asks for JSON anyway.
-                self._refused_format.add(judge.id)
-                try:
-                    return complete(judge, convo, response_format=None, cache=self.store,
-                                    cache_tag=tag, temperature=0.0), None
-                except ModelCallError as again:
-                    exc = again
-            raise JudgeError(judge.id, "call_failed", exc.reason,
-                             attempts=answered) from None
+                answers[request.key] = fetch(request, self.store)
+            except ModelCallError as exc:
+                answers[request.key] = exc
 
 
 def _format_name(fmt: dict[str, Any] | None) -> str:

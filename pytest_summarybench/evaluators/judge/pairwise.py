@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...roles.judges import pair_id, split_pair
 from ...schemas import ScoreRecord
-from ..base import Component, EvaluationError, MatrixItem
+from ..base import Answers, Component, EvaluationError, MatrixItem, gather
 from . import bradley_terry
 from .agreement import judge_agreement
 from .audit import (
@@ -39,13 +39,14 @@ from .base import (
     judge_model,
     other_errors,
 )
-from .calling import Answer, JudgeError
+from .calling import Answer, JudgeError, JudgeQuestion
 from .prompts import PAIRWISE_CRITERIA, PAIRWISE_TAG, PROMPT_VERSION, pairwise_messages
 from .tally import head_to_head, tally, unit_wins
 from .verdicts import PAIRWISE_JSON_SCHEMA, PairwiseVerdict, parse_pairwise
 
 if TYPE_CHECKING:
     from ...context import RunContext
+    from ...llm.requests import ModelRequest
 
 _OUTCOME = {"A": 1.0, "B": 0.0, "tie": 0.5}
 
@@ -88,21 +89,33 @@ class JudgePairwise(JudgeEvaluator):
                            label=ctx.unit_label(u))
                 for u in ctx.units for p in sorted(pairs) for j in plan.judges_for_pair(p)]
 
-    def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
+    def _questions(self, item: MatrixItem, ctx: RunContext
+                   ) -> list[tuple[str, str, str, JudgeQuestion[Any]]]:
+        """(order, first, second, question): the pair in both orders."""
         a, b = split_pair(item.model_id)
         summaries = {m: self.summary_text(ctx, item.unit_id, m) for m in (a, b)}
         unit = ctx.unit(item.unit_id)
         judge = judge_model(ctx, item.variant)
-        client = self.client(ctx)
-        words = {m: len(s.split()) for m, s in summaries.items()}
+        return [(order, first, second,
+                 self.question(ctx, judge, pairwise_messages(
+                     unit.language, unit.content, summaries[first], summaries[second]),
+                     parse_pairwise, tag=PAIRWISE_TAG, schema_name="pairwise_verdict",
+                     schema=PAIRWISE_JSON_SCHEMA))
+                for order, (first, second) in (("ab", (a, b)), ("ba", (b, a)))]
+
+    def requests(self, item: MatrixItem, ctx: RunContext,
+                 answers: Answers) -> list[ModelRequest]:
+        return [r for *_, q in self._questions(item, ctx) for r in q.next_request(answers)]
+
+    def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
+        a, b = split_pair(item.model_id)
+        words = {m: len(self.summary_text(ctx, item.unit_id, m).split()) for m in (a, b)}
+        judge = judge_model(ctx, item.variant)
+        answers = gather(self, item, ctx)
         records: list[ScoreRecord] = []
-        for order, (first, second) in (("ab", (a, b)), ("ba", (b, a))):
+        for order, first, second, asked in self._questions(item, ctx):
             try:
-                answer = client.ask(
-                    judge, pairwise_messages(unit.language, unit.content, summaries[first],
-                                             summaries[second]),
-                    parse_pairwise, tag=PAIRWISE_TAG, schema_name="pairwise_verdict",
-                    schema=PAIRWISE_JSON_SCHEMA)
+                answer = asked.outcome(answers)
             except JudgeError as exc:
                 where = JudgeError(exc.judge_id, exc.kind,
                                    f"order {order} ({first} shown as A): {exc.reason}",

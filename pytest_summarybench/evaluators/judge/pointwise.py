@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...schemas import ScoreRecord
-from ..base import Component, EvaluationError, MatrixItem
+from ..base import Answers, Component, EvaluationError, MatrixItem, gather
 from .agreement import judge_agreement
 from .audit import length_bias_pointwise, pointwise_notes
 from .base import (
@@ -25,7 +25,7 @@ from .base import (
     judge_model,
     other_errors,
 )
-from .calling import JudgeError
+from .calling import JudgeError, JudgeQuestion
 from .prompts import (
     CRITERIA,
     CRITERIA_WEIGHTS,
@@ -38,6 +38,7 @@ from .verdicts import POINTWISE_JSON_SCHEMA, parse_pointwise
 
 if TYPE_CHECKING:
     from ...context import RunContext
+    from ...llm.requests import ModelRequest
 
 
 def _rounded(score: float) -> int:
@@ -59,15 +60,23 @@ class JudgePointwise(JudgeEvaluator):
                            label=ctx.unit_label(u))
                 for u in ctx.units for m in ctx.models for j in plan.judges_for_model(m.id)]
 
-    def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
+    def _question(self, item: MatrixItem, ctx: RunContext) -> JudgeQuestion[Any]:
         summary = self.summary_text(ctx, item.unit_id, item.model_id)
         unit = ctx.unit(item.unit_id)
+        return self.question(ctx, judge_model(ctx, item.variant),
+                             pointwise_messages(unit.language, unit.content, summary),
+                             parse_pointwise, tag=POINTWISE_TAG,
+                             schema_name="pointwise_verdict", schema=POINTWISE_JSON_SCHEMA)
+
+    def requests(self, item: MatrixItem, ctx: RunContext,
+                 answers: Answers) -> list[ModelRequest]:
+        return self._question(item, ctx).next_request(answers)
+
+    def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
+        summary = self.summary_text(ctx, item.unit_id, item.model_id)
         judge = judge_model(ctx, item.variant)
         try:
-            answer = self.client(ctx).ask(
-                judge, pointwise_messages(unit.language, unit.content, summary),
-                parse_pointwise, tag=POINTWISE_TAG, schema_name="pointwise_verdict",
-                schema=POINTWISE_JSON_SCHEMA)
+            answer = self._question(item, ctx).outcome(gather(self, item, ctx))
         except JudgeError as exc:
             raise EvaluationError(str(exc)) from None
         verdict = answer.verdict

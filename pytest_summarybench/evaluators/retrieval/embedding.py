@@ -22,13 +22,21 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..base import Component, EvaluationError, MatrixItem, unit_items
-from .queries import Query, ensure_queries, load_queries, query_source, read_query_file
+from ..base import Component, EvaluationError, Evaluator, MatrixItem, unit_items
+from .queries import (
+    Query,
+    ensure_queries,
+    load_queries,
+    query_requests,
+    query_source,
+    read_query_file,
+)
 
 if TYPE_CHECKING:
     from ...context import RunContext
     from ...embeddings import Embedder
     from ...embeddings.base import Matrix
+    from ...llm.requests import ModelRequest
     from ...schemas import ScoreRecord
 
 TIE_TOLERANCE = 1e-6
@@ -59,7 +67,7 @@ def chroma_client(ctx: RunContext) -> Any:
         path=str(path), settings=chromadb.Settings(anonymized_telemetry=False))
 
 
-class RetrievalEmbedding:
+class RetrievalEmbedding(Evaluator):
     """Search each model's summary index with each unit's developer queries."""
 
     name: ClassVar[str] = "retrieval/embedding"
@@ -99,6 +107,14 @@ class RetrievalEmbedding:
             self._embedder = get_embedder(ctx.settings.evaluation.retrieval.embedding_model,
                                           ctx.store)
         return self._embedder
+
+    def summaries(self, item: MatrixItem, ctx: RunContext) -> list[tuple[str, str]]:
+        """Every unit's summary by the item's model: they are the index it searches."""
+        return [(u.id, item.model_id) for u in ctx.units]
+
+    def prepare_requests(self, ctx: RunContext) -> list[ModelRequest]:
+        """The helper's calls that write the queries (none when they come from a file)."""
+        return query_requests(ctx)
 
     # -- controller -----------------------------------------------------------------------
     def prepare(self, ctx: RunContext) -> None:

@@ -31,6 +31,7 @@ from ...llm.json_answer import parse_json_object
 
 if TYPE_CHECKING:
     from ...context import RunContext
+    from ...llm.requests import ModelRequest
     from ...schemas import CodeUnit, ModelConfig
 
 QUERY_TYPES: tuple[str, ...] = ("vague", "wrong_terminology", "specific_behavior",
@@ -192,15 +193,37 @@ def parse_generated(text: str, unit_id: str, per_unit: int) -> list[Query]:
     return queries[:per_unit]
 
 
+QUERY_PHASE = "retrieval/queries"
+
+
+def query_request(unit: CodeUnit, model: ModelConfig) -> ModelRequest:
+    """The helper model's call that writes ``unit``'s queries (spec 7.1)."""
+    from ...llm.requests import ModelRequest
+
+    return ModelRequest.chat(model, [{"role": "user", "content": generation_prompt(unit)}],
+                             role="helper", phase=QUERY_PHASE, tag="retrieval-queries",
+                             response_format=RESPONSE_FORMAT, temperature=model.temperature,
+                             max_tokens=max(model.max_tokens, 500), output_tokens=150)
+
+
+def query_requests(ctx: RunContext) -> list[ModelRequest]:
+    """The calls that write the queries the run does not have yet (none when queries come
+    from a file)."""
+    source = query_source(ctx)
+    if source is None or source.model is None:
+        return []
+    existing = load_queries(ctx, source)
+    return [query_request(u, source.model) for u in ctx.units
+            if not isinstance(existing.get(u.id), list)]
+
+
 def generate_queries(unit: CodeUnit, model: ModelConfig, ctx: RunContext, per_unit: int
                      ) -> list[Query]:
-    """Ask ``model`` for a unit's queries (cached). Raises ModelCallError or ValueError."""
-    from ...llm import complete
+    """The unit's queries from ``model`` (the answer the controller fetched, from the
+    cache). Raises ModelCallError or ValueError."""
+    from ...llm.scheduler import fetch
 
-    completion = complete(model, [{"role": "user", "content": generation_prompt(unit)}],
-                          response_format=RESPONSE_FORMAT, cache=ctx.store,
-                          cache_tag="retrieval-queries", temperature=model.temperature,
-                          max_tokens=max(model.max_tokens, 500))
+    completion = fetch(query_request(unit, model), ctx.store, ctx.session)
     return parse_generated(completion.text, unit.id, per_unit)
 
 
@@ -220,23 +243,18 @@ def ensure_queries(ctx: RunContext) -> dict[str, list[Query] | str]:
                 fresh[unit.id] = from_file.get(unit.id) or (
                     f"the queries file {source.path} has no query for {unit.path} {unit.name}")
     else:
-        from concurrent.futures import ThreadPoolExecutor
-
         from ...llm import ModelCallError
 
         model = source.model
         assert model is not None
-        todo = [u for u in ctx.units if not isinstance(existing.get(u.id), list)]
-
-        def one(unit: CodeUnit) -> list[Query] | str:
+        # The controller made the calls ahead (``query_requests``): these are cache hits.
+        for unit in ctx.units:
+            if isinstance(existing.get(unit.id), list):
+                continue
             try:
-                return generate_queries(unit, model, ctx, per_unit)
+                fresh[unit.id] = generate_queries(unit, model, ctx, per_unit)
             except (ModelCallError, ValueError) as exc:
-                return f"query generation by {model.id} failed: {exc}"
-
-        # ``complete`` is thread-safe and rate-limited per model; units are independent.
-        with ThreadPoolExecutor(max_workers=ctx.settings.evaluation.parallel) as pool:
-            fresh.update(zip((u.id for u in todo), pool.map(one, todo), strict=True))
+                fresh[unit.id] = f"query generation by {model.id} failed: {exc}"
     if fresh:
         ctx.store.queries.save(ctx.run_id, source.key, {
             uid: json.dumps([asdict(q) for q in v] if isinstance(v, list) else {"error": v})
