@@ -82,6 +82,7 @@ class Controller:
         self._arrived: list[str] = []
         self._records: list[ScoreRecord] | None = None
         self.prepared = False
+        self.dry_run_done = False
         self.started_at = datetime.now(timezone.utc)
         self.generation_summary: list[str] = []
         self._unsaved: list[tuple[str, list[RecordRow]]] = []
@@ -167,19 +168,6 @@ class Controller:
                     check_codebase(settings)
                 except SettingsError as exc:
                     raise pytest.UsageError(str(exc)) from None
-        if config.getoption("sb_dry_run"):
-            from .generate import estimate_generation, format_estimate
-            from .store import StoreError
-
-            try:
-                ctx = self.state.context()
-            except StoreError as exc:
-                raise pytest.UsageError(f"summarybench: {exc}") from None
-            tr = config.pluginmanager.get_plugin("terminalreporter")
-            lines = format_estimate(estimate_generation(ctx))
-            for line in lines:
-                say(tr, line)
-            pytest.exit("summarybench dry run: no model was called", returncode=0)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not self.state.is_worker:
@@ -225,11 +213,18 @@ class Controller:
         generate_only = config.getoption("sb_generate_only")
         if generate_only:
             plan = dataclasses.replace(plan, items=[], evaluators={})
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        if config.getoption("sb_dry_run"):
+            from .estimate import estimate_plan, format_estimate
+
+            for line in format_estimate(estimate_plan(plan)):
+                say(tr, line)
+            self.dry_run_done = True
+            pytest.exit("summarybench dry run: no model was called", returncode=0)
         report = GenerationReport(models={m.id: ModelStats(m.id) for m in ctx.models},
                                   max_cost_usd=settings.evaluation.max_cost_usd)
         run = start_calls(plan, report, progress=self.state.progress())
         run.summaries_ready.wait()
-        tr = config.pluginmanager.get_plugin("terminalreporter")
         if generate_only:
             run.join()
             report.elapsed_s = run.elapsed_s

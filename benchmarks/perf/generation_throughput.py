@@ -37,9 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from pytest_summarybench.context import RunContext  # noqa: E402
+from pytest_summarybench.estimate import estimate_generation, format_estimate  # noqa: E402
 from pytest_summarybench.generate import (  # noqa: E402
-    estimate_generation,
-    format_estimate,
     run_generation,
 )
 from pytest_summarybench.llm import complete  # noqa: E402

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_summarybench.estimate import estimate_generation, format_estimate
 from pytest_summarybench.generate import (
     PROMPT_VERSION,
-    estimate_generation,
-    format_estimate,
     run_generation,
 )
 from pytest_summarybench.generate.progress import Progress

@@ -127,23 +127,34 @@ class ContrastiveLLM(ContrastiveEvaluator):
     def _options(self, item: MatrixItem, ctx: RunContext
                  ) -> tuple[list[CodeUnit], int, ModelRequest]:
         """The shuffled options, the target's position and the helper's call."""
-        from ...llm.requests import ModelRequest
-        from ...llm.structured import response_format
-
         summary = self.summary(item, ctx)
         dset = self.distractor_set(ctx, item.unit_id)
         candidates = [ctx.unit(item.unit_id), *(ctx.unit(d) for d in dset.distractor_ids)]
         ctx.rng(self.name, item.unit_id, item.model_id).shuffle(candidates)
         position = next(i for i, c in enumerate(candidates, 1) if c.id == item.unit_id)
+        return candidates, position, self._request(ctx, summary.summary, candidates)
+
+    def _request(self, ctx: RunContext, summary: str, candidates: list[CodeUnit]
+                 ) -> ModelRequest:
+        from ...llm.requests import ModelRequest
+        from ...llm.structured import response_format
+
         helper = self.judge(ctx)
         # Structured output where the provider supports it, by the judges' rules.
         fmt = response_format(helper, ctx.settings.evaluation.judge.structured_output,
                               "selection", selection_schema(len(candidates)))
-        request = ModelRequest.chat(
-            helper, [{"role": "user", "content": build_prompt(summary.summary, candidates)}],
+        return ModelRequest.chat(
+            helper, [{"role": "user", "content": build_prompt(summary, candidates)}],
             role="helper", phase=self.name, tag=self.name, response_format=fmt,
             temperature=0.0, max_tokens=helper.max_tokens, output_tokens=120)
-        return candidates, position, request
+
+    def estimate_requests(self, item: MatrixItem, ctx: RunContext) -> list[ModelRequest]:
+        """The call as the dry run counts it: the distractor sets are chosen in
+        ``prepare``, so other sampled units stand in for them (same number of options)."""
+        count = ctx.settings.evaluation.contrastive.distractors
+        others = [u for u in ctx.units if u.id != item.unit_id][:count]
+        return [self._request(ctx, self.summary(item, ctx).summary,
+                              [ctx.unit(item.unit_id), *others])]
 
     def requests(self, item: MatrixItem, ctx: RunContext,
                  answers: Answers) -> list[ModelRequest]:
