@@ -30,7 +30,8 @@ from .session import (
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
-    from .evaluators import MatrixItem
+    from .context import RunContext
+    from .evaluators import Evaluator, MatrixItem
     from .schemas import ScoreRecord
     from .store import RecordRow
 
@@ -202,7 +203,6 @@ class Controller:
 
         from .generate.report import GenerationReport, ModelStats
         from .plan import plan_calls, start_calls
-        from .store import StoreError
 
         config = self.state.config
         settings = self.state.settings
@@ -224,7 +224,6 @@ class Controller:
         report = GenerationReport(models={m.id: ModelStats(m.id) for m in ctx.models},
                                   max_cost_usd=settings.evaluation.max_cost_usd)
         run = start_calls(plan, report, progress=self.state.progress())
-        run.summaries_ready.wait()
         if generate_only:
             run.join()
             report.elapsed_s = run.elapsed_s
@@ -233,28 +232,23 @@ class Controller:
                 say(tr, line)
             pytest.exit("summarybench: summaries generated (--sb-generate-only)",
                         returncode=1 if report.errors else 0)
-        ctx = ctx.refreshed()
-        self.state.bind(ctx)
         try:
             # Evaluation starts: an earlier session's reports must not pass for this one's.
             self._check_output_dir()
             self.retire_reports()
-            for name in sorted(plan.evaluators):
-                run.prepared[name].wait()
-                try:
-                    active[name].prepare(ctx)
-                except StoreError:
-                    raise
-                except Exception as exc:
-                    # Its items will fail with their own reasons; the other evaluators
-                    # and the report go on.
-                    line = f"summarybench: {name} could not prepare: {failure(exc)}"
-                    self.generation_summary.append(line)
-                    say(tr, line, red=True)
-                finally:
-                    run.built(name)
-                # A prepare may have written to the store (queries, distractor sets): the
-                # next ones and the tests read it through a fresh context.
+            # Artefacts built from the code alone first, while the summaries are written
+            # and judged; those that read the summaries once they all exist.
+            early = [n for n in sorted(plan.evaluators)
+                     if not getattr(active[n], "prepare_reads_summaries", True)]
+            for name in early:
+                self._prepare_one(name, active[name], ctx, run, tr)
+            run.summaries_ready.wait()
+            ctx = ctx.refreshed()
+            self.state.bind(ctx)
+            for name in sorted(set(plan.evaluators) - set(early)):
+                self._prepare_one(name, active[name], ctx, run, tr)
+                # A prepare may have written to the store (queries): the next ones and the
+                # tests read it through a fresh context.
                 ctx = ctx.refreshed()
                 self.state.bind(ctx)
         finally:
@@ -264,6 +258,24 @@ class Controller:
                                    *self.generation_summary]
         ctx = ctx.refreshed()
         self.state.bind(ctx)
+
+    def _prepare_one(self, name: str, evaluator: Evaluator, ctx: RunContext, run: Any,
+                     tr: TerminalReporter | None) -> None:
+        """``evaluator.prepare`` once its run-wide calls are answered; a failure is one line
+        (its items then fail with their own reasons) and the other evaluators go on."""
+        from .store import StoreError
+
+        run.prepared[name].wait()
+        try:
+            evaluator.prepare(ctx)
+        except StoreError:
+            raise
+        except Exception as exc:
+            line = f"summarybench: {name} could not prepare: {failure(exc)}"
+            self.generation_summary.append(line)
+            say(tr, line, red=True)
+        finally:
+            run.built(name)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         raw = carried(report)

@@ -80,6 +80,9 @@ class Evaluator(Protocol):
     family: ClassVar[str]
     components: ClassVar[tuple[Component, ...]] = ()
     """What of its metrics enters its family's score (none: reported, not scored)."""
+    prepare_reads_summaries: ClassVar[bool] = True
+    """Its ``prepare`` reads the summaries (an index of them). One that does not (distractor
+    sets chosen from the code) is built while the summaries are still being written."""
     requests_need_prepare: ClassVar[bool] = False
     """Its ``requests`` read what ``prepare`` builds (contrastive/llm's distractor sets):
     the controller makes its items' calls only once ``prepare`` is done."""

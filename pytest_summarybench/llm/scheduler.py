@@ -19,6 +19,7 @@ whichever process they run, fail with the reason instead of calling again.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Coroutine
@@ -126,6 +127,7 @@ class Scheduler:
         self.tally: dict[tuple[str, str], PhaseTally] = defaultdict(PhaseTally)
         """(phase, model id) -> what was asked."""
         self._gates: dict[str, asyncio.Semaphore] = {}
+        self._inflight: dict[str, asyncio.Future[Completion]] = {}
         self._phases: dict[str, PhaseProgress] = {}
         self._on_cap = on_cap
         self._lock = threading.Lock()
@@ -162,7 +164,7 @@ class Scheduler:
     async def call(self, request: ModelRequest) -> Completion:
         """The completion of ``request`` (see the module docstring); ``ModelCallError``
         when it fails for good, ``BudgetExhausted`` when the cost cap stops it."""
-        from .client import acomplete, cached_completion
+        from .client import cached_completion
 
         tally = self.tally[(request.phase, request.model.id)]
         kwargs: dict[str, Any] = dict(cache_tag=request.tag,
@@ -174,6 +176,34 @@ class Scheduler:
                 tally.add(hit)
                 self._advance(request.phase, hit)
                 return hit
+        leader = self._inflight.get(request.key)
+        if leader is not None:
+            # The same request is already on its way: wait for its answer without taking
+            # one of the model's slots.
+            completion = dataclasses.replace(await asyncio.shield(leader), cached=True,
+                                             attempts=0)
+            tally.add(completion)
+            self._advance(request.phase, completion)
+            return completion
+        mine: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
+        mine.add_done_callback(lambda f: f.cancelled() or f.exception())  # read once
+        self._inflight[request.key] = mine
+        try:
+            completion = await self._make(request, tally, kwargs)
+        except BaseException as exc:
+            if not mine.done():
+                mine.set_exception(exc)
+            raise
+        else:
+            mine.set_result(completion)
+        finally:
+            del self._inflight[request.key]
+        return completion
+
+    async def _make(self, request: ModelRequest, tally: PhaseTally,
+                    kwargs: dict[str, Any]) -> Completion:
+        from .client import acomplete
+
         try:
             async with self._gate(request):
                 # Checked once the call has its slot: the calls ahead of it may have spent

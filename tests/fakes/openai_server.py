@@ -104,10 +104,13 @@ class FakeOpenAIServer:
     def __init__(self, *, respond: Responder | None = None, latency_s: float = 0.0,
                  rate_limit_per_s: float | None = None, faults: FaultScript | None = None,
                  fault_retry_after_s: float = 1.0, max_lifetime_s: float = 300.0,
-                 retry_after_ms: bool = True) -> None:
+                 retry_after_ms: bool = True, limit_per_model: bool = False) -> None:
         self.respond: Responder = respond or default_respond
         self.latency_s = latency_s
         self.rate_limit_per_s = rate_limit_per_s
+        self.limit_per_model = limit_per_model
+        """One ``rate_limit_per_s`` window per requested model (providers limit models
+        separately) instead of one for the whole server."""
         self.faults = faults
         self.fault_retry_after_s = fault_retry_after_s
         """The Retry-After of an injected ``"429"``."""
@@ -123,7 +126,7 @@ class FakeOpenAIServer:
         self.abandoned = 0
         """Answers not sent because the client had hung up."""
         self._chat_requests = 0
-        self._window: deque[float] = deque()
+        self._windows: dict[str, deque[float]] = {}
         self._open = threading.Event()
         self._open.set()
         self._stopping = threading.Event()
@@ -194,20 +197,22 @@ class FakeOpenAIServer:
             return self._chat_requests
 
     # -- request handling (called from handler threads) ----------------------------------
-    def _admit(self) -> tuple[int, float]:
+    def _admit(self, model: str = "") -> tuple[int, float]:
         """Count a chat request; return its number and, when over the rate, the seconds
-        until the window has room (0 when admitted)."""
+        until the window has room (0 when admitted). With ``limit_per_model`` each
+        requested model has a window of its own, as a provider's per-model limits."""
         with self.lock:
             self._chat_requests += 1
             n = self._chat_requests
             if self.rate_limit_per_s is None:
                 return n, 0.0
+            window = self._windows.setdefault(model if self.limit_per_model else "", deque())
             now = time.monotonic()
-            while self._window and now - self._window[0] >= 1.0:
-                self._window.popleft()
-            if len(self._window) >= self.rate_limit_per_s:
-                return n, max(0.001, 1.0 - (now - self._window[0]))
-            self._window.append(now)
+            while window and now - window[0] >= 1.0:
+                window.popleft()
+            if len(window) >= self.rate_limit_per_s:
+                return n, max(0.001, 1.0 - (now - window[0]))
+            window.append(now)
             return n, 0.0
 
     def _wait(self, seconds: float) -> None:
@@ -264,7 +269,8 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             self._send_json(400, {"error": {"message": "request body is not JSON"}})
             return
-        n, retry_in = fake._admit()
+        n, retry_in = fake._admit(str(body.get("model", "")) if isinstance(body, dict)
+                                  else "")
         fault = fake.faults(n, body) if fake.faults else None
         if retry_in > 0 or fault == "429":
             retry_in = retry_in or fake.fault_retry_after_s

@@ -515,6 +515,7 @@ class ContrastiveEvaluator(Evaluator):
     are chosen with, and the distractor sets (selected in ``prepare``, read anywhere)."""
 
     name: ClassVar[str]
+    prepare_reads_summaries: ClassVar[bool] = False  # the sets are chosen from the code
 
     def __init__(self) -> None:
         self._embedder: Embedder | None = None
