@@ -165,9 +165,29 @@ class _Call:
             reason = failure.reason
             if failure.retryable:
                 reason += f" (gave up after {self.attempt} attempts)"
+            if failure.dead_endpoint:
+                reason = self._server_death() or reason
             raise ModelCallError(self.model.id, reason, retryable=failure.retryable,
                                  status=failure.status) from None
         return delay
+
+    def _server_death(self, wait_s: float = 1.0) -> str | None:
+        """For a model this process serves itself (GGUF weights), how its server ended,
+        when that is why the endpoint refuses: its supervisor records it within a moment."""
+        from .local import is_gguf_model
+
+        if self.model.provider != "local" or endpoint(self.model) is not None \
+                or not is_gguf_model(self.model):
+            return None
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                connection_kwargs(self.model)
+            except (ModelCallError, ValueError) as exc:
+                return getattr(exc, "reason", None) or str(exc)
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.1)
 
     def parse(self, response: Any, latency_ms: float) -> Completion:
         """A Completion from litellm's response; MalformedResponse when unusable."""

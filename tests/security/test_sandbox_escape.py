@@ -154,7 +154,7 @@ def test_host_files_cannot_be_read(combo: str, tmp_path: Path) -> None:
             found.append(open("/etc/shadow").read()[:200])
         except OSError:
             pass
-        for top in ("/tmp", "/etc", "/srv", "/opt", "/var", "/work", {str(tmp_path)!r}):
+        for top in ("/etc", "/srv", "/opt", {str(tmp_path)!r}):
             for dirpath, dirnames, filenames in os.walk(top):
                 if ".env" in filenames:
                     try:

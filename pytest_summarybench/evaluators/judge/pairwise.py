@@ -105,13 +105,21 @@ class JudgePairwise(JudgeEvaluator):
 
     def requests(self, item: MatrixItem, ctx: RunContext,
                  answers: Answers) -> list[ModelRequest]:
-        return [r for *_, q in self._questions(item, ctx) for r in q.next_request(answers)]
+        """One order after the other: the item fails when either order has no verdict,
+        so the second order is not paid for when the first failed."""
+        for *_, asked in self._questions(item, ctx):
+            pending, ended = asked.walk(answers)
+            if pending is not None:
+                return [pending]
+            if not isinstance(ended, Answer):
+                return []
+        return []
 
     def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
         a, b = split_pair(item.model_id)
         words = {m: len(self.summary_text(ctx, item.unit_id, m).split()) for m in (a, b)}
         judge = judge_model(ctx, item.variant)
-        answers = gather(self, item, ctx)
+        answers = gather(self, item, ctx)  # the orders were asked one after the other
         records: list[ScoreRecord] = []
         for order, first, second, asked in self._questions(item, ctx):
             try:
