@@ -115,6 +115,10 @@ class JudgePairwise(JudgeEvaluator):
                 return []
         return []
 
+    def estimate_requests(self, item: MatrixItem, ctx: RunContext) -> list[ModelRequest]:
+        """For the dry run: both orders (the second is asked once the first answered)."""
+        return [asked.first for *_, asked in self._questions(item, ctx)]
+
     def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
         a, b = split_pair(item.model_id)
         words = {m: len(self.summary_text(ctx, item.unit_id, m).split()) for m in (a, b)}
