@@ -324,6 +324,13 @@ class Controller:
         # Reported and written: let the run's records, units and summaries go before
         # pytest's last garbage collections walk every object still alive.
         self._arrived, self._records, self._unsaved = [], None, []
+        if self.state.store_opened:
+            from .store import StoreError
+
+            try:
+                self.state.store.end_session(self.state.token)
+            except StoreError:
+                pass  # stale rows of one session; reported when the store is next opened
         self.state.release()
 
 

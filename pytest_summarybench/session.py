@@ -174,6 +174,11 @@ class SummaryBenchState:
             self._store = Store(self.settings.store_path, check=not self.is_worker)
         return self._store
 
+    @property
+    def store_opened(self) -> bool:
+        """Whether this process opened the store (``store``) and has not closed it."""
+        return self._store is not None
+
     def context(self) -> RunContext:
         if self._ctx is None:
             from .pipeline import ensure_units

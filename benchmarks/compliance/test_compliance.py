@@ -49,8 +49,12 @@ def test_llm(example: Example, compliance_llm: LLMClassifier, sb_record: Record)
     try:
         answer = compliance_llm.classify(example.code)
     except ModelCallError as err:
-        sb_record(failed_record(example, model_id, str(err)))
-        pytest.fail(f"{example.id}: {err}", pytrace=False)
+        failure = str(err)
+    else:
+        failure = None
+    if failure is not None:  # failed outside the except block: one message, no chain
+        sb_record(failed_record(example, model_id, failure))
+        pytest.fail(f"{example.id}: {failure}", pytrace=False)
     sb_record(classification_record(example, model_id, answer.prediction, answer.latency_ms,
                                     raw_answer=answer.raw[:2000],
                                     parse_error=answer.parse_error,

@@ -11,9 +11,13 @@ from .parsing import ParseError, Prediction, parse_response
 
 if TYPE_CHECKING:
     from ..llm import Completion, RetryPolicy
+    from ..llm.requests import ModelRequest
     from ..schemas import ModelConfig
+    from ..store import Store
 
 DEFAULT_MODEL = "ollama/air-compliance-v2"
+CACHE_TAG = "compliance/v1"
+"""The prompt's version (a new prompt never reuses answers to the old one)."""
 CALL_TIMEOUT_S = 30.0
 """The seed's per-invocation timeout."""
 PROBE_TIMEOUT_S = 2.0
@@ -60,32 +64,56 @@ class Classification:
 
 
 class LLMClassifier:
-    """Classifies code with one model; ``complete`` is the model layer's (injectable)."""
+    """Classifies code with one model.
+
+    ``request(code)`` is the model call a classification makes; the compliance plugin's
+    controller sends every selected example's through the session's call scheduler before
+    the tests run (``compliance/calls.py``), and ``classify`` then reads the answer the
+    scheduler fetched (or the failure it recorded) from ``store`` under ``session``. A
+    test run without that (or without a store) makes its call itself. ``complete``
+    replaces the model layer altogether (tests).
+    """
 
     def __init__(self, model: ModelConfig, *, complete: CompleteFn | None = None,
                  timeout_s: float = CALL_TIMEOUT_S,
-                 retry_policy: RetryPolicy | None = None) -> None:
+                 retry_policy: RetryPolicy | None = None, store: Store | None = None,
+                 session: str = "") -> None:
         self.model = model
         self.timeout_s = timeout_s
         self.retry_policy = retry_policy
+        self.store = store
+        self.session = session
         self._complete = complete
 
+    def request(self, code: str) -> ModelRequest:
+        """The call that classifies ``code``. Its cache tag holds the session token: the
+        answers are shared by the session's processes but never reused by a later run,
+        which measures the classifier again (a retrained model keeps its name)."""
+        from ..llm.requests import ModelRequest
+
+        return ModelRequest.chat(self.model, build_messages(code), role="classifier",
+                                 phase="compliance", tag=f"{CACHE_TAG}/{self.session}",
+                                 timeout_s=self.timeout_s, temperature=0.0)
+
+    def policy(self) -> RetryPolicy:
+        from ..llm import RetryPolicy
+
+        return self.retry_policy or RetryPolicy(max_attempts=CALL_ATTEMPTS)
+
     def classify(self, code: str) -> Classification:
-        """Ask the model; raises ``ModelCallError`` when the call fails.
+        """Classify ``code``; raises ``ModelCallError`` when the call failed.
 
         An answer that names no article is a classification all the same (a wrong one):
         it comes back with ``prediction=None`` and the parser's reason.
         """
-        options: dict[str, Any] = {"timeout": self.timeout_s, "temperature": 0.0}
         if self._complete is not None:
-            call: CompleteFn = self._complete
+            answer = self._complete(self.model, build_messages(code), timeout=self.timeout_s,
+                                    temperature=0.0)
         else:
-            from ..llm import RetryPolicy, complete
+            from ..llm.scheduler import fetch
 
-            call = complete
-            options["retry_policy"] = self.retry_policy or RetryPolicy(
-                max_attempts=CALL_ATTEMPTS)
-        answer = call(self.model, build_messages(code), **options)
+            answer = fetch(self.request(code), self.store, self.session,
+                           retry_policy=self.policy())
         prediction: Prediction | None = None
         problem = None
         try:

@@ -34,6 +34,8 @@ NAME = "summarybench_compliance"
 """This plugin's entry-point name: ``-p summarybench_compliance``, ``-p no:...``."""
 HARNESS = "summarybench"
 """The entry-point name of the harness the benchmark is hosted on."""
+CALLS_NAME = "summarybench-compliance-calls"
+"""The registered name of the plugin part that schedules the classifier's calls."""
 TEST_MODE_SIZE = 10
 _EXAMPLES = pytest.StashKey[dict[str, list["Example"]]]()
 
@@ -77,6 +79,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # test; only when given, so unrelated runs never import the model layer.
     if config.getoption("compliance_model") or config.getoption("compliance_endpoint"):
         compliance_model(config)
+    from .calls import ComplianceCalls
+
+    config.pluginmanager.register(ComplianceCalls(config), CALLS_NAME)
 
 
 def compliance_model(config: pytest.Config) -> ModelConfig:
@@ -153,15 +158,27 @@ def compliance_scanner() -> Scanner:
 @pytest.fixture(scope="session")
 def compliance_llm(pytestconfig: pytest.Config) -> LLMClassifier:
     """The LLM classifier; skips every LLM test with one reason when it cannot run."""
-    from .classifier import LLMClassifier, unavailable_reason
+    from .classifier import unavailable_reason
 
     if pytestconfig.getoption("compliance_no_llm"):
         pytest.skip("LLM classifier disabled with --compliance-no-llm")
-    model = compliance_model(pytestconfig)
-    reason = unavailable_reason(model)
+    classifier = classifier_for(pytestconfig)
+    reason = unavailable_reason(classifier.model)
     if reason is not None:
         pytest.skip(f"LLM classifier unavailable: {reason}")
-    return LLMClassifier(model)
+    return classifier
+
+
+def classifier_for(config: pytest.Config) -> LLMClassifier:
+    """The session's LLM classifier, reading the answers the controller's scheduler
+    fetched (``compliance/calls.py``) from the harness's store."""
+    from .. import plugin as harness
+    from .classifier import LLMClassifier
+
+    state = config.pluginmanager.get_plugin(harness.STATE_NAME)
+    if state is None:
+        return LLMClassifier(compliance_model(config))
+    return LLMClassifier(compliance_model(config), store=state.store, session=state.token)
 
 
 def _settings(config: pytest.Config) -> Any:

@@ -9,6 +9,7 @@ already fetched (by ``key``, the response cache's key).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -39,17 +40,21 @@ class ModelRequest:
     """The ``response_format`` asked of the provider, as JSON text (None: prompt only)."""
     output_tokens: int | None = field(default=None, compare=False)
     """Typical output tokens, for the dry run (default: the call's ``max_tokens``)."""
+    timeout_s: float | None = field(default=None, compare=False)
+    """Per-attempt timeout (None: the model's ``timeout_s``); not part of the request's
+    identity: the answer is the same however long one may wait for it."""
 
     @classmethod
     def chat(cls, model: ModelConfig, messages: list[dict[str, str]], *, role: Role,
              phase: str, tag: str = "", response_format: dict[str, Any] | None = None,
-             output_tokens: int | None = None, **params: Any) -> ModelRequest:
+             output_tokens: int | None = None, timeout_s: float | None = None,
+             **params: Any) -> ModelRequest:
         """Build from chat messages (``[{"role": ..., "content": ...}]``)."""
         return cls(model=model, messages=tuple((m["role"], m["content"]) for m in messages),
                    role=role, phase=phase, tag=tag, params=tuple(sorted(params.items())),
                    response_format=None if response_format is None
                    else json.dumps(response_format, sort_keys=True),
-                   output_tokens=output_tokens)
+                   output_tokens=output_tokens, timeout_s=timeout_s)
 
     @property
     def chat_messages(self) -> list[dict[str, str]]:
@@ -73,15 +78,9 @@ class ModelRequest:
 
     def followed_by(self, answer: str, message: str) -> ModelRequest:
         """This conversation continued: ``answer`` from the model, then ``message``."""
-        return ModelRequest(model=self.model,
-                            messages=(*self.messages, ("assistant", answer or "(empty reply)"),
-                                      ("user", message)),
-                            role=self.role, phase=self.phase, tag=self.tag,
-                            params=self.params, response_format=self.response_format,
-                            output_tokens=self.output_tokens)
+        return dataclasses.replace(self, messages=(
+            *self.messages, ("assistant", answer or "(empty reply)"), ("user", message)))
 
     def without_format(self) -> ModelRequest:
         """The same call asking for no ``response_format`` (for a server refusing it)."""
-        return ModelRequest(model=self.model, messages=self.messages, role=self.role,
-                            phase=self.phase, tag=self.tag, params=self.params,
-                            response_format=None, output_tokens=self.output_tokens)
+        return dataclasses.replace(self, response_format=None)

@@ -215,7 +215,7 @@ class Scheduler:
                                           "call was started")
                 completion = await acomplete(request.model, request.chat_messages,
                                              cache=self.store, retry_policy=self.retry_policy,
-                                             **kwargs)
+                                             timeout=request.timeout_s, **kwargs)
         except ModelCallError as exc:
             if not isinstance(exc, BudgetExhausted):
                 tally.failed += 1
@@ -283,11 +283,12 @@ async def settle(awaitables: list[Awaitable[T]]) -> list[T | BaseException]:
     return list(await asyncio.gather(*awaitables, return_exceptions=True))
 
 
-def fetch(request: ModelRequest, store: Store | None, session: str = "") -> Completion:
+def fetch(request: ModelRequest, store: Store | None, session: str = "", *,
+          retry_policy: RetryPolicy | None = None) -> Completion:
     """``request``'s completion in a test: the answer the scheduler already fetched (the
     response cache), the failure it recorded for this session (raised again, without a
     second attempt), or else the call, made now (an item the controller did not prepare,
-    e.g. when a test is run on its own)."""
+    e.g. when a test is run on its own) with ``retry_policy``."""
     from .client import cached_completion, complete
 
     kwargs: dict[str, Any] = dict(cache_tag=request.tag, response_format=request.format,
@@ -301,4 +302,5 @@ def fetch(request: ModelRequest, store: Store | None, session: str = "") -> Comp
             if recorded is not None:
                 reason, status = recorded
                 raise ModelCallError(request.model.id, reason, status=status)
-    return complete(request.model, request.chat_messages, cache=store, **kwargs)
+    return complete(request.model, request.chat_messages, cache=store,
+                    retry_policy=retry_policy, timeout=request.timeout_s, **kwargs)

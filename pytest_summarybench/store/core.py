@@ -74,6 +74,12 @@ class Store(Database):
         """Model calls of a session that failed for good (``call_failures``)."""
         return CallFailures(self)
 
+    def end_session(self, token: str) -> None:
+        """Drop what only session ``token`` needed: its processes' selections and the
+        calls that failed in it (its records, summaries and answers stay)."""
+        self.selection.forget(token)
+        self.call_failures.forget(token)
+
     @cached_property
     def skipped_files(self) -> SkippedFiles:
         """The files extraction skipped, per run (``skipped_files``)."""

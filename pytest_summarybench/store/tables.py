@@ -32,6 +32,12 @@ class ResponseCache:
             conn.execute("INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?)",
                          (key, model_id, tag, text, created_at))
 
+    def forget_tag(self, tag: str) -> int:
+        """Drop every answer cached under ``tag`` (answers kept for one session only);
+        how many were dropped."""
+        with self._db.transaction() as conn:
+            return conn.execute("DELETE FROM llm_cache WHERE tag = ?", (tag,)).rowcount
+
 
 class InFlightClaims:
     """``llm_inflight``: which process is making the call of a key (``llm/inflight.py``)."""
@@ -119,20 +125,33 @@ class SessionInputs:
 
 
 class SessionItems:
-    """``session_items``: the matrix items (by test id) that ``-k``/``-m`` left in an xdist
-    worker, by session token, for the controller to prepare (``session.py``)."""
+    """``session_items``: the items that ``-k``/``-m`` left in an xdist worker, by session
+    token, for the controller to prepare: the summary benchmark's matrix items by test id
+    (``session.py``), another benchmark's under a ``scope`` of its own
+    (``compliance/calls.py``)."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def add(self, token: str, test_ids: Iterable[str]) -> None:
+    @staticmethod
+    def _key(token: str, scope: str) -> str:
+        return f"{token}/{scope}" if scope else token
+
+    def add(self, token: str, test_ids: Iterable[str], *, scope: str = "") -> None:
+        key = self._key(token, scope)
         with self._db.transaction() as conn:
             conn.executemany("INSERT OR IGNORE INTO session_items VALUES (?, ?)",
-                             [(token, test_id) for test_id in test_ids])
+                             [(key, test_id) for test_id in test_ids])
 
-    def of(self, token: str) -> set[str]:
+    def of(self, token: str, *, scope: str = "") -> set[str]:
         return {row[0] for row in self._db.execute(
-            "SELECT test_id FROM session_items WHERE token = ?", (token,))}
+            "SELECT test_id FROM session_items WHERE token = ?", (self._key(token, scope),))}
+
+    def forget(self, token: str) -> None:
+        """Drop the session's rows, in every scope (the session is over)."""
+        with self._db.transaction() as conn:
+            conn.execute("DELETE FROM session_items WHERE token = ? "
+                         "OR substr(token, 1, ?) = ?", (token, len(token) + 1, f"{token}/"))
 
 
 class CallFailures:
@@ -152,6 +171,11 @@ class CallFailures:
         rows = self._db.execute("SELECT reason, status FROM call_failures "
                                 "WHERE token = ? AND key = ?", (token, key))
         return (rows[0][0], rows[0][1]) if rows else None
+
+    def forget(self, token: str) -> None:
+        """Drop the session's failures (the session is over)."""
+        with self._db.transaction() as conn:
+            conn.execute("DELETE FROM call_failures WHERE token = ?", (token,))
 
 
 class SkippedFiles:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -21,8 +22,13 @@ class FakeOllama:
     """``with FakeOllama(models=[...], respond=fn) as server: server.url``."""
 
     def __init__(self, *, models: tuple[str, ...] = ("air-compliance-v2:latest",),
-                 respond: Responder | None = None, chat_status: int = 200) -> None:
+                 respond: Responder | None = None, chat_status: int = 200,
+                 delay_s: float = 0.0) -> None:
         self.models = models
+        self.delay_s = delay_s
+        """How long each chat takes (the most chats answered at once: ``peak``)."""
+        self.active = 0
+        self.peak = 0
         # Not 200: every chat gets that error (a server that is up and lists the model,
         # but fails to run it).
         self.chat_status = chat_status
@@ -57,6 +63,16 @@ class FakeOllama:
                     return
                 with server._lock:
                     server.chat_requests.append(body)
+                    server.active += 1
+                    server.peak = max(server.peak, server.active)
+                try:
+                    time.sleep(server.delay_s)
+                    self._chat(body)
+                finally:
+                    with server._lock:
+                        server.active -= 1
+
+            def _chat(self, body: dict[str, Any]) -> None:
                 if server.chat_status != 200:
                     self._send(server.chat_status, {"error": "scripted failure: model crashed"})
                     return
