@@ -11,6 +11,7 @@ import random
 from functools import cached_property
 from pathlib import Path
 
+from .progress import Progress
 from .schemas import CodeUnit, GeneratedSummary, ModelConfig
 from .settings import Settings
 from .store import Store
@@ -19,10 +20,13 @@ from .store import Store
 class RunContext:
     """The run's shared, read-mostly state."""
 
-    def __init__(self, settings: Settings, store: Store, run_id: str) -> None:
+    def __init__(self, settings: Settings, store: Store, run_id: str,
+                 progress: Progress | None = None) -> None:
         self.settings = settings
         self.store = store
         self.run_id = run_id
+        self.progress = progress or Progress()
+        """Where long phases (embedding, model calls) report; stderr by default."""
 
     # -- units ------------------------------------------------------------------------
     @cached_property

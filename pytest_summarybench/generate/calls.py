@@ -22,8 +22,8 @@ from ..llm import (
     price_known,
 )
 from ..llm.providers import litellm
+from ..progress import Progress
 from ..schemas import CodeUnit, GeneratedSummary, GenerationMetadata, ModelConfig
-from .progress import Progress
 from .prompts import PROMPT_VERSION, build_messages
 from .report import GenerationReport, ModelStats
 from .runner import summary_id
@@ -83,8 +83,9 @@ async def run_model_calls(ctx: RunContext, remote: dict[str, list[CodeUnit]],
                       f"(${budget.cap_usd:.2f}) cannot bound it; set inputCostPerMillion and "
                       "outputCostPerMillion for it", file=sys.stderr)
     litellm()  # import it (seconds) before the progress clock starts, not inside a call
-    bar = Progress(sum(len(units) for units in remote.values()), "summarybench generation",
-                   enabled=progress)
+    bar = (ctx.progress if progress else Progress.off()).phase(
+        "summarybench generation", sum(len(units) for units in remote.values()), unit="call",
+        costed=True)
 
     async def one(model: ModelConfig, unit: CodeUnit, gate: asyncio.Semaphore) -> None:
         stats = report.models[model.id]
