@@ -159,10 +159,12 @@ class SummaryBenchState:
     def context(self) -> RunContext:
         if self._ctx is None:
             from .pipeline import ensure_units
+            from .progress import Progress
             from .settings import SettingsError
 
             try:
-                self._ctx = ensure_units(self.settings, self.store)
+                self._ctx = ensure_units(self.settings, self.store,
+                                         Progress.for_pytest(self.config))
             except SettingsError as exc:
                 raise pytest.UsageError(str(exc)) from None
         return self._ctx
