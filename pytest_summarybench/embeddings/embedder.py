@@ -3,17 +3,22 @@
 Every vector is stored under (the backend's ``cache_key``, sha256 of the text), so a re-run
 embeds nothing it has embedded before, whatever the run or the evaluator, and xdist workers
 read what the controller computed in ``prepare`` instead of loading a model.
+
+Texts the cache lacks go to the backend in batches of at most ``batch_size`` texts and
+``batch_chars`` characters, and each batch's vectors are written to the cache as soon as
+they exist, so a killed run keeps what it embedded and progress advances batch by batch.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from .base import EmbeddingBackend, EmbeddingError
 
 if TYPE_CHECKING:
+    from ..progress import Progress
     from ..store import Store
     from .base import Matrix
 
@@ -35,9 +40,12 @@ def text_hash(text: str) -> str:
 class Embedder:
     """Embeds texts with ``backend``, reading and filling the cache in ``store``."""
 
-    def __init__(self, backend: EmbeddingBackend, store: Store | None = None) -> None:
+    def __init__(self, backend: EmbeddingBackend, store: Store | None = None,
+                 progress: Progress | None = None) -> None:
         self.backend = backend
         self.store = store
+        self.progress = progress
+        """Where embedding phases report (None: nowhere)."""
         self.computed = 0
         """Texts this embedder sent to the backend (cache misses), for reports and tests."""
         if store is not None:
@@ -47,8 +55,11 @@ class Embedder:
     def name(self) -> str:
         return self.backend.name
 
-    def embed(self, texts: Sequence[str]) -> Matrix:
-        """Unit vectors for ``texts``, one row each, in order."""
+    def embed(self, texts: Sequence[str], what: str = "texts") -> Matrix:
+        """Unit vectors for ``texts``, one row each, in order.
+
+        :param what: what the texts are, for the progress display ("code", "summaries").
+        """
         import numpy as np
 
         hashes = [text_hash(t) for t in texts]
@@ -57,21 +68,46 @@ class Embedder:
         for h, t in zip(hashes, texts, strict=True):
             if h not in found and h not in missing:
                 missing[h] = t
-        pending = list(missing.items())
-        step = max(1, self.backend.batch_size)
-        for start in range(0, len(pending), step):
-            batch = pending[start:start + step]
-            vectors = self.backend.embed_batch([t for _, t in batch])
-            if vectors.shape[0] != len(batch):
-                raise EmbeddingError(f"{self.name} returned {vectors.shape[0]} vectors for "
-                                     f"{len(batch)} texts")
-            fresh = {h: vectors[i] for i, (h, _) in enumerate(batch)}
-            self._save(fresh)
-            found.update(fresh)
-            self.computed += len(batch)
+        # Longest first: batches of texts of similar length pad little in a local model's
+        # calls (measured: cut in input order, 16 KB batches ran some 10% slower than one
+        # sorted pool), and the rate starts low, so the time left shown errs long, not short.
+        pending = sorted(missing.items(), key=lambda item: -len(item[1]))
+        if pending:
+            from ..progress import Progress
+
+            progress = self.progress or Progress.off()
+            with progress.phase(f"summarybench embedding {what} ({self.name})", len(pending),
+                                unit="text") as phase:
+                for batch in self.batches(pending):
+                    vectors = self.backend.embed_batch([t for _, t in batch])
+                    if vectors.shape[0] != len(batch):
+                        raise EmbeddingError(f"{self.name} returned {vectors.shape[0]} "
+                                             f"vectors for {len(batch)} texts")
+                    fresh = {h: vectors[i] for i, (h, _) in enumerate(batch)}
+                    self._save(fresh)
+                    found.update(fresh)
+                    self.computed += len(batch)
+                    phase.advance(len(batch))
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
+
+    def batches(self, pending: list[tuple[str, str]]) -> Iterator[list[tuple[str, str]]]:
+        """``pending`` (hash, text) in order, cut at ``batch_size`` texts or
+        ``batch_chars`` characters, whichever comes first; a longer text goes alone."""
+        size = max(1, self.backend.batch_size)
+        chars = self.backend.batch_chars
+        batch: list[tuple[str, str]] = []
+        held = 0
+        for item in pending:
+            if batch and (len(batch) >= size
+                          or (chars is not None and held + len(item[1]) > chars)):
+                yield batch
+                batch, held = [], 0
+            batch.append(item)
+            held += len(item[1])
+        if batch:
+            yield batch
 
     def embed_one(self, text: str) -> Matrix:
         return self.embed([text])[0]
@@ -128,9 +164,9 @@ def load_backend(spec: str) -> EmbeddingBackend:
     are built in; any other ``provider/model`` goes to litellm (e.g. ``voyage/voyage-code-3``).
     """
     if spec == "builtin/minilm":
-        from .minilm import MiniLMBackend
+        from .minilm import shared_backend
 
-        return MiniLMBackend()
+        return shared_backend()
     if spec == "builtin/hashing":
         from .hashing import HashingBackend
 
@@ -145,6 +181,7 @@ def load_backend(spec: str) -> EmbeddingBackend:
     return LiteLLMBackend(spec)
 
 
-def get_embedder(spec: str, store: Store | None = None) -> Embedder:
-    """An ``Embedder`` for ``spec`` caching in ``store``."""
-    return Embedder(load_backend(spec), store)
+def get_embedder(spec: str, store: Store | None = None,
+                 progress: Progress | None = None) -> Embedder:
+    """An ``Embedder`` for ``spec`` caching in ``store``, reporting to ``progress``."""
+    return Embedder(load_backend(spec), store, progress)

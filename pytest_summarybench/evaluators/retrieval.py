@@ -93,7 +93,7 @@ class RetrievalEmbedding:
             from ..embeddings import get_embedder
 
             self._embedder = get_embedder(ctx.settings.evaluation.retrieval.embedding_model,
-                                          ctx.store)
+                                          ctx.store, ctx.progress)
         return self._embedder
 
     # -- controller -----------------------------------------------------------------------
@@ -102,7 +102,7 @@ class RetrievalEmbedding:
         self._queries = queries
         embedder = self.embedder(ctx)
         embedder.embed(sorted({q.query for qs in queries.values() if isinstance(qs, list)
-                               for q in qs}))
+                               for q in qs}), what="queries")
         client = chroma_client(ctx)
         for model in ctx.models:
             units = list(ctx.units)
@@ -121,7 +121,7 @@ class RetrievalEmbedding:
             # leave fewer competitors for the queries of its other units.
             found = [ctx.summary(u.id, model.id) for u in units]
             texts = [s.summary if s is not None else MISSING_TEXT for s in found]
-            vectors = embedder.embed(texts)
+            vectors = embedder.embed(texts, what=f"summaries of {model.id}")
             for start in range(0, len(units), ADD_BATCH):  # chroma caps one add's size
                 part = slice(start, start + ADD_BATCH)
                 collection.add(ids=[u.id for u in units[part]],
