@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from pytest_summarybench.embeddings import Embedder, load_backend, normalize_rows
+from pytest_summarybench.embeddings.embedder import even_order
 from pytest_summarybench.embeddings.minilm import MiniLMBackend, shared_backend
 from pytest_summarybench.progress import Progress
 
@@ -120,16 +121,21 @@ def test_batches_are_cut_by_count_and_characters() -> None:
     assert [len(b) for b in Embedder(backend).batches(pending)] == [3, 3, 3, 1]
 
 
-def test_embedder_sends_longest_first_and_keeps_the_order_it_was_given() -> None:
+def test_embedder_cuts_batches_by_length_and_keeps_the_order_it_was_given() -> None:
     backend = Recording()
     stream = io.StringIO()
     embedder = Embedder(backend, progress=Progress(stream, tty=False, moment_s=0.0,
                                                    interval_s=0.0))
     texts = ["a", "bb", "c", "dddd", "a", "e" * 30, "ff", "g", "h", "ii", "jjjjjjj"]
     vectors = embedder.embed(texts, what="code")
-    sent = [t for batch in backend.batches for t in batch]
-    assert sent == sorted(set(texts), key=lambda t: (-len(t), texts.index(t)))
-    assert all(sum(map(len, b)) <= 10 or len(b) == 1 for b in backend.batches)
+    # Cut from the texts sorted longest first (similar lengths share a batch), sent in an
+    # order that keeps texts and characters done in step (so that the rate shown holds).
+    by_length = sorted(set(texts), key=lambda t: (-len(t), texts.index(t)))
+    cut = [[t for _, t in b] for b in embedder.batches([(t, t) for t in by_length])]
+    assert sorted(backend.batches) == sorted(cut) and len(backend.batches) == len(cut)
+    again = Recording()
+    Embedder(again).embed(texts)
+    assert again.batches == backend.batches  # the same order every time
     assert embedder.computed == 10  # "a" twice, embedded once
     expected = normalize_rows(np.array([[len(t) + 1.0, 1.0] for t in texts],
                                        dtype=np.float32))
@@ -137,6 +143,22 @@ def test_embedder_sends_longest_first_and_keeps_the_order_it_was_given() -> None
     lines = stream.getvalue().splitlines()
     assert lines[0].startswith("summarybench embedding code (fake): ")
     assert "10/10" in lines[-1] and "text/s" in lines[-1]
+
+
+def test_batches_run_with_texts_and_characters_in_step() -> None:
+    # 40 batches of one 2,000-character text each and 40 of 50 ten-character texts: in
+    # either sorted order, half the texts would be done at 2% or 98% of the characters.
+    long = [[(f"l{i}", "x" * 2000)] for i in range(40)]
+    short = [[(f"s{i}-{j}", "y" * 10) for j in range(50)] for i in range(40)]
+    ordered = even_order(long + short)
+    assert sorted(map(id, ordered)) == sorted(map(id, long + short))
+    total_texts, total_chars = 40 * 51, 40 * 2000 + 40 * 500
+    texts = chars = 0
+    for batch in ordered:
+        texts += len(batch)
+        chars += sum(len(t) for _, t in batch)
+        # Never further apart than one batch's share.
+        assert abs(texts / total_texts - chars / total_chars) <= 0.03
 
 
 def test_builtin_minilm_is_loaded_once_per_process() -> None:
