@@ -139,10 +139,12 @@ class Progress:
         return Phase(self, name, total, unit=unit, costed=costed, show=show, tty=tty)
 
     def write_line(self, line: str) -> None:
+        """Write ``line`` (a phase's plain line) where the phases report."""
         if self.enabled:
             self._output.write_line(line)
 
     def bar_file(self) -> _BarFile:
+        """The file a phase's tqdm bar writes to."""
         return _BarFile(self._output)
 
 

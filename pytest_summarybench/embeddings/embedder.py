@@ -72,8 +72,8 @@ class Embedder:
         # in a local model's calls (measured: batches cut in the order given ran some 10%
         # slower). They run in an order that keeps the texts done in step with the
         # characters done, so that the rate in texts, and the time left, holds for the
-        # rest (longest first overestimated the time left sixfold, shortest first the
-        # other way).
+        # rest (sent longest first, the time left shown at the start was six times too
+        # long).
         pending = sorted(missing.items(), key=lambda item: -len(item[1]))
         batches = even_order(list(self.batches(pending)))
         if pending:

@@ -47,9 +47,9 @@ TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.js
 WINDOW = 254
 #: Windows per text; pieces beyond ``WINDOW * MAX_WINDOWS`` are dropped.
 MAX_WINDOWS = 8
-#: Padded word pieces (rows x width) per onnxruntime call. Calls of 2,048 took 75 MB more
-#: at the default run's peak, 4,096 and 8,192 more still, and were no faster (measured on
-#: the fixture: docs/performance.md).
+#: Padded word pieces (rows x width) per onnxruntime call. Embedding the fixture's code in
+#: calls of 2,048 took 76 MB more (+109 against +33 MB over the loaded model), 4,096 and
+#: 8,192 far more (+282, +696 MB), and none was faster (docs/performance.md).
 RUN_PIECES = 1024
 #: Characters of text per ``embed_batch`` call (the embedder's batches): bounds the
 #: tokenizer's output and the window lists, and lets progress and the cache advance every
