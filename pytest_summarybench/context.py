@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from .progress import Progress
 from .roles.assign import Roles
 from .schemas import CodeUnit, GeneratedSummary, ModelConfig
 from .settings import Settings
@@ -65,6 +66,9 @@ class RunContext:
     """Summaries written by this session after the context was made (the controller's
     plan sees them as they arrive); looked up before the store's."""
     """The run's units read from the store, shared with the contexts made from this one."""
+    progress: Progress = field(default_factory=Progress, kw_only=True, repr=False,
+                               compare=False)
+    """Where long phases (embedding, model calls) report; stderr by default."""
 
     def __post_init__(self) -> None:
         if self.stored_units is None:

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .context import RunContext
+from .progress import Progress
 from .schemas import BenchmarkRun, CodebaseInfo
 from .settings import Settings, SettingsError
 from .store import Store, StoreError
@@ -54,10 +55,13 @@ def run_id_for(settings: Settings) -> str:
     return settings.fingerprint(codebase_fingerprint(check_codebase(settings)))
 
 
-def ensure_units(settings: Settings, store: Store) -> RunContext:
-    """Extract and sample the codebase once per configuration; return the run context."""
+def ensure_units(settings: Settings, store: Store,
+                 progress: Progress | None = None) -> RunContext:
+    """Extract and sample the codebase once per configuration; return the run context,
+    whose long phases report to ``progress`` (default: stderr)."""
     from filelock import FileLock, Timeout
 
+    progress = progress or Progress()
     run_id = run_id_for(settings)
     lock = FileLock(str(store.path) + ".lock", timeout=600)
     try:
@@ -74,16 +78,17 @@ def ensure_units(settings: Settings, store: Store) -> RunContext:
                          "--sb-store (output.store) at a writable path") from None
     try:
         if store.load_run(run_id) is None:
-            _extract_and_sample(settings, store, run_id)
+            _extract_and_sample(settings, store, run_id, progress)
     finally:
         lock.release()
-    return RunContext(settings, store, run_id)
+    return RunContext(settings, store, run_id, progress=progress)
 
 
-def _extract_and_sample(settings: Settings, store: Store, run_id: str) -> None:
+def _extract_and_sample(settings: Settings, store: Store, run_id: str,
+                        progress: Progress) -> None:
     from .extract import extract_units, sample_units
 
-    result = extract_units(settings.extraction_config())
+    result = extract_units(settings.extraction_config(), progress)
     units = [u for u in result.units if u.type in settings.extraction.types]
     ev = settings.evaluation
     sampled = sample_units(units, strategy=ev.sampling, size=ev.sample_size, seed=ev.seed)

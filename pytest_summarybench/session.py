@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from .aggregate import Scoring
     from .context import RunContext
+    from .progress import Progress
     from .schemas import ScoreRecord
     from .settings import Settings
     from .store import Store
@@ -145,6 +146,7 @@ class SummaryBenchState:
         self.scoring: Scoring | None = None
         """Set with the evaluators: how their metrics become scores."""
         self._bound = False
+        self._progress: Progress | None = None
 
     # -- lazily built run state ------------------------------------------------------
     @property
@@ -185,7 +187,7 @@ class SummaryBenchState:
             from .settings import SettingsError
 
             try:
-                ctx = ensure_units(self.settings, self.store)
+                ctx = ensure_units(self.settings, self.store, self.progress())
             except SettingsError as exc:
                 raise pytest.UsageError(str(exc)) from None
             self._ctx = dataclasses.replace(ctx, session=self.token)
@@ -271,9 +273,14 @@ class SummaryBenchState:
             self.bind(self.context().refreshed())
         return self.context()
 
-    def progress(self) -> Any:
-        """Where the run's long phases show their progress (None: nowhere yet)."""
-        return None
+    def progress(self) -> Progress:
+        """Where the run's long phases show their progress: stderr, around pytest's output
+        capture (one per session, shared by extraction, embedding and model calls)."""
+        if self._progress is None:
+            from .progress import Progress
+
+            self._progress = Progress.for_pytest(self.config)
+        return self._progress
 
     def bind(self, ctx: RunContext) -> None:
         """Evaluate with ``ctx`` from now on (the controller: restricted to the selected

@@ -147,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from ..extract import extract_units, sample_units
+    from ..progress import Progress
 
     if args.languages:
         args.languages = [lang.strip() for item in args.languages for lang in item.split(",")
@@ -170,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     logger.addHandler(handler)
     logger.propagate = False
     try:
-        result = extract_units(config)
+        result = extract_units(config, Progress())
     except NotADirectoryError as exc:
         print(f"summarybench extract: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -54,6 +54,10 @@ class LiteLLMBackend:
     def batch_size(self) -> int:
         return self._batch_size
 
+    @property
+    def batch_chars(self) -> int | None:
+        return None
+
     def embed_batch(self, texts: list[str]) -> Matrix:
         import numpy as np
 

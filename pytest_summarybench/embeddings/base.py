@@ -37,7 +37,12 @@ class EmbeddingBackend(Protocol):
 
     @property
     def batch_size(self) -> int:
-        """How many texts one call to ``embed_batch`` should get."""
+        """How many texts one call to ``embed_batch`` should get, at most."""
+
+    @property
+    def batch_chars(self) -> int | None:
+        """How many characters of text one call to ``embed_batch`` should get, at most
+        (None: no bound); a longer text goes alone. What bounds a local model's memory."""
 
     def embed_batch(self, texts: list[str]) -> Matrix:
         """Embed ``texts`` (already de-duplicated, all uncached): ``[len(texts), dim]``

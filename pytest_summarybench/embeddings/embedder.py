@@ -3,17 +3,22 @@
 Every vector is stored under (the backend's ``cache_key``, sha256 of the text), so a re-run
 embeds nothing it has embedded before, whatever the run or the evaluator, and xdist workers
 read what the controller computed in ``prepare`` instead of loading a model.
+
+Texts the cache lacks go to the backend in batches of at most ``batch_size`` texts and
+``batch_chars`` characters, and each batch's vectors are written to the cache as soon as
+they exist, so a killed run keeps what it embedded and progress advances batch by batch.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from .base import EmbeddingBackend, EmbeddingError
 
 if TYPE_CHECKING:
+    from ..progress import Progress
     from ..store import Store
     from .base import Matrix
 
@@ -35,9 +40,12 @@ def text_hash(text: str) -> str:
 class Embedder:
     """Embeds texts with ``backend``, reading and filling the cache in ``store``."""
 
-    def __init__(self, backend: EmbeddingBackend, store: Store | None = None) -> None:
+    def __init__(self, backend: EmbeddingBackend, store: Store | None = None,
+                 progress: Progress | None = None) -> None:
         self.backend = backend
         self.store = store
+        self.progress = progress
+        """Where embedding phases report (None: nowhere)."""
         self.computed = 0
         """Texts this embedder sent to the backend (cache misses), for reports and tests."""
         if store is not None:
@@ -47,8 +55,11 @@ class Embedder:
     def name(self) -> str:
         return self.backend.name
 
-    def embed(self, texts: Sequence[str]) -> Matrix:
-        """Unit vectors for ``texts``, one row each, in order."""
+    def embed(self, texts: Sequence[str], what: str = "texts") -> Matrix:
+        """Unit vectors for ``texts``, one row each, in order.
+
+        :param what: what the texts are, for the progress display ("code", "summaries").
+        """
         import numpy as np
 
         hashes = [text_hash(t) for t in texts]
@@ -57,21 +68,50 @@ class Embedder:
         for h, t in zip(hashes, texts, strict=True):
             if h not in found and h not in missing:
                 missing[h] = t
-        pending = list(missing.items())
-        step = max(1, self.backend.batch_size)
-        for start in range(0, len(pending), step):
-            batch = pending[start:start + step]
-            vectors = self.backend.embed_batch([t for _, t in batch])
-            if vectors.shape[0] != len(batch):
-                raise EmbeddingError(f"{self.name} returned {vectors.shape[0]} vectors for "
-                                     f"{len(batch)} texts")
-            fresh = {h: vectors[i] for i, (h, _) in enumerate(batch)}
-            self._save(fresh)
-            found.update(fresh)
-            self.computed += len(batch)
+        # Batches cut from the texts sorted by length: texts of similar length pad little
+        # in a local model's calls (measured: batches cut in the order given ran some 10%
+        # slower). They run in an order that keeps the texts done in step with the
+        # characters done, so that the rate in texts, and the time left, holds for the
+        # rest (sent longest first, the time left shown at the start was six times too
+        # long).
+        pending = sorted(missing.items(), key=lambda item: -len(item[1]))
+        batches = even_order(list(self.batches(pending)))
+        if pending:
+            from ..progress import Progress
+
+            progress = self.progress or Progress.off()
+            with progress.phase(f"summarybench embedding {what} ({self.name})", len(pending),
+                                unit="text") as phase:
+                for batch in batches:
+                    vectors = self.backend.embed_batch([t for _, t in batch])
+                    if vectors.shape[0] != len(batch):
+                        raise EmbeddingError(f"{self.name} returned {vectors.shape[0]} "
+                                             f"vectors for {len(batch)} texts")
+                    fresh = {h: vectors[i] for i, (h, _) in enumerate(batch)}
+                    self._save(fresh)
+                    found.update(fresh)
+                    self.computed += len(batch)
+                    phase.advance(len(batch))
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
+
+    def batches(self, pending: list[tuple[str, str]]) -> Iterator[list[tuple[str, str]]]:
+        """``pending`` (hash, text) in order, cut at ``batch_size`` texts or
+        ``batch_chars`` characters, whichever comes first; a longer text goes alone."""
+        size = max(1, self.backend.batch_size)
+        chars = self.backend.batch_chars
+        batch: list[tuple[str, str]] = []
+        held = 0
+        for item in pending:
+            if batch and (len(batch) >= size
+                          or (chars is not None and held + len(item[1]) > chars)):
+                yield batch
+                batch, held = [], 0
+            batch.append(item)
+            held += len(item[1])
+        if batch:
+            yield batch
 
     def embed_one(self, text: str) -> Matrix:
         return self.embed([text])[0]
@@ -121,6 +161,27 @@ class Embedder:
             conn.executemany("INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?, ?)", rows)
 
 
+def even_order(batches: list[list[tuple[str, str]]]) -> list[list[tuple[str, str]]]:
+    """``batches`` of (hash, text) reordered so that, after each, the share of characters
+    embedded is as near as it can be to the share of texts: a batch of long texts when
+    characters lag, one of short texts when they lead. Deterministic."""
+    by_density = sorted(batches, key=lambda b: sum(len(t) for _, t in b) / len(b))
+    total_texts = sum(len(b) for b in batches)
+    total_chars = sum(len(t) for b in batches for _, t in b)
+    out: list[list[tuple[str, str]]] = []
+    texts = chars = 0
+    low, high = 0, len(by_density) - 1
+    while low <= high:
+        if chars * total_texts < texts * total_chars:  # characters lag behind texts
+            batch, high = by_density[high], high - 1
+        else:
+            batch, low = by_density[low], low + 1
+        out.append(batch)
+        texts += len(batch)
+        chars += sum(len(t) for _, t in batch)
+    return out
+
+
 def load_backend(spec: str) -> EmbeddingBackend:
     """The backend for an ``embeddingModel`` value.
 
@@ -128,9 +189,9 @@ def load_backend(spec: str) -> EmbeddingBackend:
     are built in; any other ``provider/model`` goes to litellm (e.g. ``voyage/voyage-code-3``).
     """
     if spec == "builtin/minilm":
-        from .minilm import MiniLMBackend
+        from .minilm import shared_backend
 
-        return MiniLMBackend()
+        return shared_backend()
     if spec == "builtin/hashing":
         from .hashing import HashingBackend
 
@@ -145,6 +206,7 @@ def load_backend(spec: str) -> EmbeddingBackend:
     return LiteLLMBackend(spec)
 
 
-def get_embedder(spec: str, store: Store | None = None) -> Embedder:
-    """An ``Embedder`` for ``spec`` caching in ``store``."""
-    return Embedder(load_backend(spec), store)
+def get_embedder(spec: str, store: Store | None = None,
+                 progress: Progress | None = None) -> Embedder:
+    """An ``Embedder`` for ``spec`` caching in ``store``, reporting to ``progress``."""
+    return Embedder(load_backend(spec), store, progress)

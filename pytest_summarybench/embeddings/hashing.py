@@ -47,6 +47,10 @@ class HashingBackend:
     def batch_size(self) -> int:
         return 1024
 
+    @property
+    def batch_chars(self) -> int | None:
+        return None
+
     def embed_batch(self, texts: list[str]) -> Matrix:
         import numpy as np
 

@@ -16,10 +16,23 @@ dropped, and that is the one deliberate truncation), each window is embedded on 
 and the text's vector is the mean of its window vectors weighted by their token counts,
 normalised again. Summaries and queries fit in one window, so for them this is exactly
 the plain model.
+
+Memory is bounded by size, not by a count of texts (docs/performance.md). One onnxruntime
+call gets windows of similar length adding up to at most ``RUN_PIECES`` padded word pieces
+(rows x width): a call's activations grow with that product, its attention tensors with
+rows x width x width. Embedding the fixture's 183 code units in calls of 32 windows (the
+former fixed count) took the process from 0.31 GB with the model loaded to 1.6 GB; calls of
+at most 1,024 pieces (4 full windows, or some 40 summaries) to 0.35 GB. The session's
+memory pattern is off: it plans and keeps a block for each input shape, and nearly every
+call has a new one. A text's vector does not depend on which other windows share its call
+or on their padding (every row is computed on its own; padded positions are masked out),
+so the sizes change the memory and not the vectors: ``tests/embeddings/test_batching.py``
+compares them with the former batching bit for bit.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,18 +47,29 @@ TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.js
 WINDOW = 254
 #: Windows per text; pieces beyond ``WINDOW * MAX_WINDOWS`` are dropped.
 MAX_WINDOWS = 8
+#: Padded word pieces (rows x width) per onnxruntime call. Embedding the fixture's code in
+#: calls of 2,048 took 76 MB more (+109 against +33 MB over the loaded model), 4,096 and
+#: 8,192 far more (+282, +696 MB), and none was faster (docs/performance.md).
+RUN_PIECES = 1024
+#: Characters of text per ``embed_batch`` call (the embedder's batches): bounds the
+#: tokenizer's output and the window lists, and lets progress and the cache advance every
+#: few seconds instead of once per 1,024 texts.
+BATCH_CHARS = 16_384
 
 
 class MiniLMBackend:
     """all-MiniLM-L6-v2 (int8 ONNX), loaded on first use."""
 
     def __init__(self, *, model_path: str | Path | None = None, batch_size: int = 1024,
-                 run_size: int = 32, window: int = WINDOW, max_windows: int = MAX_WINDOWS,
+                 batch_chars: int = BATCH_CHARS, run_pieces: int = RUN_PIECES,
+                 window: int = WINDOW, max_windows: int = MAX_WINDOWS,
                  threads: int | None = None) -> None:
         self._model_path = Path(model_path) if model_path is not None else None
         self._batch_size = batch_size
-        self.run_size = run_size
-        """Windows per onnxruntime call."""
+        self._batch_chars = batch_chars
+        self.run_pieces = run_pieces
+        """Padded word pieces (windows x width) per onnxruntime call; a window longer than
+        this still gets a call of its own."""
         self.window = window
         self.max_windows = max_windows
         self._threads = threads
@@ -65,6 +89,10 @@ class MiniLMBackend:
     @property
     def batch_size(self) -> int:
         return self._batch_size
+
+    @property
+    def batch_chars(self) -> int:
+        return self._batch_chars
 
     # -- loading ------------------------------------------------------------------------
     def load(self) -> tuple[Any, Any]:
@@ -92,6 +120,9 @@ class MiniLMBackend:
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
+        # The arena stays on (without it, malloc's fragmentation cost more: measured), the
+        # per-shape memory plans go (see the module docstring).
+        options.enable_mem_pattern = False
         if self._threads:
             options.intra_op_num_threads = self._threads
         session = ort.InferenceSession(str(path), sess_options=options,
@@ -132,22 +163,49 @@ class MiniLMBackend:
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return normalize_rows(pooled.astype(np.float32))
 
+    def runs(self, windows: list[list[int]]) -> list[list[int]]:
+        """Indices of ``windows`` per model call: by length, so that windows of similar
+        length share a call (little padding), each call at most ``run_pieces`` padded
+        pieces."""
+        order = sorted(range(len(windows)), key=lambda j: len(windows[j]))
+        runs: list[list[int]] = []
+        current: list[int] = []
+        for j in order:
+            # Sorted ascending, so this window sets the call's width.
+            if current and (len(current) + 1) * len(windows[j]) > self.run_pieces:
+                runs.append(current)
+                current = []
+            current.append(j)
+        if current:
+            runs.append(current)
+        return runs
+
     def embed_batch(self, texts: list[str]) -> Matrix:
         import numpy as np
 
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         windows, owner = self.windows(texts)
-        # Windows of similar length share a model call, so little of each call is padding.
-        order = sorted(range(len(windows)), key=lambda j: len(windows[j]))
-        parts = [self.run_windows([windows[j] for j in order[start:start + self.run_size]])
-                 for start in range(0, len(order), self.run_size)]
-        vectors = np.empty((len(windows), parts[0].shape[1]), dtype=np.float32)
-        vectors[order] = np.concatenate(parts)
+        vectors: Matrix | None = None
+        for run in self.runs(windows):
+            part = self.run_windows([windows[j] for j in run])
+            if vectors is None:
+                vectors = np.empty((len(windows), part.shape[1]), dtype=np.float32)
+            vectors[run] = part
+        assert vectors is not None  # every text has at least one window
         out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
         for j, i in enumerate(owner):
             out[i] += vectors[j] * (len(windows[j]) - 2 or 1)
         return normalize_rows(out)
+
+
+@functools.lru_cache(maxsize=1)
+def shared_backend() -> MiniLMBackend:
+    """The process's default MiniLM. Its loaded session (some 200 MB with its buffers)
+    serves every evaluator that embeds with ``builtin/minilm``: one copy per evaluator
+    was 200 MB more at the peak for the same weights (the session is read-only and
+    onnxruntime runs it from several threads)."""
+    return MiniLMBackend()
 
 
 def _packaged_model_path() -> Path:

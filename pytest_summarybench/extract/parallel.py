@@ -13,7 +13,8 @@ import logging
 import multiprocessing
 import os
 import threading
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from .config import ExtractionConfig
@@ -43,8 +44,18 @@ def extract_one(source: SourceFile, config: ExtractionConfig) -> Outcome:
     return source, extracted, ""
 
 
-def _extract_chunk(chunk: list[SourceFile], config: ExtractionConfig) -> list[Outcome]:
-    return [extract_one(source, config) for source in chunk]
+Done = Callable[[int], None]
+"""Told how many more files are extracted (progress); may be called from another thread."""
+
+
+def _extract_chunk(chunk: list[SourceFile], config: ExtractionConfig,
+                   done: Done | None = None) -> list[Outcome]:
+    outcomes = []
+    for source in chunk:
+        outcomes.append(extract_one(source, config))
+        if done is not None:
+            done(1)
+    return outcomes
 
 
 def usable_cpus() -> int:
@@ -103,23 +114,31 @@ def _chunks(sources: list[SourceFile], n: int) -> list[list[SourceFile]]:
     return [c for c in chunks if c]
 
 
-def extract_all(sources: list[SourceFile], config: ExtractionConfig) -> list[Outcome]:
-    """Every file's outcome, in the order of ``sources``."""
+def extract_all(sources: list[SourceFile], config: ExtractionConfig,
+                done: Done | None = None) -> list[Outcome]:
+    """Every file's outcome, in the order of ``sources``.
+
+    :param done: told of finished files: one by one in this process, a worker's share at
+        once when it arrives.
+    """
     workers = worker_count(config, sources)
     if workers <= 1:
-        return [extract_one(source, config) for source in sources]
+        return _extract_chunk(sources, config, done)
     # fork is cheapest (workers inherit loaded grammars) but unsafe once threads run.
     context = multiprocessing.get_context("fork" if can_fork() else "spawn")
     # This process extracts one share itself while workers do the others: one process
     # fewer to start, and one share fewer to pickle back.
     own, *chunks = _chunks(sources, workers)
     if not chunks:  # nothing to share (empty files weigh nothing)
-        return [extract_one(source, config) for source in sources]
+        return _extract_chunk(sources, config, done)
     outcomes: list[Outcome] = []
     try:
         with ProcessPoolExecutor(max_workers=len(chunks), mp_context=context) as pool:
             futures = [pool.submit(_extract_chunk, chunk, config) for chunk in chunks]
-            outcomes = _extract_chunk(own, config)
+            if done is not None:
+                for chunk, future in zip(chunks, futures, strict=True):
+                    future.add_done_callback(_count_share(done, len(chunk)))
+            outcomes = _extract_chunk(own, config, done)
             for chunk, future in zip(chunks, futures, strict=True):
                 try:
                     outcomes.extend(future.result())
@@ -128,11 +147,21 @@ def extract_all(sources: list[SourceFile], config: ExtractionConfig) -> list[Out
                     # workers=1 would have done it.
                     logger.warning("summarybench extract: a worker process failed (%s); "
                                    "extracting its %d files in this process", exc, len(chunk))
-                    outcomes.extend(_extract_chunk(chunk, config))
+                    outcomes.extend(_extract_chunk(chunk, config, done))
     except OSError as exc:  # no process could be started (fork: EAGAIN, ENOMEM)
         logger.warning("summarybench extract: cannot start worker processes (%s); "
                        "extracting in this process", exc)
-        done = {outcome[0].path for outcome in outcomes}
-        outcomes.extend(extract_one(s, config) for s in sources if s.path not in done)
+        finished = {outcome[0].path for outcome in outcomes}
+        outcomes.extend(_extract_chunk([s for s in sources if s.path not in finished],
+                                       config, done))
     by_path = {outcome[0].path: outcome for outcome in outcomes}
     return [by_path[source.path] for source in sources]
+
+
+def _count_share(done: Done, files: int) -> Callable[[Future[list[Outcome]]], None]:
+    """A worker's share counts when it arrives whole; a failed one is counted as it is
+    extracted again here."""
+    def arrived(future: Future[list[Outcome]]) -> None:
+        if not future.cancelled() and future.exception() is None:
+            done(files)
+    return arrived

@@ -10,7 +10,7 @@ import gc
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..schemas.units import CodeUnit
 from .callgraph import link_calls
@@ -19,6 +19,9 @@ from .files import GENERATED, walk
 from .parallel import extract_all
 from .result import ExtractionResult, SkippedFile
 from .units import FILE, FileUnits, RawUnit
+
+if TYPE_CHECKING:
+    from ..progress import Progress
 
 logger = logging.getLogger("pytest_summarybench.extract")
 
@@ -58,24 +61,31 @@ def _without_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def extract_units(config: ExtractionConfig) -> ExtractionResult:
+def extract_units(config: ExtractionConfig, progress: Progress | None = None) -> ExtractionResult:
     """Extract the units of every wanted file under ``config.root_path``.
 
     Units come back sorted by (path, start line, type, name); ids are content hashes, so
     the result is identical across processes and runs.
+
+    :param progress: where to show files extracted of files found (None: nowhere).
     """
     with _without_cycle_collection():
-        return _extract_units(config)
+        return _extract_units(config, progress)
 
 
-def _extract_units(config: ExtractionConfig) -> ExtractionResult:
+def _extract_units(config: ExtractionConfig, progress: Progress | None) -> ExtractionResult:
     result = ExtractionResult()
     walk_skips: list[SkippedFile] = []
     sources = walk(config, walk_skips)
     for skip in walk_skips:
         _skip(result, skip.path, skip.reason)
     files: list[FileUnits] = []
-    for source, extracted, reason in extract_all(sources, config):
+    if progress is None:
+        outcomes = extract_all(sources, config)
+    else:
+        with progress.phase("summarybench extraction", len(sources), unit="file") as phase:
+            outcomes = extract_all(sources, config, phase.advance)
+    for source, extracted, reason in outcomes:
         if extracted is None:
             _skip(result, source.path, reason, warn=not reason.startswith(GENERATED))
             continue

@@ -113,7 +113,7 @@ def run_generation(ctx: RunContext, *, parallel: int | None = None,
         from .calls import run_model_calls  # the model layer imports litellm lazily
 
         run_model_calls(ctx, remote, report, parallel=parallel, retry_policy=retry_policy,
-                        progress=None)
+                        progress=ctx.progress if progress else None)
     report.elapsed_s = time.perf_counter() - started
     return report
 

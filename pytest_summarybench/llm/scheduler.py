@@ -140,8 +140,8 @@ class Scheduler:
         with self._lock:
             handle = self._phases.get(phase)
             if handle is None:
-                self._phases[phase] = self.progress.phase(phase, n, unit="call",
-                                                          costed=True)
+                self._phases[phase] = self.progress.phase(
+                    f"summarybench {phase} calls", n, unit="call", costed=True)
             else:
                 handle.add_total(n)
 

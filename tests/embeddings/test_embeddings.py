@@ -135,9 +135,9 @@ def test_litellm_backend_over_http(embeddings_server: Any, tmp_path: Path) -> No
                              batch_size=2, max_chars=10, num_retries=0)
     embedder = Embedder(backend, Store(tmp_path / "s.sqlite"))
     v = embedder.embed(["a", "bbbbbbbbbbbbbbbbbbbbbbbb", "cc"])
-    assert len(embeddings_server.requests) == 2  # batches of two
-    assert embeddings_server.requests[0]["input"] == ["a", "bbbbbbbbbb"]  # truncated
-    expected = np.array([[1, 1, 0], [10, 1, 1], [2, 1, 0]], dtype=np.float32)
+    assert len(embeddings_server.requests) == 2  # batches of two, cut by length
+    assert ["bbbbbbbbbb", "cc"] in [r["input"] for r in embeddings_server.requests]  # truncated
+    expected = np.array([[1, 1, 0], [10, 1, 0], [2, 1, 1]], dtype=np.float32)
     expected /= np.linalg.norm(expected, axis=1, keepdims=True)
     assert np.allclose(v, expected)
     get_embedder("openai/text-embedding-3-small")  # constructible without a key

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
@@ -9,12 +10,14 @@ import pickle
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_summarybench.extract import ExtractionConfig, ExtractionFilters, extract_units
+from pytest_summarybench.progress import Phase, Progress
 from pytest_summarybench.schemas.units import CodeUnit
 
 DATA = Path(__file__).parent / "data" / "langs"
@@ -221,14 +224,29 @@ def test_auto_workers_give_the_same_result(monkeypatch: pytest.MonkeyPatch) -> N
     assert (auto.warnings, auto.skipped) == (one.warnings, one.skipped)
 
 
-def _dying_chunk(chunk: list[Any], config: ExtractionConfig) -> list[Any]:
+class Recording(Progress):
+    """Progress that keeps its last phase, to read its counts."""
+
+    last: Phase | None = None
+
+    def phase(self, name: str, total: int, *, unit: str = "item",
+              costed: bool = False) -> Phase:
+        self.last = super().phase(name, total, unit=unit, costed=costed)
+        return self.last
+
+
+def _dying_chunk(chunk: list[Any], config: ExtractionConfig,
+                 done: Callable[[int], None] | None = None) -> list[Any]:
     """``_extract_chunk`` for the test below: worker processes die at once (the parent's
     pid comes through the environment, so this holds under fork and spawn alike)."""
     from pytest_summarybench.extract.parallel import extract_one
 
     if str(os.getpid()) != os.environ["SB_TEST_PARENT_PID"]:
         os._exit(3)
-    return [extract_one(source, config) for source in chunk]
+    outcomes = [extract_one(source, config) for source in chunk]
+    if done is not None:
+        done(len(chunk))
+    return outcomes
 
 
 def test_a_dead_worker_share_is_extracted_here(monkeypatch: pytest.MonkeyPatch,
@@ -237,11 +255,28 @@ def test_a_dead_worker_share_is_extracted_here(monkeypatch: pytest.MonkeyPatch,
 
     monkeypatch.setattr(parallel, "_extract_chunk", _dying_chunk)
     monkeypatch.setenv("SB_TEST_PARENT_PID", str(os.getpid()))
+    progress = Recording(enabled=False)
     with caplog.at_level(logging.WARNING, logger="pytest_summarybench.extract"):
-        two = extract_units(ExtractionConfig(root_path=str(DATA), workers=2))
+        two = extract_units(ExtractionConfig(root_path=str(DATA), workers=2), progress)
     one = extract_units(ExtractionConfig(root_path=str(DATA), workers=1))
     assert two.units == one.units
     assert any("a worker process failed" in r.getMessage() for r in caplog.records)
+    # The dead worker's share is counted once, when it is extracted here.
+    assert progress.last is not None and progress.last.done == progress.last.total
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_progress_counts_every_file_and_changes_nothing(workers: int) -> None:
+    stream = io.StringIO()
+    progress = Recording(stream, tty=False, moment_s=0.0, interval_s=0.0)
+    shown = extract_units(ExtractionConfig(root_path=str(DATA), workers=workers), progress)
+    plain = extract_units(ExtractionConfig(root_path=str(DATA), workers=workers))
+    assert shown.units == plain.units and shown.warnings == plain.warnings
+    lines = stream.getvalue().splitlines()
+    assert lines and all(line.startswith("summarybench extraction: ") for line in lines)
+    found = progress.last
+    assert found is not None and found.total >= shown.files_scanned > 0
+    assert found.done == found.total and f"{found.total}/{found.total} " in lines[-1]
 
 
 def test_the_cycle_collector_is_paused_only_during_extraction() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import time
 from pathlib import Path
@@ -13,9 +14,9 @@ from pytest_summarybench.generate import (
     PROMPT_VERSION,
     run_generation,
 )
-from pytest_summarybench.generate.progress import Progress
 from pytest_summarybench.generate.prompts import build_messages
 from pytest_summarybench.llm import RetryPolicy, complete
+from pytest_summarybench.progress import Progress
 from pytest_summarybench.schemas import GeneratedSummary, ModelConfig
 from tests.fakes.openai_server import Reply, fingerprint
 
@@ -199,15 +200,26 @@ def test_throughput_under_a_server_rate_limit(make_ctx, fake_server, openai_mode
     assert 150 / elapsed >= 0.5 * 50
 
 
-def test_progress_in_a_log_has_no_carriage_returns() -> None:
+def test_progress_reports_calls_and_cost_through_the_run_progress(
+        make_ctx, fake_server, openai_model, sentinel_key) -> None:
+    """Generation counts its calls and their cost on the run's progress (tests/test_progress.py
+    covers the display itself)."""
+    server = fake_server()
     stream = io.StringIO()
-    bar = Progress(10, "summarybench generation", stream=stream, interval_s=0.0)
-    for _ in range(10):
-        bar.advance(1, 0.001)
-    bar.close()
-    text = stream.getvalue()
-    assert "\r" not in text and text.count("\n") == 11
-    assert "10/10" in text.splitlines()[-1] and "cost $0.0100" in text
+    ctx = dataclasses.replace(make_ctx([openai_model(server)]), progress=Progress(
+        stream, tty=False, interval_s=0.0, moment_s=0.0))
+    report = run_generation(ctx, progress=True)
+    lines = stream.getvalue().splitlines()
+    n = len(ctx.units)
+    assert report.calls == n and lines
+    assert all(line.startswith("summarybench generation calls: ") for line in lines)
+    assert f"{n}/{n}" in lines[-1] and "cost $" in lines[-1] and "\r" not in stream.getvalue()
+    quiet = io.StringIO()
+    other = dataclasses.replace(make_ctx([openai_model(server)], run_id="run-quiet"),
+                                progress=Progress(quiet, tty=False, interval_s=0.0,
+                                                  moment_s=0.0))
+    run_generation(other, progress=False)
+    assert quiet.getvalue() == ""
 
 
 def test_a_reused_run_id_regenerates_after_a_parameter_change(make_ctx, fake_server,

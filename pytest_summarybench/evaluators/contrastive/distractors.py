@@ -491,7 +491,7 @@ def ensure_distractor_sets(ctx: RunContext, embedder: Embedder) -> dict[str, Dis
     missing = [u for u in ctx.units if u.id not in existing]
     if not missing:
         return existing
-    vectors = embedder.embed([code_text(u) for u in ctx.all_units])
+    vectors = embedder.embed([code_text(u) for u in ctx.all_units], what="code")
     pool = CandidatePool(ctx.all_units, vectors)
     count = ctx.settings.evaluation.contrastive.distractors
     fresh = pool.select_many(missing, count, ctx)
@@ -530,7 +530,7 @@ class ContrastiveEvaluator(Evaluator):
             from ...embeddings import get_embedder
 
             self._embedder = get_embedder(ctx.settings.evaluation.contrastive.embedding_model,
-                                          ctx.store)
+                                          ctx.store, ctx.progress)
         return self._embedder
 
     def prepare(self, ctx: RunContext) -> None:

@@ -42,7 +42,8 @@ class ContrastiveEmbedding(ContrastiveEvaluator):
     def prepare(self, ctx: RunContext) -> None:
         super().prepare(ctx)
         self.embedder(ctx).embed(sorted({s.summary for u in ctx.units for m in ctx.models
-                                         if (s := ctx.summary(u.id, m.id)) is not None}))
+                                         if (s := ctx.summary(u.id, m.id)) is not None}),
+                                 what="summaries")
 
     def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
         from ...schemas import ScoreRecord

@@ -105,7 +105,7 @@ class RetrievalEmbedding(Evaluator):
             from ...embeddings import get_embedder
 
             self._embedder = get_embedder(ctx.settings.evaluation.retrieval.embedding_model,
-                                          ctx.store)
+                                          ctx.store, ctx.progress)
         return self._embedder
 
     def summaries(self, item: MatrixItem, ctx: RunContext) -> list[tuple[str, str]]:
@@ -122,7 +122,7 @@ class RetrievalEmbedding(Evaluator):
         self._queries = queries
         embedder = self.embedder(ctx)
         embedder.embed(sorted({q.query for qs in queries.values() if isinstance(qs, list)
-                               for q in qs}))
+                               for q in qs}), what="queries")
         client = chroma_client(ctx)
         for model in ctx.models:
             units = list(ctx.units)
@@ -141,7 +141,7 @@ class RetrievalEmbedding(Evaluator):
             # leave fewer competitors for the queries of its other units.
             found = [ctx.summary(u.id, model.id) for u in units]
             texts = [s.summary if s is not None else MISSING_TEXT for s in found]
-            vectors = embedder.embed(texts)
+            vectors = embedder.embed(texts, what=f"summaries of {model.id}")
             for start in range(0, len(units), ADD_BATCH):  # chroma caps one add's size
                 part = slice(start, start + ADD_BATCH)
                 collection.add(ids=[u.id for u in units[part]],
