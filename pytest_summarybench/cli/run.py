@@ -23,7 +23,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Generate the summaries of every sampled unit with every model under "
                     "test; completed calls are cached in the store and never repeated.",
         epilog="example: summarybench generate --parallel 5")
-    g.add_argument("--parallel", type=int, metavar="N", help="concurrent calls per model")
+    g.add_argument("--parallel", type=int, metavar="N",
+                   help="concurrent calls per model, in every phase")
     g.add_argument("--dry-run", action="store_true",
                    help="print calls, tokens and cost per model; call nothing")
     _common(g)

@@ -13,11 +13,13 @@ dropped when it ends, so every run measures the classifier again.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
+    from .classifier import LLMClassifier
     from .dataset import Example
 
 SCOPE = "compliance"
@@ -50,8 +52,12 @@ def _harness(config: pytest.Config) -> Any:
 class ComplianceCalls:
     """The compliance plugin's part in the call scheduling, in every process."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config,
+                 classifier_for: Callable[[pytest.Config], LLMClassifier]) -> None:
+        """:param classifier_for: the session's classifier (the plugin's, which the tests'
+            fixture uses too)."""
         self.config = config
+        self.classifier_for = classifier_for
         self.done = False
         self.tag: str | None = None
         """The cache tag the session's answers are kept under, once calls were made."""
@@ -104,12 +110,11 @@ class ComplianceCalls:
         unless the classifier cannot be asked (its tests then skip with the reason)."""
         from ..llm.scheduler import Scheduler, run_coroutine, settle
         from .classifier import unavailable_reason
-        from .plugin import classifier_for
 
         if self.done:
             return
         self.done = True
-        classifier = classifier_for(self.config)
+        classifier = self.classifier_for(self.config)
         if unavailable_reason(classifier.model) is not None:
             return
         requests = [classifier.request(code) for _id, code in examples]

@@ -81,7 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
         compliance_model(config)
     from .calls import ComplianceCalls
 
-    config.pluginmanager.register(ComplianceCalls(config), CALLS_NAME)
+    config.pluginmanager.register(ComplianceCalls(config, classifier_for), CALLS_NAME)
 
 
 def compliance_model(config: pytest.Config) -> ModelConfig:

@@ -22,15 +22,6 @@ if TYPE_CHECKING:
     from ..store import Store
     from .base import Matrix
 
-_CACHE_DDL = """
-CREATE TABLE IF NOT EXISTS embedding_cache (
-    model TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    dim INTEGER NOT NULL,
-    vector BLOB NOT NULL,
-    PRIMARY KEY (model, hash)
-)"""
-_LOOKUP_CHUNK = 500
 
 
 def text_hash(text: str) -> str:
@@ -48,8 +39,6 @@ class Embedder:
         """Where embedding phases report (None: nowhere)."""
         self.computed = 0
         """Texts this embedder sent to the backend (cache misses), for reports and tests."""
-        if store is not None:
-            store.ensure_table(_CACHE_DDL)
 
     @property
     def name(self) -> str:
@@ -113,9 +102,6 @@ class Embedder:
         if batch:
             yield batch
 
-    def embed_one(self, text: str) -> Matrix:
-        return self.embed([text])[0]
-
     def cached(self, texts: Sequence[str]) -> Matrix | None:
         """Vectors for ``texts`` from the cache only; None if any is missing.
 
@@ -135,18 +121,12 @@ class Embedder:
 
         if self.store is None or not hashes:
             return {}
-        wanted = sorted(hashes)
         found: dict[str, Matrix] = {}
-        key = self.backend.cache_key
-        for start in range(0, len(wanted), _LOOKUP_CHUNK):
-            chunk = wanted[start:start + _LOOKUP_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            for h, dim, blob in self.store.execute(
-                    f"SELECT hash, dim, vector FROM embedding_cache WHERE model = ? "
-                    f"AND hash IN ({marks})", [key, *chunk]):
-                vector = np.frombuffer(blob, dtype=np.float32)
-                if vector.shape[0] == dim:
-                    found[h] = vector
+        for h, (dim, blob) in self.store.embeddings.lookup(self.backend.cache_key,
+                                                           hashes).items():
+            vector = np.frombuffer(blob, dtype=np.float32)
+            if vector.shape[0] == dim:  # a damaged row is embedded again
+                found[h] = vector
         return found
 
     def _save(self, vectors: dict[str, Matrix]) -> None:
@@ -154,11 +134,9 @@ class Embedder:
 
         if self.store is None or not vectors:
             return
-        key = self.backend.cache_key
-        rows = [(key, h, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
-                for h, v in vectors.items()]
-        with self.store.transaction() as conn:
-            conn.executemany("INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?, ?)", rows)
+        self.store.embeddings.save(self.backend.cache_key, [
+            (h, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
+            for h, v in vectors.items()])
 
 
 def even_order(batches: list[list[tuple[str, str]]]) -> list[list[tuple[str, str]]]:

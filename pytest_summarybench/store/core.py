@@ -19,6 +19,8 @@ from .database import Database
 from .errors import store_error
 from .tables import (
     CallFailures,
+    DistractorSets,
+    EmbeddingCache,
     InFlightClaims,
     ResponseCache,
     RetrievalQueries,
@@ -58,6 +60,16 @@ class Store(Database):
     def queries(self) -> RetrievalQueries:
         """Retrieval's developer queries, per run and source (``retrieval_queries``)."""
         return RetrievalQueries(self)
+
+    @cached_property
+    def distractors(self) -> DistractorSets:
+        """Contrastive's distractor sets, per run and selection (``distractor_sets``)."""
+        return DistractorSets(self)
+
+    @cached_property
+    def embeddings(self) -> EmbeddingCache:
+        """Cached embedding vectors (``embedding_cache``)."""
+        return EmbeddingCache(self)
 
     @cached_property
     def session_inputs(self) -> SessionInputs:

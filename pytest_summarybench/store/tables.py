@@ -95,6 +95,55 @@ class RetrievalQueries:
                              [(run_id, source, uid, text) for uid, text in rows.items()])
 
 
+class DistractorSets:
+    """``distractor_sets``: contrastive's distractor set of each unit, per run and
+    selection key, as JSON (``evaluators/contrastive/distractors.py``)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def load(self, run_id: str, key: str) -> dict[str, str]:
+        """unit id -> its JSON."""
+        return dict(self._db.execute(
+            "SELECT unit_id, json FROM distractor_sets WHERE run_id = ? AND key = ?",
+            (run_id, key)))
+
+    def save(self, run_id: str, key: str, rows: dict[str, str]) -> None:
+        with self._db.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO distractor_sets VALUES (?, ?, ?, ?)",
+                             [(run_id, key, uid, text) for uid, text in rows.items()])
+
+
+class EmbeddingCache:
+    """``embedding_cache``: vectors by (embedding model's cache key, sha256 of the text),
+    float32 bytes (``embeddings/embedder.py``)."""
+
+    CHUNK = 500
+    """Hashes per look-up query (SQLite's limit on bound parameters is far above)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def lookup(self, model: str, hashes: Iterable[str]) -> dict[str, tuple[int, bytes]]:
+        """hash -> (dimension, vector bytes) of those cached."""
+        wanted = sorted(set(hashes))
+        found: dict[str, tuple[int, bytes]] = {}
+        for start in range(0, len(wanted), self.CHUNK):
+            chunk = wanted[start:start + self.CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for h, dim, blob in self._db.execute(
+                    f"SELECT hash, dim, vector FROM embedding_cache WHERE model = ? "
+                    f"AND hash IN ({marks})", [model, *chunk]):
+                found[h] = (dim, blob)
+        return found
+
+    def save(self, model: str, rows: Iterable[tuple[str, int, bytes]]) -> None:
+        """Store (hash, dimension, vector bytes) rows."""
+        with self._db.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?, ?)",
+                             [(model, h, dim, blob) for h, dim, blob in rows])
+
+
 class SessionInputs:
     """``report_inputs``: what only a session knew (its start and end, skipped families,
     the evaluators' sections, the gate's verdict), for a report rebuilt from the store

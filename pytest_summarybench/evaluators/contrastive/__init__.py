@@ -1,14 +1,15 @@
 """The contrastive family (spec section 6): can a summary pick its own code out of
 distractors of the same language and type?
 
-``distractors`` selects the distractor sets (spec 6.1) and holds the family's base,
+``distractors`` selects the distractor sets (spec 6.1); ``base`` holds the family's base,
 ``ContrastiveEvaluator``; ``embedding`` is ``contrastive/embedding`` (spec 6.2, cosine
 ranking) and ``llm`` is ``contrastive/llm`` (spec 6.3, a helper model picks an option).
 """
 
 from __future__ import annotations
 
-from .distractors import ContrastiveEvaluator, DistractorSet, matchable_unit_ids
+from .base import ContrastiveEvaluator
+from .distractors import DistractorSet, matchable_unit_ids
 from .embedding import ContrastiveEmbedding
 from .llm import ContrastiveLLM
 

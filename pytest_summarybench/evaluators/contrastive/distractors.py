@@ -1,4 +1,5 @@
-"""Distractor selection (spec section 6.1), shared by both contrastive evaluators.
+"""Distractor selection (spec section 6.1), shared by both contrastive evaluators
+(``base.ContrastiveEvaluator``).
 
 For each sampled unit the controller picks, once per run, ``distractors`` other units of the
 same language and type, in the spec's tiers: up to 3 from the same file (hardest), then
@@ -33,31 +34,19 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from random import Random
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
-
-from ..base import EvaluationError, Evaluator, MatrixItem, unit_items
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from ...context import RunContext
     from ...embeddings import Embedder
     from ...embeddings.base import Matrix
-    from ...schemas import CodeUnit, GeneratedSummary
+    from ...schemas import CodeUnit
 
 Difficulty = Literal["easy", "medium", "hard"]
 SIMILAR_SIGNATURE = 0.7
 SEMANTIC_BAND = (0.5, 0.95)
 #: Difficulty from the mean cosine of the three distractors nearest the target's code.
 HARD_AT, MEDIUM_AT = 0.75, 0.6
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS distractor_sets (
-    run_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    unit_id TEXT NOT NULL,
-    json TEXT NOT NULL,
-    PRIMARY KEY (run_id, key, unit_id)
-)"""
-
 
 @dataclass(frozen=True)
 class _Band:
@@ -485,8 +474,6 @@ def sets_key(ctx: RunContext, embedder_key: str) -> str:
 
 def ensure_distractor_sets(ctx: RunContext, embedder: Embedder) -> dict[str, DistractorSet]:
     """Select and store the sets of every sampled unit (controller; idempotent)."""
-    key = sets_key(ctx, embedder.backend.cache_key)
-    ctx.store.ensure_table(_DDL)
     existing = load_distractor_sets(ctx, embedder.backend.cache_key)
     missing = [u for u in ctx.units if u.id not in existing]
     if not missing:
@@ -495,61 +482,12 @@ def ensure_distractor_sets(ctx: RunContext, embedder: Embedder) -> dict[str, Dis
     pool = CandidatePool(ctx.all_units, vectors)
     count = ctx.settings.evaluation.contrastive.distractors
     fresh = pool.select_many(missing, count, ctx)
-    with ctx.store.transaction() as conn:
-        conn.executemany("INSERT OR REPLACE INTO distractor_sets VALUES (?, ?, ?, ?)",
-                         [(ctx.run_id, key, uid, json.dumps(asdict(s)))
-                          for uid, s in fresh.items()])
+    ctx.store.distractors.save(ctx.run_id, sets_key(ctx, embedder.backend.cache_key),
+                               {uid: json.dumps(asdict(s)) for uid, s in fresh.items()})
     return {**existing, **fresh}
 
 
 def load_distractor_sets(ctx: RunContext, embedder_key: str) -> dict[str, DistractorSet]:
     """The stored sets of this run (workers read these)."""
-    ctx.store.ensure_table(_DDL)
-    rows = ctx.store.execute("SELECT unit_id, json FROM distractor_sets WHERE run_id = ? AND "
-                             "key = ?", (ctx.run_id, sets_key(ctx, embedder_key)))
-    return {uid: DistractorSet(**json.loads(text)) for uid, text in rows}
-
-
-class ContrastiveEvaluator(Evaluator):
-    """What both contrastive evaluators share: their items, the embedder the distractors
-    are chosen with, and the distractor sets (selected in ``prepare``, read anywhere)."""
-
-    name: ClassVar[str]
-    prepare_reads_summaries: ClassVar[bool] = False  # the sets are chosen from the code
-
-    def __init__(self) -> None:
-        self._embedder: Embedder | None = None
-        self._sets: dict[str, DistractorSet] | None = None
-
-    def items(self, ctx: RunContext) -> list[MatrixItem]:
-        matchable = matchable_unit_ids(ctx)
-        return [it for it in unit_items(self.name, ctx) if it.unit_id in matchable]
-
-    def embedder(self, ctx: RunContext) -> Embedder:
-        if self._embedder is None:
-            from ...embeddings import get_embedder
-
-            self._embedder = get_embedder(ctx.settings.evaluation.contrastive.embedding_model,
-                                          ctx.store, ctx.progress)
-        return self._embedder
-
-    def prepare(self, ctx: RunContext) -> None:
-        self._sets = ensure_distractor_sets(ctx, self.embedder(ctx))
-
-    def distractor_set(self, ctx: RunContext, unit_id: str) -> DistractorSet:
-        if self._sets is None or unit_id not in self._sets:
-            self._sets = load_distractor_sets(ctx, self.embedder(ctx).backend.cache_key)
-        found = self._sets.get(unit_id)
-        if found is None:
-            raise EvaluationError(f"no distractor set for unit {unit_id}: the controller's "
-                                  f"prepare step did not run for this run ({ctx.run_id})")
-        return found
-
-    @staticmethod
-    def summary(item: MatrixItem, ctx: RunContext) -> GeneratedSummary:
-        """The item's summary, or the EvaluationError saying why there is none."""
-        found = ctx.summary(item.unit_id, item.model_id)
-        if found is None:
-            raise EvaluationError(ctx.summary_error(item.unit_id, item.model_id)
-                                  or "no summary")
-        return found
+    rows = ctx.store.distractors.load(ctx.run_id, sets_key(ctx, embedder_key))
+    return {uid: DistractorSet(**json.loads(text)) for uid, text in rows.items()}

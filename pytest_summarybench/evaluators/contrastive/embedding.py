@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from ..base import Component
-from .distractors import ContrastiveEvaluator, code_text
+from .base import ContrastiveEvaluator
+from .distractors import code_text
 
 if TYPE_CHECKING:
     from ...context import RunContext

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...llm.json_answer import parse_json_object
 from ..base import Answers, Component, EvaluationError, gather
-from .distractors import ContrastiveEvaluator
+from .base import ContrastiveEvaluator
 
 if TYPE_CHECKING:
     from ...context import RunContext
