@@ -5,7 +5,7 @@ Usage::
     python benchmarks/perf/dry_run_accuracy.py [--units 20]
 
 Two models under test and a judge (also the helper) of other families, and a task model,
-all on the scripted fake provider of ``scripted_provider.py``; judge (pointwise and
+all on the scripted fake provider of ``tests/fakes/scripted_provider.py``; judge (pointwise and
 pairwise), contrastive (``methods: [embedding, llm]``), retrieval (the bundled queries) and
 downstream (the bundled task set, the task model answering) on ``--units`` sampled units of
 the sample codebase. First ``--sb-dry-run`` (which must make no call), then the real run on
@@ -27,9 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scripted_provider import ScriptedProvider  # noqa: E402
-
 from tests.fakes.openai_server import FakeOpenAIServer  # noqa: E402
+from tests.fakes.scripted_provider import ScriptedProvider  # noqa: E402
 
 
 def config(base_url: str, out: Path, units: int) -> str:

@@ -37,9 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scripted_provider import ScriptedProvider  # noqa: E402
-
 from tests.fakes.openai_server import FakeOpenAIServer  # noqa: E402
+from tests.fakes.scripted_provider import ScriptedProvider  # noqa: E402
 
 
 def config(base_url: str, out: Path, args: argparse.Namespace) -> str:

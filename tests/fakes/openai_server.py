@@ -8,7 +8,8 @@ scripted:
 - ``respond(body) -> str | Reply``: the completion for a request (default: a
   deterministic summary derived from the last message), or an error status with a
   message, or raw bytes (see ``Reply``);
-- ``latency_s``: delay before every answer;
+- ``latency_s``: delay before every answer (``peak`` counts, per model, the most
+  requests in their latency at once);
 - ``rate_limit_per_s``: answer 429 with ``Retry-After`` / ``retry-after-ms`` to requests
   above this many accepted requests in any one-second window (``retry_after_ms=False``:
   whole seconds in ``Retry-After`` only, as some providers answer);
@@ -125,6 +126,10 @@ class FakeOpenAIServer:
         self.authorizations: set[str] = set()
         self.abandoned = 0
         """Answers not sent because the client had hung up."""
+        self.active: Counter[str] = Counter()
+        """Requests being answered now (in their latency), per requested model."""
+        self.peak: Counter[str] = Counter()
+        """The most requests answered at once, per requested model."""
         self._chat_requests = 0
         self._windows: dict[str, deque[float]] = {}
         self._open = threading.Event()
@@ -304,7 +309,15 @@ class _Handler(BaseHTTPRequestHandler):
             fake._stopping.wait(fake.max_lifetime_s)
             self.close_connection = True
             return
-        fake._wait(fake.latency_s)
+        model = str(body.get("model", ""))
+        with fake.lock:
+            fake.active[model] += 1
+            fake.peak[model] = max(fake.peak[model], fake.active[model])
+        try:
+            fake._wait(fake.latency_s)
+        finally:
+            with fake.lock:
+                fake.active[model] -= 1
         if fault in ("500", "503"):
             self._note_fault(fault)
             self._send_json(int(fault), {"error": {"message": "upstream failure",
