@@ -201,7 +201,7 @@ class CallRun:
             await self._built[ev.name].wait()
         ctx = dataclasses.replace(self.plan.ctx, fresh=self.fresh)
         answers: Answers = {}
-        for round_ in range(MAX_ROUNDS):
+        for _ in range(MAX_ROUNDS):
             try:
                 requests = [r for r in requests_of(ev, item, ctx, answers)
                             if r.key not in answers]
@@ -211,9 +211,7 @@ class CallRun:
                 return
             for phase, n in _by_phase(requests).items():
                 self.scheduler.expect(phase, n)
-            # A later round goes ahead of first calls: it is what keeps its item open.
-            results = await settle([self.scheduler.call(r, priority=-round_)
-                                    for r in requests])
+            results = await settle([self.scheduler.call(r) for r in requests])
             for request, result in zip(requests, results, strict=True):
                 if isinstance(result, BudgetExhausted):
                     return

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import heapq
-import itertools
 import threading
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Coroutine
@@ -112,41 +110,6 @@ class Budget:
         return self.cap_usd is not None and self.spent_usd >= self.cap_usd
 
 
-class PriorityGate:
-    """A model's ``parallel`` slots, handed out by priority (lower first), then in order of
-    arrival. A follow-up call (the second order of a pairwise comparison, a re-ask after
-    an unreadable verdict) is asked with a higher priority than first calls: behind a
-    queue of first calls it would start last and hold the item, and the phase, open for
-    one more round trip after everything else is done."""
-
-    def __init__(self, slots: int) -> None:
-        self.slots = slots
-        self._busy = 0
-        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
-        self._order = itertools.count()
-
-    async def acquire(self, priority: int = 0) -> None:
-        if self._busy < self.slots and not self._waiting:
-            self._busy += 1
-            return
-        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiting, (priority, next(self._order), turn))
-        try:
-            await turn  # the slot was handed over by ``release``
-        except asyncio.CancelledError:
-            if turn.done() and not turn.cancelled():
-                self.release()  # handed over as it was cancelled: pass it on
-            raise
-
-    def release(self) -> None:
-        while self._waiting:
-            _priority, _order, turn = heapq.heappop(self._waiting)
-            if not turn.done():
-                turn.set_result(None)  # the slot goes straight to the next caller
-                return
-        self._busy -= 1
-
-
 class Scheduler:
     """Runs ``ModelRequest``s for one session (see the module docstring)."""
 
@@ -163,7 +126,7 @@ class Scheduler:
         self.budget = Budget(max_cost_usd)
         self.tally: dict[tuple[str, str], PhaseTally] = defaultdict(PhaseTally)
         """(phase, model id) -> what was asked."""
-        self._gates: dict[str, PriorityGate] = {}
+        self._gates: dict[str, asyncio.Semaphore] = {}
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
         self._phases: dict[str, PhaseProgress] = {}
         self._on_cap = on_cap
@@ -189,20 +152,23 @@ class Scheduler:
                            (0.0 if completion.cached else completion.cost))
 
     # -- calling ----------------------------------------------------------------------------
-    def _gate(self, request: ModelRequest) -> PriorityGate:
+    def _gate(self, request: ModelRequest) -> asyncio.Semaphore:
         model = request.model
         gate = self._gates.get(model.id)
         if gate is None:
             deployments = len(getattr(model, "deployments", None) or ()) or 1
-            gate = PriorityGate(self.parallel * deployments)
+            gate = asyncio.Semaphore(self.parallel * deployments)
             self._gates[model.id] = gate
         return gate
 
-    async def call(self, request: ModelRequest, *, priority: int = 0) -> Completion:
+    async def call(self, request: ModelRequest) -> Completion:
         """The completion of ``request`` (see the module docstring); ``ModelCallError``
         when it fails for good, ``BudgetExhausted`` when the cost cap stops it.
 
-        :param priority: its place in the model's queue (lower first; ``PriorityGate``).
+        Calls wait for their model's slots in order of arrival. (Follow-up calls, such as
+        a pairwise comparison's second order, were once let ahead of first calls: the
+        judge's calls per second fell from 0.95 to 0.88 of the limit in
+        ``benchmarks/perf/eval_throughput.py``, so they queue like the others.)
         """
         from .client import cached_completion
 
@@ -229,7 +195,7 @@ class Scheduler:
         mine.add_done_callback(lambda f: f.cancelled() or f.exception())  # read once
         self._inflight[request.key] = mine
         try:
-            completion = await self._make(request, tally, kwargs, priority)
+            completion = await self._make(request, tally, kwargs)
         except BaseException as exc:
             if not mine.done():
                 mine.set_exception(exc)
@@ -241,13 +207,11 @@ class Scheduler:
         return completion
 
     async def _make(self, request: ModelRequest, tally: PhaseTally,
-                    kwargs: dict[str, Any], priority: int) -> Completion:
+                    kwargs: dict[str, Any]) -> Completion:
         from .client import acomplete
 
-        gate = self._gate(request)
         try:
-            await gate.acquire(priority)
-            try:
+            async with self._gate(request):
                 # Checked once the call has its slot: the calls ahead of it may have spent
                 # the rest of the budget while it waited.
                 if self.budget.exhausted:
@@ -258,8 +222,6 @@ class Scheduler:
                 completion = await acomplete(request.model, request.chat_messages,
                                              cache=self.store, retry_policy=self.retry_policy,
                                              timeout=request.timeout_s, **kwargs)
-            finally:
-                gate.release()
         except ModelCallError as exc:
             if not isinstance(exc, BudgetExhausted):
                 tally.failed += 1

@@ -1,4 +1,4 @@
-"""The call scheduler (``llm/scheduler.py``): its slots, their order, and what it does
+"""The call scheduler (``llm/scheduler.py``): its slots per model and what it does
 around the model layer, against the fake OpenAI server.
 
 The plugin-level behaviour (calls ahead of the tests, ``-k``, the dry run, xdist) is in
@@ -17,7 +17,7 @@ import pytest
 from pytest_summarybench.llm import RetryPolicy
 from pytest_summarybench.llm.providers import litellm
 from pytest_summarybench.llm.requests import ModelRequest
-from pytest_summarybench.llm.scheduler import PriorityGate, Scheduler, run_coroutine, settle
+from pytest_summarybench.llm.scheduler import Scheduler, run_coroutine, settle
 from pytest_summarybench.schemas import ModelConfig
 from pytest_summarybench.store import Store
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
@@ -34,58 +34,6 @@ def key(monkeypatch: pytest.MonkeyPatch) -> str:
 
 def _run(coroutine: Coroutine[Any, Any, Any]) -> Any:
     return asyncio.run(coroutine)
-
-
-# -- PriorityGate -----------------------------------------------------------------------------
-def test_gate_hands_slots_out_by_priority_then_arrival() -> None:
-    async def scenario() -> list[str]:
-        gate = PriorityGate(1)
-        order: list[str] = []
-
-        async def take(name: str, priority: int) -> None:
-            await gate.acquire(priority)
-            order.append(name)
-            await asyncio.sleep(0)
-            gate.release()
-
-        await gate.acquire()  # the one slot is busy: everyone below queues
-        tasks = [asyncio.ensure_future(take(n, p)) for n, p in
-                 [("first-a", 0), ("first-b", 0), ("follow-up", -1), ("first-c", 0)]]
-        await asyncio.sleep(0)
-        gate.release()
-        await asyncio.gather(*tasks)
-        return order
-
-    assert _run(scenario()) == ["follow-up", "first-a", "first-b", "first-c"]
-
-
-def test_gate_never_exceeds_its_slots_and_survives_cancelled_waiters() -> None:
-    async def scenario() -> tuple[int, int]:
-        gate = PriorityGate(2)
-        busy = peak = 0
-
-        async def work() -> None:
-            nonlocal busy, peak
-            await gate.acquire()
-            try:
-                busy += 1
-                peak = max(peak, busy)
-                await asyncio.sleep(0.01)
-                busy -= 1
-            finally:
-                gate.release()
-
-        tasks = [asyncio.ensure_future(work()) for _ in range(10)]
-        await asyncio.sleep(0)
-        for task in tasks[4:7]:  # waiters that give up: their turn passes on
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await gate.acquire()     # every slot came back
-        await gate.acquire()
-        return peak, sum(t.cancelled() for t in tasks)
-
-    peak, cancelled = _run(scenario())
-    assert peak == 2 and cancelled == 3
 
 
 # -- Scheduler ----------------------------------------------------------------------------------
