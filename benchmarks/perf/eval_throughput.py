@@ -129,6 +129,10 @@ def main() -> None:
         if times:
             print(f"  {phase}: {len(times)} calls from {times[0]:.1f} s to {times[-1]:.1f} s")
     print("ranking: " + ", ".join(f"{r['modelId']} {r['overallScore']:.3f}" for r in ranking))
+    # The run's own progress lines (stderr): how long its embedding phases took.
+    for line in done.stderr.splitlines():
+        if line.startswith("summarybench embedding"):
+            print("  " + line.strip())
 
 
 if __name__ == "__main__":
