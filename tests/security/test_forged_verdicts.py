@@ -158,3 +158,92 @@ def test_what_leaves_the_sandbox_is_truncated_and_redacted(
     assert all(len(t.get("error", "")) <= 400 for t in record.details["tests"])
     assert len(record.details["reason"]) <= 450
     assert "RuntimeError" in record.details["reason"]
+
+
+# -- values too large to report whole (the adversarial pass of 2026-11-24) ---------------------
+#: A module of the task's package (the originals); the object ``is`` compares with lives in
+#: another module of the package (``CONFIG``), so the check pins it from the reference run.
+CONFIG = '''
+class Config:
+    def __init__(self):
+        self.level = 3
+
+
+DEFAULT_CONFIG = Config()
+'''
+LARGE_ORIGINAL = '''
+from large.config import DEFAULT_CONFIG, Config
+
+
+def big_power(n):
+    return 7 ** n
+
+
+def first_n_squares(n):
+    return [i * i for i in range(n)]
+
+
+def squares_map(n):
+    return {i: i * i for i in range(n)}
+
+
+def long_text(n):
+    return "ab" * n
+
+
+def blob(n):
+    return bytes(i % 251 for i in range(n))
+
+
+def get_default_config():
+    return DEFAULT_CONFIG
+'''
+#: Each function's wrong answer that an encoding cut short (or identity decided by
+#: content) would have passed: the pass found 6 of 6 scored 1.0.
+LARGE_FORGERS = {
+    "big_power": "    return 1 << ((7 ** n).bit_length() - 1)",
+    "first_n_squares": "    return [i * i for i in range(2000)] + [0] * (n - 2000)",
+    "squares_map": "    return {i: (i * i if i < 2000 else -1) for i in range(n)}",
+    "long_text": "    return ('ab' * n)[:20000] + 'x' * (2 * n - 20000)",
+    "blob": "    return bytes(i % 251 for i in range(20000)) + bytes(n - 20000)",
+    "get_default_config": "    return Config()",
+}
+LARGE_TESTS = {
+    "big_power": "assert big_power(2000) == 7 ** 2000",
+    "first_n_squares": "assert first_n_squares(2500) == [i * i for i in range(2500)]",
+    "squares_map": "assert squares_map(2500) == {i: i * i for i in range(2500)}",
+    "long_text": "assert long_text(15000) == 'ab' * 15000",
+    "blob": "assert blob(30000) == bytes(i % 251 for i in range(30000))",
+    "get_default_config": "from large.config import DEFAULT_CONFIG\n"
+                          "assert get_default_config() is DEFAULT_CONFIG",
+}
+
+
+def _large_source(replaced: str | None) -> str:
+    if replaced is None:
+        return LARGE_ORIGINAL
+    start = LARGE_ORIGINAL.index(f"def {replaced}(")
+    end = LARGE_ORIGINAL.index("\n\n\n", start) if "\n\n\n" in LARGE_ORIGINAL[start:] \
+        else len(LARGE_ORIGINAL)
+    header = LARGE_ORIGINAL[start:].split("\n", 1)[0]
+    return LARGE_ORIGINAL[:start] + header + "\n" + LARGE_FORGERS[replaced] + \
+        LARGE_ORIGINAL[end:]
+
+
+@pytest.mark.parametrize("function", sorted(LARGE_FORGERS))
+def test_values_too_large_to_report_are_compared_whole(function: str,
+                                                       tmp_path: Any) -> None:
+    from pytest_summarybench.evaluators.downstream.tasks import TestCase
+
+    package = tmp_path / "code" / "large"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "values.py").write_text(LARGE_ORIGINAL)
+    (package / "config.py").write_text(CONFIG)
+    layout = package_layout(tmp_path / "code", "large/values.py")
+    test = TestCase(name=function, code=f"from large.values import *\n{LARGE_TESTS[function]}")
+    limits = SandboxLimits(**{**limits_for("all").__dict__, "wall_s": 20.0})
+    honest = run_tests(_large_source(None), layout, [test], limits, target=function)
+    forged = run_tests(_large_source(function), layout, [test], limits, target=function)
+    assert honest.passed == 1, honest.results
+    assert forged.passed == 0, forged.results

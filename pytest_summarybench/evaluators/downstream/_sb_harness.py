@@ -11,13 +11,16 @@ Each report is one JSON line on the report channel: ``{"t": test, "start": 1}``,
 ``{"t": test, "c": check, "o": [value, ...]}``, ``{"t": test, "c": check, "fail": 1}``,
 ``{"t": test, "end": 1}`` or ``{"t": test, "error": "Type: message"}``. Values are encoded
 as plain data (``dump``) whose equality is decided outside, so an object whose ``__eq__``
-always says yes earns nothing.
+always says yes earns nothing. A value too large to report whole (a long string or
+container, a huge integer) is reported as its beginning, its length and a SHA-256 digest
+of all of it, so two such values are equal outside only when they are equal whole.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+import hashlib
 import json
 import os
 import sys
@@ -40,61 +43,118 @@ def _key(encoded: Any) -> str:
     return json.dumps(encoded, sort_keys=True, separators=(",", ":"))
 
 
+def _digest(*parts: bytes) -> str:
+    sha = hashlib.sha256()
+    for part in parts:
+        sha.update(len(part).to_bytes(8, "big"))
+        sha.update(part)
+    return sha.hexdigest()
+
+
+def _plain(encoded: Any) -> Any:
+    """An encoding without its identity marks (``#``): what equality depends on."""
+    if isinstance(encoded, list):
+        return [_plain(v) for v in encoded]
+    if isinstance(encoded, dict):
+        return {k: _plain(v) for k, v in encoded.items() if k != "#"}
+    return encoded
+
+
+def _equality_key(encoded: Any) -> str:
+    return _key(_plain(encoded))
+
+
+def _digest_of(encoded: list[Any]) -> str:
+    return _digest(*(_equality_key(e).encode("utf-8", "surrogatepass") for e in encoded))
+
+
+def _rest(items: Any, depth: int, path: tuple[int, ...], ids: dict[int, int]) -> str:
+    """The digest of the items past ``MAX_ITEMS``, in order, each encoded whole."""
+    return _digest_of([dump(v, depth, path, ids, whole=True) for v in items])
+
+
 def dump(value: Any, depth: int = 0, path: tuple[int, ...] = (),
-         ids: dict[int, int] | None = None) -> Any:
-    """``value`` as plain JSON data that keeps what equality depends on (bounded).
+         ids: dict[int, int] | None = None, whole: bool = False) -> Any:
+    """``value`` as plain JSON data that keeps what equality depends on (bounded; past
+    the bounds, a digest of the rest).
 
     Objects carry ``#``, an index shared by the operands of one check for the same
-    object, so that ``is`` between two of them can be decided outside."""
+    object, so that ``is`` between two of them can be decided outside. ``whole``: no
+    item or length limit (the values a digest is made of)."""
     ids = {} if ids is None else ids
     if depth > MAX_DEPTH or id(value) in path:
         return {"$cut": _qualname(value)}
     path = (*path, id(value))
     kind = type(value)
+    items = None if whole else MAX_ITEMS
     if value is None or kind is bool:
         return value
     if kind is int:
-        text = str(value) if abs(value) < 10 ** MAX_INT_DIGITS else None
-        return value if text is not None else {"$h": _qualname(value), "len": value.bit_length()}
+        if abs(value) < 10 ** MAX_INT_DIGITS:
+            return value
+        raw = value.to_bytes((value.bit_length() + 8) // 8, "big", signed=True)
+        return {"$h": _qualname(value), "len": value.bit_length(), "sha": _digest(raw)}
     if kind is float:
         if value != value or value in (float("inf"), float("-inf")):
             return {"$f": repr(value)}
         return value
     if kind is str:
-        return value if len(value) <= MAX_STR else {"$s": value[:MAX_STR], "len": len(value)}
+        if whole or len(value) <= MAX_STR:
+            return value
+        return {"$s": value[:MAX_STR], "len": len(value),
+                "sha": _digest(value.encode("utf-8", "surrogatepass"))}
     if kind in (bytes, bytearray):
-        return {"$b": bytes(value[:MAX_STR]).hex(), "len": len(value)}
+        data = bytes(value)
+        if whole or len(data) <= MAX_STR:
+            return {"$b": data.hex(), "len": len(data)}
+        return {"$b": data[:MAX_STR].hex(), "len": len(data), "sha": _digest(data)}
     if kind is complex or _qualname(value) in ("decimal.Decimal", "fractions.Fraction"):
         return {"$n": _qualname(value), "v": str(value)}
     if isinstance(value, enum.Enum):
         mixin = isinstance(value, (int, str, float))
         return {"$e": f"{_qualname(value)}.{value.name}",
-                "v": dump(value.value, depth + 1, path, ids) if mixin else None, "m": mixin}
+                "v": dump(value.value, depth + 1, path, ids, whole) if mixin else None,
+                "m": mixin}
     if isinstance(value, type):
         return {"$y": _qualname(value)}
-    if isinstance(value, list):
-        return [dump(v, depth + 1, path, ids) for v in value[:MAX_ITEMS]]
-    if isinstance(value, tuple):  # namedtuples compare as tuples
-        return {"$t": [dump(v, depth + 1, path, ids) for v in value[:MAX_ITEMS]]}
+    if isinstance(value, (list, tuple)):  # namedtuples compare as tuples
+        head = [dump(v, depth + 1, path, ids, whole) for v in value[:items]]
+        out: Any = head if isinstance(value, list) else {"$t": head}
+        if items is not None and len(value) > items:
+            out = {"$t" if isinstance(value, tuple) else "$l": head, "len": len(value),
+                   "sha": _rest(value[items:], depth + 1, path, ids)}
+        return out
     if isinstance(value, (set, frozenset)):
-        items = [dump(v, depth + 1, path, ids) for v in list(value)[:MAX_ITEMS]]
-        return {"$set": sorted(items, key=_key)}
+        # Every member, sorted, before the cut: which members come first is not
+        # something equality depends on.
+        members = sorted((dump(v, depth + 1, path, ids, True) for v in value),
+                         key=_equality_key)
+        if items is None or len(members) <= items:
+            return {"$set": members}
+        return {"$set": members[:items], "len": len(members),
+                "sha": _digest_of(members[items:])}
     if isinstance(value, dict):  # subclasses (OrderedDict, defaultdict) compare as dicts
-        pairs = [[dump(k, depth + 1, path, ids), dump(v, depth + 1, path, ids)]
-                 for k, v in list(value.items())[:MAX_ITEMS]]
-        return {"$d": sorted(pairs, key=lambda p: _key(p[0]))}
+        pairs = sorted(([dump(k, depth + 1, path, ids, True),
+                         dump(v, depth + 1, path, ids, True)] for k, v in value.items()),
+                       key=lambda p: _equality_key(p[0]))
+        if items is None or len(pairs) <= items:
+            return {"$d": pairs}
+        return {"$d": pairs[:items], "len": len(pairs), "sha": _digest_of(pairs[items:])}
     token = ids.setdefault(id(value), len(ids))
     if isinstance(value, BaseException):
-        return {"$x": _qualname(value), "a": dump(list(value.args), depth + 1, path, ids),
-                "#": token}
+        return {"$x": _qualname(value), "a": dump(list(value.args), depth + 1, path, ids,
+                                                  whole), "#": token}
     if dataclasses.is_dataclass(value):
-        fields = {f.name: dump(getattr(value, f.name, None), depth + 1, path, ids)
+        fields = {f.name: dump(getattr(value, f.name, None), depth + 1, path, ids, whole)
                   for f in dataclasses.fields(value) if f.compare}
         return {"$o": _qualname(value), "f": fields, "#": token}
     if hasattr(value, "__dict__") and not callable(value) and not isinstance(
             value, type(sys)):
-        fields = {str(k): dump(v, depth + 1, path, ids) for k, v in list(vars(value).items())
-                  [:MAX_ITEMS] if not str(k).startswith("__")}
+        attrs = [(str(k), v) for k, v in vars(value).items() if not str(k).startswith("__")]
+        fields = {k: dump(v, depth + 1, path, ids, whole) for k, v in attrs[:items]}
+        if items is not None and len(attrs) > items:
+            fields["$rest"] = {"$r": _rest([list(kv) for kv in attrs[items:]], depth + 1,
+                                           path, ids), "len": len(attrs)}
         return {"$o": _qualname(value), "f": fields, "#": token}
     return {"$z": _qualname(value), "#": token}
 

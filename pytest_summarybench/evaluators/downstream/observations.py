@@ -93,11 +93,12 @@ def read_trace(text: str, tests: int) -> list[TestTrace]:
 class Value:
     """A reported value that is not plain JSON (a tagged encoding)."""
 
-    def __init__(self, tag: str, data: Any, identity: int | None = None) -> None:
+    def __init__(self, tag: str, data: Any, identity: Any = None) -> None:
         self.tag = tag
         self.data = data
         self.identity = identity
-        """Which object of its check it is (``is`` compares this; equality does not)."""
+        """Which object of its check, in which run, it is (``is`` compares this; equality
+        does not)."""
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Value):
@@ -155,6 +156,14 @@ def decode(data: Any) -> Any:
         return [decode(v) for v in data]
     if not isinstance(data, dict):
         return data
+    if "sha" in data and any(tag in data for tag in ("$l", "$t", "$set", "$d")):
+        # Reported cut short, with a digest of the rest: equal only to the same whole.
+        tag = next(t for t in ("$l", "$t", "$set", "$d") if t in data)
+        head = data[tag] if isinstance(data[tag], list) else []
+        return Value("$cut-short", (tag, _frozen(decode(head)), data.get("len"),
+                                    str(data["sha"])))
+    if "$r" in data:
+        return Value("$r", (str(data["$r"]), data.get("len")))
     if "$t" in data:
         return tuple(decode(v) for v in data["$t"])
     if "$set" in data:
@@ -174,9 +183,9 @@ def decode(data: Any) -> Any:
         except (InvalidOperation, ValueError, ZeroDivisionError):
             return Value("$z", kind)
     if "$b" in data:
-        return Value("$b", (str(data["$b"]), data.get("len")))
+        return Value("$b", (str(data["$b"]), data.get("len"), data.get("sha")))
     if "$s" in data:
-        return Value("$s", (str(data["$s"]), data.get("len")))
+        return Value("$s", (str(data["$s"]), data.get("len"), data.get("sha")))
     if "$e" in data:
         return Value("$e", (str(data["$e"]), decode(data.get("v")), bool(data.get("m"))))
     if "$y" in data:
@@ -190,7 +199,7 @@ def decode(data: Any) -> Any:
     if "$x" in data:
         return Value("$x", (str(data["$x"]), _frozen(decode(data.get("a")))), token)
     if "$h" in data:
-        return Value("$h", (str(data["$h"]), data.get("len")))
+        return Value("$h", (str(data["$h"]), data.get("len"), data.get("sha")))
     tag = next(iter(data), "$z")
     return Value("$z" if tag not in ("$cut",) else "$cut", str(data.get(tag)), token)
 

@@ -9,7 +9,8 @@ for every test and exit. So the tests never decide anything where that code runs
    expression is split into operands (the sides of comparisons, the terms of ``and`` and
    ``not``) joined by a predicate kept here. An operand built only from literals,
    immutable constants of the test, builtins and names imported from the package is
-   *pinned*: an expected value. The **candidate** program (run on the generated code)
+   *pinned*: an expected value (but not a side of ``is``: identity holds between objects
+   of one process, so both sides are observed in the same run). The **candidate** program (run on the generated code)
    evaluates and reports only the unpinned operands; the expected values are not in it.
    The **reference** program (run on the original code) reports every operand.
 2. Both run in the sandbox with ``_sb_harness.py``, which reports values as plain data.
@@ -35,7 +36,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .observations import MalformedTrace, TestTrace, decode, evaluate, read_trace
+from .observations import MalformedTrace, TestTrace, Value, decode, evaluate, read_trace
 
 _SAFE_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_")) - {
     "eval", "exec", "open", "input", "globals", "locals", "vars", "__import__", "breakpoint",
@@ -184,7 +185,11 @@ class _Rewriter(ast.NodeTransformer):
     def visit_Assert(self, node: ast.Assert) -> Any:
         def make() -> Check:
             predicate, operands = _operands(copy.deepcopy(node.test))
-            pinned = tuple(self.scope.pinned(op) for op in operands)
+            identity = _identity_operands(predicate)
+            # ``is`` holds between objects of one process: both sides are observed in
+            # the candidate's run, never one taken from the reference's.
+            pinned = tuple(self.scope.pinned(op) and i not in identity
+                           for i, op in enumerate(operands))
             if all(pinned):  # nothing observed of the code under test: observe it all
                 pinned = tuple(False for _ in pinned)
             source = ast.get_source_segment(self.code, node.test) or ast.unparse(node.test)
@@ -302,8 +307,10 @@ def _judge_check(check: Check, ref_values: list[Any], cand_values: list[Any]) ->
     unpinned = [i for i, pin in enumerate(check.pinned) if not pin]
     if len(ref_values) != len(check.pinned) or len(cand_values) != len(unpinned):
         return "the report has the wrong number of values"
-    ref = [decode(v) for v in ref_values]
-    cand = [decode(v) for v in cand_values]
+    # Identity marks count within one run only: an object of the candidate's run is
+    # never ``is`` an object of the reference run's.
+    ref = [_of_run(decode(v), "reference") for v in ref_values]
+    cand = [_of_run(decode(v), "candidate") for v in cand_values]
     operands = list(ref)
     for i, value in zip(unpinned, cand, strict=True):
         operands[i] = value
@@ -317,6 +324,26 @@ def _judge_check(check: Check, ref_values: list[Any], cand_values: list[Any]) ->
     if not any(check.pinned) and [ref[i] for i in unpinned] != cand:
         return f"got {_short(cand)}, the original code gives {_short([ref[i] for i in unpinned])}"
     return None
+
+
+def _identity_operands(predicate: ast.expr) -> set[int]:
+    """The operands (by index) on either side of an ``is`` or ``is not``."""
+    found: set[int] = set()
+    for node in ast.walk(predicate):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            for i, op in enumerate(node.ops):
+                if isinstance(op, (ast.Is, ast.IsNot)):
+                    for side in sides[i:i + 2]:
+                        if isinstance(side, ast.Name) and side.id.startswith("_sb_op"):
+                            found.add(int(side.id[len("_sb_op"):]))
+    return found
+
+
+def _of_run(value: Any, run: str) -> Any:
+    if isinstance(value, Value) and value.identity is not None:
+        return Value(value.tag, value.data, (run, value.identity))
+    return value
 
 
 def judge(compiled: list[CompiledTest], reference: str, candidate: str,
