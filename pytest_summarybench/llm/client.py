@@ -30,7 +30,7 @@ from .inflight import asingle_flight, single_flight
 from .limits import RateLimiter, Slot, limiter_for
 from .pricing import call_cost
 from .providers import connection_kwargs, endpoint, litellm, litellm_model_name
-from .redaction import neutralise
+from .redaction import neutralise, redact
 from .retry import (
     DEFAULT_POLICY,
     REJECTED_ANSWER_ATTEMPTS,
@@ -202,6 +202,9 @@ class _Call:
         problem = answer_problem(text, self.params.get("max_tokens"))
         if problem is not None:
             raise RejectedAnswer(problem)
+        # A provider may echo what it was sent, keys included: the answer is cached,
+        # stored as a summary and shown, so our secrets' values are masked in it first.
+        text = redact(text, shapes=False)
         usage = getattr(response, "usage", None)
         inp = _tokens(getattr(usage, "prompt_tokens", None))
         out = _tokens(getattr(usage, "completion_tokens", None))

@@ -74,6 +74,29 @@ def test_a_401_quoting_a_key_named_by_apikeyenv_reaches_no_output(
     assert errors and all("***" in e["examples"][0] for e in errors)
 
 
+def _echo_key_in_answer(body: dict[str, Any]) -> Reply:
+    """A provider that answers (200) with the key it was sent in the summary."""
+    return Reply(f"Summary: applies a pricing rule; by the way your key is {SECRET}.")
+
+
+def test_a_key_echoed_in_an_answer_is_stored_masked(
+        pytester: pytest.Pytester, fake_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Payload: the model under test answers every prompt with the key it was sent. The
+    summaries and the response cache hold the answer with the key masked, so a report
+    rebuilt later from the store (without the variable set) cannot show it either."""
+    server: FakeOpenAIServer = fake_server(respond=_echo_key_in_answer)
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    make_project(pytester, server.base_url)
+    result = run(pytester)
+    assert "INTERNALERROR" not in result.stdout.str()
+    out = pytester.path / "out"
+    stored = _store_text(out)
+    assert "your key is ***" in stored
+    assert SECRET not in stored
+    for path in output_files(out):
+        assert SECRET.encode() not in path.read_bytes(), f"{path.name} holds the key"
+
+
 def test_the_values_of_configured_key_variables_are_masked_whatever_their_name(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Payload: keys in variables whose names look like nothing secret (``TEAM_A_OPENAI``,
