@@ -80,13 +80,65 @@ def _stage(tmp: Path, script: str, files: Mapping[str, str],
     return inputs
 
 
+#: Waits for a line on stdin: "done" (the run cleaned up after itself) or end of file
+#: (the process that launched the run died, e.g. SIGKILL): then removes the run's staging
+#: directory ($1) and, once the sandbox's processes are gone (they die with their
+#: launcher), the launcher's sandbox cgroups (the patterns after it; sh expands them).
+_REAPER = r"""
+IFS= read -r line
+[ "$line" = done ] && exit 0
+rm -rf -- "$1"
+shift
+for try in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+  left=0
+  for pattern in "$@"; do
+    for group in $pattern; do
+      [ -d "$group" ] || continue
+      rmdir -- "$group" 2>/dev/null || left=1
+    done
+  done
+  [ "$left" = 0 ] && exit 0
+  sleep 0.5
+done
+"""
+
+
+def _reaper(tmp: Path) -> subprocess.Popen[bytes] | None:
+    """A small process that cleans up after the run if this process dies (see
+    ``_REAPER``); in a session of its own, so that it outlives a killed pytest."""
+    groups = [str(root / f"{_cgroup.PREFIX}{os.getpid()}-*") for root in
+              (_cgroup.V2_ROOT, *_cgroup.V1_ROOTS.values())]
+    try:
+        return subprocess.Popen(["sh", "-c", _REAPER, "summarybench-reaper", str(tmp),
+                                 *groups], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True, close_fds=True)
+    except OSError:
+        return None  # the sweep at the next run's start is the fallback
+
+
+def _dismiss(reaper: subprocess.Popen[bytes] | None) -> None:
+    if reaper is None or reaper.stdin is None:
+        return
+    with contextlib.suppress(OSError):
+        reaper.stdin.write(b"done\n")
+        reaper.stdin.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        reaper.wait(timeout=5)
+
+
 def launch(limits: SandboxLimits, boundary: str | None, script: str,
            files: Mapping[str, str], readonly_dirs: Mapping[str, Path]) -> SandboxResult:
     """Run ``script`` behind ``boundary`` (None: the process layers only), as asked."""
     _swept_once()
     tmp = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-"))
+    reaper = _reaper(tmp)
     try:
-        os.chmod(tmp, 0o755)
+        # Private to the run: the generated code and the task's package are nobody
+        # else's to read on a shared host (the sandbox's own user owns it as root).
+        os.chmod(tmp, 0o700)
+        if os.geteuid() == 0:
+            os.chown(tmp, NOBODY, NOBODY)
         inputs = _stage(tmp, script, files, readonly_dirs)
         seccomp_program = None
         if limits.seccomp:
@@ -96,6 +148,7 @@ def launch(limits: SandboxLimits, boundary: str | None, script: str,
         return _execute(tmp, inputs, limits, boundary, has_seccomp=seccomp_program is not None)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        _dismiss(reaper)
 
 
 @functools.cache

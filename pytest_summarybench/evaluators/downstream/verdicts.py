@@ -10,8 +10,9 @@ for every test and exit. So the tests never decide anything where that code runs
    ``not``) joined by a predicate kept here. An operand built only from literals,
    immutable constants of the test, builtins and names imported from the package is
    *pinned*: an expected value (but not a side of ``is``: identity holds between objects
-   of one process, so both sides are observed in the same run). The **candidate** program (run on the generated code)
-   evaluates and reports only the unpinned operands; the expected values are not in it.
+   of one process, so both sides are observed in the same run). The **candidate**
+   program (run on the generated code) evaluates and reports only the unpinned operands;
+   the expected values are not in it.
    The **reference** program (run on the original code) reports every operand.
 2. Both run in the sandbox with ``_sb_harness.py``, which reports values as plain data.
 3. ``judge`` decides each test here: the candidate must reach the same checks in the same
