@@ -61,8 +61,10 @@ def _stage(tmp: Path, script: str, files: Mapping[str, str],
     inputs = tmp / "inputs"
     inputs.mkdir()
     for name, src in readonly_dirs.items():
+        # Hidden files and folders stay out (.env, .git, .venv: a task's package folder
+        # may hold a project's secrets next to its code).
         shutil.copytree(src, inputs / name, symlinks=True,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
     for rel, text in {**files, "_sb_main.py": script}.items():
         target = inputs / rel
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -238,3 +238,20 @@ def test_the_sandbox_dies_with_a_killed_pytest(combo: str, tmp_path: Path) -> No
 def _groups_of(patterns: list[str]) -> list[Path]:
     return [g for root in (_cgroup.V2_ROOT, *_cgroup.V1_ROOTS.values()) if root.is_dir()
             for pattern in patterns for g in root.glob(pattern)]
+
+
+def test_hidden_files_of_the_package_stay_out(tmp_path: Path) -> None:
+    """Payload (adversarial pass of 2026-11-24): the task's package folder holds a
+    project's ``.env`` and ``.git/config``; the generated code looks for them."""
+    package = tmp_path / "pkg"
+    (package / ".git").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "code.py").write_text("X = 1\n")
+    (package / ".env").write_text("TOKEN=CANARY-PKGENV-77aa88bb\n")
+    (package / ".git" / "config").write_text("[remote] url=CANARY-GIT-0011\n")
+    result = run_sandboxed(textwrap.dedent("""
+        import os
+        found = sorted(os.listdir("pkg"))
+        print("FOUND", found, flush=True)
+        """), readonly_dirs={"pkg": package}, limits=limits_for("all"))
+    assert "FOUND ['__init__.py', 'code.py']" in result.stdout, result.stdout
