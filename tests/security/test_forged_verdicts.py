@@ -247,3 +247,107 @@ def test_values_too_large_to_report_are_compared_whole(function: str,
     forged = run_tests(_large_source(function), layout, [test], limits, target=function)
     assert honest.passed == 1, honest.results
     assert forged.passed == 0, forged.results
+
+
+# -- values of subclasses and ordered mappings (the second adversarial pass) -------------------
+TYPES = '''
+from collections import OrderedDict
+from decimal import Decimal
+
+
+class Cents(int):
+    pass
+
+
+class Tag(str):
+    def __eq__(self, other):
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+class Ratio(float):
+    pass
+
+
+class Blob(bytes):
+    pass
+
+
+class Money(Decimal):
+    pass
+
+
+class Base:
+    pass
+
+
+class Point(Base):
+    __slots__ = ("x", "y")
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __eq__(self, other):
+        return (self.x, self.y) == (other.x, other.y)
+
+
+class Page(list):
+    def __init__(self, items, number):
+        super().__init__(items)
+        self.number = number
+
+    def __eq__(self, other):
+        return list.__eq__(self, other) and self.number == other.number
+'''
+#: function -> (the original body, a wrong body of the same type, the test)
+SUBCLASS_CASES = {
+    "to_cents": ("return Cents(150)", "return Cents(999999)",
+                 "assert to_cents() == Cents(150)"),
+    "make_tag": ("return Tag('abc')", "return Tag('WRONG')",
+                 "assert make_tag() == Tag('abc')"),
+    "half": ("return Ratio(0.5)", "return Ratio(99.0)", "assert half() == Ratio(0.5)"),
+    "header": ("return Blob(b'HDR')", "return Blob(b'XXXXXX')",
+               "assert header() == Blob(b'HDR')"),
+    "price": ("return Money('9.99')", "return Money('0.01')",
+              "assert price() == Money('9.99')"),
+    "cents_list": ("return [Cents(1), Cents(2)]", "return [Cents(7), Cents(8)]",
+                   "assert cents_list() == [Cents(1), Cents(2)]"),
+    "make_point": ("return Point(1, 2)", "return Point(-5, -5)",
+                   "assert make_point() == Point(1, 2)"),
+    "ordered_pair": ("return OrderedDict([('a', 1), ('b', 2)])",
+                     "return OrderedDict([('b', 2), ('a', 1)])",
+                     "assert ordered_pair() == OrderedDict([('a', 1), ('b', 2)])"),
+    "page_two": ("return Page([1, 2], 2)", "return Page([1, 2], 7)",
+                 "assert page_two() == Page([1, 2], 2)"),
+}
+
+
+def _subclass_source(function: str, wrong: bool) -> str:
+    lines = ["from sub.types import *", ""]
+    for name, (right, bad, _test) in SUBCLASS_CASES.items():
+        body = bad if wrong and name == function else right
+        lines += [f"def {name}():", f"    {body}", "", ""]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("function", sorted(SUBCLASS_CASES))
+def test_subclass_values_and_mapping_order_are_compared(function: str,
+                                                        tmp_path: Any) -> None:
+    from pytest_summarybench.evaluators.downstream.tasks import TestCase
+
+    package = tmp_path / "code" / "sub"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "types.py").write_text(TYPES)
+    (package / "values.py").write_text(_subclass_source(function, wrong=False))
+    layout = package_layout(tmp_path / "code", "sub/values.py")
+    test = TestCase(name=function, code="from sub.values import *\nfrom sub.types import *\n"
+                    + SUBCLASS_CASES[function][2])
+    limits = SandboxLimits(**{**limits_for("all").__dict__, "wall_s": 20.0})
+    honest = run_tests(_subclass_source(function, wrong=False), layout, [test], limits,
+                       target=function)
+    forged = run_tests(_subclass_source(function, wrong=True), layout, [test], limits,
+                       target=function)
+    assert honest.passed == 1, honest.results
+    assert forged.passed == 0, forged.results

@@ -18,8 +18,11 @@ of all of it, so two such values are equal outside only when they are equal whol
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import decimal
 import enum
+import fractions
 import hashlib
 import json
 import os
@@ -73,6 +76,68 @@ def _rest(items: Any, depth: int, path: tuple[int, ...], ids: dict[int, int]) ->
     return _digest_of([dump(v, depth, path, ids, whole=True) for v in items])
 
 
+#: Built-in value types, each with how to read an instance of a subclass as that exact
+#: type through the base type's own code (a subclass's overrides do not change it).
+_BASES: tuple[tuple[type, Any], ...] = (
+    (int, int.__int__), (float, float.__float__), (complex, lambda v: complex(
+        float.__float__(v.real), float.__float__(v.imag))),
+    (str, str.__str__), (bytes, lambda v: bytes(memoryview(v))),
+    (bytearray, lambda v: bytes(memoryview(v))),
+    (decimal.Decimal, lambda v: decimal.Decimal(decimal.Decimal.__str__(v))),
+    (fractions.Fraction, lambda v: fractions.Fraction(fractions.Fraction.__str__(v))),
+    (list, list.copy), (tuple, lambda v: tuple(tuple.__iter__(v))),
+    (dict, lambda v: dict(dict.items(v))), (set, lambda v: set(set.__iter__(v))),
+    (frozenset, lambda v: frozenset(frozenset.__iter__(v))))
+
+
+def _own_state(value: Any) -> list[tuple[str, Any]]:
+    """An object's own state: its instance attributes and its slots' values (read past
+    any ``__getattribute__`` of its class)."""
+    attrs: list[tuple[str, Any]] = []
+    try:
+        own = object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        own = None
+    if isinstance(own, dict):
+        attrs += [(str(k), v) for k, v in own.items() if not str(k).startswith("__")]
+    for cls in type(value).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if not isinstance(name, str) or name in ("__dict__", "__weakref__"):
+                continue
+            if name.startswith("__") and not name.endswith("__"):
+                name = f"_{cls.__name__.lstrip('_')}{name}"
+            try:
+                attrs.append((name, object.__getattribute__(value, name)))
+            except AttributeError:
+                continue  # a slot never set
+    return attrs
+
+
+def _builtin_base(value: Any) -> tuple[type, Any] | None:
+    """(base type, the value as that exact type) of an instance of a subclass of a
+    built-in value type; None for anything else."""
+    for base, read in _BASES:
+        if isinstance(value, base) and type(value) is not base:
+            return base, read(value)
+    return None
+
+
+def _own_eq(kind: type, base: type) -> bool:
+    """Whether ``kind`` (a subclass of ``base``) defines equality of its own."""
+    return any("__eq__" in cls.__dict__ for cls in kind.__mro__
+               if cls is not base and issubclass(cls, base) and cls is not object)
+
+
+def _fields(attrs: list[tuple[str, Any]], depth: int, path: tuple[int, ...],
+            ids: dict[int, int], whole: bool, items: int | None) -> dict[str, Any]:
+    fields = {k: dump(v, depth + 1, path, ids, whole) for k, v in attrs[:items]}
+    if items is not None and len(attrs) > items:
+        fields["$rest"] = {"$r": _rest([list(kv) for kv in attrs[items:]], depth + 1,
+                                       path, ids), "len": len(attrs)}
+    return fields
+
+
 def dump(value: Any, depth: int = 0, path: tuple[int, ...] = (),
          ids: dict[int, int] | None = None, whole: bool = False) -> Any:
     """``value`` as plain JSON data that keeps what equality depends on (bounded; past
@@ -117,6 +182,22 @@ def dump(value: Any, depth: int = 0, path: tuple[int, ...] = (),
                 "m": mixin}
     if isinstance(value, type):
         return {"$y": _qualname(value)}
+    based = _builtin_base(value)
+    if based is not None:
+        base, plain = based
+        attrs = _own_state(value)
+        if not attrs and not _own_eq(type(value), base):
+            # Compares as its base value in Python (a namedtuple as a tuple, an int
+            # subclass as the int): reported as that value.
+            return dump(plain, depth, path[:-1], ids, whole)
+        # Its own state or its own equality: the class, the base value and the state,
+        # all of which must match (an OrderedDict's order too).
+        token = ids.setdefault(id(value), len(ids))
+        fields = _fields(attrs, depth, path, ids, whole, items)
+        if isinstance(value, collections.OrderedDict):
+            fields["$order"] = dump(list(value.keys()), depth + 1, path, ids, whole)
+        return {"$o": _qualname(value), "f": {**fields, "$base": dump(
+            plain, depth + 1, path, ids, whole)}, "#": token}
     if isinstance(value, (list, tuple)):  # namedtuples compare as tuples
         head = [dump(v, depth + 1, path, ids, whole) for v in value[:items]]
         out: Any = head if isinstance(value, list) else {"$t": head}
@@ -148,14 +229,11 @@ def dump(value: Any, depth: int = 0, path: tuple[int, ...] = (),
         fields = {f.name: dump(getattr(value, f.name, None), depth + 1, path, ids, whole)
                   for f in dataclasses.fields(value) if f.compare}
         return {"$o": _qualname(value), "f": fields, "#": token}
-    if hasattr(value, "__dict__") and not callable(value) and not isinstance(
+    attrs = _own_state(value)
+    if (attrs or hasattr(value, "__dict__")) and not callable(value) and not isinstance(
             value, type(sys)):
-        attrs = [(str(k), v) for k, v in vars(value).items() if not str(k).startswith("__")]
-        fields = {k: dump(v, depth + 1, path, ids, whole) for k, v in attrs[:items]}
-        if items is not None and len(attrs) > items:
-            fields["$rest"] = {"$r": _rest([list(kv) for kv in attrs[items:]], depth + 1,
-                                           path, ids), "len": len(attrs)}
-        return {"$o": _qualname(value), "f": fields, "#": token}
+        return {"$o": _qualname(value), "f": _fields(attrs, depth, path, ids, whole, items),
+                "#": token}
     return {"$z": _qualname(value), "#": token}
 
 
