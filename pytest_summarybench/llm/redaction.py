@@ -14,8 +14,8 @@ keys by the *name* of their variable missed keys named like ``OPENAI_KEY_TEAM_A`
   ``PASSWORD``, ``CREDENTIAL``, ``AUTH``... anywhere in the name), from 8 characters, so
   that ``FEATURE_KEY=true`` does not mask "true" everywhere;
 
-in their plain, JSON-escaped, URL-encoded and HTML-escaped forms, plus anything shaped like
-a key or a bearer token. ``neutralise`` turns C0/C1 control characters (but newline and
+in their plain, JSON-escaped, percent-encoded and HTML-escaped forms, in any case, plus
+anything shaped like a key or a bearer token. ``neutralise`` turns C0/C1 control characters (but newline and
 tab), escape sequences, bidirectional overrides and lone surrogates into visible ``\\x1b``
 style text, so that an answer cannot clear a screen, write the clipboard (OSC 52) or hide
 text in a report. ``scrub`` does both and bounds the length.
@@ -133,7 +133,19 @@ def _value_pattern(values: tuple[str, ...]) -> re.Pattern[str] | None:
     forms.discard("")
     if not forms:
         return None
-    return re.compile("|".join(re.escape(f) for f in sorted(forms, key=lambda f: -len(f))))
+    alternatives = [re.escape(f) for f in sorted(forms, key=lambda f: -len(f))]
+    # Any percent-encoding of it, each character written as is or as %XX (a quoting
+    # other than ours: "%2D" for "-"); letters and hex digits in either case.
+    alternatives += [_percent_tolerant(v.strip()) for v in values if v.strip()]
+    return re.compile("|".join(alternatives), re.IGNORECASE)
+
+
+def _percent_tolerant(value: str) -> str:
+    parts = []
+    for ch in value:
+        encoded = "".join(f"%{byte:02x}" for byte in ch.encode("utf-8"))
+        parts.append(f"(?:{re.escape(ch)}|{encoded})")
+    return "".join(parts)
 
 
 def redact(text: str, *, shapes: bool = True) -> str:

@@ -112,6 +112,17 @@ def test_the_values_of_configured_key_variables_are_masked_whatever_their_name(
     assert text.count("***") == 3
 
 
+def test_other_spellings_of_a_key_are_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Payload (second adversarial pass): the key percent-encoded otherwise than
+    ``quote`` does (``%2D`` for ``-``), partly encoded, and in upper case."""
+    key = "canary-7f3a9c-not-a-real-key"
+    monkeypatch.setenv("MY_SERVICE_KEY", key)
+    spellings = ["canary%2D7f3a9c%2Dnot%2Da%2Dreal%2Dkey", "canary-7f3a9c%2dnot-a-real-key",
+                 "%63anary-7f3a9c-not-a-real-key", key.upper()]
+    text = redact(" | ".join(spellings))
+    assert text == " | ".join(["***"] * len(spellings)), text
+
+
 def test_secret_looking_variables_are_masked_by_value_with_sensible_lengths(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Payload: a key in ``MY_SERVICE_KEY_TEAM_B`` (KEY in the middle of the name) and in
