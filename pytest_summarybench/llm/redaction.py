@@ -15,10 +15,10 @@ keys by the *name* of their variable missed keys named like ``OPENAI_KEY_TEAM_A`
   that ``FEATURE_KEY=true`` does not mask "true" everywhere;
 
 in their plain, JSON-escaped, percent-encoded and HTML-escaped forms, in any case, plus
-anything shaped like a key or a bearer token. ``neutralise`` turns C0/C1 control characters (but newline and
-tab), escape sequences, bidirectional overrides and lone surrogates into visible ``\\x1b``
-style text, so that an answer cannot clear a screen, write the clipboard (OSC 52) or hide
-text in a report. ``scrub`` does both and bounds the length.
+anything shaped like a key or a bearer token. ``neutralise`` turns C0/C1 control
+characters (but newline and tab), escape sequences, bidirectional overrides and lone
+surrogates into visible ``\\x1b`` style text, so that an answer cannot clear a screen,
+write the clipboard (OSC 52) or hide text in a report. ``scrub`` does both and bounds the length.
 """
 
 from __future__ import annotations
