@@ -230,21 +230,29 @@ def _large_source(replaced: str | None) -> str:
         LARGE_ORIGINAL[end:]
 
 
+def _honest_and_forged(root: Any, package: str, modules: dict[str, str], honest: str,
+                       forged: str, function: str, test_code: str) -> tuple[Any, Any]:
+    """The test runs of ``function`` in ``package.values`` (its other modules as given),
+    against the honest source and the forged one."""
+    from pytest_summarybench.evaluators.downstream.tasks import TestCase
+
+    folder = root / "code" / package
+    folder.mkdir(parents=True)
+    for name, text in {"__init__": "", "values": honest, **modules}.items():
+        (folder / f"{name}.py").write_text(text)
+    layout = package_layout(root / "code", f"{package}/values.py")
+    test = TestCase(name=function, code=test_code)
+    limits = SandboxLimits(**{**limits_for("all").__dict__, "wall_s": 20.0})
+    return tuple(run_tests(source, layout, [test], limits, target=function)  # type: ignore[return-value]
+                 for source in (honest, forged))
+
+
 @pytest.mark.parametrize("function", sorted(LARGE_FORGERS))
 def test_values_too_large_to_report_are_compared_whole(function: str,
                                                        tmp_path: Any) -> None:
-    from pytest_summarybench.evaluators.downstream.tasks import TestCase
-
-    package = tmp_path / "code" / "large"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "values.py").write_text(LARGE_ORIGINAL)
-    (package / "config.py").write_text(CONFIG)
-    layout = package_layout(tmp_path / "code", "large/values.py")
-    test = TestCase(name=function, code=f"from large.values import *\n{LARGE_TESTS[function]}")
-    limits = SandboxLimits(**{**limits_for("all").__dict__, "wall_s": 20.0})
-    honest = run_tests(_large_source(None), layout, [test], limits, target=function)
-    forged = run_tests(_large_source(function), layout, [test], limits, target=function)
+    honest, forged = _honest_and_forged(
+        tmp_path, "large", {"config": CONFIG}, _large_source(None), _large_source(function),
+        function, f"from large.values import *\n{LARGE_TESTS[function]}")
     assert honest.passed == 1, honest.results
     assert forged.passed == 0, forged.results
 
@@ -334,20 +342,9 @@ def _subclass_source(function: str, wrong: bool) -> str:
 @pytest.mark.parametrize("function", sorted(SUBCLASS_CASES))
 def test_subclass_values_and_mapping_order_are_compared(function: str,
                                                         tmp_path: Any) -> None:
-    from pytest_summarybench.evaluators.downstream.tasks import TestCase
-
-    package = tmp_path / "code" / "sub"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "types.py").write_text(TYPES)
-    (package / "values.py").write_text(_subclass_source(function, wrong=False))
-    layout = package_layout(tmp_path / "code", "sub/values.py")
-    test = TestCase(name=function, code="from sub.values import *\nfrom sub.types import *\n"
-                    + SUBCLASS_CASES[function][2])
-    limits = SandboxLimits(**{**limits_for("all").__dict__, "wall_s": 20.0})
-    honest = run_tests(_subclass_source(function, wrong=False), layout, [test], limits,
-                       target=function)
-    forged = run_tests(_subclass_source(function, wrong=True), layout, [test], limits,
-                       target=function)
+    honest, forged = _honest_and_forged(
+        tmp_path, "sub", {"types": TYPES}, _subclass_source(function, wrong=False),
+        _subclass_source(function, wrong=True), function,
+        "from sub.values import *\nfrom sub.types import *\n" + SUBCLASS_CASES[function][2])
     assert honest.passed == 1, honest.results
     assert forged.passed == 0, forged.results
