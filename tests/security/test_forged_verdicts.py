@@ -348,3 +348,69 @@ def test_subclass_values_and_mapping_order_are_compared(function: str,
         "from sub.values import *\nfrom sub.types import *\n" + SUBCLASS_CASES[function][2])
     assert honest.passed == 1, honest.results
     assert forged.passed == 0, forged.results
+
+
+# -- state the encoding cannot see, and look-alike classes (the third adversarial pass) ---------
+OBJECTS = '''
+class Box:
+    def __init__(self, v):
+        self.get = lambda: v
+
+    def __eq__(self, other):
+        return self.get() == other.get()
+
+
+class Node:
+    def __init__(self, value):
+        self.value = value
+
+
+ROOT = Node(1)
+
+
+class Point:
+    __slots__ = ("x", "y")
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __eq__(self, other):
+        return isinstance(other, Point) and (self.x, self.y) == (other.x, other.y)
+'''
+LOOK_ALIKE = """class Point:
+        __slots__ = ("x", "y")
+
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+    Point.__module__ = "obj.types"
+    Point.__qualname__ = "Point"
+    return Point(1, 2)"""
+#: function -> (the original body, a wrong body, the test); Box's state is in a closure
+#: (the encoding sees a function), Node keeps identity equality, the look-alike Point
+#: copies the real one's module and name.
+STATE_CASES = {
+    "make_box": ("return Box(5)", "return Box(6)", "assert make_box() == Box(5)"),
+    "root": ("return ROOT", "return Node(1)", "assert root() == ROOT"),
+    "make_point": ("return Point(1, 2)", LOOK_ALIKE, "assert make_point() == Point(1, 2)"),
+}
+
+
+def _state_source(function: str, wrong: bool) -> str:
+    lines = ["from obj.types import *", ""]
+    for name, (right, bad, _test) in STATE_CASES.items():
+        body = bad if wrong and name == function else right
+        lines += [f"def {name}():", f"    {body}", "", ""]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("function", sorted(STATE_CASES))
+def test_hidden_state_identity_and_look_alike_classes(function: str, tmp_path: Any) -> None:
+    honest, forged = _honest_and_forged(
+        tmp_path, "obj", {"types": OBJECTS}, _state_source(function, wrong=False),
+        _state_source(function, wrong=True), function,
+        "from obj.values import *\nfrom obj.types import *\n" + STATE_CASES[function][2])
+    assert forged.passed == 0, forged.results
+    # Box's state cannot be encoded, so its honest check cannot be decided either (it
+    # fails for every model alike); the others pass.
+    assert honest.passed == (0 if function == "make_box" else 1), honest.results

@@ -38,8 +38,23 @@ _state: dict[str, Any] = {"fd": None, "test": -1}
 
 
 def _qualname(obj: Any) -> str:
+    """Where ``obj``'s class is defined; ``!`` after it when the class is not what that
+    place holds (a look-alike that copied another class's module and name)."""
     cls = obj if isinstance(obj, type) else type(obj)
-    return f"{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', cls.__name__)}"
+    module = str(getattr(cls, "__module__", "?"))
+    qualname = str(getattr(cls, "__qualname__", cls.__name__))
+    name = f"{module}.{qualname}"
+    if "<locals>" in qualname:
+        return name  # nowhere to look it up
+    found: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None) if found is not None else None
+    return name if found is cls else name + "!"
+
+
+def _identity_eq(value: Any) -> bool:
+    """Whether ``==`` on ``value`` is Python's default, identity."""
+    return type(value).__eq__ is object.__eq__
 
 
 def _key(encoded: Any) -> str:
@@ -222,18 +237,21 @@ def dump(value: Any, depth: int = 0, path: tuple[int, ...] = (),
             return {"$d": pairs}
         return {"$d": pairs[:items], "len": len(pairs), "sha": _digest_of(pairs[items:])}
     token = ids.setdefault(id(value), len(ids))
+    # "id": its class keeps Python's identity equality (exceptions too): equal only to
+    # itself, not to an object of the same content.
+    same = {"id": 1} if _identity_eq(value) else {}
     if isinstance(value, BaseException):
         return {"$x": _qualname(value), "a": dump(list(value.args), depth + 1, path, ids,
-                                                  whole), "#": token}
+                                                  whole), "#": token, **same}
     if dataclasses.is_dataclass(value):
         fields = {f.name: dump(getattr(value, f.name, None), depth + 1, path, ids, whole)
                   for f in dataclasses.fields(value) if f.compare}
-        return {"$o": _qualname(value), "f": fields, "#": token}
+        return {"$o": _qualname(value), "f": fields, "#": token, **same}
     attrs = _own_state(value)
     if (attrs or hasattr(value, "__dict__")) and not callable(value) and not isinstance(
             value, type(sys)):
         return {"$o": _qualname(value), "f": _fields(attrs, depth, path, ids, whole, items),
-                "#": token}
+                "#": token, **same}
     return {"$z": _qualname(value), "#": token}
 
 

@@ -322,7 +322,7 @@ def _judge_check(check: Check, ref_values: list[Any], cand_values: list[Any]) ->
             return f"got {_short(cand)}"
     except (TypeError, ValueError, IndexError, ArithmeticError) as exc:
         return f"cannot be decided on the reported values ({exc})"
-    if not any(check.pinned) and [ref[i] for i in unpinned] != cand:
+    if not any(check.pinned) and not _same_observations([ref[i] for i in unpinned], cand):
         return f"got {_short(cand)}, the original code gives {_short([ref[i] for i in unpinned])}"
     return None
 
@@ -341,9 +341,18 @@ def _identity_operands(predicate: ast.expr) -> set[int]:
     return found
 
 
+def _same_observations(ref: list[Any], cand: list[Any]) -> bool:
+    """Whether the candidate observed what the original code did: values of equal
+    content (objects of two runs are never the same object)."""
+    def content(value: Any) -> Any:
+        return Value(value.tag, value.data) if isinstance(value, Value) else value
+    return [content(v) for v in ref] == [content(v) for v in cand]
+
+
 def _of_run(value: Any, run: str) -> Any:
     if isinstance(value, Value) and value.identity is not None:
-        return Value(value.tag, value.data, (run, value.identity))
+        return Value(value.tag, value.data, (run, value.identity),
+                     identity_eq=value.identity_eq)
     return value
 
 
