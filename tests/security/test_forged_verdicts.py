@@ -331,12 +331,19 @@ SUBCLASS_CASES = {
 }
 
 
-def _subclass_source(function: str, wrong: bool) -> str:
-    lines = ["from sub.types import *", ""]
-    for name, (right, bad, _test) in SUBCLASS_CASES.items():
+def _cases_source(cases: dict[str, tuple[str, str, str]], types: str, function: str,
+                  wrong: bool) -> str:
+    """A ``values`` module with every case's function, ``function`` the wrong one if
+    ``wrong``."""
+    lines = [f"from {types} import *", ""]
+    for name, (right, bad, _test) in cases.items():
         body = bad if wrong and name == function else right
         lines += [f"def {name}():", f"    {body}", "", ""]
     return "\n".join(lines)
+
+
+def _subclass_source(function: str, wrong: bool) -> str:
+    return _cases_source(SUBCLASS_CASES, "sub.types", function, wrong)
 
 
 @pytest.mark.parametrize("function", sorted(SUBCLASS_CASES))
@@ -397,11 +404,7 @@ STATE_CASES = {
 
 
 def _state_source(function: str, wrong: bool) -> str:
-    lines = ["from obj.types import *", ""]
-    for name, (right, bad, _test) in STATE_CASES.items():
-        body = bad if wrong and name == function else right
-        lines += [f"def {name}():", f"    {body}", "", ""]
-    return "\n".join(lines)
+    return _cases_source(STATE_CASES, "obj.types", function, wrong)
 
 
 @pytest.mark.parametrize("function", sorted(STATE_CASES))
