@@ -417,3 +417,105 @@ def test_hidden_state_identity_and_look_alike_classes(function: str, tmp_path: A
     # Box's state cannot be encoded, so its honest check cannot be decided either (it
     # fails for every model alike); the others pass.
     assert honest.passed == (0 if function == "make_box" else 1), honest.results
+
+
+# -- reading values the code under test patched (the fourth adversarial pass) ---------------------
+PATCHED = '''
+from dataclasses import dataclass
+
+
+class Only:
+    def __init__(self, n):
+        self.n = n
+
+    def __eq__(self, other):
+        return isinstance(other, Only) and self.n == other.n
+
+
+class Cfg:
+    def __init__(self, data, version):
+        self.data, self.version = data, version
+
+    def __eq__(self, other):
+        return (self.data, self.version) == (other.data, other.version)
+
+
+class Point:
+    __slots__ = ("x", "y")
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __eq__(self, other):
+        return (self.x, self.y) == (other.x, other.y)
+
+
+@dataclass
+class Item:
+    name: str
+    qty: int
+'''
+LIE = """class Lie(dict):
+        def items(self):
+            return [("data", {"k": 1}), ("version", 3)]
+
+        def keys(self):
+            return ["data", "version"]
+
+        def __iter__(self):
+            return iter(["data", "version"])
+
+        def __getitem__(self, key):
+            return dict(self.items())[key]
+
+    o = Cfg({"k": 1}, 4)
+    o.__dict__ = Lie(o.__dict__)
+    return o"""
+SPOOF = """import sys
+
+    class Only:
+        def __init__(self, n):
+            self.n = n
+
+        def __eq__(self, other):
+            return False
+
+    Only.__module__, Only.__qualname__ = "pat.types", "Only"
+    sys.modules["pat.types"].Only = Only
+    return Only(4)"""
+#: function -> (the original body, a wrong body, the test)
+PATCH_CASES = {
+    "only": ("return Only(4)", SPOOF, "assert only() == Only(4)"),
+    "make_cfg": ("return Cfg({'k': 1}, 3)", LIE, "assert make_cfg() == Cfg({'k': 1}, 3)"),
+    "make_point": ("return Point(1, 2)",
+                   "p = Point(1, 99)\n"
+                   "    Point.y = property(lambda s: 2, lambda s, v: None)\n    return p",
+                   "assert make_point() == Point(1, 2)"),
+    "make_item": ("return Item('a', 2)",
+                  "o = Item('a', 3)\n    real = Item.__getattribute__\n"
+                  "    Item.__getattribute__ = lambda s, n: 2 if n == 'qty' else real(s, n)\n"
+                  "    return o",
+                  "assert make_item() == Item('a', 2)"),
+}
+
+
+@pytest.mark.parametrize("function", sorted(PATCH_CASES))
+def test_values_are_read_past_what_the_code_patched(function: str, tmp_path: Any) -> None:
+    honest, forged = _honest_and_forged(
+        tmp_path, "pat", {"types": PATCHED},
+        _cases_source(PATCH_CASES, "pat.types", function, wrong=False),
+        _cases_source(PATCH_CASES, "pat.types", function, wrong=True), function,
+        f"from pat.values import {function}\nfrom pat.types import Cfg, Item, Only, Point\n"
+        + PATCH_CASES[function][2])
+    assert honest.passed == 1, honest.results
+    assert forged.passed == 0, forged.results
+
+
+def test_a_report_of_a_check_that_does_not_exist_is_a_failure_not_an_error() -> None:
+    from pytest_summarybench.evaluators.downstream.verdicts import compile_tests, judge
+
+    compiled = compile_tests([("t", "from m import f\nassert f() == 1", "f")])
+    reference = '{"t":0,"start":1}\n{"t":0,"c":0,"o":[1]}\n{"t":0,"end":1}\n'
+    forged = '{"t":0,"start":1}\n{"t":0,"c":7,"o":[1]}\n{"t":0,"end":1}\n'
+    [verdict] = judge(compiled, reference, forged, None)
+    assert not verdict.passed and "tampered" in (verdict.error or "")

@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import sys
+import types
 from typing import Any
 
 MAX_DEPTH = 12
@@ -34,7 +35,7 @@ MAX_ITEMS = 2000
 MAX_STR = 20000
 MAX_INT_DIGITS = 1000
 
-_state: dict[str, Any] = {"fd": None, "test": -1}
+_state: dict[str, Any] = {"fd": None, "test": -1, "targets": frozenset()}
 
 
 def _qualname(obj: Any) -> str:
@@ -50,6 +51,69 @@ def _qualname(obj: Any) -> str:
     for part in qualname.split("."):
         found = getattr(found, part, None) if found is not None else None
     return name if found is cls else name + "!"
+
+
+def _code_key(code: types.CodeType) -> str:
+    parts = [code.co_code, repr(code.co_names).encode(), repr(code.co_varnames).encode()]
+    for const in code.co_consts:
+        parts.append(_code_key(const).encode() if isinstance(const, types.CodeType)
+                     else repr(const).encode("utf-8", "backslashreplace")[:400])
+    return _digest(*parts)
+
+
+def _read(owner: type, name: str, obj: Any) -> Any:
+    """Attribute ``name`` of ``obj`` through ``owner``'s own descriptor (whatever the
+    object's class put in its place)."""
+    descriptor: Any = type.__getattribute__(owner, "__dict__")[name]
+    return descriptor.__get__(obj, owner)
+
+
+def _member_key(member: Any) -> str:
+    """What a class attribute does: a function's code (and defaults), a property's
+    functions, a slot; other values by type only (a counter may change)."""
+    kind = type(member)
+    if kind in (staticmethod, classmethod):
+        return kind.__name__ + ":" + _member_key(_read(kind, "__func__", member))
+    if kind is property:
+        return "property:" + "|".join(
+            _member_key(f) if f is not None else "-"
+            for f in (_read(property, name, member) for name in ("fget", "fset", "fdel")))
+    if kind is types.FunctionType:
+        code = _read(types.FunctionType, "__code__", member)
+        defaults = _read(types.FunctionType, "__defaults__", member)
+        return "function:" + _code_key(code) + ":" + repr(defaults)[:400]
+    if kind is _MEMBER:
+        return "slot"
+    return "value:" + _qualname(kind)
+
+
+def _class_key(cls: type) -> str:
+    """A digest of what ``cls`` and its bases (below ``object``) do, the method under
+    test left out: equal in two runs only for the same class, unchanged. A class the code
+    under test patched (a property in place of a slot, another ``__eq__``) or a
+    look-alike put where the real one was differs."""
+    parts = []
+    for klass in type.__getattribute__(cls, "__mro__"):
+        if klass is object or klass.__module__ == "builtins":
+            continue
+        qualname = str(type.__getattribute__(klass, "__qualname__"))
+        members = type.__getattribute__(klass, "__dict__")
+        for name in sorted(members, key=str):
+            if name in ("__dict__", "__weakref__", "__doc__", "__module__", "__qualname__") \
+                    or f"{qualname}.{name}" in _state["targets"]:
+                continue
+            parts.append(f"{qualname}.{name}={_member_key(members[name])}".encode(
+                "utf-8", "backslashreplace"))
+    return _digest(*parts)[:16]
+
+
+def _class_name(value: Any) -> str:
+    """``_qualname`` and, for a class of the code (not a built-in one), its digest."""
+    name = _qualname(value)
+    cls = type(value)
+    if cls.__module__ in ("builtins",) or not isinstance(cls, type):
+        return name
+    return f"{name}@{_class_key(cls)}"
 
 
 def _identity_eq(value: Any) -> bool:
@@ -114,19 +178,39 @@ def _own_state(value: Any) -> list[tuple[str, Any]]:
     except AttributeError:
         own = None
     if isinstance(own, dict):
-        attrs += [(str(k), v) for k, v in own.items() if not str(k).startswith("__")]
-    for cls in type(value).__mro__:
-        slots = cls.__dict__.get("__slots__", ())
+        # The dict's own items, whatever a dict subclass put in place of its methods.
+        attrs += [(str(k), v) for k, v in dict.items(own) if not str(k).startswith("__")]
+    for cls in type.__getattribute__(type(value), "__mro__"):
+        slots = type.__getattribute__(cls, "__dict__").get("__slots__", ())
         for name in (slots,) if isinstance(slots, str) else slots:
             if not isinstance(name, str) or name in ("__dict__", "__weakref__"):
                 continue
             if name.startswith("__") and not name.endswith("__"):
                 name = f"_{cls.__name__.lstrip('_')}{name}"
+            slot = type.__getattribute__(cls, "__dict__").get(name)
+            if type(slot) is not _MEMBER:
+                # The slot's descriptor was replaced after the class was made (a
+                # property lying about the value): the object is not what it was.
+                attrs.append((name, _Tampered()))
+                continue
             try:
-                attrs.append((name, object.__getattribute__(value, name)))
+                attrs.append((name, _MEMBER.__get__(slot, value, type(value))))
             except AttributeError:
                 continue  # a slot never set
     return attrs
+
+
+class _Slotted:
+    __slots__ = ("x",)
+
+
+#: The type of a slot's descriptor.
+_MEMBER = type(_Slotted.__dict__["x"])
+
+
+class _Tampered:
+    """Stands for a value that was read through something the code under test replaced;
+    it encodes as nothing else does (``$z``), so it equals nothing."""
 
 
 def _builtin_base(value: Any) -> tuple[type, Any] | None:
@@ -211,7 +295,7 @@ def dump(value: Any, depth: int = 0, path: tuple[int, ...] = (),
         fields = _fields(attrs, depth, path, ids, whole, items)
         if isinstance(value, collections.OrderedDict):
             fields["$order"] = dump(list(value.keys()), depth + 1, path, ids, whole)
-        return {"$o": _qualname(value), "f": {**fields, "$base": dump(
+        return {"$o": _class_name(value), "f": {**fields, "$base": dump(
             plain, depth + 1, path, ids, whole)}, "#": token}
     if isinstance(value, (list, tuple)):  # namedtuples compare as tuples
         head = [dump(v, depth + 1, path, ids, whole) for v in value[:items]]
@@ -244,14 +328,17 @@ def dump(value: Any, depth: int = 0, path: tuple[int, ...] = (),
         return {"$x": _qualname(value), "a": dump(list(value.args), depth + 1, path, ids,
                                                   whole), "#": token, **same}
     if dataclasses.is_dataclass(value):
-        fields = {f.name: dump(getattr(value, f.name, None), depth + 1, path, ids, whole)
+        # Fields read from the object's own state, not through its class's attribute
+        # lookup (which the code under test can replace).
+        state = dict(_own_state(value))
+        fields = {f.name: dump(state.get(f.name), depth + 1, path, ids, whole)
                   for f in dataclasses.fields(value) if f.compare}
-        return {"$o": _qualname(value), "f": fields, "#": token, **same}
+        return {"$o": _class_name(value), "f": fields, "#": token, **same}
     attrs = _own_state(value)
     if (attrs or hasattr(value, "__dict__")) and not callable(value) and not isinstance(
             value, type(sys)):
-        return {"$o": _qualname(value), "f": _fields(attrs, depth, path, ids, whole, items),
-                "#": token, **same}
+        return {"$o": _class_name(value), "f": _fields(attrs, depth, path, ids, whole,
+                                                        items), "#": token, **same}
     return {"$z": _qualname(value), "#": token}
 
 
@@ -280,9 +367,11 @@ def _describe(exc: BaseException) -> str:
     return text[:300]
 
 
-def main(tests: list[tuple[str, str]], fd: int) -> None:
-    """Run each (name, code) in a fresh namespace, in order, reporting on ``fd``."""
+def main(tests: list[tuple[str, str]], fd: int, targets: list[str] | None = None) -> None:
+    """Run each (name, code) in a fresh namespace, in order, reporting on ``fd``;
+    ``targets``: the qualified names of the functions under test."""
     _state["fd"] = fd
+    _state["targets"] = frozenset(targets or ())
     harness = sys.modules[__name__]
     for index, (name, code) in enumerate(tests):
         _state["test"] = index

@@ -69,6 +69,8 @@ class CompiledTest:
     candidate: str
     reference: str
     checks: list[Check] = field(default_factory=list)
+    target: str = ""
+    """The qualified name of the function or method under test."""
 
 
 def _operands(node: ast.expr) -> tuple[ast.expr, list[ast.expr]]:
@@ -235,16 +237,17 @@ def compile_tests(tests: list[tuple[str, str, str]]) -> list[CompiledTest]:
             rewritten = _Rewriter(scope, code, reference, checks).visit(copy.deepcopy(tree))
             programs.append(ast.unparse(ast.fix_missing_locations(rewritten)))
         out.append(CompiledTest(name=name, candidate=programs[0], reference=programs[1],
-                                checks=checks))
+                                checks=checks, target=target))
     return out
 
 
 def harness_program(compiled: list[CompiledTest], *, reference: bool) -> str:
     """The ``_sb_main.py`` of a run: the harness runs the rewritten tests."""
     tests = [(t.name, t.reference if reference else t.candidate) for t in compiled]
+    targets = sorted({t.target for t in compiled if t.target})
     return ("import _sb_harness\n"
             f"_sb_harness.main(__import__('json').loads({json.dumps(json.dumps(tests))}), "
-            "channel_fd)\n")
+            f"channel_fd, {targets!r})\n")
 
 
 # -- judging --------------------------------------------------------------------------------
@@ -371,7 +374,13 @@ def judge(compiled: list[CompiledTest], reference: str, candidate: str,
                 for t in compiled]
     verdicts = []
     for test, r, c in zip(compiled, ref, cand, strict=True):
-        verdict = _judge_one(test, r, c)
+        try:
+            verdict = _judge_one(test, r, c)
+        except (IndexError, KeyError, TypeError, ValueError) as exc:
+            # A report the harness never writes (a check number that does not exist):
+            # the code under test wrote on the channel. A failure, never an error.
+            verdict = TestVerdict(test.name, False, "the test run's report was tampered "
+                                                    f"with: {type(exc).__name__}")
         if not verdict.passed and run_failure and not c.ended and not c.error:
             verdict.error = f"not run to the end: {run_failure}"
         verdicts.append(verdict)
