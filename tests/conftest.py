@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -60,3 +61,13 @@ def fake_server() -> Iterator[Callable[..., FakeOpenAIServer]]:
     yield start
     for server in servers:
         server.stop()
+
+
+@pytest.fixture
+def refusing_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that refuses connections: bound (so nobody else takes it) but
+    not listening, so the kernel answers a connect with a reset."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    yield sock.getsockname()[1]
+    sock.close()

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.project import write_bench_module
+from tests.fakes.project import write_bench_module, write_code
 from tests.fakes.scripted_provider import ScriptedProvider
 from tests.reliability.project import function_source
 
@@ -43,9 +43,7 @@ def provider() -> Iterator[tuple[FakeOpenAIServer, ScriptedProvider]]:
 
 
 def _project(pytester: pytest.Pytester, base_url: str) -> None:
-    code = pytester.path / "code" / "rules.py"
-    code.parent.mkdir(parents=True)
-    code.write_text("".join(function_source(i) for i in range(UNITS)))
+    write_code(pytester, {"rules.py": "".join(function_source(i) for i in range(UNITS))})
     write_bench_module(pytester)
     model = "{{provider: local, model: {name}, apiEndpoint: '{url}', family: {family}}}"
     pytester.makefile(".yaml", summarybench=textwrap.dedent(f"""

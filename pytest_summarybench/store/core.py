@@ -19,14 +19,13 @@ from .database import Database
 from .errors import store_error
 from .tables import (
     CallFailures,
-    DistractorSets,
     EmbeddingCache,
     InFlightClaims,
     ResponseCache,
-    RetrievalQueries,
     SessionInputs,
     SessionItems,
     SkippedFiles,
+    UnitJson,
 )
 
 
@@ -57,14 +56,14 @@ class Store(Database):
         return InFlightClaims(self)
 
     @cached_property
-    def queries(self) -> RetrievalQueries:
+    def queries(self) -> UnitJson:
         """Retrieval's developer queries, per run and source (``retrieval_queries``)."""
-        return RetrievalQueries(self)
+        return UnitJson(self, "retrieval_queries", "source")
 
     @cached_property
-    def distractors(self) -> DistractorSets:
+    def distractors(self) -> UnitJson:
         """Contrastive's distractor sets, per run and selection (``distractor_sets``)."""
-        return DistractorSets(self)
+        return UnitJson(self, "distractor_sets", "key")
 
     @cached_property
     def embeddings(self) -> EmbeddingCache:

@@ -76,41 +76,27 @@ class InFlightClaims:
                 [(now, key, owner) for key in keys])
 
 
-class RetrievalQueries:
-    """``retrieval_queries``: each unit's queries (or why it has none) per run and query
-    source, as JSON (``evaluators/retrieval/queries.py``)."""
+class UnitJson:
+    """A table of one JSON text per unit, per run and a second key (``run_id``, the key
+    column, ``unit_id``, ``json``): ``retrieval_queries`` (each unit's queries, or why it
+    has none, per query source; ``evaluators/retrieval/queries.py``) and
+    ``distractor_sets`` (each unit's set, per selection; ``evaluators/contrastive/
+    distractors.py``)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, table: str, key_column: str) -> None:
         self._db = db
-
-    def load(self, run_id: str, source: str) -> dict[str, str]:
-        """unit id -> its JSON."""
-        return dict(self._db.execute(
-            "SELECT unit_id, json FROM retrieval_queries WHERE run_id = ? AND source = ?",
-            (run_id, source)))
-
-    def save(self, run_id: str, source: str, rows: dict[str, str]) -> None:
-        with self._db.transaction() as conn:
-            conn.executemany("INSERT OR REPLACE INTO retrieval_queries VALUES (?, ?, ?, ?)",
-                             [(run_id, source, uid, text) for uid, text in rows.items()])
-
-
-class DistractorSets:
-    """``distractor_sets``: contrastive's distractor set of each unit, per run and
-    selection key, as JSON (``evaluators/contrastive/distractors.py``)."""
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
+        self._table = table
+        self._key_column = key_column
 
     def load(self, run_id: str, key: str) -> dict[str, str]:
         """unit id -> its JSON."""
         return dict(self._db.execute(
-            "SELECT unit_id, json FROM distractor_sets WHERE run_id = ? AND key = ?",
-            (run_id, key)))
+            f"SELECT unit_id, json FROM {self._table} WHERE run_id = ? "
+            f"AND {self._key_column} = ?", (run_id, key)))
 
     def save(self, run_id: str, key: str, rows: dict[str, str]) -> None:
         with self._db.transaction() as conn:
-            conn.executemany("INSERT OR REPLACE INTO distractor_sets VALUES (?, ?, ?, ?)",
+            conn.executemany(f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?, ?, ?)",
                              [(run_id, key, uid, text) for uid, text in rows.items()])
 
 

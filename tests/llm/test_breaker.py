@@ -4,10 +4,8 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -141,14 +139,6 @@ def test_counts_are_exact_under_threads() -> None:
 
 
 # -- through the model layer ----------------------------------------------------------------
-@pytest.fixture
-def refusing_port() -> Iterator[int]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))  # bound, not listening: connections are refused
-    yield sock.getsockname()[1]
-    sock.close()
-
-
 @pytest.fixture
 def key(monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-breaker-test-key")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -39,15 +38,6 @@ def key(monkeypatch: pytest.MonkeyPatch) -> str:
     litellm()  # imported before any call is timed (seconds, the first time)
     return SENTINEL
 
-
-@pytest.fixture
-def refusing_port() -> Iterator[int]:
-    """A port on 127.0.0.1 that refuses connections: bound (so nobody else takes it) but
-    not listening, so the kernel answers a connect with a reset."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    yield sock.getsockname()[1]
-    sock.close()
 
 
 @pytest.fixture

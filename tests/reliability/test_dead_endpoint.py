@@ -10,34 +10,22 @@ minutes. Now it is not retried, and after three in a row the judge's calls fail 
 from __future__ import annotations
 
 import json
-import socket
 import textwrap
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.fakes.project import write_bench_module
+from tests.fakes.project import write_bench_module, write_code
 from tests.reliability.project import function_source
 
 FUNCTIONS = 12
 
 
-@pytest.fixture
-def refusing_port() -> Iterator[int]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))  # bound, not listening: connections are refused
-    yield sock.getsockname()[1]
-    sock.close()
-
-
 def test_a_judge_that_refuses_connections_does_not_hold_up_the_run(
         pytester: pytest.Pytester, refusing_port: int) -> None:
     base = f"http://127.0.0.1:{refusing_port}/v1"
-    code = pytester.path / "code" / "rules.py"
-    code.parent.mkdir(parents=True)
-    code.write_text("".join(function_source(i) for i in range(FUNCTIONS)))
+    write_code(pytester, {"rules.py": "".join(function_source(i) for i in range(FUNCTIONS))})
     write_bench_module(pytester)
     pytester.makefile(".yaml", summarybench=textwrap.dedent(f"""
         name: dead-judge

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.project import write_bench_module
+from tests.fakes.project import write_bench_module, write_code
 from tests.reliability.project import EVALUATORS, function_source
 
 KEY_ENV = "OPENAI_KEY_TEAM_A"
@@ -19,9 +19,7 @@ KEY_ENV = "OPENAI_KEY_TEAM_A"
 
 def make_project(pytester: pytest.Pytester, base_url: str, *, functions: int = 4,
                  timeout_s: float = 5.0, max_tokens: int = 256) -> None:
-    path = pytester.path / "code" / "rules.py"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(function_source(i) for i in range(functions)))
+    write_code(pytester, {"rules.py": "".join(function_source(i) for i in range(functions))})
     pytester.makeconftest(textwrap.dedent(EVALUATORS))
     write_bench_module(pytester)
     pytester.makefile(".yaml", summarybench=textwrap.dedent(f"""
