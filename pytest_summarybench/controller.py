@@ -23,9 +23,11 @@ from .session import (
     STOP_PREFIX,
     TOKEN_KEY,
     SummaryBenchState,
+    case_of,
     failure,
     selected_items,
 )
+from .warmup import WarmUp
 
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
@@ -95,6 +97,8 @@ class Controller:
         self.notes: list[str] = []
         """Lines for the terminal summary when there is no report to show."""
         self._retired: dict[Path, Path] | None = None
+        self.warm_up = WarmUp()
+        """Evaluators' work on the code alone, started at collection (``warmup.py``)."""
 
     # -- failing closed ----------------------------------------------------------------
     def stop(self, message: str) -> NoReturn:
@@ -170,11 +174,25 @@ class Controller:
                 except SettingsError as exc:
                     raise pytest.UsageError(str(exc)) from None
 
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        """At the first benchmark test collected, the units exist: start the evaluators'
+        warm-up (not for ``--collect-only`` or the dry run, which call nothing). Under
+        xdist the controller collects nothing and no warm-up starts; ``prepare`` does the
+        work."""
+        if (self.warm_up.started or self.state.is_worker or case_of(item) is None
+                or item.config.option.collectonly or item.config.getoption("sb_dry_run")):
+            return
+        self.warm_up.start(self.state.context(), self.state.evaluators().values())
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not self.state.is_worker:
             selected = selected_items(session.items)
+            self.warm_up.keep_for(set() if self.state.config.getoption("sb_generate_only")
+                                  else {it.evaluator for it in selected})
             if selected:
                 self.prepare(selected)
+            else:
+                self.warm_up.join()
 
     def prepare(self, selected: list[MatrixItem]) -> None:
         """Make the model calls of the selected items and build evaluator artefacts.
@@ -240,6 +258,7 @@ class Controller:
             # and judged; those that read the summaries once they all exist.
             early = [n for n in sorted(plan.evaluators)
                      if not getattr(active[n], "prepare_reads_summaries", True)]
+            self.warm_up.join()  # no prepare computes what a warm-up still computes
             for name in early:
                 self._prepare_one(name, active[name], ctx, run, tr)
             run.summaries_ready.wait()
@@ -321,6 +340,8 @@ class Controller:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.warm_up.stop.set()  # a session that ended early: its store closes next
+        self.warm_up.join()
         # Reported and written: let the run's records, units and summaries go before
         # pytest's last garbage collections walk every object still alive.
         self._arrived, self._records, self._unsaved = [], None, []

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from .base import EmbeddingBackend, EmbeddingError
 
 if TYPE_CHECKING:
+    import threading
+
     from ..progress import Progress
     from ..store import Store
     from .base import Matrix
@@ -53,6 +55,25 @@ class Embedder:
 
         hashes = [text_hash(t) for t in texts]
         found = self._lookup(set(hashes))
+        self._compute(texts, hashes, found, what, stop=None)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
+
+    def fill(self, texts: Sequence[str], what: str, stop: threading.Event) -> bool:
+        """Embed what the cache lacks of ``texts`` into the cache, batch by batch, as
+        ``embed`` would (the same batches, hence the same vectors), stopping between
+        batches once ``stop`` is set. Whether every text is now in the cache.
+
+        For work started before it is known to be needed (``Evaluator.warm_up``)."""
+        hashes = [text_hash(t) for t in texts]
+        found = self._lookup(set(hashes))
+        return self._compute(texts, hashes, found, what, stop=stop)
+
+    def _compute(self, texts: Sequence[str], hashes: list[str], found: dict[str, Matrix],
+                 what: str, stop: threading.Event | None) -> bool:
+        """Embed the texts ``found`` lacks, adding their vectors to it and to the cache;
+        False when ``stop`` cut it short."""
         missing: dict[str, str] = {}
         for h, t in zip(hashes, texts, strict=True):
             if h not in found and h not in missing:
@@ -65,25 +86,26 @@ class Embedder:
         # long).
         pending = sorted(missing.items(), key=lambda item: -len(item[1]))
         batches = even_order(list(self.batches(pending)))
-        if pending:
-            from ..progress import Progress
+        if not pending:
+            return True
+        from ..progress import Progress
 
-            progress = self.progress or Progress.off()
-            with progress.phase(f"summarybench embedding {what} ({self.name})", len(pending),
-                                unit="text") as phase:
-                for batch in batches:
-                    vectors = self.backend.embed_batch([t for _, t in batch])
-                    if vectors.shape[0] != len(batch):
-                        raise EmbeddingError(f"{self.name} returned {vectors.shape[0]} "
-                                             f"vectors for {len(batch)} texts")
-                    fresh = {h: vectors[i] for i, (h, _) in enumerate(batch)}
-                    self._save(fresh)
-                    found.update(fresh)
-                    self.computed += len(batch)
-                    phase.advance(len(batch))
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
+        progress = self.progress or Progress.off()
+        with progress.phase(f"summarybench embedding {what} ({self.name})", len(pending),
+                            unit="text") as phase:
+            for batch in batches:
+                if stop is not None and stop.is_set():
+                    return False
+                vectors = self.backend.embed_batch([t for _, t in batch])
+                if vectors.shape[0] != len(batch):
+                    raise EmbeddingError(f"{self.name} returned {vectors.shape[0]} "
+                                         f"vectors for {len(batch)} texts")
+                fresh = {h: vectors[i] for i, (h, _) in enumerate(batch)}
+                self._save(fresh)
+                found.update(fresh)
+                self.computed += len(batch)
+                phase.advance(len(batch))
+        return True
 
     def batches(self, pending: list[tuple[str, str]]) -> Iterator[list[tuple[str, str]]]:
         """``pending`` (hash, text) in order, cut at ``batch_size`` texts or

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    import threading
+
     from ..context import RunContext
     from ..llm.requests import ModelRequest
     from ..llm.types import Completion, ModelCallError
@@ -122,6 +124,18 @@ class Evaluator(Protocol):
         """Model calls the evaluator needs once for the run rather than per item (e.g.
         writing retrieval's queries), made before ``prepare``."""
         return []
+
+    def warm_up(self, ctx: RunContext, stop: threading.Event) -> None:
+        """Optional: work ``prepare`` will need that reads only the code (not the summaries,
+        not the selection), such as embedding every unit's code into the store's cache.
+
+        The controller runs it in a thread of its own from the moment the units exist,
+        while pytest still collects and before the first model call (``warmup.py``), and
+        runs ``prepare`` only after it returned. Return soon after ``stop`` is set (the
+        evaluator's items were all deselected, or the session ends early); a failure is
+        left for ``prepare`` to meet and report.
+        """
+        return None
 
     def prepare(self, ctx: RunContext) -> None:
         """Build shared artefacts once, on the controller, after summaries exist.

@@ -9,12 +9,15 @@ from typing import TYPE_CHECKING, ClassVar
 from ..base import EvaluationError, Evaluator, MatrixItem, unit_items
 from .distractors import (
     DistractorSet,
+    embed_codebase,
     ensure_distractor_sets,
     load_distractor_sets,
     matchable_unit_ids,
 )
 
 if TYPE_CHECKING:
+    import threading
+
     from ...context import RunContext
     from ...embeddings import Embedder
     from ...schemas import GeneratedSummary
@@ -42,6 +45,11 @@ class ContrastiveEvaluator(Evaluator):
             self._embedder = get_embedder(ctx.settings.evaluation.contrastive.embedding_model,
                                           ctx.store, ctx.progress)
         return self._embedder
+
+    def warm_up(self, ctx: RunContext, stop: threading.Event) -> None:
+        """Every unit's code into the embedding cache (the distractor sets' input), unless
+        this run's sets are already stored."""
+        embed_codebase(ctx, self.embedder(ctx), stop)
 
     def prepare(self, ctx: RunContext) -> None:
         self._sets = ensure_distractor_sets(ctx, self.embedder(ctx))

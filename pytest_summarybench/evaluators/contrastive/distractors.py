@@ -37,6 +37,8 @@ from random import Random
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    import threading
+
     from ...context import RunContext
     from ...embeddings import Embedder
     from ...embeddings.base import Matrix
@@ -470,6 +472,15 @@ def code_text(unit: CodeUnit) -> str:
 
 def sets_key(ctx: RunContext, embedder_key: str) -> str:
     return f"v2|{embedder_key}|n{ctx.settings.evaluation.contrastive.distractors}|s{ctx.seed}"
+
+
+def embed_codebase(ctx: RunContext, embedder: Embedder, stop: threading.Event) -> None:
+    """What ``ensure_distractor_sets`` embeds, into the cache, ahead of it (the
+    evaluators' ``warm_up``): nothing when this run's sets are all stored."""
+    existing = load_distractor_sets(ctx, embedder.backend.cache_key)
+    if all(u.id in existing for u in ctx.units):
+        return
+    embedder.fill([code_text(u) for u in ctx.all_units], what="code", stop=stop)
 
 
 def ensure_distractor_sets(ctx: RunContext, embedder: Embedder) -> dict[str, DistractorSet]:

@@ -1,0 +1,77 @@
+"""Evaluators' warm-up: work that reads only the code, started while pytest still collects.
+
+Some of what an evaluator's ``prepare`` builds depends on nothing but the extracted units
+(contrastive's distractor sets need every unit's code embedded: CPU work that took 12 s and
+more of a 2-CPU machine for the 183 units of the sample codebase, and the
+contrastive-LLM calls wait for it). ``Evaluator.warm_up`` lets an evaluator start that
+work in a thread the moment the units exist, before the selection is known and before the
+first model call, so it overlaps collection and the start of the calls instead of
+following them.
+
+One thread runs the warm-ups one after another (two evaluators warming the same cache,
+such as both contrastive methods, then do the work once: the second finds it cached). It
+is told to stop only when none of the evaluators that warm up has a selected item
+(``-k``/``-m``/deselection, ``--sb-generate-only``, the dry run): then nothing it makes
+would be read. Otherwise it runs to the end, so that what it caches is exactly what
+``prepare`` would have computed (the same batches of the same texts). ``prepare`` of any
+evaluator runs only after ``join``: an evaluator must not compute concurrently what its
+warm-up is computing.
+
+A warm-up that fails is not reported here: its evaluator's ``prepare`` meets the same
+cause and reports it with the evaluator's name.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .context import RunContext
+    from .evaluators.base import Evaluator
+
+
+class WarmUp:
+    """The warm-up thread of one session (controller only)."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.names: list[str] = []
+        """The evaluators whose warm-up was started, in order."""
+        self.failed: dict[str, Exception] = {}
+        """Warm-ups that raised (their evaluators' ``prepare`` reports the cause)."""
+        self._thread: threading.Thread | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    def start(self, ctx: RunContext, evaluators: Iterable[Evaluator]) -> None:
+        """Start the warm-ups of ``evaluators`` that have one (once per session)."""
+        if self._thread is not None:
+            return
+        work = [ev for ev in evaluators if callable(getattr(ev, "warm_up", None))]
+        self.names = [ev.name for ev in work]
+        self._thread = threading.Thread(target=self._run, args=(ctx, work),
+                                        name="summarybench-warm-up", daemon=True)
+        self._thread.start()
+
+    def keep_for(self, selected: set[str]) -> None:
+        """The selection is known: stop unless an evaluator that warms up is in it."""
+        if not selected.intersection(self.names):
+            self.stop.set()
+
+    def join(self) -> None:
+        """Wait until the warm-ups returned (at once when none was started)."""
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self, ctx: RunContext, work: list[Evaluator]) -> None:
+        for ev in work:
+            if self.stop.is_set():
+                return
+            try:
+                ev.warm_up(ctx, self.stop)  # type: ignore[attr-defined]
+            except Exception as exc:  # noqa: BLE001 - prepare meets and reports the cause
+                self.failed[ev.name] = exc
