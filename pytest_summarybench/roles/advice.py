@@ -66,7 +66,8 @@ def suggest_judge(targets: Sequence[ModelConfig], extra: Extra = None,
     allowed = [s for s in SUGGESTED_JUDGES
                if not families_of(ModelConfig.parse(s), extra) & excluded]
     fresh = [s for s in allowed if not families_of(ModelConfig.parse(s), extra) & taken]
-    return (fresh or allowed or [None])[0]
+    choices = fresh or allowed
+    return choices[0] if choices else None
 
 
 def example_judge(targets: Sequence[ModelConfig], extra: Extra = None,
