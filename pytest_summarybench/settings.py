@@ -464,8 +464,8 @@ def _fields_at(path: tuple[int | str, ...]) -> list[tuple[str, str]] | None:
     for part in path:
         if isinstance(part, int):
             continue
-        fields = fields_of(cls) or {}
-        match = next((f for n, f in fields.items() if part in (n, f.alias)), None)
+        here = fields_of(cls) or {}
+        match = next((f for n, f in here.items() if part in (n, f.alias)), None)
         cls = section_in(match.annotation) if match is not None else None
         if cls is None:
             return None
