@@ -159,3 +159,45 @@ def test_help_names_the_family_option(capsys, command: str) -> None:
     text = " ".join(capsys.readouterr().out.split())
     assert "--family NAME" in text and "family:" in text
     assert "never judges a model of its own family" in text
+
+
+@pytest.mark.slow
+def test_the_issue_flow_skip_line_is_short_and_valid(tmp_path: Path) -> None:
+    """The flow issue 21 tried, as subprocesses: two openai/* models and the judge
+    openai/fake-judge on a fake server; ``evaluate`` skips the judge family in one short
+    line that counts one judge and suggests a judge of another family."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "tax.py").write_text(
+        "def add_vat(net, rate=0.2):\n    gross = net * (1 + rate)\n    return round(gross, 2)\n")
+    env = {**os.environ, "OPENAI_API_KEY": "sk-fake", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+
+    def sb(*args: str) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([sys.executable, "-m", "pytest_summarybench.cli", *args],
+                              cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc
+
+    with FakeOpenAIServer() as server:
+        url = server.base_url
+        sb("init", "--name", "issue 21", "--codebase", "code")
+        sb("add-model", "openai/fake-alpha", "--api-endpoint", url)
+        sb("add-model", "openai/fake-beta", "--api-endpoint", url)
+        added = sb("add-judge", "openai/fake-judge", "--api-endpoint", url)
+        assert "warning: judge openai/fake-judge is of the openai family" in added.stderr
+        sb("config", "--eval", "judge", "--sample-size", "3")
+        out = sb("evaluate", "--all", "--", "-rs").stdout
+    [line] = [s for s in out.splitlines() if "judge/pointwise" in s]
+    part = re.search(r"judge/pointwise.*?in models\.judge", line)
+    assert part is not None, line
+    assert len(part.group(0)) <= 200, part.group(0)
+    assert "openai/fake-judge (openai) may not judge its own family's models" in line
+    assert "asked" not in line
+    assert "--sb-judge openai/" not in out and "--sb-judge anthropic/" in line
