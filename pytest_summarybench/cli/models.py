@@ -35,7 +35,7 @@ FAMILY_HELP = ("the model's family for the rule that no judge judges its own fam
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     for command, role, what, example in (
-            ("add-model", "test", "a model under test", "anthropic/claude-3-5-sonnet-20241022"),
+            ("add-model", "test", "a model under test", "anthropic/claude-sonnet-4-5"),
             ("add-judge", "judge", "a judge model", "openai/gpt-4o")):
         p = sub.add_parser(
             command, help=f"add {what} to summarybench.yaml",

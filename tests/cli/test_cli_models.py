@@ -201,3 +201,20 @@ def test_the_issue_flow_skip_line_is_short_and_valid(tmp_path: Path) -> None:
     assert "openai/fake-judge (openai) may not judge its own family's models" in line
     assert "asked" not in line
     assert "--sb-judge openai/" not in out and "--sb-judge anthropic/" in line
+
+
+def test_the_help_and_readme_examples_draw_no_name_warning() -> None:
+    """A newcomer copying an example must not be told the model may be misspelt."""
+    import re
+
+    from pytest_summarybench.llm.catalogue import unlisted_warning
+    from pytest_summarybench.roles.advice import SUGGESTED_JUDGES
+    from pytest_summarybench.schemas import ModelConfig
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    examples = re.findall(r"summarybench add-(?:model|judge) ([a-z]+/[A-Za-z0-9.:_-]+)\b",
+                          readme)
+    assert examples
+    for spec in {*examples, *SUGGESTED_JUDGES, "openai/gpt-4o",
+                 "anthropic/claude-sonnet-4-5"}:
+        assert unlisted_warning(ModelConfig.parse(spec)) is None, spec
