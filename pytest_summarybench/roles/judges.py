@@ -141,8 +141,10 @@ def _assign(target: str, targets: Sequence[ModelConfig], judges: Sequence[ModelC
             shortfall = (f"not judged: no eligible judge ({len(judges)} configured); add "
                          f"one of another family ({example_judge(targets, extra)})")
         else:
-            have = (f"{len(eligible)} of the {len(judges)} judge{plural} may judge it, "
-                    f"fewer than minJudges ({min_judges})")
+            have = (f"{len(eligible)} of the {len(judges)} judges may judge it"
+                    if len(eligible) < len(judges)
+                    else f"{len(judges)} judge{plural} configured")
+            have += f", fewer than minJudges ({min_judges})"
             if allow_fewer:
                 shortfall = (f"{have}: judged by {', '.join(j.id for j in chosen)} only "
                              f"(evaluation.judge.allowFewer is true)")

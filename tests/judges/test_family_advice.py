@@ -90,3 +90,10 @@ def test_conflicts_name_the_family_its_source_and_both_ways_out() -> None:
     assert family_source(M("openai/x", family="acme")) == "set by its family: key"
     # built-in models under test share no family with any judge
     assert family_conflicts([M("builtin/docstring")], judges) == []
+
+
+def test_one_judge_of_another_family_is_counted_as_configured() -> None:
+    plan = plan_judges([M("openai/gpt-4o")], [M("google/gemini-2.5-pro")], min_judges=2)
+    [message] = plan.shortfalls(pairs=False)
+    assert message == ("openai/gpt-4o: 1 judge configured, fewer than minJudges (2): judged "
+                       "by google/gemini-2.5-pro only (evaluation.judge.allowFewer is true)")
