@@ -412,6 +412,69 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
 _MAX_ERRORS = 10
 
 
+def _did_you_mean(loc: tuple[int | str, ...]) -> str:
+    """`` (did you mean PATH?)`` naming the known key nearest to an unknown one, by its
+    whole dotted path; empty when none is near or the path leads nowhere known."""
+    import difflib
+
+    fields = _fields_at(loc[:-1])
+    key = loc[-1] if loc else None
+    if not fields or not isinstance(key, str):
+        return ""
+    # Either spelling is matched (populate_by_name accepts snake_case); the suggestion is
+    # the spec's camelCase.
+    spelled = {n: alias for alias, name in fields for n in (alias, name)
+               if alias not in _HIDDEN_KEYS}
+    close = difflib.get_close_matches(key, list(spelled), n=1, cutoff=0.6)
+    if not close:
+        return ""
+    path = ".".join(str(p) for p in (*loc[:-1], spelled[close[0]]))
+    return f" (did you mean {path}?)"
+
+
+#: Keys not meant to be written in the file (set by the loader), never suggested.
+_HIDDEN_KEYS = frozenset({"baseDir", "base_dir"})
+
+
+def _fields_at(path: tuple[int | str, ...]) -> list[tuple[str, str]] | None:
+    """(alias, attribute name) of every field of the section at ``path`` under Settings
+    (list indices are stepped over); None when ``path`` leads to no known section."""
+    from typing import get_args
+
+    from pydantic import BaseModel
+    from pydantic.alias_generators import to_camel
+
+    def fields_of(cls: Any) -> dict[str, Any] | None:
+        if isinstance(cls, type) and issubclass(cls, BaseModel):
+            return dict(cls.model_fields)
+        found = getattr(cls, "__pydantic_fields__", None)
+        return dict(found) if isinstance(found, dict) else None
+
+    def section_in(annotation: Any) -> Any:
+        """The section class an annotation holds (``X``, ``list[X]``, ``X | None``)."""
+        if fields_of(annotation) is not None:
+            return annotation
+        for arg in get_args(annotation):
+            found = section_in(arg)
+            if found is not None:
+                return found
+        return None
+
+    cls: Any = Settings
+    for part in path:
+        if isinstance(part, int):
+            continue
+        here = fields_of(cls) or {}
+        match = next((f for n, f in here.items() if part in (n, f.alias)), None)
+        cls = section_in(match.annotation) if match is not None else None
+        if cls is None:
+            return None
+    fields = fields_of(cls)
+    if fields is None:
+        return None
+    return [(f.alias or to_camel(n), n) for n, f in fields.items()]
+
+
 def _describe(exc: ValidationError, path: str | Path | None) -> str:
     from .input_files import clip, clip_text
 
@@ -424,7 +487,7 @@ def _describe(exc: ValidationError, path: str | Path | None) -> str:
         key = ".".join(str(p) for p in err["loc"])
         msg = err["msg"]
         if err["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
-            msg = "unknown key"
+            msg = "unknown key" + _did_you_mean(err["loc"])
         lines.append(f"{clip_text(key, 120)} = {clip(err.get('input'))}{where}: "
                      f"{clip_text(msg, 300)}")
     if len(errors) > _MAX_ERRORS:

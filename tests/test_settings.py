@@ -115,6 +115,38 @@ def test_bad_values_name_key_value_and_file(tmp_path: Path, text: str, needle: s
     assert len(str(err.value).splitlines()) == 1 or "YAML" in str(err.value)
 
 
+@pytest.mark.parametrize(("text", "needle"), [
+    ("evaluaton: {}\n", "evaluaton = {} in {cfg}: unknown key (did you mean evaluation?)"),
+    ("evaluation:\n  judge:\n    minJudge: 3\n",
+     "evaluation.judge.minJudge = 3 in {cfg}: unknown key "
+     "(did you mean evaluation.judge.minJudges?)"),
+    # a snake_case slip is answered with the spec's camelCase name
+    ("evaluation:\n  sample_sise: 3\n", "(did you mean evaluation.sampleSize?)"),
+    ("models:\n  test:\n    - provider: openai\n      model: gpt-4o\n      temprature: 0\n",
+     "models.test.0.temprature = 0 in {cfg}: unknown key "
+     "(did you mean models.test.0.temperature?)"),
+    ("evaluation:\n  downstream:\n    sandbox:\n      wallSecs: 3\n",
+     "(did you mean evaluation.downstream.sandbox.wallS?)"),
+])
+def test_unknown_keys_say_did_you_mean(tmp_path: Path, text: str, needle: str) -> None:
+    """Unknown keys stay errors (a typo never passes silently); the message names the
+    key's path and the nearest known key under the same path."""
+    cfg = tmp_path / "summarybench.yaml"
+    cfg.write_text(text)
+    with pytest.raises(SettingsError) as err:
+        load_settings(cfg)
+    assert needle.replace("{cfg}", str(cfg)) in str(err.value)
+    assert len(str(err.value).splitlines()) == 1
+
+
+def test_unknown_keys_far_from_any_say_no_more(tmp_path: Path) -> None:
+    cfg = tmp_path / "summarybench.yaml"
+    cfg.write_text("zzzz: 1\nbaseDi: 2\n")
+    with pytest.raises(SettingsError) as err:
+        load_settings(cfg)
+    assert "zzzz = 1" in str(err.value) and "did you mean" not in str(err.value)
+
+
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SettingsError, match="cannot read config file"):
         load_settings(tmp_path / "nope.yaml")

@@ -10,16 +10,21 @@ from ._common import (
     CliError,
     add_config_argument,
     config_file,
+    load_checked,
     load_document,
     save_document,
     section,
 )
+from .checks import family_warnings, name_warnings, warn
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "config", help="change sample size, sampling, seed or evaluator families",
-        description="Edit evaluation settings in summarybench.yaml (comments are kept).",
+        description="Edit evaluation settings in summarybench.yaml (comments are kept), "
+                    "then warn about the models it lists: a judge that shares a family "
+                    "with a model under test (README: Judge families), a hosted model "
+                    "name that litellm does not list.",
         epilog="example: summarybench config --sample-size 1000 "
                f"--eval {','.join(FAMILIES)}")
     p.add_argument("--sample-size", type=int, metavar="N", help="units to sample")
@@ -63,4 +68,10 @@ def run(args: argparse.Namespace) -> int:
         changes.append(f"families={','.join(chosen)}")
     save_document(path, doc)
     print(f"updated {path}: {', '.join(changes)}")
+    # The whole file is checked, not only what changed: it may have been edited by hand.
+    settings = load_checked(path)
+    listed = [*settings.models.test, *settings.models.judge]
+    for text in [*name_warnings(m.to_model_config() for m in listed),
+                 *family_warnings(settings)]:
+        warn(args.command, text)
     return EXIT_OK

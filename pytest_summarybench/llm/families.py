@@ -45,12 +45,13 @@ def families_of(model: ModelConfig,
                 extra: Mapping[str, Sequence[str]] | None = None) -> frozenset[str]:
     """Every family ``model`` belongs to (``extra`` patterns count as much as the table).
 
-    A configured ``family`` is the only one; ``builtin`` models are their own family; a
-    name no pattern matches falls back to its provider's family, else to a family of its
-    own (``unknown:<id>``), which shares nothing with any other model.
+    A configured ``family`` (in any case) is the only one; ``builtin`` models are their
+    own family; a name no pattern matches falls back to its provider's family, else to a
+    family of its own (``unknown:<id>``), which shares nothing with any other model.
     """
     if model.family:
-        return frozenset({model.family})
+        # Compared with the table's lower-case names: ``family: OpenAI`` is openai.
+        return frozenset({model.family.lower()})
     if model.provider == "builtin":
         return frozenset({"builtin"})
     name = model.model_name.lower()
@@ -68,7 +69,7 @@ def families_of(model: ModelConfig,
 def family_of(model: ModelConfig, extra: Mapping[str, Sequence[str]] | None = None) -> str:
     """The model's main family: the first that matches (``extra`` first, then the table)."""
     if model.family:
-        return model.family
+        return model.family.lower()
     if model.provider == "builtin":
         return "builtin"
     name = model.model_name.lower()

@@ -6,9 +6,9 @@ picks ``contrastive/llm`` options.
 
 from __future__ import annotations
 
+from .advice import how_to_add
 from .assign import Roles
 from .judges import (
-    HOW_TO_ADD,
     Assignment,
     JudgePlan,
     exclusion_reason,
@@ -19,6 +19,6 @@ from .judges import (
 )
 from .task import NO_TASK_MODEL, TaskModelError, task_model
 
-__all__ = ["HOW_TO_ADD", "NO_TASK_MODEL", "Assignment", "JudgePlan", "Roles", "TaskModelError",
-           "exclusion_reason", "pair_id", "plan_judges", "select_diverse", "split_pair",
-           "task_model"]
+__all__ = ["NO_TASK_MODEL", "Assignment", "JudgePlan", "Roles", "TaskModelError",
+           "exclusion_reason", "how_to_add", "pair_id", "plan_judges", "select_diverse",
+           "split_pair", "task_model"]

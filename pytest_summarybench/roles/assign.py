@@ -20,7 +20,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..schemas import ModelConfig
-from .judges import HOW_TO_ADD, JudgePlan, exclusion_reason, plan_judges
+from .advice import example_judge, how_to_add
+from .judges import JudgePlan, exclusion_reason, plan_judges
 from .task import task_model
 
 if TYPE_CHECKING:
@@ -47,10 +48,10 @@ class Roles:
 
     @cached_property
     def _helper(self) -> tuple[ModelConfig | None, str | None]:
-        if not self.judges:
-            return None, f"no judge model is configured; {HOW_TO_ADD}"
         targets = self.settings.test_models()
         extra = self.settings.evaluation.judge.family_patterns
+        if not self.judges:
+            return None, f"no judge model is configured; {how_to_add(targets, extra)}"
         why: list[str] = []
         for judge in self.judges:
             reason = exclusion_reason(judge, targets, extra)
@@ -58,7 +59,8 @@ class Roles:
                 return judge, None
             why.append(f"{judge.id}: {reason}")
         return None, ("no judge can help, each shares a family with a model under test ("
-                      + "; ".join(why) + f"); {HOW_TO_ADD}, of another family")
+                      + "; ".join(why) + "); add a judge of another family ("
+                      + example_judge(targets, extra) + ") or fix family: in models.judge")
 
     @property
     def helper(self) -> ModelConfig | None:

@@ -17,10 +17,7 @@ from typing import Any
 
 from ..llm.families import families_of, family_of
 from ..schemas import ModelConfig
-
-#: How a user adds a judge, for the messages that need one.
-HOW_TO_ADD = ("add one under models.judge in summarybench.yaml or pass --sb-judge "
-              "PROVIDER/MODEL (e.g. --sb-judge openai/gpt-4o)")
+from .advice import example_judge
 
 PAIR_SEP = "~"
 
@@ -137,16 +134,23 @@ def _assign(target: str, targets: Sequence[ModelConfig], judges: Sequence[ModelC
     chosen = select_diverse(eligible, max_judges, extra)
     shortfall = None
     if len(eligible) < min_judges:
-        have = f"{len(eligible)} eligible judge{'s' if len(eligible) != 1 else ''} of " \
-               f"{min_judges} asked (evaluation.judge.minJudges)"
+        # Counted against the judges configured, with minJudges named as the bar: "of 2
+        # asked" beside one configured judge read as a miscount.
+        plural = "s" if len(judges) != 1 else ""
         if not eligible:
-            shortfall = f"{have}: not judged; {HOW_TO_ADD}, of another family"
-        elif allow_fewer:
-            shortfall = f"{have}: judged by {', '.join(j.id for j in chosen)} only " \
-                        f"(evaluation.judge.allowFewer is true)"
+            shortfall = (f"not judged: no eligible judge ({len(judges)} configured); add "
+                         f"one of another family ({example_judge(targets, extra)})")
         else:
-            shortfall = f"{have}: not judged (evaluation.judge.allowFewer is false)"
-            chosen = []
+            have = (f"{len(eligible)} of the {len(judges)} judges may judge it"
+                    if len(eligible) < len(judges)
+                    else f"{len(judges)} judge{plural} configured")
+            have += f", fewer than minJudges ({min_judges})"
+            if allow_fewer:
+                shortfall = (f"{have}: judged by {', '.join(j.id for j in chosen)} only "
+                             f"(evaluation.judge.allowFewer is true)")
+            else:
+                shortfall = f"{have}: not judged (evaluation.judge.allowFewer is false)"
+                chosen = []
     return Assignment(target=target, judges=tuple(j.id for j in chosen),
                       eligible=len(eligible), excluded=excluded, shortfall=shortfall)
 

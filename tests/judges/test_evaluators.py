@@ -155,7 +155,9 @@ def test_skip_reasons_say_how_to_configure_a_judge(make_context: ContextFactory)
     assert "at least two models" in (JudgePairwise().skip_reason(single) or "")
     own = make_context({GOOD: SUMMARIES[GOOD]}, [{"provider": "openai", "model": "gpt-4o"}],
                        test_models=[{"provider": "openai", "model": "gpt-4o-mini"}])
-    assert "never judges its own family" in (JudgePointwise().skip_reason(own) or "")
+    reason = JudgePointwise().skip_reason(own) or ""
+    assert "openai/gpt-4o (openai) may not judge its own family's models" in reason
+    assert "--sb-judge anthropic/" in reason and "openai/gpt-4o)" not in reason
     off = make_context({GOOD: SUMMARIES[GOOD], BAD: SUMMARIES[BAD]},
                        [{"provider": "openai", "model": "gpt-4o"}],
                        overrides={"evaluation.judge.pairwise": False})

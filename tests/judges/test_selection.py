@@ -80,7 +80,9 @@ def test_shortfall_is_reported_and_config_decides() -> None:
     lenient = plan_judges(models, judges, min_judges=2, allow_fewer=True)
     assert lenient.judges_for_model("openai/gpt-4o") == ("google/gemini-2.5-pro",)
     [message] = lenient.shortfalls(pairs=False)
-    assert message.startswith("openai/gpt-4o: 1 eligible judge of 2 asked")
+    # counted against the judges configured, minJudges named as the bar
+    assert message.startswith("openai/gpt-4o: 1 of the 2 judges may judge it, fewer than "
+                              "minJudges (2)")
     assert "judged by google/gemini-2.5-pro only" in message
     strict = plan_judges(models, judges, min_judges=2, allow_fewer=False)
     assert strict.judges_for_model("openai/gpt-4o") == ()
@@ -89,7 +91,10 @@ def test_shortfall_is_reported_and_config_decides() -> None:
     assert strict.judges_for_model("builtin/docstring") == (
         "google/gemini-2.5-pro", "openai/gpt-4o-mini")
     none = plan_judges([M("openai/gpt-4o")], [M("openai/gpt-4o-mini")])
-    assert "--sb-judge PROVIDER/MODEL" in none.shortfalls(pairs=False)[0]
+    # one judge configured: never "of 2 asked"; the advice is of another family
+    assert none.shortfalls(pairs=False)[0] == (
+        "openai/gpt-4o: not judged: no eligible judge (1 configured); add one of another "
+        "family (--sb-judge anthropic/claude-sonnet-4-5)")
     assert none.to_json(pairs=False)["assignments"]["openai/gpt-4o"]["judges"] == []
 
 

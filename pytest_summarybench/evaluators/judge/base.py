@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from ...roles.judges import HOW_TO_ADD
+from ...roles.advice import example_judge, how_to_add, no_judge_reason
 from ...schemas import ModelConfig, ScoreRecord
 from ..base import EvaluationError, Evaluator
 from .calling import JudgeQuestion, parse_judge_error, question
@@ -22,22 +22,30 @@ V = TypeVar("V")
 
 
 def skip_reason(ctx: RunContext, *, pairs: bool) -> str | None:
-    """Why no item of this kind can be judged in this run (None when some can)."""
+    """Why no item of this kind can be judged in this run (None when some can).
+
+    Pointwise and pairwise give the same line when one cause stops both, so that the
+    family's skip line says it once; the line stays short and its advice valid (a
+    suggested judge is of none of the tested models' families)."""
+    extra = ctx.settings.evaluation.judge.family_patterns
     if not ctx.judges:
-        return f"no judge model is configured; {HOW_TO_ADD}"
+        return f"no judge model is configured; {how_to_add(ctx.models, extra)}"
     builtin = [j.id for j in ctx.judges if j.provider == "builtin"]
     if builtin:
         return (f"models.judge lists {', '.join(builtin)}: built-in summarizers cannot "
-                f"judge; use a model served by a provider (e.g. --sb-judge openai/gpt-4o)")
+                f"judge; use a model served by a provider "
+                f"({example_judge(ctx.models, extra)})")
     if pairs and len(ctx.models) < 2:
         return "pairwise comparison needs at least two models under test"
     plan = ctx.roles.judge_plan
     table = plan.pairs if pairs else plan.models
     if any(a.judges for a in table.values()):
         return None
-    what = "pair of models" if pairs else "model under test"
-    return (f"no {what} can be judged (a judge never judges its own family): "
-            + "; ".join(plan.shortfalls(pairs=pairs)))
+    if any(a.eligible for a in table.values()):
+        # Eligible judges, but fewer than asked, and allowFewer is false.
+        return (f"fewer eligible judges than minJudges ({plan.min_judges}) for every "
+                f"{'pair' if pairs else 'model'} and evaluation.judge.allowFewer is false")
+    return no_judge_reason(ctx.models, ctx.judges, extra, pairs=pairs)
 
 
 def judge_model(ctx: RunContext, judge_id: str) -> ModelConfig:

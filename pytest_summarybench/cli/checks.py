@@ -1,0 +1,40 @@
+"""Warnings the editing commands (``add-model``, ``add-judge``, ``config``) print about
+the configuration they leave behind, at once rather than mid-run: judges that share a
+family with models under test, and hosted model names litellm does not list. Warnings,
+not errors: the file is valid, and both can be right (a new model, a deliberate judge).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..schemas import ModelConfig
+    from ..settings import Settings
+
+
+def warn(command: str, text: str) -> None:
+    print(f"summarybench {command}: warning: {text}", file=sys.stderr)
+
+
+def family_warnings(settings: Settings, only: ModelConfig | None = None) -> list[str]:
+    """One warning per judge that shares a family with a model under test; with ``only``,
+    those that concern that model (as the judge, or as a model it will not judge)."""
+    from ..roles.advice import conflict_warning, family_conflicts
+
+    models = settings.test_models()
+    extra = settings.evaluation.judge.family_patterns
+    found = family_conflicts(models, settings.judge_models(), extra)
+    if only is not None:
+        found = [c for c in found if only.id in (c.judge.id, *c.models)]
+    return [conflict_warning(c, models, extra) for c in found]
+
+
+def name_warnings(models: Iterable[ModelConfig]) -> list[str]:
+    """A warning per hosted model whose name litellm does not list ("did you mean")."""
+    from ..llm.catalogue import unlisted_warning
+
+    found = (unlisted_warning(m) for m in models)
+    return [text for text in found if text]

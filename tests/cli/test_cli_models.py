@@ -1,0 +1,220 @@
+"""``add-model``, ``add-judge`` and ``config`` (issue 21 items 6 and 11): each entry lands
+in its own list with the file's comments in place, and the commands warn at once about a
+judge of a tested model's family and a hosted model name litellm does not list (warnings,
+never refusals)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_summarybench.cli import main
+from pytest_summarybench.settings import load_settings
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "a.py").write_text("def f(x):\n    return x + 1\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "--name", "x", "--codebase", "code"]) == 0
+    return tmp_path
+
+
+def _warnings(capsys: pytest.CaptureFixture[str]) -> list[str]:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return [line for line in err.splitlines() if ": warning: " in line]
+
+
+def test_new_models_go_into_their_list_with_comments_in_place(project: Path) -> None:
+    """The issue: the second add-model landed under the ``# Judges`` comment."""
+    cfg = project / "summarybench.yaml"
+    for argv in (["add-model", "openai/gpt-4o"], ["add-model", "anthropic/claude-sonnet-4-5"],
+                 ["add-judge", "google/gemini-2.5-pro"], ["add-judge", "openai/o3"],
+                 ["add-model", "builtin/docstring"]):
+        assert main(argv) == 0
+    text = cfg.read_text()
+    lines = text.splitlines()
+    judges_comment = next(i for i, s in enumerate(lines) if s.strip().startswith("# Judges"))
+    assert lines[judges_comment + 1] == "  judge:"
+    # every model under test above the comment, every judge below it
+    for name in ("gpt-4o", "claude-sonnet-4-5", "docstring"):
+        assert lines.index(f"      model: {name}") < judges_comment
+    for name in ("gemini-2.5-pro", "o3"):
+        assert lines.index(f"      model: {name}") > judges_comment
+    # the blank line before the next section stays after the last judge
+    o3 = lines.index("      model: o3")
+    assert lines[o3 + 1] == "" and lines[o3 + 2] == "evaluation:"
+    settings = load_settings(cfg)
+    assert [m.id for m in settings.models.test] == [
+        "openai/gpt-4o", "anthropic/claude-sonnet-4-5", "builtin/docstring"]
+    assert [m.id for m in settings.models.judge] == ["google/gemini-2.5-pro", "openai/o3"]
+
+
+def test_an_end_of_line_comment_stays_with_its_entry(project: Path) -> None:
+    cfg = project / "summarybench.yaml"
+    assert main(["add-model", "openai/gpt-4o"]) == 0
+    cfg.write_text(cfg.read_text().replace("model: gpt-4o", "model: gpt-4o  # the baseline"))
+    assert main(["add-model", "openai/gpt-4o-mini"]) == 0
+    lines = cfg.read_text().splitlines()
+    i = lines.index("      model: gpt-4o  # the baseline")
+    assert lines[i + 1:i + 4] == ["    - provider: openai", "      model: gpt-4o-mini",
+                                  "  # Judges (`summarybench add-judge PROVIDER/MODEL`); "
+                                  "never of a tested model's family."]
+
+
+def test_a_judge_of_a_tested_family_is_flagged_at_once(project: Path, capsys) -> None:
+    """The issue's flow: add-judge openai/fake-judge beside openai/* models was silent."""
+    url = "http://127.0.0.1:9/v1"  # a custom endpoint: no model-list warning
+    assert main(["add-model", "openai/fake-alpha", "--api-endpoint", url]) == 0
+    assert main(["add-model", "openai/fake-beta", "--api-endpoint", url]) == 0
+    capsys.readouterr()
+    assert main(["add-judge", "openai/fake-judge", "--api-endpoint", url]) == 0
+    [warning] = _warnings(capsys)
+    assert warning.startswith("summarybench add-judge: warning: judge openai/fake-judge is "
+                              "of the openai family (taken from its provider")
+    assert "openai/fake-alpha, openai/fake-beta: it will judge none of them" in warning
+    assert "set family: NAME in its models.judge entry" in warning
+    assert "summarybench add-judge anthropic/claude-sonnet-4-5" in warning
+    # config re-checks the whole file
+    assert main(["config", "--sample-size", "5"]) == 0
+    [again] = _warnings(capsys)
+    assert again.startswith("summarybench config: warning: judge openai/fake-judge")
+    # a model added later is checked against the judges already there
+    assert main(["add-model", "openai/fake-gamma", "--api-endpoint", url]) == 0
+    [later] = _warnings(capsys)
+    assert "openai/fake-gamma" in later and "it will judge none of them" in later
+
+
+def test_family_option_writes_family_and_settles_the_rule(project: Path, capsys) -> None:
+    cfg = project / "summarybench.yaml"
+    url = "http://127.0.0.1:9/v1"
+    assert main(["add-model", "openai/fake-alpha", "--api-endpoint", url]) == 0
+    capsys.readouterr()
+    assert main(["add-judge", "openai/local-llama-judge", "--api-endpoint", url,
+                 "--family", "Meta"]) == 0
+    assert _warnings(capsys) == []
+    [judge] = load_settings(cfg).models.judge
+    assert judge.family == "meta"
+    assert main(["config", "--seed", "3"]) == 0
+    assert _warnings(capsys) == []
+    assert main(["add-judge", "openai/x", "--family", "two words"]) == 2
+    assert "--family 'two words': expected one word" in capsys.readouterr().err
+
+
+def test_a_family_key_in_any_case_is_the_tables_family(project: Path, capsys) -> None:
+    """``family: OpenAI`` must not slip past the rule against openai models."""
+    cfg = project / "summarybench.yaml"
+    assert main(["add-model", "openai/gpt-4o"]) == 0
+    text = cfg.read_text().replace(
+        "  judge: []", "  judge:\n    - provider: google\n      model: gemini-2.5-pro\n"
+                       "      family: OpenAI")
+    cfg.write_text(text)
+    capsys.readouterr()
+    assert main(["config", "--seed", "1"]) == 0
+    [warning] = _warnings(capsys)
+    assert "judge google/gemini-2.5-pro is of the openai family (set by its family: key)" \
+        in warning
+
+
+@pytest.mark.parametrize(("spec", "suggestion"), [
+    ("openai/gtp-4o", "openai/gpt-4o"),
+    ("anthropic/claude-sonet-4-5", "anthropic/claude-sonnet-4-5"),
+    ("google/gemni-2.5-pro", "google/gemini-2.5-pro"),
+])
+def test_a_misspelt_hosted_model_is_kept_with_did_you_mean(project: Path, capsys,
+                                                           spec: str, suggestion: str) -> None:
+    assert main(["add-model", spec]) == 0  # a warning, never a refusal
+    [warning] = _warnings(capsys)
+    assert f"{spec} is not in litellm's model list" in warning
+    assert f"did you mean {suggestion}?" in warning
+    assert "It is kept, as a new model may not be listed yet" in warning
+    assert spec.split("/", 1)[1] in (project / "summarybench.yaml").read_text()
+    # config checks names written by hand too
+    assert main(["config", "--seed", "2"]) == 0
+    assert any(f"did you mean {suggestion}?" in w for w in _warnings(capsys))
+
+
+@pytest.mark.parametrize("argv", [
+    ["add-model", "openai/gpt-4o"],                                   # listed
+    ["add-model", "openai/my-finetune", "--api-endpoint", "http://127.0.0.1:9/v1"],
+    ["add-model", "local/acme-7b", "--api-endpoint", "http://127.0.0.1:9/v1"],
+    ["add-model", "ollama/llama3.1"],
+    ["add-model", "builtin/docstring"],
+    ["add-model", "openai/ft:gpt-4o-mini:acme::abc123"],              # fine-tuned
+    ["add-judge", "anthropic/claude-sonnet-4-5"],
+])
+def test_no_name_warning_where_nothing_can_be_checked(project: Path, capsys,
+                                                      argv: list[str]) -> None:
+    assert main(argv) == 0
+    assert _warnings(capsys) == []
+
+
+@pytest.mark.parametrize("command", ["add-judge", "add-model"])
+def test_help_names_the_family_option(capsys, command: str) -> None:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--family NAME" in text and "family:" in text
+    assert "never judges a model of its own family" in text
+
+
+@pytest.mark.slow
+def test_the_issue_flow_skip_line_is_short_and_valid(tmp_path: Path) -> None:
+    """The flow issue 21 tried, as subprocesses: two openai/* models and the judge
+    openai/fake-judge on a fake server; ``evaluate`` skips the judge family in one short
+    line that counts one judge and suggests a judge of another family."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "tax.py").write_text(
+        "def add_vat(net, rate=0.2):\n    gross = net * (1 + rate)\n    return round(gross, 2)\n")
+    env = {**os.environ, "OPENAI_API_KEY": "sk-fake", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+
+    def sb(*args: str) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([sys.executable, "-m", "pytest_summarybench.cli", *args],
+                              cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc
+
+    with FakeOpenAIServer() as server:
+        url = server.base_url
+        sb("init", "--name", "issue 21", "--codebase", "code")
+        sb("add-model", "openai/fake-alpha", "--api-endpoint", url)
+        sb("add-model", "openai/fake-beta", "--api-endpoint", url)
+        added = sb("add-judge", "openai/fake-judge", "--api-endpoint", url)
+        assert "warning: judge openai/fake-judge is of the openai family" in added.stderr
+        sb("config", "--eval", "judge", "--sample-size", "3")
+        out = sb("evaluate", "--all", "--", "-rs").stdout
+    [line] = [s for s in out.splitlines() if "judge/pointwise" in s]
+    part = re.search(r"judge/pointwise.*?in models\.judge", line)
+    assert part is not None, line
+    assert len(part.group(0)) <= 200, part.group(0)
+    assert "openai/fake-judge (openai) may not judge its own family's models" in line
+    assert "asked" not in line
+    assert "--sb-judge openai/" not in out and "--sb-judge anthropic/" in line
+
+
+def test_the_help_and_readme_examples_draw_no_name_warning() -> None:
+    """A newcomer copying an example must not be told the model may be misspelt."""
+    import re
+
+    from pytest_summarybench.llm.catalogue import unlisted_warning
+    from pytest_summarybench.roles.advice import SUGGESTED_JUDGES
+    from pytest_summarybench.schemas import ModelConfig
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    examples = re.findall(r"summarybench add-(?:model|judge) ([a-z]+/[A-Za-z0-9.:_-]+)\b",
+                          readme)
+    assert examples
+    for spec in {*examples, *SUGGESTED_JUDGES, "openai/gpt-4o",
+                 "anthropic/claude-sonnet-4-5"}:
+        assert unlisted_warning(ModelConfig.parse(spec)) is None, spec
