@@ -13,6 +13,7 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from ..schemas.units import base_name
 from .languages import get_spec
 from .languages._base import (
     Binding,
@@ -80,7 +81,8 @@ class RawUnit:
 
     @property
     def short_name(self) -> str:
-        return self.name.rsplit(".", 1)[-1]
+        """The name as code calls it: the last part, without what tells overloads apart."""
+        return base_name(self.name.rsplit(".", 1)[-1])
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Positional fields: several times cheaper to pickle than dataclass state.
@@ -312,6 +314,9 @@ def _definitions(spec: LanguageSpec, def_nodes: list[Node], scope_nodes: list[No
         seen.add(key)
         name = spec.name(node, src)
         if name is None:
+            name = spec.anonymous_scope(node, src)
+            if name is not None:
+                out.append((node, node.start_byte, node, True, name))
             continue
         anchor = spec.anchor(node)
         out.append((node, anchor.start_byte, anchor, False, name))
@@ -367,7 +372,62 @@ def _build_units(spec: LanguageSpec, path: str, language: str,
         while owner != FILE and is_scope[owner]:
             owner = units[owner].parent
         owner_index.append(owner)
+    if spec.distinct_names:
+        distinguish(spec, units, is_scope, defs, src)
     return units, is_scope, owner_index
+
+
+def distinguish(spec: LanguageSpec, units: list[RawUnit], is_scope: list[bool],
+                defs: list[Definition], src: bytes) -> None:
+    """Tell apart units of one file that would share type and qualified name.
+
+    Outer names first, level by level: a group of same-named units gets each member's
+    parameter types appended (``write(JsonWriter,T)``) when those differ, else each
+    member's declaration line (``get@L12``), and an ordinal after that (``#2``) for
+    members declared on one line. Children are renamed with their parent. Scopes are not
+    grouped (they are not units); their members are. The oracles of
+    ``benchmarks/extraction`` apply the same rule.
+    """
+    seen: set[tuple[str, str]] = set()
+    for unit, scope in zip(units, is_scope, strict=True):
+        key = (unit.type, unit.name)
+        if not scope and key in seen:
+            break
+        seen.add(key)
+    else:
+        return  # the usual case: nothing to tell apart
+    depth = [0] * len(units)
+    for i, unit in enumerate(units):
+        depth[i] = depth[unit.parent] + 1 if unit.parent != FILE else 0
+    levels: dict[int, list[int]] = {}
+    for i, d in enumerate(depth):
+        levels.setdefault(d, []).append(i)
+    for level in sorted(levels):
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i in levels[level]:
+            unit = units[i]
+            if unit.parent != FILE:
+                unit.name = _qualify(units[unit.parent].name, defs[i][4])
+            if not is_scope[i]:
+                groups.setdefault((unit.type, unit.name), []).append(i)
+        for group in groups.values():
+            if len(group) < 2:
+                continue
+            params = [spec.parameter_types(defs[i][0], src)
+                      if units[i].type != "class" else None for i in group]
+            if None not in params and len(set(params)) == len(params):
+                suffixes: list[str] = [p for p in params if p is not None]
+            else:
+                suffixes = [f"@L{units[i].decl_line}" for i in group]
+            count: Counter[str] = Counter()
+            for i, suffix in zip(group, suffixes, strict=True):
+                count[suffix] += 1
+                units[i].name += suffix if count[suffix] == 1 else f"{suffix}#{count[suffix]}"
+    for unit in units:
+        if unit.parent != FILE:
+            parent = units[unit.parent]
+            unit.owner_class = parent.name if is_scope[unit.parent] \
+                or parent.type == "class" else parent.owner_class
 
 
 def _describe(spec: LanguageSpec, unit: RawUnit, node: Node, anchor: Node, src: bytes) -> None:
