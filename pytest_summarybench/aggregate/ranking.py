@@ -30,7 +30,14 @@ from .failures import analyze_failures
 from .intervals import overall_interval
 from .pairs import compare_all_pairs, groups_from_tests, pair_seed
 from .recommend import head_to_head, mean_words, recommendations
-from .scores import FamilyBreakdown, family_scores, metric_means, shared_families, unit_breakdowns
+from .scores import (
+    FamilyBreakdown,
+    family_scores,
+    item_key,
+    metric_means,
+    shared_families,
+    unit_breakdowns,
+)
 from .scoring import Scoring, builtin_scoring
 
 
@@ -66,10 +73,18 @@ def _group_scores(records: list[ScoreRecord], key_of: dict[str, str], scoring: S
     for key in sorted(groups):
         recs = groups[key]
         fbs = family_scores(recs, scoring, model_ids)
+        scored: dict[str, set[str]] = defaultdict(set)
+        for rec in recs:
+            if rec.error is None:
+                # A pairwise item ("a~b") is a scored item of both of its models.
+                for model_id in rec.model_id.split("~"):
+                    scored[model_id].add(rec.unit_id)
         out[key] = GroupScores(
             units=len({r.unit_id for r in recs}),
             by_model={m: FamilyScores(**fb.families) for m, fb in fbs.items() if fb.families},
             overall_by_model={m: fb.overall for m, fb in fbs.items() if fb.overall is not None},
+            units_by_model={m: len(scored[m]) for m, fb in fbs.items()
+                            if fb.overall is not None},
         )
     return out
 
@@ -206,7 +221,9 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
             codebase=inputs.codebase, configuration=config,
             families_run=ran, families_skipped=skipped,
             language_shares={k: n / len(sampled) for k, n in
-                             sorted(langs.items(), key=lambda kv: (-kv[1], kv[0]))}),
+                             sorted(langs.items(), key=lambda kv: (-kv[1], kv[0]))},
+            scored_items=len({item_key(r) for r in records if r.error is None}),
+            error_items=len({item_key(r) for r in records if r.error is not None})),
         rankings=rankings,
         detailed=Detailed(by_model=by_model, by_language=by_language,
                           by_code_type=by_code_type),

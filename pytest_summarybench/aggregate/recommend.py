@@ -115,6 +115,27 @@ def head_to_head(rankings: Sequence[ModelRanking], tests: Sequence[SignificanceT
     return out
 
 
+def _best_overall(best: ModelRanking, others: Sequence[ModelRanking]) -> Recommendation:
+    """The highest-quality model, or, when the top group ties, no single best: a model
+    with the same overall score or sharing a significance group with the leader cannot be
+    told apart from it, and recommending one of them would be reading noise."""
+    peers = [r for r in others if r.overall_score == best.overall_score
+             or set(r.significance_group) & set(best.significance_group)]
+    if not peers:
+        return Recommendation(kind="best_overall", title="Best overall", model_id=best.model_id,
+                              text=f"{best.model_id} for highest quality "
+                                   f"(overall {best.overall_score:.3f})")
+    tied = [best, *peers]
+    names = ", ".join(r.model_id for r in tied[:-1]) + f" and {tied[-1].model_id}"
+    if all(r.overall_score == best.overall_score for r in peers):
+        why = f"the same overall score, {best.overall_score:.3f}"
+    else:
+        why = ("overall " + ", ".join(f"{r.overall_score:.3f}" for r in tied)
+               + ", not significantly different (paired t-tests, Holm-corrected)")
+    return Recommendation(kind="no_single_best", title="No single best",
+                          model_id=best.model_id, text=f"{names} are tied: {why}")
+
+
 def recommendations(rankings: Sequence[ModelRanking], costs: Costs,
                     by_language: Mapping[str, GroupScores]) -> list[Recommendation]:
     """Best overall, best value, best per language where it differs, and a budget option."""
@@ -122,14 +143,7 @@ def recommendations(rankings: Sequence[ModelRanking], costs: Costs,
     if not ranked:
         return []
     best = ranked[0]
-    out: list[Recommendation] = []
-    peers = [r.model_id for r in ranked[1:]
-             if set(r.significance_group) & set(best.significance_group)]
-    text = f"{best.model_id} for highest quality (overall {best.overall_score:.3f})"
-    if peers:
-        text += f"; not significantly better than {', '.join(peers)}"
-    out.append(Recommendation(kind="best_overall", title="Best overall",
-                              model_id=best.model_id, text=text))
+    out: list[Recommendation] = [_best_overall(best, ranked[1:])]
 
     priced = [(costs.by_model[r.model_id], r) for r in ranked
               if r.model_id in costs.by_model

@@ -90,15 +90,28 @@ def family_scores(records: list[ScoreRecord], scoring: Scoring,
     for fb in out.values():
         fb.overall = weighted({f: v for f, v in fb.families.items() if f in common},
                               scoring.family_weights)
+    scored: dict[str, set[tuple[str, ...]]] = defaultdict(set)
     for rec in records:
-        # A pairwise item ("a~b") counts for both of its models.
+        # A pairwise item ("a~b") counts for both of its models; its scores come as one
+        # record per model and order, so items are counted by test, not by record.
         for model_id in rec.model_id.split("~"):
             if model_id in out:
                 if rec.error is None:
-                    out[model_id].items += 1
+                    scored[model_id].add(item_key(rec))
                 else:
                     out[model_id].errors += 1
+    for model_id, keys in scored.items():
+        out[model_id].items = len(keys)
     return out
+
+
+def item_key(rec: ScoreRecord) -> tuple[str, ...]:
+    """The matrix item (test) a record belongs to: its node id, or for a record made
+    outside pytest, its unit, evaluator, judge and model or pair."""
+    if rec.nodeid:
+        return (rec.nodeid,)
+    return (rec.unit_id, rec.evaluator, str(rec.details.get("judge", "")),
+            str(rec.details.get("pair", rec.model_id)))
 
 
 def unit_breakdowns(records: list[ScoreRecord], scoring: Scoring,

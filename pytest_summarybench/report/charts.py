@@ -75,6 +75,14 @@ class Cell:
     y: float
     fill: str
     text: str
+    n: int | None = None
+    """Units of the language scored for the model (None where it has no score)."""
+    low_n: bool = False
+    """Too few units to compare (``n`` below ``LOW_N``): drawn faded with a dashed border."""
+
+    @property
+    def n_text(self) -> str:
+        return "" if self.n is None else f"n={self.n}" + ("*" if self.low_n else "")
 
 
 @dataclass
@@ -85,12 +93,19 @@ class Heatmap:
     rows: list[tuple[float, str]] = field(default_factory=list)
     cells: list[Cell] = field(default_factory=list)
     cell_w: int = 90
-    cell_h: int = 26
+    cell_h: int = 36
     left: int = LABEL_W
+    low_n: int = 5
+    """Cells with fewer units than this are marked (see ``Cell.low_n``)."""
+
+    @property
+    def any_low_n(self) -> bool:
+        return any(c.low_n for c in self.cells)
 
 
 def score_bars(report: BenchmarkReport) -> BarChart:
-    """Overall score per model with its bootstrap interval, in rank order."""
+    """Overall score per model with its bootstrap interval, in rank order (an empty chart
+    when no model has a score: the template then leaves it out)."""
     chart = BarChart(width=LABEL_W + PLOT_W + PAD * 2, height=PAD * 2 + ROW_H *
                      max(1, len(report.rankings)), x0=LABEL_W, plot_w=PLOT_W)
     chart.ticks = [(LABEL_W + PLOT_W * t, f"{t:.2f}") for t in (0, 0.25, 0.5, 0.75, 1.0)]
@@ -126,7 +141,8 @@ def cost_quality(report: BenchmarkReport) -> Scatter:
     if unscored:
         notes.append("No score for: " + ", ".join(unscored))
     chart.note = ". ".join(notes)
-    if not priced:
+    if not priced or all(c == 0 for _, c in priced):
+        # Nothing to plot (no price known), or every point at $0: a pile of labels.
         return chart
     max_cost = max(c for _, c in priced if c is not None)
     x_high = max_cost * 1.1 if max_cost > 0 else 1.0
@@ -154,22 +170,30 @@ def heat_color(score: float) -> str:
     return f"hsl({hue:.0f}, 65%, 72%)"
 
 
-def language_heatmap(report: BenchmarkReport) -> Heatmap:
-    """Overall score per model (rows) and language (columns)."""
+def language_heatmap(report: BenchmarkReport, low_n: int = 5) -> Heatmap | None:
+    """Overall score per model (rows) and language (columns), each cell with its n (the
+    units behind the mean); None when no model has a score by language."""
     languages = list(report.detailed.by_language)
-    models = [r.model_id for r in report.rankings]
+    models = [r.model_id for r in report.rankings if r.units]
+    if not languages or not models:
+        return None
     cell_w = max(48, min(90, (HEATMAP_MAX_W - LABEL_W - PAD) // max(1, len(languages))))
-    chart = Heatmap(width=LABEL_W + cell_w * max(1, len(languages)) + PAD,
-                    height=PAD + 26 * max(1, len(models)) + PAD, cell_w=cell_w)
+    chart = Heatmap(width=LABEL_W + cell_w * len(languages) + PAD,
+                    height=PAD + 36 * len(models) + PAD, cell_w=cell_w, low_n=low_n)
     chart.columns = [(LABEL_W + chart.cell_w * (j + 0.5), language_name(k))
                      for j, k in enumerate(languages)]
     for i, model_id in enumerate(models):
         y = PAD + i * chart.cell_h
         chart.rows.append((y + chart.cell_h / 2, model_id))
         for j, key in enumerate(languages):
-            score = report.detailed.by_language[key].overall_by_model.get(model_id)
+            group = report.detailed.by_language[key]
+            score = group.overall_by_model.get(model_id)
+            # Reports saved before units_by_model existed: the language's unit count.
+            n = (group.units_by_model.get(model_id, group.units)
+                 if score is not None else None)
             chart.cells.append(Cell(
                 x=LABEL_W + j * chart.cell_w, y=y,
                 fill=heat_color(score) if score is not None else "#eeeeee",
-                text=f"{score:.2f}" if score is not None else "-"))
+                text=f"{score:.2f}" if score is not None else "-", n=n,
+                low_n=n is not None and n < low_n))
     return chart

@@ -28,6 +28,8 @@ class Block:
     the items of a plain list)."""
     truncated: int = 0
     """Rows left out beyond ``_MAX_ROWS``."""
+    note: str = ""
+    """A sentence under the block saying what its figures mean."""
 
 
 def fmt_value(value: Any) -> str:

@@ -19,7 +19,7 @@ from ..schemas import BenchmarkReport
 from . import charts
 from .files import FILE_NAMES, write_temporary
 from .json_report import report_json
-from .view import build_view, interval, md, num, pvalue, signed, usd
+from .view import LOW_N, build_view, interval, md, num, pvalue, signed, usd
 
 if TYPE_CHECKING:
     import jinja2
@@ -80,7 +80,7 @@ def render_html(report: BenchmarkReport) -> str:
     return _finished(env.get_template("report.html.jinja2").render(
         view=build_view(report), cost_phases=_cost_phases(report),
         charts={"bars": charts.score_bars(report), "scatter": charts.cost_quality(report),
-                "heatmap": charts.language_heatmap(report)},
+                "heatmap": charts.language_heatmap(report, LOW_N)},
         script=Markup(script), script_hash=f"sha256-{digest}"))
 
 

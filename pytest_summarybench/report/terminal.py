@@ -5,6 +5,8 @@ from __future__ import annotations
 from ..schemas import BenchmarkReport
 from ..schemas.report import ValiditySection
 from ..vocabulary import LADDER_PREFIX
+from .findings import key_findings
+from .wording import COLUMNS_LEGEND, items_line, record_text, units_line
 
 
 def _fmt(value: float | None) -> str:
@@ -12,16 +14,17 @@ def _fmt(value: float | None) -> str:
 
 
 def terminal_lines(report: BenchmarkReport) -> list[str]:
-    """A fixed-width ranking table with significance groups, then which families ran,
-    the closest call between adjacent models, and what failed."""
+    """What the units and items count, a fixed-width ranking table with significance
+    groups, the key findings, which families ran, the top pair's record, and what failed."""
     families = report.families
-    header = ["rank", "model", "overall", "95% CI", "group", *families, "scored", "errors"]
+    header = ["rank", "model", "overall", "95% CI", "group", *families, "units", "items",
+              "errors"]
     rows = [[str(r.rank), r.model_id, _fmt(r.measured_overall),
              (f"{r.confidence_interval[0]:.2f}-{r.confidence_interval[1]:.2f}"
               if r.confidence_interval else "-"),
              r.significance_group or "-",
              *(_fmt(r.scores.get(f)) for f in families),
-             str(r.scored_items), str(r.errors)] for r in report.rankings]
+             str(r.units), str(r.scored_items), str(r.errors)] for r in report.rankings]
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
               for i, h in enumerate(header)]
 
@@ -30,13 +33,26 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
     meta = report.metadata
-    out = [f"{meta.codebase.sampled_code_units} of {meta.codebase.total_code_units} units "
-           f"({', '.join(meta.codebase.languages)}); run {meta.benchmark_id}",
+    out = [f"run {meta.benchmark_id} ({', '.join(meta.codebase.languages)}): "
+           f"{units_line(report)}",
            line(header), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
     if report.statistics.significance_groups:
         out.append("group: models sharing a letter are not significantly different "
                    "(paired t-tests on per-unit scores, Holm-corrected, alpha 0.05)")
+    out.append(COLUMNS_LEGEND.replace("Units:", "units:").replace("Items:", "items:")
+               .replace("Errors:", "errors:"))
+    out.append(items_line(report))
+    findings = key_findings(report)
+    flagged = sum(1 for f in findings if f.validity)
+    shown = [f for f in findings if not f.validity]
+    if shown or flagged:
+        out.append("key findings:")
+        out += [f"  {'! ' if f.warn else '- '}{f.text}" for f in shown]
+        if flagged:
+            # The ladder's DISTRUST lines follow the validity table printed below.
+            out.append(f"  ! instrument validity: {flagged} DISTRUST flag"
+                       f"{'s' if flagged != 1 else ''}, listed after the validity table below")
     out.append("families run: " + (", ".join(meta.families_run) or "none"))
     for family, reason in meta.families_skipped.items():
         out.append(f"skipped {family}: {reason}")
@@ -45,8 +61,7 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
         verdict = "significant" if c.significant else "not significant"
         p = f"p={c.p_value:.3g}, " if c.p_value is not None else ""
         out.append(f"top pair: {c.model_a} vs {c.model_b}: {c.score_difference:+.3f} "
-                   f"({p}{verdict}; {c.pairwise_record.a_wins}-{c.pairwise_record.b_wins}-"
-                   f"{c.pairwise_record.ties} on {c.units} units)")
+                   f"({p}{verdict}); {record_text(c)}")
     for err in report.errors:
         out.append(f"errors: {err.model_id} {err.evaluator}: {err.count} "
                    f"(e.g. {err.examples[0]})")

@@ -12,7 +12,12 @@ from dataclasses import dataclass, field
 from ..aggregate.recommend import language_name
 from ..schemas import BenchmarkReport
 from ..schemas.report import ModelComparison, SignificanceTest
-from .details import Block, detail_blocks
+from .findings import Finding, key_findings
+from .sections import Section, sections
+from .wording import COLUMNS_LEGEND, items_line, record_text, units_line
+
+#: A heat-map cell or group row with fewer units than this is marked as too few to compare.
+LOW_N = 5
 
 
 def num(value: float | None, digits: int = 3) -> str:
@@ -59,6 +64,10 @@ class GroupRow:
     best: tuple[str, float] | None
     runner_up: tuple[str, float] | None
 
+    @property
+    def low_n(self) -> bool:
+        return self.units < LOW_N
+
 
 @dataclass
 class AgreementRow:
@@ -101,7 +110,18 @@ class View:
     languages: list[GroupRow]
     code_types: list[GroupRow]
     language_summary: str
-    details: dict[str, list[Block]]
+    sections: list[Section]
+    """Evaluator details, one section per family."""
+    findings: list[Finding] = field(default_factory=list)
+    units_text: str = ""
+    items_text: str = ""
+    columns_legend: str = COLUMNS_LEGEND
+    record: str = ""
+    """The top pair's head-to-head record in words."""
+    cost_note: str = ""
+    """One line instead of the cost table and chart when no cost is known, or every call
+    was free; empty when there are costs to show."""
+    low_n: int = LOW_N
     weaknesses: list[tuple[str, str]] = field(default_factory=list)
     recommendations: list[tuple[str, str]] = field(default_factory=list)
     """(title, text) of each recommendation."""
@@ -139,6 +159,23 @@ def _weaknesses(report: BenchmarkReport) -> list[tuple[str, str]]:
     return out
 
 
+def cost_note(report: BenchmarkReport) -> str:
+    """"" when some model has a known, non-zero cost (the table and chart show it);
+    otherwise the one line the reports print instead of an empty table and chart."""
+    ranked = [r.model_id for r in report.rankings if r.units]
+    costs = [report.costs.by_model[m] for m in ranked if m in report.costs.by_model]
+    known = [c.per_1k_summaries for c in costs if c.per_1k_summaries is not None]
+    if not known:
+        calls = sum(c.unknown_price_calls for c in costs)
+        return ("Costs unknown: no model's calls have a known price"
+                + (f" ({calls:,} calls without a price)" if calls else "")
+                + "; set inputCostPerMillion and outputCostPerMillion on a model's entry to "
+                  "compare cost.")
+    if all(k == 0 for k in known) and len(known) == len(costs):
+        return "Costs: every call was free ($0.00 for every model), so there is no cost to compare."
+    return ""
+
+
 def build_view(report: BenchmarkReport) -> View:
     tests = report.statistics.significance_tests
     top = report.comparisons[0] if report.comparisons else None
@@ -156,7 +193,12 @@ def build_view(report: BenchmarkReport) -> View:
         code_types=_groups(report.detailed.by_code_type, False),
         language_summary=", ".join(f"{language_name(k)} ({v:.0%})" for k, v in shares.items())
         or ", ".join(language_name(x) for x in report.metadata.codebase.languages),
-        details={name: detail_blocks(d) for name, d in sorted(report.evaluator_details.items())},
+        sections=sections(report.evaluator_details),
+        findings=key_findings(report),
+        units_text=units_line(report),
+        items_text=items_line(report),
+        record=record_text(top) if top else "",
+        cost_note=cost_note(report),
         weaknesses=_weaknesses(report),
     )
     view.recommendations = [(r.title or r.kind, r.text) for r in report.recommendations]

@@ -25,6 +25,10 @@ class ReportMetadata(SBModel):
     """Families that did not run, with the reason."""
     language_shares: dict[str, float] = Field(default_factory=dict)
     """Share of the sampled units in each language (0-1), largest first."""
+    scored_items: int = 0
+    """Matrix items (tests: one unit, evaluator and model or pair) that produced a score."""
+    error_items: int = 0
+    """Matrix items that ended in an error instead of a score."""
 
 
 class FamilyScores(SBModel):
@@ -59,7 +63,8 @@ class ModelRanking(SBModel):
     units: int = 0
     """Units with a per-unit overall score for this model."""
     scored_items: int = 0
-    """Matrix items that produced a score for this model."""
+    """Matrix items (tests) that produced a score for this model; a pairwise item counts
+    for both of its models, once whatever the number of orders it was asked in."""
     errors: int = 0
     """Matrix items that ended in an error for this model."""
 
@@ -219,6 +224,9 @@ class GroupScores(SBModel):
     units: int = 0
     by_model: dict[str, FamilyScores] = Field(default_factory=dict)
     overall_by_model: dict[str, float] = Field(default_factory=dict)
+    units_by_model: dict[str, int] = Field(default_factory=dict)
+    """Per model, the units of this group with at least one scored item (the n behind
+    its ``overall_by_model`` mean)."""
 
 
 class Detailed(SBModel):
@@ -237,7 +245,8 @@ class ErrorCount(SBModel):
 
 class Recommendation(SBModel):
     kind: str
-    """``best_overall``, ``best_value``, ``language`` or ``budget``."""
+    """``best_overall``, ``no_single_best`` (the top group ties: ``text`` names the tied
+    models), ``best_value``, ``language`` or ``budget``."""
     model_id: str
     title: str = ""
     """The heading shown before the text (``Best value``, ``For Go-heavy codebases``)."""

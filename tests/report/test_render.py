@@ -79,7 +79,10 @@ def test_costs_by_phase_per_1k_and_per_quality_point(report: BenchmarkReport) ->
 
 def test_recommendations_follow_the_data(report: BenchmarkReport) -> None:
     recs = {r.kind: r for r in report.recommendations}
-    assert recs["best_overall"].model_id == report.rankings[0].model_id
+    # alpha and beta share a significance group: no single best, both named
+    assert "best_overall" not in recs
+    assert recs["no_single_best"].model_id == report.rankings[0].model_id
+    assert recs["no_single_best"].text.startswith("openai/alpha and anthropic/beta are tied")
     cheapest = min(report.costs.by_model.items(),
                    key=lambda kv: kv[1].cost_per_quality_point or 1e9)[0]
     assert recs["best_value"].model_id == cheapest == "local/gamma"
@@ -130,8 +133,9 @@ def test_markdown_follows_the_sample_and_escapes_untrusted_text(
     assert [h for h in headings if h in order] == order
     assert "| Rank | Model | Overall |" in text
     assert "- **Skipped downstream**: disabled in the configuration" in text
-    assert "**Best overall**: openai/alpha" in text
-    assert "## Evaluator Details: judge/pointwise" in text
+    assert "**No single best**: openai/alpha and anthropic/beta are tied" in text
+    assert "Best overall" not in text
+    assert "## Evaluator details: Judges" in text
     # Every "<" of untrusted text is backslash-escaped, so Markdown shows it literally.
     assert not re.search(r"(?<!\\)<", text)
     assert "\\<script\\>window.\\_\\_xss" in text

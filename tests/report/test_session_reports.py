@@ -173,7 +173,7 @@ def test_session_writes_every_format_and_the_cli_rebuilds_them(
     data = json.loads((out / "results.json").read_text())
     assert data["evaluatorDetails"]["retrieval/embedding"]["queries"] > 0
     assert data["statistics"]["significanceTests"][0]["metric"] == "overall"
-    assert "## Evaluator Details: retrieval/embedding" in (out / "report.md").read_text()
+    assert "## Evaluator details: Retrieval" in (out / "report.md").read_text()
 
 
 def test_cli_compare_errors_and_pytest_html_rows(pytester: pytest.Pytester) -> None:

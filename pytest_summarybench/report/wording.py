@@ -1,0 +1,60 @@
+"""The sentences that say what a report's counts count, shared word for word by the
+terminal summary, the Markdown and the HTML report, so that "units", "items" and a
+win-loss-tie record mean the same in all three."""
+
+from __future__ import annotations
+
+from ..schemas import BenchmarkReport
+from ..schemas.report import ModelComparison
+
+#: What the Units, Items and Errors columns of a ranking count.
+COLUMNS_LEGEND = (
+    "Units: sampled units with at least one scored item for the model. "
+    "Items: tests that produced a score (one per unit, evaluator and model; a pairwise "
+    "judge item counts for both of its models). "
+    "Errors: tests that ended in an error instead of a score.")
+
+
+def units_line(report: BenchmarkReport) -> str:
+    """Extracted, sampled and scored units in one sentence, with why some sampled units
+    have no score."""
+    cb = report.metadata.codebase
+    scored = sorted({r.units for r in report.rankings if r.units})
+    text = (f"{cb.total_code_units:,} units extracted, {cb.sampled_code_units:,} sampled "
+            "for this run")
+    if not scored:
+        return text + ", none scored"
+    if len(scored) == 1:
+        text += f", {scored[0]:,} scored for every model"
+    else:
+        text += f", {scored[0]:,}-{scored[-1]:,} scored per model (Units column)"
+    unscored = cb.sampled_code_units - scored[-1]
+    if unscored > 0:
+        text += (f"; {unscored:,} sampled units have no score (no evaluator that ran "
+                 "applies to them, or all their items ended in an error)")
+    return text
+
+
+def items_line(report: BenchmarkReport) -> str:
+    """The items scored and errored over all models, and the families skipped."""
+    meta = report.metadata
+    text = (f"items: {meta.scored_items:,} scored, {meta.error_items:,} ended in an error "
+            "(one item per unit, evaluator and model or pair of models)")
+    skipped = [f for f in report.metadata.families_skipped if " " not in f]
+    if skipped:
+        text += f"; not run (no items): {', '.join(skipped)}"
+    return text
+
+
+def record_text(c: ModelComparison) -> str:
+    """A head-to-head record with its words: ``A: 28 wins, 22 losses, 38 ties on 88
+    units``; for a pairwise judge, the verdicts it counts."""
+    r = c.pairwise_record
+    counts = (f"{r.a_wins} {'win' if r.a_wins == 1 else 'wins'}, "
+              f"{r.b_wins} {'loss' if r.b_wins == 1 else 'losses'}, "
+              f"{r.ties} {'tie' if r.ties == 1 else 'ties'}")
+    if c.pairwise_source == "judge/pairwise":
+        total = r.a_wins + r.b_wins + r.ties
+        return (f"{c.model_a}: {counts} in {total} pairwise judge verdicts against "
+                f"{c.model_b} ({c.units} units)")
+    return f"{c.model_a}: {counts} against {c.model_b} on {c.units} units (per-unit scores)"
