@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .context import RunContext
     from .evaluators import Evaluator, MatrixItem
     from .schemas import ScoreRecord
+    from .schemas.report import RunSelection
     from .store import RecordRow
 
 #: The controller writes records to the store every SAVE_BATCH tests or SAVE_EVERY_S
@@ -95,6 +96,8 @@ class Controller:
         self.notes: list[str] = []
         """Lines for the terminal summary when there is no report to show."""
         self._retired: dict[Path, Path] | None = None
+        self.selection: RunSelection | None = None
+        """What this session selected of the run's matrix, once collection chose."""
 
     # -- failing closed ----------------------------------------------------------------
     def stop(self, message: str) -> NoReturn:
@@ -104,10 +107,27 @@ class Controller:
         self.retire_reports()
         raise pytest.UsageError(f"summarybench: {message}")
 
+    def replaces_latest(self) -> bool:
+        """Whether this session's reports are to become the output directory's own: it
+        evaluates a complete selection (not a dry run, not ``--sb-generate-only``). Only
+        such a session moves the previous reports aside; a partial one writes to
+        ``runs/<id>/`` alone."""
+        config = self.state.config
+        if self.dry_run_done or config.getoption("sb_generate_only"):
+            return False
+        if self.selection is not None:
+            return self.selection.complete
+        from .selection import narrowing_options
+
+        return not narrowing_options(config)
+
     def retire_reports(self) -> dict[Path, Path]:
-        """Move the previous session's reports aside, once per session (see
-        ``report.files.retire_reports``); where each went."""
+        """Move the previous session's reports aside, once per session and only when this
+        session replaces them (``replaces_latest``; see ``report.files.retire_reports``);
+        where each went."""
         if self._retired is None:
+            if not self.replaces_latest():
+                return {}
             self._retired = {}
             try:
                 output_dir = self.state.settings.output_dir
@@ -188,9 +208,12 @@ class Controller:
             return
         self.prepared = True
         self.benchmark_ran = True
+        from .selection import session_selection
         from .store import StoreError
 
         try:
+            self.selection = session_selection(config, self.state.token[:12],
+                                               self.state.matrix(), selected)
             self._prepare(selected)
         except StoreError as exc:
             self.stop(str(exc))
