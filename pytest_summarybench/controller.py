@@ -71,9 +71,10 @@ class Controller:
     It fails closed: a store or output directory that cannot be used, or an input file
     that is malformed, stops the session with one ``ERROR:`` line and exit code 4
     (``stop``); a configured gate never passes on a session that scored nothing or stopped
-    early; and the previous session's reports are moved aside (``retire_reports``) as soon
-    as this one starts evaluating, so that a ``results.json`` in the output directory is
-    always the report of the last session that finished.
+    early; and the previous reports are moved aside (``retire_reports``) as soon as a
+    complete session starts evaluating, so that the output directory's ``results.json``
+    is always that of the last complete session that finished (a partial session writes
+    to ``runs/<id>/`` alone: ``report/runs.py``).
     """
 
     def __init__(self, state: SummaryBenchState) -> None:

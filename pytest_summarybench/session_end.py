@@ -134,6 +134,16 @@ class ControllerHooks(Controller):
             return
         self.report = report
         self.results_path = self.report_paths["json"]
+        if not report.metadata.run.complete and self._retired:
+            # Started as a complete run, stopped early: the reports moved aside at the
+            # start are still the latest complete run's.
+            from .report.files import restore_reports
+
+            try:
+                restore_reports(self._retired)
+            except OSError as exc:
+                self.notes.append(f"summarybench: the previous reports could not be put back "
+                                  f"from {settings.output_dir} ({exc.strerror or exc})")
 
     def _run_selection(self, stopped: str) -> RunSelection:
         """This session's run: the selection ``prepare`` saw, partial if it stopped early."""
