@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .context import RunContext
     from .evaluators import Evaluator, MatrixItem
     from .schemas import ScoreRecord
+    from .schemas.report import RunSelection
     from .store import RecordRow
 
 #: The controller writes records to the store every SAVE_BATCH tests or SAVE_EVERY_S
@@ -72,9 +73,10 @@ class Controller:
     It fails closed: a store or output directory that cannot be used, or an input file
     that is malformed, stops the session with one ``ERROR:`` line and exit code 4
     (``stop``); a configured gate never passes on a session that scored nothing or stopped
-    early; and the previous session's reports are moved aside (``retire_reports``) as soon
-    as this one starts evaluating, so that a ``results.json`` in the output directory is
-    always the report of the last session that finished.
+    early; and the previous reports are moved aside (``retire_reports``) as soon as a
+    complete session starts evaluating, so that the output directory's ``results.json``
+    is always that of the last complete session that finished (a partial session writes
+    to ``runs/<id>/`` alone: ``report/runs.py``).
     """
 
     def __init__(self, state: SummaryBenchState) -> None:
@@ -99,6 +101,8 @@ class Controller:
         self._retired: dict[Path, Path] | None = None
         self.warm_up = WarmUp()
         """Evaluators' work on the code alone, started at collection (``warmup.py``)."""
+        self.selection: RunSelection | None = None
+        """What this session selected of the run's matrix, once collection chose."""
 
     # -- failing closed ----------------------------------------------------------------
     def stop(self, message: str) -> NoReturn:
@@ -108,10 +112,27 @@ class Controller:
         self.retire_reports()
         raise pytest.UsageError(f"summarybench: {message}")
 
+    def replaces_latest(self) -> bool:
+        """Whether this session's reports are to become the output directory's own: it
+        evaluates a complete selection (not a dry run, not ``--sb-generate-only``). Only
+        such a session moves the previous reports aside; a partial one writes to
+        ``runs/<id>/`` alone."""
+        config = self.state.config
+        if self.dry_run_done or config.getoption("sb_generate_only"):
+            return False
+        if self.selection is not None:
+            return self.selection.complete
+        from .selection import narrowing_options
+
+        return not narrowing_options(config)
+
     def retire_reports(self) -> dict[Path, Path]:
-        """Move the previous session's reports aside, once per session (see
-        ``report.files.retire_reports``); where each went."""
+        """Move the previous session's reports aside, once per session and only when this
+        session replaces them (``replaces_latest``; see ``report.files.retire_reports``);
+        where each went."""
         if self._retired is None:
+            if not self.replaces_latest():
+                return {}
             self._retired = {}
             try:
                 output_dir = self.state.settings.output_dir
@@ -206,9 +227,12 @@ class Controller:
             return
         self.prepared = True
         self.benchmark_ran = True
+        from .selection import session_selection
         from .store import StoreError
 
         try:
+            self.selection = session_selection(config, self.state.token[:12],
+                                               self.state.matrix(), selected)
             self._prepare(selected)
         except StoreError as exc:
             self.stop(str(exc))

@@ -46,6 +46,8 @@ TOKEN_KEY = "summarybench_token"
 STOP_PREFIX = "summarybench cannot run: "
 #: The id of the one test collected when the matrix is empty (skipped, with the reasons).
 NO_ITEMS_ID = "no-items"
+#: Where an xdist worker that selected no benchmark item lists those it deselected.
+_DESELECTED = "deselected"
 
 
 class BoundItem:
@@ -147,6 +149,7 @@ class SummaryBenchState:
         """Set with the evaluators: how their metrics become scores."""
         self._bound = False
         self._progress: Progress | None = None
+        self._deselected: list[MatrixItem] = []
 
     # -- lazily built run state ------------------------------------------------------
     @property
@@ -330,10 +333,33 @@ class SummaryBenchState:
             params.append(pytest.param(BoundItem(it, self), id=it.test_id, marks=marks[key]))
         metafunc.parametrize("sb_case", params)
 
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self._deselected.extend(selected_items(items))
+
+    def deselected_items(self) -> list[MatrixItem]:
+        """The benchmark items ``-k``/``-m`` left out in this session: this process's,
+        or, in an xdist controller (which collects nothing), those its workers told it."""
+        if self._deselected or not self.config.pluginmanager.hasplugin("xdist"):
+            return self._deselected
+        from .selection import narrowing_options
+        from .store import StoreError
+
+        try:
+            if not narrowing_options(self.config) or not self.settings.store_path.is_file():
+                return []
+            ids = self.store.selection.of(self.token, scope=_DESELECTED)
+            return [it for it in self.matrix() if it.test_id in ids] if ids else []
+        except (pytest.UsageError, StoreError):
+            return []  # the session already says what is wrong with them
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         selected = selected_items(session.items)
         if not selected:
+            if self.is_worker and self._deselected:
+                # For the controller's line on why nothing ran (``deselected_items``).
+                self.store.selection.add(self.token, sorted(
+                    it.test_id for it in self._deselected), scope=_DESELECTED)
             return
         if self.is_worker:
             # Tell the controller what -k/-m left, before xdist reports collection done.

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
     from .schemas import BenchmarkReport, ScoreRecord
+    from .schemas.report import RunSelection
     from .session import SummaryBenchState
 
 
@@ -62,12 +63,19 @@ class ControllerHooks(Controller):
         summary = sorted((r for r in self.records if r.benchmark == "summary"),
                          key=lambda r: (r.nodeid, r.unit_id, r.model_id, r.evaluator))
         if not summary and not self.benchmark_ran:
-            return  # not a code-summary session (another benchmark, plain tests)
-        from .report import apply_gate, build_run_report, save_gate_outcome, write_reports
+            # Not a code-summary session (another benchmark, plain tests), or one whose
+            # -k/-m left no benchmark item: say why nothing ran.
+            why = self._nothing_selected()
+            if why:
+                self.notes.append(why)
+            return
+        from .report import apply_gate, build_run_report, save_gate_outcome
         from .report.gate import gate_configured
 
         settings = self.state.settings
         stopped = _stopped_early(session, exitstatus)
+        if not summary and self.dry_run_done:
+            return  # a dry run calls and scores nothing by design
         if not summary:
             # Nothing to report: the previous reports must not pass for this session's.
             self.retire_reports()
@@ -109,18 +117,53 @@ class ControllerHooks(Controller):
         report.gate_failures = list(failures)
         save_gate_outcome(self.state.store, report)
         self._gate_failed(session, failures)
+        report.metadata.run = self._run_selection(stopped)
+        from .report import save_session_run, write_session_reports
+        from .report.json_report import report_json
+
+        save_session_run(self.state.store, report, report_json(report))
         try:
-            self.report_paths = write_reports(report, settings.output_dir,
-                                              ["json", *settings.output.formats])
+            self.report_paths = write_session_reports(report, settings.output_dir,
+                                                      ["json", *settings.output.formats])
         except OSError as exc:
             self._end_with(session, f"cannot write the reports to {settings.output_dir} "
                                     f"({exc.strerror or exc}): free space there or make it "
                                     "writable, or pass --sb-output DIR; the scores are in "
                                     f"the store ({settings.store_path}), `summarybench "
-                                    "report` rebuilds them")
+                                    f"report --run {report.metadata.run.id}` writes them")
             return
         self.report = report
         self.results_path = self.report_paths["json"]
+        if not report.metadata.run.complete and self._retired:
+            # Started as a complete run, stopped early: the reports moved aside at the
+            # start are still the latest complete run's.
+            from .report.files import restore_reports
+
+            try:
+                restore_reports(self._retired)
+            except OSError as exc:
+                self.notes.append(f"summarybench: the previous reports could not be put back "
+                                  f"from {settings.output_dir} ({exc.strerror or exc})")
+
+    def _run_selection(self, stopped: str) -> RunSelection:
+        """This session's run: the selection ``prepare`` saw, partial if it stopped early."""
+        from .schemas.report import RunSelection
+
+        run = self.selection or RunSelection(id=self.state.token[:12], complete=False,
+                                             reasons=["the selection is not known"])
+        if stopped:
+            run = run.model_copy(update={"complete": False, "reasons": [
+                *run.reasons, f"stopped early: {stopped}"]})
+        return run
+
+    def _nothing_selected(self) -> str:
+        """Why no benchmark item was selected when some were collected ("" otherwise)."""
+        from .selection import nothing_selected
+
+        left_out = self.state.deselected_items()
+        if not left_out:
+            return ""
+        return nothing_selected(self.state.config, left_out, self.state.skipped_families)
 
     def _gate_failed(self, session: pytest.Session, failures: list[str]) -> None:
         self.gate_failures = failures
@@ -147,6 +190,10 @@ class ControllerHooks(Controller):
 
         tr = terminalreporter
         tr.write_sep("=", "summarybench ranking")
+        run = self.report.metadata.run
+        if run is not None and not run.complete:
+            say(tr, f"PARTIAL RUN {run.id}: {run.describe()}",
+                yellow=True)
         for line in self.generation_summary:
             say(tr, line)
         for line in terminal_lines(self.report):
@@ -164,6 +211,16 @@ class ControllerHooks(Controller):
         for fmt, path in self.report_paths.items():
             if fmt != "json":
                 say(tr, f"{fmt} report: {path}")
+        if run is not None:
+            assert self.results_path is not None
+            kept = self.results_path.parent
+            if run.complete:
+                kept = kept / "runs" / run.id
+            say(tr, f"run {run.id} ({'complete' if run.complete else 'partial'}) is kept in "
+                    f"the store and in {kept}"
+                    + ("" if run.complete else "; the output directory's own reports still "
+                                               "show the latest complete run")
+                    + "; `summarybench runs` lists the runs")
 
 
 def _stopped_early(session: pytest.Session, exitstatus: int) -> str:

@@ -237,7 +237,8 @@ class GateSection(SBModel):
         default_factory=dict)
     """Minimum family score for every model whose family ran, e.g. ``{retrieval: 0.4}``."""
     baseline: str | None = None
-    """A baseline run: the path of its results.json, or its run id in the store."""
+    """A baseline run: the path of its results.json, or its run id in the store (as
+    ``summarybench runs`` lists them, or a unique prefix; a ``benchmarkId`` also works)."""
     max_regression: float = Field(default=0.0, ge=0)
     """Largest drop of a model's overall score against the baseline that is tolerated
     even when significant (paired t-test on shared units, Holm-corrected)."""

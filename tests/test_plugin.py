@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.project import write_bench_module, write_code
+from tests.fakes.project import session_results, write_bench_module, write_code
 
 CODE = {
     "shop/pricing.py": '''
@@ -170,7 +170,10 @@ def test_k_selects_by_model_and_generation_follows(pytester: pytest.Pytester,
     result = _run(pytester, "-k", "builtin/docstring and pricing", *run_mode)
     assert result.ret == 0, result.stdout.str()
     assert result.parseoutcomes()["passed"] == 3  # the file and its two functions
-    assert [r["modelId"] for r in _rankings(pytester)][0] == "builtin/docstring"
+    data = session_results(result)
+    assert [r["modelId"] for r in data["rankings"]][0] == "builtin/docstring"
+    assert data["metadata"]["run"]["complete"] is False
+    assert data["metadata"]["run"]["keyword"] == "builtin/docstring and pricing"
     result.stdout.fnmatch_lines(["*builtin/docstring: * generated*"])
     result.stdout.no_fnmatch_line("*builtin/lead: * generated*")
 

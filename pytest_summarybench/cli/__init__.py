@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "generate": "run",
     "evaluate": "run",
     "run": "run",
+    "runs": "runs",
     "report": "report",
     "compare": "compare",
     "validate": "validate",

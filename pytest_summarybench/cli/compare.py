@@ -18,11 +18,14 @@ _SHOWN_UNITS = 3
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "compare", help="compare two models of a run head to head",
-        description="Compare two models on the units both were scored on (from the store).",
+        description="Compare two models on the units both were scored on, in the latest "
+                    "complete run or the one --run names (from the store).",
         epilog="example: summarybench compare openai/gpt-4o anthropic/claude-sonnet-4 "
                "--detailed")
-    parser.add_argument("model_a", metavar="A", help="a model id (or its unique name part)")
-    parser.add_argument("model_b", metavar="B", help="another model id")
+    parser.add_argument("model_a", metavar="A",
+                        help="a model id, or a part of it no other model's id contains "
+                             "(fake-alpha or alpha for openai/fake-alpha)")
+    parser.add_argument("model_b", metavar="B", help="another model, named the same way")
     parser.add_argument("--detailed", action="store_true",
                         help="also per-family tests, languages, code types and the units "
                              "where the two differ most")
@@ -31,15 +34,24 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def resolve_model(name: str, report: BenchmarkReport) -> str:
-    """A model id of the report from its full id or a unique part after ``provider/``."""
+    """A model id of the report from its full id, its name after ``provider/``, or a part
+    of it that no other model's id contains (``alpha`` for ``openai/fake-alpha``)."""
     ids = [r.model_id for r in report.rankings]
+    run = report.metadata.run
+    where = f"run {run.id if run is not None else report.metadata.benchmark_id}"
+    if not ids:
+        raise CliError(f"{where} ranks no model (a validate-only run?); pick a run with "
+                       "models with --run (`summarybench runs` lists them)")
     if name in ids:
         return name
-    matches = [m for m in ids if m.partition("/")[2] == name]
-    if len(matches) == 1:
-        return matches[0]
-    raise CliError(f"model {name!r} is not in run {report.metadata.benchmark_id}; its models "
-                   f"are: {', '.join(ids)}")
+    for candidates in ([m for m in ids if m.partition("/")[2] == name],
+                       [m for m in ids if name.lower() in m.lower()]):
+        if len(candidates) == 1:
+            return candidates[0]
+        if len(candidates) > 1:
+            raise CliError(f"model {name!r} is ambiguous in {where}: it could be "
+                           f"{', '.join(candidates)}; give more of the id")
+    raise CliError(f"model {name!r} is not in {where}; its models are: {', '.join(ids)}")
 
 
 def _unit_labels(args: argparse.Namespace, run_id: str) -> dict[str, str]:
@@ -63,8 +75,12 @@ def _lines(report: BenchmarkReport, a: str, b: str, detailed: bool,
                        f"{report.metadata.benchmark_id}; nothing to compare")
     c = comparison
     rank = {r.model_id: r for r in report.rankings}
-    out = [f"{c.model_a} vs {c.model_b} (run {report.metadata.benchmark_id}, "
+    run = report.metadata.run
+    out = [f"{c.model_a} vs {c.model_b} (run "
+           f"{run.id if run is not None else report.metadata.benchmark_id}, "
            f"{c.units} shared units)"]
+    if run is not None and not run.complete:
+        out.append(f"PARTIAL RUN: {run.describe()}")
     for m in (c.model_a, c.model_b):
         r = rank[m]
         out.append(f"  {m}: rank {r.rank}, overall {num(r.measured_overall)} "

@@ -1,4 +1,5 @@
-"""``summarybench report``: render a run's report from the store alone (no model call).
+"""``summarybench report``: render a run's report from the store alone (no model call):
+the run ``--run`` names by a unique prefix of its id, else the latest complete run.
 
     summarybench report --format markdown|json|html [--output PATH] [--store PATH]
                         [--run RUN_ID]
@@ -24,7 +25,8 @@ def add_store_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the run store (default: the one of ./summarybench.yaml's output "
                              f"section when that file exists, else ./{DEFAULT_STORE})")
     parser.add_argument("--run", metavar="RUN_ID", default=None,
-                        help="which run (default: the latest run in the store)")
+                        help="which run: its id or a unique prefix of it, as `summarybench "
+                             "runs` lists them (default: the latest complete run)")
 
 
 def store_path(args: argparse.Namespace) -> Path:
@@ -39,7 +41,9 @@ def store_path(args: argparse.Namespace) -> Path:
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "report", help="render a run's report (markdown, json or html) from the store",
-        description="Rebuild a run's report from the store alone, without calling a model.",
+        description="Render a run's report from the store alone, without calling a model: "
+                    "the latest complete run unless --run names another (`summarybench "
+                    "runs` lists them).",
         epilog="example: summarybench report --format html -o report.html")
     parser.add_argument("--format", choices=("markdown", "json", "html"), default="markdown",
                         help="report format (default: markdown)")
@@ -51,7 +55,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def load_report(args: argparse.Namespace) -> BenchmarkReport:
     """The report of the selected run, or a one-line CliError."""
-    from ..report import ReportError, report_from_store
+    from ..report import ReportError, report_of_run
     from ..store import Store, StoreError
 
     path = store_path(args)
@@ -60,7 +64,7 @@ def load_report(args: argparse.Namespace) -> BenchmarkReport:
                        "(pytest -p summarybench benchmarks/summary) or pass --store PATH")
     store = Store(path)
     try:
-        return report_from_store(store, args.run)
+        return report_of_run(store, args.run)
     except (ReportError, StoreError) as exc:
         raise CliError(str(exc)) from None
     finally:

@@ -38,7 +38,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     which = e.add_mutually_exclusive_group(required=True)
     which.add_argument("--all", action="store_true", help="every enabled family")
     which.add_argument("--only", metavar="FAMILY",
-                       help=f"comma-separated families: {', '.join(FAMILIES)}")
+                       help=f"comma-separated families: {', '.join(FAMILIES)}; selects their "
+                            "items of the configured run (-m), a partial run that leaves "
+                            "the output directory's own reports alone")
     _common(e)
     e.set_defaults(mode="evaluate")
 
@@ -86,5 +88,9 @@ def run(args: argparse.Namespace) -> int:
         except ValueError:
             raise CliError(f"--only {args.only!r}: expected one or more of "
                            f"{', '.join(FAMILIES)}") from None
-        argv += ["--sb-eval", ",".join(families)]
+        if any(a.startswith("-m") for a in extra):
+            raise CliError("--only and a -m after -- both select by family: give one of them")
+        # A selection (-m), not another configuration: the run is the configured one, its
+        # summaries and calls are shared, and the session is reported as partial.
+        argv += ["-m", " or ".join(families)]
     return run_pytest([*argv, *extra])

@@ -27,8 +27,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Run only the instrument-validity ladder (summaries of known quality "
                     "built from the codebase's docstrings) through the enabled evaluator "
                     "families and report Kendall's tau per family; no model under test is "
-                    "called. The table is printed and written to results.json "
-                    "(validity) and the reports.",
+                    "called. The table is printed and written to the run's results.json "
+                    "(validity) and reports in runs/<run id>/ of the output directory: a "
+                    "partial run, which leaves the output directory's own reports alone.",
         epilog="example: summarybench validate --codebase ~/src/project -- -n 2")
     p.add_argument("--config", metavar="PATH", default=None,
                    help=f"configuration (default: ./{CONFIG_FILE} if present, else the "

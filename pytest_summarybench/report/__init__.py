@@ -22,11 +22,14 @@ _EXPORTS: dict[str, str] = {
     "apply_gate": "gate",
     "terminal_lines": "terminal",
     "write_results_json": "json_report",
+    "report_of_run": "runs",
+    "save_session_run": "runs",
+    "write_session_reports": "runs",
 }
 
 __all__ = ["FILE_NAMES", "ReportError", "apply_gate", "build_run_report", "render",
-           "report_from_store", "save_gate_outcome", "terminal_lines", "write_reports",
-           "write_results_json"]
+           "report_from_store", "report_of_run", "save_gate_outcome", "save_session_run",
+           "terminal_lines", "write_reports", "write_results_json", "write_session_reports"]
 
 if TYPE_CHECKING:
     from .build import build_run_report, report_from_store
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
     from .inputs import ReportError, save_gate_outcome
     from .json_report import write_results_json
     from .render import render, write_reports
+    from .runs import report_of_run, save_session_run, write_session_reports
     from .terminal import terminal_lines
 
 

@@ -1,5 +1,6 @@
 """Report files on disk: each format's file name, atomic writes (a reader sees the old
-file or the whole new one, never half), and moving an earlier session's reports aside."""
+file or the whole new one, never half), and moving an earlier session's reports aside (and
+back, when this session turned out partial)."""
 
 from __future__ import annotations
 
@@ -55,3 +56,12 @@ def retire_reports(output_dir: Path) -> dict[Path, Path]:
             os.replace(path, target)
             moved[path] = target
     return moved
+
+
+def restore_reports(moved: dict[Path, Path]) -> None:
+    """Undo ``retire_reports``: put each moved report back where it was, unless a file is
+    there again. A session that started as a complete run and ended partial (stopped
+    early) calls this: the reports it moved aside are still the latest complete run's."""
+    for original, target in moved.items():
+        if target.is_file() and not original.exists():
+            os.replace(target, original)

@@ -42,7 +42,8 @@ class Baseline:
 
 def load_baseline(source: str, store: Store, *, base_dir: Path | None = None,
                   moved: Mapping[Path, Path] | None = None) -> Baseline:
-    """A baseline from a results.json path, else from a run id in the store.
+    """A baseline from a results.json path, else from a run in the store: a run id (or a
+    unique prefix of one) as ``summarybench runs`` lists them, or a ``benchmarkId``.
 
     ``moved``: reports this session moved aside (``retire_reports``); a baseline that was
     one of them is read where it went.
@@ -63,11 +64,11 @@ def load_baseline(source: str, store: Store, *, base_dir: Path | None = None,
         return Baseline.from_report(source, report)
     if source.endswith(".json"):
         raise ReportError(f"gate.baseline {source!r}: no such file ({path})")
-    from ..aggregate import build_report
-    from .inputs import inputs_from_store
+    from .runs import report_of_run
 
     try:
-        report = build_report(inputs_from_store(store, source))
+        # a run of `summarybench runs` (a unique prefix of its id), else a configuration's
+        report = report_of_run(store, source)
     except ReportError as exc:
         raise ReportError(f"gate.baseline {source!r} is neither a results.json file nor a "
                           f"usable run id: {exc}") from None

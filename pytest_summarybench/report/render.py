@@ -95,24 +95,25 @@ def render(report: BenchmarkReport, fmt: str) -> str:
     raise ValueError(f"unknown report format {fmt!r}; expected one of markdown, json, html")
 
 
-def write_reports(report: BenchmarkReport, output_dir: Path,
-                  formats: Iterable[str]) -> dict[str, Path]:
-    """Write each format to its file in ``output_dir``; format -> path.
+def write_reports(report: BenchmarkReport, output_dir: Path, formats: Iterable[str], *,
+                  copies: Iterable[Path] = ()) -> dict[str, Path]:
+    """Write each format to its file in ``output_dir`` (and in each of ``copies``);
+    format -> path in ``output_dir``.
 
     All or none: every file is written to a temporary one first, and only when all were
     written are they moved into place (a full disk leaves no report of this session).
     """
     texts = {fmt: render(report, fmt) for fmt in dict.fromkeys(formats)}
-    written: dict[str, Path] = {}
+    written: dict[Path, Path] = {}
     try:
-        for fmt, text in texts.items():
-            written[fmt] = write_temporary(output_dir / FILE_NAMES[fmt], text)
+        for directory in (output_dir, *copies):
+            for fmt, text in texts.items():
+                target = directory / FILE_NAMES[fmt]
+                written[target] = write_temporary(target, text)
     except BaseException:
         for tmp in written.values():
             tmp.unlink(missing_ok=True)
         raise
-    out: dict[str, Path] = {}
-    for fmt, tmp in written.items():
-        out[fmt] = output_dir / FILE_NAMES[fmt]
-        os.replace(tmp, out[fmt])
-    return out
+    for target, tmp in written.items():
+        os.replace(tmp, target)
+    return {fmt: output_dir / FILE_NAMES[fmt] for fmt in texts}

@@ -12,6 +12,49 @@ from .config import BenchmarkConfig
 from .run import CodebaseInfo
 
 
+class RunSelection(SBModel):
+    """The session that wrote a report (``metadata.run``) and whether it scored its whole
+    matrix. A session is *complete* when every item of the configured matrix (sampled
+    units x models under test x evaluators that can run) was selected and the session ran
+    to its end: no ``-k``, ``-m``, ``--deselect``, ``--lf`` or node id left an item out,
+    and no ``-x``, ``--maxfail`` or interruption stopped it. Items that ran and failed
+    still count (they are the report's errors). Any other session is *partial*: its scores
+    cover a different set of items and are not comparable with a complete run's."""
+
+    id: str
+    """The session's run id: its reports are in ``runs/<id>/`` of the output directory."""
+    complete: bool
+    matrix_items: int = 0
+    """Items of the configured matrix (what a complete session scores)."""
+    selected_items: int = 0
+    """Items this session selected."""
+    deselected_items: int = 0
+    """Matrix items this session did not select."""
+    deselected_by_family: dict[str, int] = Field(default_factory=dict)
+    """Matrix items left out, per evaluator family."""
+    deselected_by_model: dict[str, int] = Field(default_factory=dict)
+    """Matrix items left out, per model under test (a pair's item counts for both)."""
+    keyword: str | None = None
+    """The ``-k`` expression, when one was given."""
+    markers: str | None = None
+    """The ``-m`` expression, when one was given."""
+    reasons: list[str] = Field(default_factory=list)
+    """Why the session is partial, one phrase each (``-k 'alpha'``, ``stopped early:
+    ...``)."""
+
+    def describe(self) -> str:
+        """One line: what the partial session left out and that its scores do not compare
+        ("" for a complete session)."""
+        if self.complete:
+            return ""
+        text = "; ".join(self.reasons) or "a selection"
+        if self.deselected_items:
+            by_family = ", ".join(f"{f} {n}" for f, n in self.deselected_by_family.items())
+            text += (f": {self.deselected_items} of {self.matrix_items} items left out"
+                     + (f" ({by_family})" if by_family else ""))
+        return text + "; scores are not comparable with a complete run's"
+
+
 class ReportMetadata(SBModel):
     benchmark_id: str
     name: str
@@ -29,6 +72,9 @@ class ReportMetadata(SBModel):
     """Matrix items (tests: one unit, evaluator and model or pair) that produced a score."""
     error_items: int = 0
     """Matrix items that ended in an error instead of a score."""
+    run: RunSelection | None = None
+    """The session that wrote the report and whether it was complete (absent in a report
+    rebuilt from the store's records of a configuration rather than of one session)."""
 
 
 class FamilyScores(SBModel):

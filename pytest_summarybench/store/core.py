@@ -24,6 +24,7 @@ from .tables import (
     ResponseCache,
     SessionInputs,
     SessionItems,
+    SessionRuns,
     SkippedFiles,
     UnitJson,
 )
@@ -76,6 +77,11 @@ class Store(Database):
         return SessionInputs(self)
 
     @cached_property
+    def session_runs(self) -> SessionRuns:
+        """Each session's report as written, for ``summarybench runs`` (``session_runs``)."""
+        return SessionRuns(self)
+
+    @cached_property
     def selection(self) -> SessionItems:
         """The items ``-k``/``-m`` left in each xdist worker (``session_items``)."""
         return SessionItems(self)
@@ -105,6 +111,10 @@ class Store(Database):
     def load_run(self, run_id: str) -> BenchmarkRun | None:
         rows = self.execute("SELECT json FROM runs WHERE id = ?", (run_id,))
         return self.parse(BenchmarkRun, rows[0][0]) if rows else None
+
+    def run_ids(self) -> list[str]:
+        """Every configuration's run id, the most recently updated first."""
+        return [r[0] for r in self.execute("SELECT id FROM runs ORDER BY updated_at DESC")]
 
     def latest_run_id(self) -> str | None:
         rows = self.execute("SELECT id FROM runs ORDER BY updated_at DESC LIMIT 1")

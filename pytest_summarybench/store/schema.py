@@ -89,7 +89,8 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
 
 #: What the controller prepares once for the workers to read (retrieval's queries,
 #: contrastive's distractor sets) and what a session keeps for ``summarybench report``
-#: (its inputs, the files extraction skipped), what an xdist worker tells the controller
+#: (its inputs, the files extraction skipped, each session's report as written: a run
+#: of ``summarybench runs``), what an xdist worker tells the controller
 #: (the items ``-k``/``-m`` left) and what the controller tells the tests (the model calls
 #: that failed for good, so that no test makes them again).
 SESSION_TABLES = """
@@ -114,6 +115,9 @@ CREATE TABLE IF NOT EXISTS session_items (token TEXT NOT NULL, test_id TEXT NOT 
     PRIMARY KEY (token, test_id));
 CREATE TABLE IF NOT EXISTS call_failures (token TEXT NOT NULL, key TEXT NOT NULL,
     reason TEXT NOT NULL, status INTEGER, PRIMARY KEY (token, key));
+CREATE TABLE IF NOT EXISTS session_runs (id TEXT PRIMARY KEY, run_id TEXT NOT NULL,
+    finished_at REAL NOT NULL, complete INTEGER NOT NULL, listing TEXT NOT NULL,
+    report TEXT NOT NULL);
 """
 
 SCHEMA = RUN_TABLES + CACHE_TABLES + SESSION_TABLES

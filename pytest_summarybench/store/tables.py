@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from .database import Database
@@ -230,3 +231,44 @@ class SkippedFiles:
         return [(p, r) for p, r in self._db.execute(
             "SELECT path, reason FROM skipped_files WHERE run_id = ? ORDER BY path",
             (run_id,))]
+
+
+@dataclass(frozen=True)
+class SessionRun:
+    """One session's report as it wrote it (``session_runs``), newest first in
+    ``SessionRuns.all``."""
+
+    id: str
+    run_id: str
+    """The configuration's run in the store (``runs``), the report's ``benchmarkId``."""
+    finished_at: float
+    complete: bool
+    listing: dict[str, Any]
+    """What ``summarybench runs`` shows of it (``report/runs.py``)."""
+
+
+class SessionRuns:
+    """``session_runs``: each session's report JSON as it was written, with what a listing
+    shows of it, so that ``summarybench report --run`` renders it again and ``runs`` lists
+    the sessions without reading every report."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def save(self, run: SessionRun, report_json: str) -> None:
+        with self._db.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO session_runs VALUES (?, ?, ?, ?, ?, ?)",
+                         (run.id, run.run_id, run.finished_at, int(run.complete),
+                          json.dumps(run.listing), report_json))
+
+    def all(self) -> list[SessionRun]:
+        """Every session's run, the newest first."""
+        return [SessionRun(i, r, f, bool(c), json.loads(listing)) for i, r, f, c, listing in
+                self._db.execute("SELECT id, run_id, finished_at, complete, listing FROM "
+                                 "session_runs ORDER BY finished_at DESC, id")]
+
+    def report(self, session_id: str) -> str | None:
+        """The report JSON session ``session_id`` wrote (None if there is no such run)."""
+        rows = self._db.execute("SELECT report FROM session_runs WHERE id = ?",
+                                (session_id,))
+        return rows[0][0] if rows else None

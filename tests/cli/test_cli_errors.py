@@ -56,6 +56,8 @@ def test_init_refuses_to_overwrite(project: Path, capsys) -> None:
     (["config", "--sample-size", "0"], "--sample-size 0: expected a positive integer"),
     (["config"], "nothing to change"),
     (["evaluate", "--only", "vibes"], "--only 'vibes': expected"),
+    (["evaluate", "--only", "judge", "--", "-m", "retrieval"],
+     "--only and a -m after -- both select by family"),
     (["generate", "--parallel", "0"], "--parallel 0: expected a positive integer"),
 ])
 def test_bad_values(project: Path, capsys, argv: list[str], needle: str) -> None:

@@ -3,8 +3,12 @@ bench module whose one test evaluates each matrix case (``sb_case``)."""
 
 from __future__ import annotations
 
+import json
+import re
 import textwrap
 from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,3 +28,11 @@ def write_code(pytester: pytest.Pytester, code: Mapping[str, str]) -> None:
 
 def write_bench_module(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_bench=textwrap.dedent(TEST_MODULE))
+
+
+def session_results(result: pytest.RunResult) -> dict[str, Any]:
+    """The results.json of the session ``result`` ran, where its terminal summary says it
+    is (a partial run's is in ``runs/<id>/``, not at the top of the output directory)."""
+    found = re.search(r"^results: (.+)$", result.stdout.str(), re.MULTILINE)
+    assert found is not None, result.stdout.str()
+    return json.loads(Path(found.group(1)).read_text())

@@ -329,7 +329,10 @@ def test_gate_fails_when_the_session_stopped_early(pytester: pytest.Pytester) ->
     result = _run(pytester, "-x", env={"SB_FAIL": "second"})
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["GATE FAILED: the session stopped early (*"])
-    data = json.loads((pytester.path / "out" / "results.json").read_text())
+    # A session stopped early is a partial run: its report is in its own run folder.
+    (path,) = (pytester.path / "out" / "runs").glob("*/results.json")
+    data = json.loads(path.read_text())
+    assert data["metadata"]["run"]["complete"] is False
     assert any("stopped early" in msg for msg in data["gateFailures"])
 
 

@@ -18,7 +18,7 @@ from pytest_summarybench.report import report_from_store
 from pytest_summarybench.store import Store
 from pytest_summarybench.validity import LEVEL_IDS
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.project import write_bench_module, write_code
+from tests.fakes.project import session_results, write_bench_module, write_code
 from tests.judges.scripted import POSITION, ScriptedJudges
 
 CODE = {
@@ -173,7 +173,10 @@ def test_validate_flags_a_content_ignoring_judge(
     alone_outcomes = alone.parseoutcomes()
     # five ladder models on the documented units, nothing else
     assert alone_outcomes == {"passed": 5 * 8}
-    again = json.loads((pytester.path / "out" / "results.json").read_text())
+    # the ladder alone is a partial run: the complete run's reports stay at the top
+    assert json.loads((pytester.path / "out" / "results.json").read_text())["rankings"]
+    again = session_results(alone)
+    assert again["metadata"]["run"]["complete"] is False
     assert again["rankings"] == []
     assert again["metadata"]["familiesRun"] == ["contrastive"]
     assert "contrastive" not in again["metadata"]["familiesSkipped"]

@@ -1,0 +1,66 @@
+"""``summarybench runs``: the runs kept in the store (each session that scored), newest
+first: id, date, complete or partial, units, families, top model and models. ``report``
+and ``compare`` take one of these ids, or a unique prefix of it, with ``--run``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._common import EXIT_OK, CliError
+from .report import DEFAULT_STORE, store_path
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "runs", help="list the runs of the output directory, newest first",
+        description="List the runs kept in the store, newest first: id, date, complete or "
+                    "partial, units scored, families, top model and models. A complete run "
+                    "scored every item of its configured matrix; a partial one (-k, -m, "
+                    "--lf, a session stopped early) is not comparable with it. report and "
+                    "compare take an id, or a unique prefix of one, with --run.",
+        epilog="example: summarybench runs && summarybench report --run 3f2a --format html "
+               "-o partial.html")
+    parser.add_argument("--store", metavar="PATH", default=None,
+                        help="the run store (default: the one of ./summarybench.yaml's output "
+                             f"section when that file exists, else ./{DEFAULT_STORE})")
+    return parser
+
+
+def _row(listing: dict[str, Any]) -> list[str]:
+    date = str(listing.get("date", ""))[:16].replace("T", " ")
+    return [date, str(listing.get("units", "")), ",".join(listing.get("families", [])) or "-",
+            listing.get("top") or "-", ", ".join(listing.get("models", [])) or "-"]
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..store import Store, StoreError
+
+    path = store_path(args)
+    if not path.is_file():
+        raise CliError(f"no store at {path}: run the benchmark first "
+                       "(pytest -p summarybench benchmarks/summary) or pass --store PATH")
+    store = Store(path)
+    try:
+        runs = store.session_runs.all()
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        store.close()
+    if not runs:
+        print(f"no run in {path} yet: a session that scores keeps its run there")
+        return EXIT_OK
+    default = next((r.id for r in runs if r.complete), runs[0].id)
+    header = ["  run", "date (UTC)", "status", "units", "families", "top model", "models"]
+    rows = [[("* " if r.id == default else "  ") + r.id, *_row(r.listing)[:1],
+             "complete" if r.complete else "partial", *_row(r.listing)[1:]] for r in runs]
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
+    for r, row in zip(runs, rows, strict=True):
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        if not r.complete and r.listing.get("partial"):
+            print(f"    {r.listing['partial']}")
+    print(f"* {default}: the latest complete run, what report and compare show without "
+          "--run" if any(r.complete for r in runs) else
+          f"* {default}: no run is complete; report and compare show the latest one")
+    return EXIT_OK
