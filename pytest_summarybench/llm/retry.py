@@ -145,7 +145,7 @@ def _message(exc: BaseException) -> str:
     # litellm prefixes its class names, sometimes twice ("litellm.X: X: ..."), and the
     # provider's ("OpenAIException - ...").
     text = re.sub(r"^(litellm\.)?(\w+Error|Timeout): (\2: )?", "", text)
-    text = re.sub(r"^\w+Exception(?: \w+Error)? - ", "", text)
+    text = re.sub(r"^\w+(?:Exception|Error)(?: \w+Error)? - ", "", text)
     for pattern, replacement in _NOISE:
         text = pattern.sub(replacement, text)
     # Provider text: it may quote the key it was sent, or carry terminal escapes.
