@@ -144,7 +144,8 @@ class Controller:
 
         ``pytest.exit`` would print pytest's internal exception name around the message;
         it is left only for an xdist controller, whose test loop is already running when
-        the calls are made (``XdistControllerHooks``) and has no other way out."""
+        the calls are made (``XdistControllerHooks``) and has no other way out. Such a
+        session does not start xdist (``plugin.pytest_configure``), so that is a fallback."""
         self.finished_early = (message, returncode)
         if self.state.config.pluginmanager.has_plugin("dsession"):
             pytest.exit(message, returncode=returncode)

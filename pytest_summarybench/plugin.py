@@ -122,6 +122,12 @@ def pytest_configure(config: pytest.Config) -> None:
     from .options import validate_options
 
     validate_options(config)
+    if (config.getoption("sb_dry_run") or config.getoption("sb_generate_only")) \
+            and getattr(config.option, "dist", "no") != "no":
+        # Such a session runs no test: its calls are planned or made here, and xdist's
+        # workers would only collect. Without them (xdist's pytest_configure, trylast,
+        # reads this) it ends as a plain session does, with no pytest.exit.
+        config.option.dist = "no"
     from .session import SummaryBenchState
 
     state = SummaryBenchState(config)

@@ -39,13 +39,14 @@ def _run(pytester: pytest.Pytester, *args: str, families: str = "contrastive"
         "--sb-eval", families, "--sb-output", "out", *args)
 
 
+@pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["plain", "xdist"])
 @pytest.mark.parametrize(("flag", "line"), [
     ("--sb-dry-run", "summarybench dry run: no model was called"),
     ("--sb-generate-only", "summarybench: summaries generated (--sb-generate-only)*"),
 ])
 def test_a_session_that_ends_before_its_tests_says_so_in_its_own_words(
-        pytester: pytest.Pytester, flag: str, line: str) -> None:
-    result = _run(pytester, flag)
+        pytester: pytest.Pytester, flag: str, line: str, mode: list[str]) -> None:
+    result = _run(pytester, flag, *mode)
     assert result.ret == 0
     result.stdout.fnmatch_lines([line, "*no tests ran*"])
     out = result.stdout.str() + result.stderr.str()
