@@ -3,6 +3,10 @@ search.
 
 Public names are imported lazily (PEP 562) so that loading the pytest plugin, which
 imports this package first, stays cheap.
+
+PYTEST_DONT_REWRITE: the ``summarybench`` command imports this package before it starts
+pytest, which would otherwise warn that it cannot rewrite the asserts of an installed
+plugin's package already imported (this module has none).
 """
 
 from __future__ import annotations

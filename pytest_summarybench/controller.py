@@ -88,6 +88,9 @@ class Controller:
         self._records: list[ScoreRecord] | None = None
         self.prepared = False
         self.dry_run_done = False
+        self.finished_early: tuple[str, int] | None = None
+        """The line and exit code of a session that ends once its model calls are planned
+        or made, running no test (``--sb-dry-run``, ``--sb-generate-only``)."""
         self.started_at = datetime.now(timezone.utc)
         self.generation_summary: list[str] = []
         self._unsaved: list[tuple[str, list[RecordRow]]] = []
@@ -160,6 +163,22 @@ class Controller:
             self.stop(f"output directory {output_dir} is not writable "
                       f"({exc.strerror or exc}): make it writable or pass --sb-output DIR")
 
+    def finish_early(self, message: str, returncode: int) -> None:
+        """End the session without running its tests: ``pytest_runtestloop`` runs none,
+        the terminal summary ends with ``message``, the exit code is ``returncode``.
+
+        ``pytest.exit`` would print pytest's internal exception name around the message;
+        it is left only for an xdist controller, whose test loop is already running when
+        the calls are made (``XdistControllerHooks``) and has no other way out. Such a
+        session does not start xdist (``plugin.pytest_configure``), so that is a fallback."""
+        self.finished_early = (message, returncode)
+        if self.state.config.pluginmanager.has_plugin("dsession"):
+            pytest.exit(message, returncode=returncode)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        return True if self.finished_early is not None else None
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         # A collection error summarybench marked as fatal (raised in pytest_generate_tests
@@ -227,13 +246,15 @@ class Controller:
             return
         self.prepared = True
         self.benchmark_ran = True
+        from .dependency_warnings import quiet
         from .selection import session_selection
         from .store import StoreError
 
         try:
             self.selection = session_selection(config, self.state.token[:12],
                                                self.state.matrix(), selected)
-            self._prepare(selected)
+            with quiet():
+                self._prepare(selected)
         except StoreError as exc:
             self.stop(str(exc))
 
@@ -262,7 +283,8 @@ class Controller:
             for line in format_estimate(estimate_plan(plan)):
                 say(tr, line)
             self.dry_run_done = True
-            pytest.exit("summarybench dry run: no model was called", returncode=0)
+            self.finish_early("summarybench dry run: no model was called", 0)
+            return
         report = GenerationReport(models={m.id: ModelStats(m.id) for m in ctx.models},
                                   max_cost_usd=settings.evaluation.max_cost_usd)
         run = start_calls(plan, report, progress=self.state.progress())
@@ -272,8 +294,10 @@ class Controller:
             self.generation_summary = report.lines()
             for line in self.generation_summary:
                 say(tr, line)
-            pytest.exit("summarybench: summaries generated (--sb-generate-only)",
-                        returncode=1 if report.errors else 0)
+            self.finish_early("summarybench: summaries generated (--sb-generate-only); "
+                              "`summarybench evaluate` (or a run without the flag) scores "
+                              "them", 1 if report.errors else 0)
+            return
         try:
             # Evaluation starts: an earlier session's reports must not pass for this one's.
             self._check_output_dir()

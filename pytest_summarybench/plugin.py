@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .recorder import carry, recorder, scrub_report
+from .sample import bundled_codebase
 from .vocabulary import FAMILIES, MARKERS, PROVIDERS
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "if present, else built-in defaults).")
     group.addoption("--sb-codebase", metavar="PATH", default=None,
                     help="Codebase to extract units from (overrides codebase.root; default: "
-                         "the bundled fixtures/sample_codebase).")
+                         f"the sample codebase bundled with the package, {bundled_codebase()}).")
     group.addoption("--sb-model", metavar="PROVIDER/MODEL", action="append", default=None,
                     help="Model under test, repeatable (overrides models.test). Providers: "
                          f"{', '.join(PROVIDERS)}. "
@@ -114,12 +115,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("summarybench_seed", "Seed (like --sb-seed).", default=None)
 
 
+
 def pytest_configure(config: pytest.Config) -> None:
     for marker in MARKERS:
         config.addinivalue_line("markers", f"{marker}: summarybench {marker} evaluator items")
     from .options import validate_options
 
     validate_options(config)
+    if (config.getoption("sb_dry_run") or config.getoption("sb_generate_only")) \
+            and getattr(config.option, "dist", "no") != "no":
+        # Such a session runs no test: its calls are planned or made here, and xdist's
+        # workers would only collect. Without them (xdist's pytest_configure, trylast,
+        # reads this) it ends as a plain session does, with no pytest.exit.
+        config.option.dist = "no"
     from .session import SummaryBenchState
 
     state = SummaryBenchState(config)

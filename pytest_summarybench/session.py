@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from . import options
+from .dependency_warnings import MARKS as DEPENDENCY_MARKS
 from .evaluators import (
     BUILTIN_EVALUATORS,
     EvaluationError,
@@ -329,7 +330,8 @@ class SummaryBenchState:
             if key not in marks:
                 # the validity ladder's items: -m validate selects them
                 marks[key] = (getattr(pytest.mark, key[0]),
-                              *([getattr(pytest.mark, VALIDATE)] if key[1] else []))
+                              *([getattr(pytest.mark, VALIDATE)] if key[1] else []),
+                              *DEPENDENCY_MARKS)
             params.append(pytest.param(BoundItem(it, self), id=it.test_id, marks=marks[key]))
         metafunc.parametrize("sb_case", params)
 

@@ -43,6 +43,13 @@ class ControllerHooks(Controller):
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.finished_early is not None and self.fatal is None:
+            # Nothing was evaluated: the previous reports still stand, no gate applies.
+            message, code = self.finished_early
+            self.notes.append(message)
+            if exitstatus == 0:
+                session.exitstatus = code
+            return
         if self.fatal is not None or exitstatus == pytest.ExitCode.USAGE_ERROR:
             # Stopped with its one line (here, or a usage error of pytest's or a plugin's):
             # nothing of this session may be written as if it had run.

@@ -35,8 +35,6 @@ DEFAULT_MODELS: tuple[str, ...] = (
     "builtin/docstring", "builtin/signature", "builtin/lead", "builtin/identifiers",
     "builtin/shuffled",
 )
-#: The bundled sample codebase, relative to the project root (see fixtures/README.md).
-DEFAULT_CODEBASE = "fixtures/sample_codebase"
 DEFAULT_OUTPUT = "summarybench-results"
 
 ReportFormat = Literal["markdown", "json", "html"]
@@ -47,7 +45,9 @@ class SettingsError(ValueError):
 
 
 class CodebaseSection(SBModel):
-    root: str = DEFAULT_CODEBASE
+    root: str | None = None
+    """The code to benchmark, relative to the configuration file; unset: the sample
+    codebase bundled with the package (``sample.bundled_codebase``)."""
     name: str | None = None
     repository: str | None = None
     commit: str | None = None
@@ -275,6 +275,10 @@ class Settings(SBModel):
 
     @property
     def codebase_root(self) -> Path:
+        if self.codebase.root is None:
+            from .sample import bundled_codebase
+
+            return bundled_codebase()
         return self.resolve(self.codebase.root)
 
     @property

@@ -115,8 +115,10 @@ def load_with_codebase(path: Path) -> Any:
 
 
 def pytest_extra(args: argparse.Namespace) -> list[str]:
-    """The pytest arguments given after ``--``."""
-    return [a for a in args.pytest_args if a != "--"]
+    """The pytest arguments given after ``--`` (only that first ``--`` is dropped: a later
+    one belongs to pytest)."""
+    extra = list(args.pytest_args)
+    return extra[1:] if extra[:1] == ["--"] else extra
 
 
 def section(doc: Any, *keys: str) -> Any:
@@ -148,6 +150,7 @@ def run_pytest(args: list[str], target: Path | None = None) -> int:
     import pytest
 
     suite = target or Path(__file__).resolve().parent.parent / "suite"
-    code = pytest.main([str(suite), "-p", "summarybench", "--rootdir", os.getcwd(),
-                        "-p", "no:cacheprovider", *args])
+    # pytest's cache plugin stays on: --lf, --ff, --nf and --sw need it. Its folder is
+    # pytest's usual .pytest_cache under the rootdir, the current directory.
+    code = pytest.main([str(suite), "-p", "summarybench", "--rootdir", os.getcwd(), *args])
     return int(code)

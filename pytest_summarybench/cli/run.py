@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..sample import bundled_codebase
 from ..vocabulary import FAMILIES, parse_families
 from ._common import (
     CONFIG_FILE,
@@ -47,8 +48,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser(
         "run", help="the whole benchmark (the README's default run without a config)",
         description="Extract, generate, evaluate and report in one go. Without a "
-                    "summarybench.yaml this is the default offline run on "
-                    "fixtures/sample_codebase.",
+                    "summarybench.yaml this is the default offline run on the sample "
+                    f"codebase bundled with the package ({bundled_codebase()}), in any "
+                    "folder.",
         epilog="example: summarybench run -- -n 2")
     _common(r, config_required=False)
     r.set_defaults(mode="run")

@@ -155,6 +155,33 @@ def print_block(write: WriteLine, title: str, block: dict[str, Any]) -> None:
         write(f"  failed {failure['example']}: {failure['reason']}")
 
 
+#: Where a combined run's reader finds the full tables.
+FULL_TABLES = ("the full tables: pytest -p summarybench_compliance benchmarks/compliance "
+               "(or this run with -v)")
+
+
+def print_compact(write: WriteLine, sep: Callable[[str, str], None],
+                  results: dict[str, Any], path: Path, *, llm_skipped: int) -> None:
+    """A few lines for a session that also ran the code-summary benchmark, whose ranking
+    leads: each classifier's accuracy and macro-F1, the LLM tests skipped and why, and
+    where the full tables are."""
+    sep("=", "compliance benchmark")
+    blocks: list[tuple[str, dict[str, Any]]] = []
+    if "rule_based_metrics" in results:
+        blocks.append((SCANNER_ID, {"metrics": results["rule_based_metrics"],
+                                    "confidence_intervals": results["confidence_intervals"]}))
+    blocks += list(results["llm_models"].items())
+    for name, block in blocks:
+        m = block["metrics"]
+        write(f"{name}: accuracy {_pct(m['overall_accuracy'])} "
+              f"{_ci(block, 'overall_accuracy')}, macro-F1 {_f1(m['macro_f1'])} "
+              f"{_ci(block, 'macro_f1', _f1)} on {m['n']} examples")
+    if not results["llm_models"]:
+        skipped = f", its {llm_skipped} tests skipped" if llm_skipped else ""
+        write(f"LLM classifier: not run{skipped} ({results['llm_unavailable_reason']})")
+    write(f"{FULL_TABLES}; results: {path}")
+
+
 def print_results(write: WriteLine, sep: Callable[[str, str], None],
                   results: dict[str, Any], path: Path) -> None:
     """Every table of the run, then where the JSON went."""

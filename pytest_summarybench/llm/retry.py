@@ -126,12 +126,28 @@ def retry_after_seconds(headers: Any) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+#: Library wording in exception texts that says nothing about the failure: litellm's
+#: advice to its callers ("Handle with `litellm.InternalServerError`."), its echo of the
+#: response object ("Received response - <APIResponse ...>, Type of response - <class
+#: ...>"), its own name before its messages, and object reprs with memory addresses
+#: (aiohttp's "ssl:<ssl.SSLContext object at 0x7f...>" in "Cannot connect to host").
+_NOISE = (
+    (re.compile(r"\.? ?Handle with `?litellm\.\w+`?\.?"), ""),
+    (re.compile(r",? ?Received response - .*$"), ""),
+    (re.compile(r"\b(?:litellm\.)?\w*(?:Error|Exception): LiteLLM: "), ""),
+    (re.compile(r" ssl:(?:<[^<>]*>|default|None|True|False)"), ""),
+    (re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>"), "(object)"),
+)
+
+
 def _message(exc: BaseException) -> str:
     text = " ".join(str(exc)[:_MAX_EXCEPTION_CHARS].split()) or type(exc).__name__
     # litellm prefixes its class names, sometimes twice ("litellm.X: X: ..."), and the
     # provider's ("OpenAIException - ...").
     text = re.sub(r"^(litellm\.)?(\w+Error|Timeout): (\2: )?", "", text)
-    text = re.sub(r"^\w+Exception - ", "", text)
+    text = re.sub(r"^\w+(?:Exception|Error)(?: \w+Error)? - ", "", text)
+    for pattern, replacement in _NOISE:
+        text = pattern.sub(replacement, text)
     # Provider text: it may quote the key it was sent, or carry terminal escapes.
     return scrub(text, max_chars=_MAX_REASON, one_line=True)
 
@@ -204,6 +220,14 @@ def _transport_failure(exc: BaseException, where: str) -> Failure | None:
             return Failure(redact(f"TLS certificate of {_host(where)} does not verify "
                                   f"({link.verify_message or _message(link)})"),
                            False, dead_endpoint=True)
+        if isinstance(link, ssl.SSLError):
+            # e.g. https:// to a server that speaks plain HTTP: every retry fails alike.
+            # aiohttp's subclass keeps the ssl module's error under ``os_error``.
+            cause = getattr(link, "os_error", link)
+            why = getattr(cause, "reason", None) or _message(cause)
+            return Failure(redact(f"TLS handshake with {where} failed ({why}): check "
+                                  "http:// versus https:// in the endpoint"), False,
+                           dead_endpoint=True)
         if isinstance(link, (ConnectionResetError, ConnectionAbortedError,
                              BrokenPipeError)):
             return Failure(redact(f"connection reset by {where}"), True)

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import stats
-from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_fscore_support
 
 from pytest_summarybench.compliance.dataset import NO_VIOLATION, load_examples
 from pytest_summarybench.compliance.metrics import (
@@ -22,6 +21,15 @@ from pytest_summarybench.compliance.metrics import (
     overall_metrics,
 )
 from pytest_summarybench.compliance.scanner import scan_code
+
+# Without the dev extra (scikit-learn) this module is skipped, not a collection error
+# (e.g. in `pytest -m local_llm` after installing only the local extra).
+pytest.importorskip("sklearn", reason='needs the dev extra (pip install -e ".[dev]")')
+from sklearn.metrics import (  # noqa: E402
+    accuracy_score,
+    confusion_matrix,
+    precision_recall_fscore_support,
+)
 
 LABELS = [*ARTICLE_LABELS, NO_VIOLATION]
 HELDOUT = Path(__file__).resolve().parents[2] / "benchmarks/compliance/heldout_data.jsonl"

@@ -6,12 +6,16 @@ from __future__ import annotations
 from itertools import combinations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from pytest_summarybench.llm.families import families_of, same_family
 from pytest_summarybench.roles.judges import pair_id, plan_judges, select_diverse
 from pytest_summarybench.schemas import ModelConfig
+
+# Without the dev extra (hypothesis) this module is skipped, not a collection error
+# (e.g. in `pytest -m local_llm` after installing only the local extra).
+pytest.importorskip("hypothesis", reason='needs the dev extra (pip install -e ".[dev]")')
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 M = ModelConfig.parse
 

@@ -167,7 +167,8 @@ def test_a_server_that_fails_to_start_is_reported_with_its_log(
 def test_missing_llama_cpp_names_the_install_command(
         fake_llama: FakeLlama, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(local.SERVER_MODULE_ENV, "no_such_llama_runtime.server")
-    with pytest.raises(ModelCallError, match=r"pytest-summarybench\[local\]") as info:
+    with pytest.raises(ModelCallError,
+                       match=r"pip install -e \"\.\[local\]\" in the folder of a clone") as info:
         complete(_model(fake_llama), MESSAGES)
     assert "GGML_NATIVE=OFF" in str(info.value)
 

@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from pytest_summarybench.compliance.parsing import ParseError, parse_response
 from pytest_summarybench.evaluators.judge.verdicts import (
@@ -24,6 +22,12 @@ from pytest_summarybench.evaluators.judge.verdicts import (
 )
 from pytest_summarybench.extract import ExtractionConfig, extract_units
 from pytest_summarybench.settings import Settings, SettingsError, load_settings
+
+# Without the dev extra (hypothesis) this module is skipped, not a collection error
+# (e.g. in `pytest -m local_llm` after installing only the local extra).
+pytest.importorskip("hypothesis", reason='needs the dev extra (pip install -e ".[dev]")')
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 FUZZ = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
