@@ -39,6 +39,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -297,6 +298,15 @@ def collisions(units: Iterable[Unit]) -> list[list[Unit]]:
     for unit in units:
         groups[(unit.path, unit.type, unit.name)].add(unit)
     return [sorted(g) for _, g in sorted(groups.items()) if len(g) > 1]
+
+
+def numbered_redefinition(diff: Difference, sources: Sources) -> bool:
+    """A later definition of a name already taken by one of the same type in the file is
+    named ``name#2``, ``name#3``, ... (its nested definitions carry the number too)."""
+    o, e = diff.oracle, diff.extracted
+    if diff.kind != "name" or o is None or e is None:
+        return False
+    return re.sub(r"#\d+(?=\.|$)", "", e.name) == o.name
 
 
 def load_rules(language: str, path: str | None = None) -> dict[str, Rule]:

@@ -333,6 +333,10 @@ def _build_units(spec: LanguageSpec, path: str, language: str,
     # definitions (Rust impl blocks) hand them to their nearest real ancestor.
     owner_index: list[int] = []
     stack: list[int] = []
+    # How often each (type, qualified name) was seen: a later definition of the same
+    # name (a conditional or repeated definition, Go's several ``init``) is numbered,
+    # ``f#2``, so that type and name tell a file's units apart (children inherit it).
+    seen: dict[tuple[str, str], int] = {}
     for i, (node, start, anchor, scope, own) in enumerate(defs):
         while stack and defs[stack[-1]][0].end_byte <= start:
             stack.pop()
@@ -345,6 +349,10 @@ def _build_units(spec: LanguageSpec, path: str, language: str,
             enclosing = "scope" if is_scope[parent] else parent_unit.type  # type: ignore[assignment]
         kind: DefKind = "class" if scope else spec.kind(node, enclosing)
         name = _qualify(prefix, own)
+        if not scope:
+            count = seen[(kind, name)] = seen.get((kind, name), 0) + 1
+            if count > 1:
+                name = f"{name}#{count}"
         owner_class = None
         if parent_unit is not None:
             if is_scope[parent] or parent_unit.type == "class":

@@ -1,0 +1,134 @@
+"""Qualified names tell a file's units apart: repeated definitions are numbered, property
+accessors and Ruby's singleton methods are named as written, ``@overload`` stubs are not
+units, and calls resolve against these names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_summarybench.extract import ExtractionConfig, ExtractionFilters, extract_units
+from pytest_summarybench.schemas.units import CodeUnit
+
+PY = '''import sys
+from typing import overload
+
+
+class Box:
+    @property
+    def size(self) -> int:
+        return self._size
+
+    @size.setter
+    def size(self, value: int) -> None:
+        def check() -> None:
+            pass
+        self._size = value
+
+    @size.deleter
+    def size(self) -> None:
+        del self._size
+
+    @overload
+    def get(self, key: int) -> int: ...
+    @overload
+    def get(self, key: str) -> str: ...
+    def get(self, key):
+        return key
+
+
+if sys.platform == "win32":
+    def home():
+        return "C:/"
+else:
+    def home():
+        return "/"
+'''
+
+GO = '''package main
+
+func init() {
+\tsetup()
+}
+
+func init() {
+\tsetup()
+}
+
+func setup() {}
+'''
+
+RUBY = '''class ::Store
+  def self.open(path)
+    new(path)
+  end
+
+  def open
+    @io = File.open(@path)
+  end
+
+  class << self
+    def default
+      open("store.db")
+    end
+  end
+end
+
+def run
+  Store.open("x.db")
+end
+'''
+
+
+def _extract(tmp_path: Path, files: dict[str, str]) -> dict[str, CodeUnit]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    config = ExtractionConfig(root_path=str(tmp_path), filters=ExtractionFilters(min_lines=1),
+                              extraction={"files": False})
+    return {f"{u.path}:{u.name}": u for u in extract_units(config).units}
+
+
+def _spans(units: dict[str, CodeUnit], path: str) -> dict[str, tuple[str, int, int]]:
+    return {u.name: (u.type, u.metadata.start_line, u.metadata.end_line)
+            for u in units.values() if u.path == path}
+
+
+def test_python_accessors_overloads_and_repeats(tmp_path: Path) -> None:
+    units = _extract(tmp_path, {"box.py": PY})
+    assert _spans(units, "box.py") == {
+        "Box": ("class", 5, 25),
+        "Box.size": ("method", 6, 8),
+        "Box.size.setter": ("method", 10, 14),
+        "Box.size.setter.check": ("function", 12, 13),
+        "Box.size.deleter": ("method", 16, 18),
+        "Box.get": ("method", 24, 25),
+        "home": ("function", 29, 30),
+        "home#2": ("function", 32, 33),
+    }
+
+
+def test_go_repeated_init(tmp_path: Path) -> None:
+    units = _extract(tmp_path, {"main.go": GO})
+    assert _spans(units, "main.go") == {
+        "init": ("function", 3, 5),
+        "init#2": ("function", 7, 9),
+        "setup": ("function", 11, 11),
+    }
+    setup = units["main.go:setup"].id
+    assert units["main.go:init"].relationships.calls_ids == [setup]
+    assert units["main.go:init#2"].relationships.calls_ids == [setup]
+
+
+def test_ruby_singleton_methods(tmp_path: Path) -> None:
+    units = _extract(tmp_path, {"store.rb": RUBY})
+    assert _spans(units, "store.rb") == {
+        "Store": ("class", 1, 15),
+        "Store.self.open": ("method", 2, 4),
+        "Store.open": ("method", 6, 8),
+        "Store.self.default": ("method", 11, 13),
+        "run": ("function", 17, 19),
+    }
+    singleton = units["store.rb:Store.self.open"].id
+    # ``Store.open(...)`` is the class method, not the instance method of that name.
+    assert units["store.rb:run"].relationships.calls_ids == [singleton]
+    # A bare call inside ``class << self`` reaches the other class methods.
+    assert units["store.rb:Store.self.default"].relationships.calls_ids == [singleton]
