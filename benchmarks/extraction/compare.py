@@ -300,13 +300,22 @@ def collisions(units: Iterable[Unit]) -> list[list[Unit]]:
     return [sorted(g) for _, g in sorted(groups.items()) if len(g) > 1]
 
 
-def numbered_redefinition(diff: Difference, sources: Sources) -> bool:
-    """A later definition of a name already taken by one of the same type in the file is
-    named ``name#2``, ``name#3``, ... (its nested definitions carry the number too)."""
+_DISTINCTION = re.compile(r"(\([^()]*\))?(@L(\d+)(#\d+)?)?\Z")
+
+
+def distinguished_name(diff: Difference, sources: Sources) -> bool:
+    """Units of one file that would share type and qualified name get their parameter
+    types appended (``write(JsonWriter,T)``) or else their declaration line
+    (``init@L980``); names nested in them carry it too (``units.distinguish``)."""
     o, e = diff.oracle, diff.extracted
     if diff.kind != "name" or o is None or e is None:
         return False
-    return re.sub(r"#\d+(?=\.|$)", "", e.name) == o.name
+    parts = e.name.split(".")
+    plain = [_DISTINCTION.sub("", part, count=1) or part for part in parts]
+    if ".".join(plain) != o.name:
+        return False
+    line = _DISTINCTION.search(parts[-1])
+    return line is None or line.group(3) is None or int(line.group(3)) == e.start_line
 
 
 def load_rules(language: str, path: str | None = None) -> dict[str, Rule]:

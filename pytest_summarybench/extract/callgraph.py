@@ -61,6 +61,11 @@ def _build_index(files: list[FileUnits]) -> _Index:
         for unit in f.units:
             index.by_qname.setdefault((f.path, unit.name), unit)
             short = unit.short_name
+            if not unit.name.endswith(short):
+                # ``Outer.write(JsonWriter,T)``: calls name ``Outer.write``; the first
+                # overload declared stands for all of them (calls carry no types).
+                head = unit.name[:len(unit.name) - len(unit.name.rsplit(".", 1)[-1])]
+                index.by_qname.setdefault((f.path, head + short), unit)
             index.short_names.add((f.path, short))
             if unit.type == "class":
                 index.classes[(family, short)].append(unit)

@@ -13,6 +13,7 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from ..schemas.units import base_name
 from .languages import get_spec
 from .languages._base import (
     Binding,
@@ -80,7 +81,8 @@ class RawUnit:
 
     @property
     def short_name(self) -> str:
-        return self.name.rsplit(".", 1)[-1]
+        """The name as code calls it: the last part, without what tells overloads apart."""
+        return base_name(self.name.rsplit(".", 1)[-1])
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Positional fields: several times cheaper to pickle than dataclass state.
@@ -333,10 +335,6 @@ def _build_units(spec: LanguageSpec, path: str, language: str,
     # definitions (Rust impl blocks) hand them to their nearest real ancestor.
     owner_index: list[int] = []
     stack: list[int] = []
-    # How often each (type, qualified name) was seen: a later definition of the same
-    # name (a conditional or repeated definition, Go's several ``init``) is numbered,
-    # ``f#2``, so that type and name tell a file's units apart (children inherit it).
-    seen: dict[tuple[str, str], int] = {}
     for i, (node, start, anchor, scope, own) in enumerate(defs):
         while stack and defs[stack[-1]][0].end_byte <= start:
             stack.pop()
@@ -349,10 +347,6 @@ def _build_units(spec: LanguageSpec, path: str, language: str,
             enclosing = "scope" if is_scope[parent] else parent_unit.type  # type: ignore[assignment]
         kind: DefKind = "class" if scope else spec.kind(node, enclosing)
         name = _qualify(prefix, own)
-        if not scope:
-            count = seen[(kind, name)] = seen.get((kind, name), 0) + 1
-            if count > 1:
-                name = f"{name}#{count}"
         owner_class = None
         if parent_unit is not None:
             if is_scope[parent] or parent_unit.type == "class":
@@ -375,7 +369,62 @@ def _build_units(spec: LanguageSpec, path: str, language: str,
         while owner != FILE and is_scope[owner]:
             owner = units[owner].parent
         owner_index.append(owner)
+    if spec.distinct_names:
+        distinguish(spec, units, is_scope, defs, src)
     return units, is_scope, owner_index
+
+
+def distinguish(spec: LanguageSpec, units: list[RawUnit], is_scope: list[bool],
+                defs: list[Definition], src: bytes) -> None:
+    """Tell apart units of one file that would share type and qualified name.
+
+    Outer names first, level by level: a group of same-named units gets each member's
+    parameter types appended (``write(JsonWriter,T)``) when those differ, else each
+    member's declaration line (``get@L12``), and an ordinal after that (``#2``) for
+    members declared on one line. Children are renamed with their parent. Scopes are not
+    grouped (they are not units); their members are. The oracles of
+    ``benchmarks/extraction`` apply the same rule but the ordinal.
+    """
+    seen: set[tuple[str, str]] = set()
+    for unit, scope in zip(units, is_scope, strict=True):
+        key = (unit.type, unit.name)
+        if not scope and key in seen:
+            break
+        seen.add(key)
+    else:
+        return  # the usual case: nothing to tell apart
+    depth = [0] * len(units)
+    for i, unit in enumerate(units):
+        depth[i] = depth[unit.parent] + 1 if unit.parent != FILE else 0
+    levels: dict[int, list[int]] = {}
+    for i, d in enumerate(depth):
+        levels.setdefault(d, []).append(i)
+    for level in sorted(levels):
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i in levels[level]:
+            unit = units[i]
+            if unit.parent != FILE:
+                unit.name = _qualify(units[unit.parent].name, defs[i][4])
+            if not is_scope[i]:
+                groups.setdefault((unit.type, unit.name), []).append(i)
+        for group in groups.values():
+            if len(group) < 2:
+                continue
+            params = [spec.parameter_types(defs[i][0], src)
+                      if units[i].type != "class" else None for i in group]
+            if None not in params and len(set(params)) == len(params):
+                suffixes: list[str] = [p for p in params if p is not None]
+            else:
+                suffixes = [f"@L{units[i].decl_line}" for i in group]
+            count: Counter[str] = Counter()
+            for i, suffix in zip(group, suffixes, strict=True):
+                count[suffix] += 1
+                units[i].name += suffix if count[suffix] == 1 else f"{suffix}#{count[suffix]}"
+    for unit in units:
+        if unit.parent != FILE:
+            parent = units[unit.parent]
+            unit.owner_class = parent.name if is_scope[unit.parent] \
+                or parent.type == "class" else parent.owner_class
 
 
 def _describe(spec: LanguageSpec, unit: RawUnit, node: Node, anchor: Node, src: bytes) -> None:

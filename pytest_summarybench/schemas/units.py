@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import Field
 
 from ._base import SBModel
+
+_DISTINCTION = re.compile(r"(\([^()]*\))?(@L\d+(#\d+)?)?\Z")
+
+
+def base_name(part: str) -> str:
+    """One part of a qualified name without what tells same-named units of a file apart:
+    ``write(JsonWriter,T)`` -> ``write``, ``get@L12`` -> ``get`` (docs/extraction.md)."""
+    if not part.endswith((")", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9")):
+        return part
+    return _DISTINCTION.sub("", part, count=1) or part
+
 
 UnitType = Literal["function", "class", "method", "file", "module"]
 Visibility = Literal["public", "private", "protected"]
@@ -91,5 +103,6 @@ class CodeUnit(SBModel):
 
     @property
     def short_name(self) -> str:
-        """The last component of the qualified name."""
-        return self.name.rsplit(".", 1)[-1]
+        """The last component of the qualified name, as code calls it (without the
+        parameter types or line that tell same-named units of a file apart)."""
+        return base_name(self.name.rsplit(".", 1)[-1])

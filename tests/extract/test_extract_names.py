@@ -1,6 +1,7 @@
-"""Qualified names tell a file's units apart: repeated definitions are numbered, property
-accessors and Ruby's singleton methods are named as written, ``@overload`` stubs are not
-units, and calls resolve against these names."""
+"""Qualified names tell a file's units apart: same-named definitions get their line
+(``units.distinguish``), property accessors and Ruby's singleton methods are named as
+written, PHP's anonymous classes name their methods, ``@overload`` stubs are not units,
+and calls resolve against these names."""
 
 from __future__ import annotations
 
@@ -79,6 +80,24 @@ end
 '''
 
 
+PHP = '''<?php
+class Jobs
+{
+    public function make(): Job
+    {
+        return new class extends \\App\\Job {
+            public function run(): void
+            {
+                $this->log();
+            }
+
+            private function log(): void {}
+        };
+    }
+}
+'''
+
+
 def _extract(tmp_path: Path, files: dict[str, str]) -> dict[str, CodeUnit]:
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -101,21 +120,21 @@ def test_python_accessors_overloads_and_repeats(tmp_path: Path) -> None:
         "Box.size.setter.check": ("function", 12, 13),
         "Box.size.deleter": ("method", 16, 18),
         "Box.get": ("method", 24, 25),
-        "home": ("function", 29, 30),
-        "home#2": ("function", 32, 33),
+        "home@L29": ("function", 29, 30),
+        "home@L32": ("function", 32, 33),
     }
 
 
 def test_go_repeated_init(tmp_path: Path) -> None:
     units = _extract(tmp_path, {"main.go": GO})
     assert _spans(units, "main.go") == {
-        "init": ("function", 3, 5),
-        "init#2": ("function", 7, 9),
+        "init@L3": ("function", 3, 5),
+        "init@L7": ("function", 7, 9),
         "setup": ("function", 11, 11),
     }
     setup = units["main.go:setup"].id
-    assert units["main.go:init"].relationships.calls_ids == [setup]
-    assert units["main.go:init#2"].relationships.calls_ids == [setup]
+    assert units["main.go:init@L3"].relationships.calls_ids == [setup]
+    assert units["main.go:init@L7"].relationships.calls_ids == [setup]
 
 
 def test_ruby_singleton_methods(tmp_path: Path) -> None:
@@ -132,3 +151,16 @@ def test_ruby_singleton_methods(tmp_path: Path) -> None:
     assert units["store.rb:run"].relationships.calls_ids == [singleton]
     # A bare call inside ``class << self`` reaches the other class methods.
     assert units["store.rb:Store.self.default"].relationships.calls_ids == [singleton]
+
+
+def test_php_anonymous_class_methods(tmp_path: Path) -> None:
+    units = _extract(tmp_path, {"jobs.php": PHP})
+    anonymous = "Jobs.make.<anonymous Job@L6>"
+    assert _spans(units, "jobs.php") == {
+        "Jobs": ("class", 2, 15),
+        "Jobs.make": ("method", 4, 14),
+        f"{anonymous}.run": ("method", 7, 10),
+        f"{anonymous}.log": ("method", 12, 12),
+    }
+    run = units[f"jobs.php:{anonymous}.run"]
+    assert run.relationships.calls_ids == [units[f"jobs.php:{anonymous}.log"].id]

@@ -7,6 +7,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compare import numbered_redefinition  # noqa: E402
+from compare import distinguished_name  # noqa: E402
 
-BY_DESIGN = {"repeated definitions are numbered": numbered_redefinition}
+BY_DESIGN = {"same-named units are told apart": distinguished_name}

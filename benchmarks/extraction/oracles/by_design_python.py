@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compare import Difference, Sources, numbered_redefinition  # noqa: E402
+from compare import Difference, Sources, distinguished_name  # noqa: E402
 
 _OVERLOAD = re.compile(r"\s*@(typing\.|typing_extensions\.|t\.)?overload\s*(#.*)?$")
 _ACCESSOR = re.compile(r"\s*@(\w+)\.(setter|getter|deleter)\s*(#.*)?$")
@@ -57,17 +57,19 @@ def property_accessor(diff: Difference, sources: Sources) -> bool:
 
 
 def nested_in_renamed(diff: Difference, sources: Sources) -> bool:
-    """Definitions inside a numbered or accessor definition carry its name."""
+    """Definitions inside a property setter or deleter carry its name."""
     o, e = diff.oracle, diff.extracted
     if diff.kind != "name" or o is None or e is None:
         return False
-    return re.sub(r"#\d+|\.(setter|getter|deleter)(?=\.)", "", e.name) == o.name
+    plain = re.sub(r"\.(setter|getter|deleter)(?=\.)", "", e.name)
+    return plain != e.name and distinguished_name(
+        Difference("name", o, e._replace(name=plain)), sources)
 
 
 BY_DESIGN = {
     "trailing comment in a body": trailing_comment,
     "overload stubs are not units": overload_stub,
     "property setters and deleters": property_accessor,
-    "repeated definitions are numbered": numbered_redefinition,
+    "same-named units are told apart": distinguished_name,
     "nested in a renamed definition": nested_in_renamed,
 }

@@ -140,6 +140,10 @@ class LanguageSpec:
     self_receivers: ClassVar[frozenset[str]] = frozenset({"this", "super"})
     bare_calls_reach_members: ClassVar[bool] = False
     """Whether ``helper()`` inside a method may mean ``this.helper()`` (Java, C#, ...)."""
+    distinct_names: ClassVar[bool] = False
+    """Whether units of one file that would share type and qualified name (overloads,
+    accessor pairs, methods of two anonymous classes) get their parameter types or line
+    appended to tell them apart (see ``units.distinguish``)."""
     leading_attached: ClassVar[frozenset[str]] = frozenset()
     """Sibling node types before a definition that belong to it (decorators, attributes)."""
 
@@ -173,6 +177,11 @@ class LanguageSpec:
     def is_definition(self, node: Node) -> bool:
         """Declarations without a body (abstract, interface, extern) are not units."""
         return node.type in self.class_types or self.body(node) is not None
+
+    def parameter_types(self, node: Node, src: bytes) -> str | None:
+        """``(JsonWriter,T)``: what tells overloads apart, without dots (``.`` separates
+        the parts of qualified names); None where a language has nothing to offer."""
+        return None
 
     def signature(self, node: Node, src: bytes) -> str:
         body = self.body(node)
@@ -262,6 +271,20 @@ class LanguageSpec:
 _CALLEE_NAME = re.compile(r"[A-Za-z_$][\w$]*[!?]?\Z")
 _PLAIN_RECEIVER = re.compile(r"[A-Za-z_][\w.]*")
 _SEPARATORS = ("?.", "&.", "::", "->", ".", "\\")
+
+
+def strip_generics(text: str) -> str:
+    """Every ``<...>`` part removed: ``Map<K, List<V>>[]`` -> ``Map[]``."""
+    out: list[str] = []
+    depth = 0
+    for c in text:
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(c)
+    return "".join(out)
 
 
 def _strip_type_arguments(text: str) -> str:

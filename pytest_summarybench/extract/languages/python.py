@@ -31,6 +31,7 @@ class PythonSpec(LanguageSpec):
     key = "python"
     extensions = (".py",)
     grammar = ("tree_sitter_python", "language")
+    distinct_names = True
     class_types = frozenset({"class_definition"})
     function_types = frozenset({"function_definition"})
     self_receivers = frozenset({"self", "cls", "super()"})

@@ -25,6 +25,7 @@ class RubySpec(LanguageSpec):
     key = "ruby"
     extensions = (".rb", ".rake")
     grammar = ("tree_sitter_ruby", "language")
+    distinct_names = True
     class_types = frozenset({"class", "module"})
     function_types = frozenset({"method", "singleton_method"})
     self_receivers = frozenset({"self", "super"})
