@@ -237,6 +237,9 @@ def extracted(root: str, language: str) -> tuple[list[Unit], list[str]]:
     config = ExtractionConfig(
         root_path=root, languages=[language], exclude_patterns=[], strip_docstrings=True,
         extraction=ExtractionTypes(files=False), workers=1,
+        # The oracles do not follow symbolic links either: a linked folder would give the
+        # same files under two paths.
+        follow_symlinks=False,
         filters=ExtractionFilters(min_lines=1, max_lines=10**9, skip_tests=False,
                                   skip_generated=False, max_file_bytes=10**9),
     )

@@ -164,3 +164,34 @@ def test_php_anonymous_class_methods(tmp_path: Path) -> None:
     }
     run = units[f"jobs.php:{anonymous}.run"]
     assert run.relationships.calls_ids == [units[f"jobs.php:{anonymous}.log"].id]
+
+
+RUST = '''struct Text;
+
+impl<'a> From<&'a str> for &'a mut Text {
+    fn from(_: &'a str) -> Self {
+        todo!()
+    }
+}
+
+impl Drop for dyn Send {
+    fn drop(&mut self) {}
+}
+
+#[cfg(unix)] // only there
+#[test]
+fn r#type() {}
+'''
+
+
+def test_rust_impl_types_attributes_and_raw_names(tmp_path: Path) -> None:
+    units = _extract(tmp_path, {"text.rs": RUST})
+    assert _spans(units, "text.rs") == {
+        "Text": ("class", 1, 1),
+        # The implementing type's name, not the lifetime's or ``mut``.
+        "Text.from": ("method", 4, 6),
+        "Send.drop": ("method", 10, 10),
+        # A comment trailing an attribute does not cut the item off its first attribute.
+        "type": ("function", 13, 15),
+    }
+    assert units["text.rs:type"].metadata.decorators == ["cfg(unix)", "test"]
