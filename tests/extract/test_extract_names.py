@@ -195,3 +195,57 @@ def test_rust_impl_types_attributes_and_raw_names(tmp_path: Path) -> None:
         "type": ("function", 13, 15),
     }
     assert units["text.rs:type"].metadata.decorators == ["cfg(unix)", "test"]
+
+
+KOTLIN = '''class Client {
+  fun call(url: String) {
+    val listener = object : Callback, Closeable {
+      override fun onResponse(code: Int) {
+        log(code)
+      }
+
+      fun log(code: Int) {
+      }
+    }
+  }
+
+  fun send(body: String) {
+  }
+
+  fun send(body: ByteArray, retries: Int, done: (Int) -> Unit) {
+  }
+
+  fun `sends twice`() {
+  }
+}
+
+enum class Mode {
+  FAST {
+    override fun apply() {
+    }
+  },
+  SLOW;
+
+  open fun apply() {
+  }
+}
+'''
+
+
+def test_kotlin_object_expressions_enum_bodies_and_overloads(tmp_path: Path) -> None:
+    units = _extract(tmp_path, {"client.kt": KOTLIN})
+    anonymous = "Client.call.<anonymous Callback@L3>"
+    assert _spans(units, "client.kt") == {
+        "Client": ("class", 1, 21),
+        "Client.call": ("method", 2, 11),
+        f"{anonymous}.onResponse": ("method", 4, 6),
+        f"{anonymous}.log": ("method", 8, 9),
+        "Client.send(String)": ("method", 13, 14),
+        "Client.send(ByteArray,Int,Function)": ("method", 16, 17),
+        "Client.sends twice": ("method", 19, 20),
+        "Mode": ("class", 23, 32),
+        "Mode.FAST.apply": ("method", 25, 26),
+        "Mode.apply": ("method", 30, 31),
+    }
+    on_response = units[f"client.kt:{anonymous}.onResponse"]
+    assert on_response.relationships.calls_ids == [units[f"client.kt:{anonymous}.log"].id]
