@@ -306,6 +306,12 @@ def collisions(units: Iterable[Unit]) -> list[list[Unit]]:
 _DISTINCTION = re.compile(r"(\([^()]*\))?(@L(\d+)(#\d+)?)?\Z")
 
 
+def plain_name(name: str) -> str:
+    """``A@L12.write(int)`` -> ``A.write``: each part without what tells same-named units
+    of a file apart."""
+    return ".".join(_DISTINCTION.sub("", part, count=1) or part for part in name.split("."))
+
+
 def distinguished_name(diff: Difference, sources: Sources) -> bool:
     """Units of one file that would share type and qualified name get their parameter
     types appended (``write(JsonWriter,T)``) or else their declaration line
@@ -314,8 +320,7 @@ def distinguished_name(diff: Difference, sources: Sources) -> bool:
     if diff.kind != "name" or o is None or e is None:
         return False
     parts = e.name.split(".")
-    plain = [_DISTINCTION.sub("", part, count=1) or part for part in parts]
-    if ".".join(plain) != o.name:
+    if plain_name(e.name) != o.name:
         return False
     line = _DISTINCTION.search(parts[-1])
     return line is None or line.group(3) is None or int(line.group(3)) == e.start_line

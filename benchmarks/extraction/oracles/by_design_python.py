@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compare import Difference, Sources, distinguished_name  # noqa: E402
+from compare import Difference, Sources, distinguished_name, plain_name  # noqa: E402
 
 _OVERLOAD = re.compile(r"\s*@(typing\.|typing_extensions\.|t\.)?overload\s*(#.*)?$")
 _ACCESSOR = re.compile(r"\s*@(\w+)\.(setter|getter|deleter)\s*(#.*)?$")
@@ -52,7 +52,7 @@ def property_accessor(diff: Difference, sources: Sources) -> bool:
     for decorator in _decorators(e.path, e.start_line, sources):
         m = _ACCESSOR.match(decorator)
         if m and o.name.endswith("." + m.group(1)) or m and o.name == m.group(1):
-            return e.name == f"{o.name}.{m.group(2)}"
+            return plain_name(e.name) == f"{o.name}.{m.group(2)}"
     return False
 
 
