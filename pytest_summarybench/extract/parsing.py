@@ -52,8 +52,11 @@ def get_query(key: str) -> Query:
     """The language's one-pass query (definitions, calls, branches, imports)."""
     from tree_sitter import Query
 
-    spec = get_spec("typescript" if key == TSX else key)
-    return Query(get_language(key), spec.query)
+    if key == TSX:
+        from .languages.typescript import TypeScriptSpec
+
+        return Query(get_language(key), TypeScriptSpec.tsx_query)
+    return Query(get_language(key), get_spec(key).query)
 
 
 @cache

@@ -314,6 +314,9 @@ def _definitions(spec: LanguageSpec, def_nodes: list[Node], scope_nodes: list[No
         seen.add(key)
         name = spec.name(node, src)
         if name is None:
+            name = spec.anonymous_scope(node, src)
+            if name is not None:
+                out.append((node, node.start_byte, node, True, name))
             continue
         anchor = spec.anchor(node)
         out.append((node, anchor.start_byte, anchor, False, name))
@@ -383,7 +386,7 @@ def distinguish(spec: LanguageSpec, units: list[RawUnit], is_scope: list[bool],
     member's declaration line (``get@L12``), and an ordinal after that (``#2``) for
     members declared on one line. Children are renamed with their parent. Scopes are not
     grouped (they are not units); their members are. The oracles of
-    ``benchmarks/extraction`` apply the same rule but the ordinal.
+    ``benchmarks/extraction`` apply the same rule.
     """
     seen: set[tuple[str, str]] = set()
     for unit, scope in zip(units, is_scope, strict=True):

@@ -51,6 +51,9 @@ REPOS: dict[str, tuple[str, str, str]] = {
                            "792ac67bdcd5592e5764753e623a9e8c6e4bcb29"),
 }
 
+# Where the npm packages of the oracles are installed (as the TypeScript oracle's).
+CACHE = Path.home() / ".cache" / "summarybench" / "oracles"
+
 TARGET = 0.995
 # Kotlin falls short: tree-sitter-kotlin 1.1.0 cannot parse some valid Kotlin (one-line
 # object and enum bodies, ``class X internal constructor(...)``, some annotation runs);
@@ -63,7 +66,7 @@ FLOORS: dict[str, tuple[float, float]] = {
 
 
 def _kotlin_lib() -> Path:
-    default = ORACLES / "node_modules" / "kotlin-compiler" / "lib"
+    default = CACHE / "node_modules" / "kotlin-compiler" / "lib"
     return Path(os.environ.get("KOTLIN_COMPILER_LIB", str(default)))
 
 
@@ -89,7 +92,7 @@ def missing_toolchain(language: str) -> str | None:
         return None if shutil.which("ruby") else \
             "ruby is not installed. Install with: apt-get install -y ruby"
     if language == "php":
-        install = "npm install --prefix benchmarks/extraction/oracles php-parser@3"
+        install = "npm install --prefix ~/.cache/summarybench/oracles php-parser@3"
         if not shutil.which("node"):
             return ("node is not installed. Install with: apt-get install -y nodejs npm && "
                     + install)
@@ -108,7 +111,7 @@ def missing_toolchain(language: str) -> str | None:
                     f"(rustc -Zunpretty=ast-tree; tested with rustc 1.95): {out.stderr[-300:]}")
         return None
     if language == "kotlin":
-        install = "npm install --prefix benchmarks/extraction/oracles kotlin-compiler@2.4.20"
+        install = "npm install --prefix ~/.cache/summarybench/oracles kotlin-compiler@2.4.20"
         if not shutil.which("java"):
             return ("java is not installed. Install with: apt-get install -y default-jdk && "
                     + install)
@@ -123,7 +126,7 @@ def repo_root(name: str) -> str:
     language, repository, commit = REPOS[name]
     if not base:
         pytest.skip("set SUMMARYBENCH_ORACLE_REPOS to a folder holding the repositories "
-                    "(docs/extraction.md, 'Checking against the languages' parsers')")
+                    "(docs/extraction.md, section 'Go, Python, Ruby, PHP, Rust and Kotlin')")
     root = os.path.join(base, name)
     if not os.path.isdir(root):
         pytest.skip(f"{root} is missing: clone https://github.com/{repository} there and "

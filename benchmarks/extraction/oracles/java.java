@@ -15,7 +15,8 @@
 //   qualify nothing;
 // * units of one file that would share type and qualified name get the simple types of
 //   their parameters appended (`write(JsonWriter,T)`), or, when those do not tell them
-//   apart either, `@L<line>`; this is decided level by level, outer names first.
+//   apart either, `@L<line>` (and `#2`, `#3`, ... for the second, third, ... declared on
+//   one line); this is decided level by level, outer names first.
 // * a unit starts at its first annotation or modifier (a doc comment is not part of it)
 //   and ends on the line of its closing brace.
 
@@ -275,11 +276,13 @@ public class JavaUnits {
                 }
                 boolean distinct = group.stream().map(i -> defs.get(i).params)
                         .distinct().count() == group.size();
+                Map<String, Integer> seen = new HashMap<>();
                 for (int i : group) {
                     Def d = defs.get(i);
                     String suffix = distinct ? d.params
                             : "@L" + lines.getLineNumber(d.start);
-                    names[i] = names[i] + suffix;
+                    int count = seen.merge(suffix, 1, Integer::sum);
+                    names[i] = names[i] + suffix + (count > 1 ? "#" + count : "");
                 }
             }
         }

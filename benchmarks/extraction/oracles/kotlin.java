@@ -10,7 +10,8 @@
 // KDoc comment is left out) and ends at its last character. Files with syntax errors are
 // reported as unparsable. Needs the compiler's jars (npm's kotlin-compiler package):
 //
-//   KT=$(npm root)/kotlin-compiler/lib
+//   npm install --prefix ~/.cache/summarybench/oracles kotlin-compiler@2.4.20
+//   KT=~/.cache/summarybench/oracles/node_modules/kotlin-compiler/lib
 //   java -cp $KT/kotlin-compiler.jar:$KT/kotlin-stdlib.jar \
 //       benchmarks/extraction/oracles/kotlin.java ROOT
 import com.intellij.openapi.util.Disposer;

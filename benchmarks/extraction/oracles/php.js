@@ -6,18 +6,21 @@
 // (an anonymous class counts: it qualifies its methods' names as
 // `<anonymous Base@L12>`, Base its base class, else its first interface, else `class`),
 // else a function. Namespaces do not qualify names. Lines run from the first attribute
-// to the closing brace. Needs php-parser where `require` finds it, e.g.
-//   npm install --prefix benchmarks/extraction/oracles php-parser@3
+// to the closing brace. Needs php-parser, looked for in ~/.cache/summarybench/oracles (as
+// the TypeScript oracle's package), beside this file, in NODE_PATH and npm's global root:
+//   npm install --prefix ~/.cache/summarybench/oracles php-parser@3
 //
 //   node benchmarks/extraction/oracles/php.js ROOT
 //   node benchmarks/extraction/oracles/php.js --check   (exit 3 when php-parser is missing)
 "use strict";
 const fs = require("fs");
+const os = require("os");
 const path = require("path");
 const { execSync } = require("child_process");
 
 function load(name) {
-  const bases = [__dirname, process.cwd(), ...(process.env.NODE_PATH || "").split(":")];
+  const bases = [path.join(os.homedir(), ".cache", "summarybench", "oracles"), __dirname,
+    process.cwd(), ...(process.env.NODE_PATH || "").split(":")];
   try {
     bases.push(execSync("npm root -g", { stdio: ["ignore", "pipe", "ignore"] }).toString().trim());
   } catch (e) { /* no npm: the other places only */ }
@@ -33,7 +36,7 @@ const parserModule = load("php-parser");
 if (process.argv[2] === "--check" || parserModule === null) {
   if (parserModule === null) {
     process.stderr.write("php-parser is not installed. Install with: " +
-      "npm install --prefix benchmarks/extraction/oracles php-parser@3\n");
+      "npm install --prefix ~/.cache/summarybench/oracles php-parser@3\n");
     process.exit(3);
   }
   process.exit(0);

@@ -157,6 +157,11 @@ class LanguageSpec:
     def scope_name(self, node: Node, src: bytes) -> str | None:
         return self.name(node, src)
 
+    def anonymous_scope(self, node: Node, src: bytes) -> str | None:
+        """The scope name of a definition with no name of its own (a class expression
+        nothing names): its members are then named and typed as members of a scope."""
+        return None
+
     def kind(self, node: Node, enclosing: Enclosing) -> DefKind:
         if node.type in self.class_types:
             return "class"

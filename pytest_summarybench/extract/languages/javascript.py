@@ -1,13 +1,17 @@
 """JavaScript: declarations, classes, methods, and functions bound to names.
 
-Arrow functions and function expressions become units when something names them: a
-variable (``const f = () => ...``), a class field, an object key, an assignment
-(``module.exports.f = function``) or ``export default``. Anonymous callbacks are not
-units; their calls count for the enclosing unit. TypeScript extends this spec.
+Arrow functions, function expressions and class expressions become units when something
+names them: a variable (``const f = () => ...``), a class field, an object key, an
+assignment (``module.exports.f = function``, ``x = class X {}``) or ``export default``,
+also through parentheses and TypeScript's ``as``, ``satisfies``, ``!`` and ``<T>``
+(``const f = ((url) => ...) as Got``). Anonymous callbacks are not units; their calls count
+for the enclosing unit. A class expression nothing names is a name-only scope
+(``<anonymous Base@L12>``), so its methods are methods. TypeScript extends this spec.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ._base import (
@@ -18,6 +22,7 @@ from ._base import (
     node_text,
     param,
     squash,
+    strip_generics,
     trim_signature,
 )
 
@@ -28,6 +33,11 @@ if TYPE_CHECKING:
     from ._base import ParamDict
 
 _FUNCTION_VALUES = "[(arrow_function) (function_expression) (generator_function)]"
+WRAPPERS = frozenset({"parenthesized_expression", "as_expression", "satisfies_expression",
+                      "non_null_expression", "type_assertion"})
+"""Expressions that only wrap a value (``(f)``, ``f as T``, ``f satisfies T``, ``f!``,
+``<T>f``): a function inside one is named by what names the wrapper."""
+_SIMPLE_TYPE = re.compile(r"[A-Za-z_$][\w$.]*(\[\])*")
 
 JS_BRANCHES = """
     [(if_statement) (for_statement) (for_in_statement) (while_statement) (do_statement)
@@ -48,6 +58,20 @@ def _unquote(text: str) -> str:
     return text.strip().strip("'\"`")
 
 
+def unwrap(node: Node) -> tuple[Node, Node | None]:
+    """The outermost wrapper around ``node`` (itself when unwrapped) and what holds it."""
+    top = node
+    parent = node.parent
+    while parent is not None and parent.type in WRAPPERS:
+        top, parent = parent, parent.parent
+    return top, parent
+
+
+def _holds(context: Node, field_name: str, top: Node) -> bool:
+    held = context.child_by_field_name(field_name)
+    return held is not None and held.id == top.id
+
+
 class JavaScriptSpec(LanguageSpec):
     key = "javascript"
     extensions = (".js", ".mjs", ".cjs", ".jsx")
@@ -59,55 +83,90 @@ class JavaScriptSpec(LanguageSpec):
     leading_attached = frozenset({"decorator"})
     self_receivers = frozenset({"this", "super"})
     field_types: tuple[str, ...] = ("field_definition",)
+    distinct_names = True
     query = f"""
     [(function_declaration) (generator_function_declaration) (method_definition)
-     (class_declaration)] @def
-    (variable_declarator value: [{_FUNCTION_VALUES[1:-1]} (class)] @def)
+     (class_declaration) (class)] @def
+    (variable_declarator value: {_FUNCTION_VALUES} @def)
     (field_definition value: {_FUNCTION_VALUES} @def)
     (pair value: {_FUNCTION_VALUES} @def)
-    (assignment_expression left: (member_expression) right: {_FUNCTION_VALUES} @def)
-    (export_statement value: [{_FUNCTION_VALUES[1:-1]} (class)] @def)
-    (variable_declarator name: (identifier) value: (object) @scope)
+    (assignment_expression left: [(member_expression) (identifier)]
+                           right: {_FUNCTION_VALUES} @def)
+    (export_statement value: {_FUNCTION_VALUES} @def)
+    (parenthesized_expression {_FUNCTION_VALUES} @def)
+    (variable_declarator name: (identifier)
+                         value: [(object) (parenthesized_expression (object))] @scope)
     {JS_BRANCHES}
     {JS_CALLS_AND_IMPORTS}
     """
 
     def name(self, node: Node, src: bytes) -> str | None:
         own = node.child_by_field_name("name")
-        parent = node.parent
         if node.type in ("function_declaration", "generator_function_declaration",
                          "class_declaration", "abstract_class_declaration",
                          "method_definition", "interface_declaration", "enum_declaration"):
             return node_text(own, src) if own is not None else None
-        if parent is None:
-            return None
-        ptype = parent.type
-        if ptype == "variable_declarator":
-            target = parent.child_by_field_name("name")
+        top, context = unwrap(node)
+        bound = self._bound_name(top, context, src) if context is not None else None
+        if bound is None and node.type == "class" and own is not None:
+            return node_text(own, src)  # ``foo(class Bar {})``: the class's own name
+        return bound
+
+    def _bound_name(self, top: Node, context: Node, src: bytes) -> str | None:
+        """The name ``context`` gives the value ``top`` it holds, if it gives one."""
+        ctype = context.type
+        if ctype == "variable_declarator":
+            target = context.child_by_field_name("name")
             return node_text(target, src) if target is not None and \
-                target.type == "identifier" else None
-        if ptype in self.field_types:
-            target = parent.child_by_field_name("property") or parent.child_by_field_name("name")
-            return node_text(target, src) if target is not None else None
-        if ptype == "pair":
-            key = parent.child_by_field_name("key")
-            return _unquote(node_text(key, src)) if key is not None else None
-        if ptype == "assignment_expression":
-            left = parent.child_by_field_name("left")
-            return squash(node_text(left, src)) if left is not None else None
-        if ptype == "export_statement":
-            return "default"
+                target.type == "identifier" and _holds(context, "value", top) else None
+        if ctype in self.field_types:
+            target = context.child_by_field_name("property") or \
+                context.child_by_field_name("name")
+            return node_text(target, src) if target is not None and \
+                _holds(context, "value", top) else None
+        if ctype == "pair":
+            key = context.child_by_field_name("key")
+            return _unquote(node_text(key, src)) if key is not None and \
+                _holds(context, "value", top) else None
+        if ctype == "assignment_expression":
+            left = context.child_by_field_name("left")
+            return squash(node_text(left, src)) if left is not None and \
+                left.type in ("identifier", "member_expression") and \
+                _holds(context, "right", top) else None
+        if ctype == "export_statement":
+            return "default" if _holds(context, "value", top) else None
         return None
 
+    def anonymous_scope(self, node: Node, src: bytes) -> str | None:
+        """``<anonymous Base@L12>`` for a class expression nothing names."""
+        if node.type != "class":
+            return None
+        base = "class"
+        for heritage in node.named_children:
+            if heritage.type != "class_heritage":
+                continue
+            clause = next((c for c in heritage.named_children
+                           if c.type == "extends_clause"), heritage)
+            value = clause.child_by_field_name("value") or \
+                next(iter(clause.named_children), None)
+            if value is not None and value.type in ("identifier", "member_expression"):
+                base = node_text(value, src).rsplit(".", 1)[-1]
+        return f"<anonymous {base}@L{node.start_point.row + 1}>"
+
     def scope_name(self, node: Node, src: bytes) -> str | None:
+        """An object literal (possibly wrapped: ``{...} as const``) bound to a variable."""
+        inner = node
+        while inner.type in WRAPPERS and inner.named_child_count:
+            inner = inner.named_children[0]
         parent = node.parent
         target = parent.child_by_field_name("name") if parent is not None else None
-        return node_text(target, src) if target is not None else None
+        return node_text(target, src) if target is not None and inner.type == "object" \
+            else None
 
     def kind(self, node: Node, enclosing: Enclosing) -> DefKind:
         if node.type in self.class_types:
             return "class"
-        parent = node.parent
+        parent = unwrap(node)[1]
         if node.type == "method_definition" or (
                 parent is not None and parent.type in self.field_types):
             return "method" if enclosing in ("class", "scope") else "function"
@@ -117,7 +176,7 @@ class JavaScriptSpec(LanguageSpec):
     def anchor(self, node: Node) -> Node:
         if node.type in ("method_definition", *self.field_types):
             return super().anchor(node)
-        parent = node.parent
+        parent = unwrap(node)[1]
         if parent is None:
             return node
         first = node
@@ -143,7 +202,7 @@ class JavaScriptSpec(LanguageSpec):
     def signature(self, node: Node, src: bytes) -> str:
         body = self.body(node)
         start = node.start_byte
-        parent = node.parent
+        parent = unwrap(node)[1]
         if parent is not None and parent.type in ("variable_declarator", "pair",
                                                   "assignment_expression", *self.field_types):
             start = parent.start_byte
@@ -165,8 +224,8 @@ class JavaScriptSpec(LanguageSpec):
     def visibility(self, node: Node, name: str, src: bytes) -> Visibility | None:
         if name.startswith("#"):
             return "private"
-        holder = node.parent if node.parent is not None and \
-            node.parent.type in self.field_types else node
+        parent = unwrap(node)[1]
+        holder = parent if parent is not None and parent.type in self.field_types else node
         for child in holder.named_children:
             if child.type == "accessibility_modifier":
                 text = node_text(child, src)
@@ -185,6 +244,40 @@ class JavaScriptSpec(LanguageSpec):
             if parsed is not None:
                 out.append(parsed)
         return out
+
+    def parameter_types(self, node: Node, src: bytes) -> str | None:
+        """``(url,options)``: each parameter's type where it is a plain name (TypeScript),
+        else its name (``{}``/``[]`` for a destructured one); no dots, as in names."""
+        params = node.child_by_field_name("parameters")
+        if params is None:
+            single = node.child_by_field_name("parameter")
+            return f"({node_text(single, src)})" if single is not None else "()"
+        tokens = [self._parameter_token(c, src) for c in params.named_children
+                  if c.type not in self.comment_types]
+        return f"({','.join(tokens)})"
+
+    def _parameter_token(self, child: Node, src: bytes) -> str:
+        pattern: Node | None = child
+        type_node = None
+        if child.type in ("required_parameter", "optional_parameter"):
+            pattern = child.child_by_field_name("pattern")
+            type_node = child.child_by_field_name("type")
+        if type_node is not None:
+            text = "".join(strip_generics(node_text(type_node, src).lstrip(":")).split())
+            if _SIMPLE_TYPE.fullmatch(text):
+                base, bracket, dims = text.partition("[")
+                return base.rsplit(".", 1)[-1] + bracket + dims
+        while pattern is not None and pattern.type in ("assignment_pattern", "rest_pattern"):
+            inner = pattern.child_by_field_name("left") if pattern.type == \
+                "assignment_pattern" else next(iter(pattern.named_children), None)
+            pattern = inner
+        if pattern is None:
+            return ""
+        if pattern.type == "object_pattern":
+            return "{}"
+        if pattern.type == "array_pattern":
+            return "[]"
+        return node_text(pattern, src)
 
     def _parameter(self, child: Node, src: bytes) -> ParamDict | None:
         ctype = child.type

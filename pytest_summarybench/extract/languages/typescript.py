@@ -13,6 +13,10 @@ if TYPE_CHECKING:
     from ._base import ParamDict
 
 
+_TYPE_ASSERTION = f"(type_assertion {_FUNCTION_VALUES} @def)"
+"""``<T>(() => ...)``: TSX has no such node (``<T>`` opens an element there)."""
+
+
 class TypeScriptSpec(JavaScriptSpec):
     key = "typescript"
     extensions = (".ts", ".mts", ".cts", ".tsx")
@@ -23,16 +27,26 @@ class TypeScriptSpec(JavaScriptSpec):
     query = f"""
     [(function_declaration) (generator_function_declaration) (method_definition)
      (class_declaration) (abstract_class_declaration) (interface_declaration)
-     (enum_declaration)] @def
-    (variable_declarator value: [{_FUNCTION_VALUES[1:-1]} (class)] @def)
+     (enum_declaration) (class)] @def
+    (variable_declarator value: {_FUNCTION_VALUES} @def)
     (public_field_definition value: {_FUNCTION_VALUES} @def)
     (pair value: {_FUNCTION_VALUES} @def)
-    (assignment_expression left: (member_expression) right: {_FUNCTION_VALUES} @def)
-    (export_statement value: [{_FUNCTION_VALUES[1:-1]} (class)] @def)
-    (variable_declarator name: (identifier) value: (object) @scope)
+    (assignment_expression left: [(member_expression) (identifier)]
+                           right: {_FUNCTION_VALUES} @def)
+    (export_statement value: {_FUNCTION_VALUES} @def)
+    (parenthesized_expression {_FUNCTION_VALUES} @def)
+    (as_expression {_FUNCTION_VALUES} @def)
+    (satisfies_expression {_FUNCTION_VALUES} @def)
+    (non_null_expression {_FUNCTION_VALUES} @def)
+    {_TYPE_ASSERTION}
+    (variable_declarator name: (identifier)
+                         value: [(object) (parenthesized_expression) (as_expression)
+                                 (satisfies_expression)] @scope)
     {JS_BRANCHES}
     {JS_CALLS_AND_IMPORTS}
     """
+
+    tsx_query = query.replace(_TYPE_ASSERTION, "")
 
     def _parameter(self, child: Node, src: bytes) -> ParamDict | None:
         if child.type not in ("required_parameter", "optional_parameter"):
