@@ -39,6 +39,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -236,6 +237,9 @@ def extracted(root: str, language: str) -> tuple[list[Unit], list[str]]:
     config = ExtractionConfig(
         root_path=root, languages=[language], exclude_patterns=[], strip_docstrings=True,
         extraction=ExtractionTypes(files=False), workers=1,
+        # The oracles do not follow symbolic links either: a linked folder would give the
+        # same files under two paths.
+        follow_symlinks=False,
         filters=ExtractionFilters(min_lines=1, max_lines=10**9, skip_tests=False,
                                   skip_generated=False, max_file_bytes=10**9),
     )
@@ -297,6 +301,29 @@ def collisions(units: Iterable[Unit]) -> list[list[Unit]]:
     for unit in units:
         groups[(unit.path, unit.type, unit.name)].add(unit)
     return [sorted(g) for _, g in sorted(groups.items()) if len(g) > 1]
+
+
+_DISTINCTION = re.compile(r"(\([^()]*\))?(@L(\d+)(#\d+)?)?\Z")
+
+
+def plain_name(name: str) -> str:
+    """``A@L12.write(int)`` -> ``A.write``: each part without what tells same-named units
+    of a file apart."""
+    return ".".join(_DISTINCTION.sub("", part, count=1) or part for part in name.split("."))
+
+
+def distinguished_name(diff: Difference, sources: Sources) -> bool:
+    """Units of one file that would share type and qualified name get their parameter
+    types appended (``write(JsonWriter,T)``) or else their declaration line
+    (``init@L980``); names nested in them carry it too (``units.distinguish``)."""
+    o, e = diff.oracle, diff.extracted
+    if diff.kind != "name" or o is None or e is None:
+        return False
+    parts = e.name.split(".")
+    if plain_name(e.name) != o.name:
+        return False
+    line = _DISTINCTION.search(parts[-1])
+    return line is None or line.group(3) is None or int(line.group(3)) == e.start_line
 
 
 def load_rules(language: str, path: str | None = None) -> dict[str, Rule]:

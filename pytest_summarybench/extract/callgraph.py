@@ -151,14 +151,19 @@ class _Resolver:
                               and m.name == f"{owner}.{name}")]
             return _pick(others, unit)
         # A nested or named class (``Foo.create()``, ``Foo::new()``).
-        target = self.index.by_qname.get((unit.path, f"{receiver}.{name}"))
-        if target is not None:
-            return target
+        for qname in spec.class_member_names(receiver, name):
+            target = self.index.by_qname.get((unit.path, qname))
+            if target is not None:
+                return target
         last = _LAST.search(receiver)
         head = last.group() if last else receiver
         cls = _pick(self.index.classes.get((family, head), []), unit)
         if cls is not None:
-            return self.index.by_qname.get((cls.path, f"{cls.name}.{name}"))
+            for qname in spec.class_member_names(cls.name, name):
+                target = self.index.by_qname.get((cls.path, qname))
+                if target is not None:
+                    return target
+            return None
         root = _ROOT.match(receiver)
         binding = self.bindings[unit.path].get(root.group() if root else receiver)
         if binding is not None:

@@ -263,7 +263,7 @@ def test_ruby(units: dict[tuple[str, str], CodeUnit]) -> None:
         "Shop": ("class", 4, 36),
         "Shop.OrderService": ("class", 5, 35),
         "Shop.OrderService.initialize": ("method", 9, 12),
-        "Shop.OrderService.build": ("method", 14, 16),
+        "Shop.OrderService.self.build": ("method", 14, 16),
         "Shop.OrderService.place": ("method", 18, 24),
         "Shop.OrderService.valid?": ("method", 28, 30),
         "Shop.OrderService.encode": ("method", 32, 34),
@@ -274,7 +274,7 @@ def test_ruby(units: dict[tuple[str, str], CodeUnit]) -> None:
     assert calls(units, place) == ["Shop.OrderService.encode", "Shop.OrderService.valid?"]
     assert units[(path, "Shop.OrderService.valid?")].metadata.visibility == "private"
     assert place.metadata.visibility == "public"
-    assert calls(units, units[(path, "Shop.OrderService.build")]) == ["Shop.OrderService"]
+    assert calls(units, units[(path, "Shop.OrderService.self.build")]) == ["Shop.OrderService"]
     init = units[(path, "Shop.OrderService.initialize")]
     assert params(init) == [("repo", None, False, None), ("retries:", None, True, "3")]
     assert units[(path, "Shop.OrderService")].docstring == "Places orders."

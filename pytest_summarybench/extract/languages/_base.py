@@ -255,6 +255,11 @@ class LanguageSpec:
 
     # --- calls, imports, exports -------------------------------------------------------
 
+    def class_member_names(self, owner: str, name: str) -> tuple[str, ...]:
+        """Qualified names ``owner.name(...)`` may call, most likely first (Ruby's class
+        methods are named ``Owner.self.name``)."""
+        return (f"{owner}.{name}",)
+
     def normalize_callee(self, callee: Callee) -> Callee:
         """Language idioms for calls (Ruby's ``Foo.new`` is a constructor call)."""
         return callee

@@ -21,6 +21,7 @@ class GoSpec(LanguageSpec):
     key = "go"
     extensions = (".go",)
     grammar = ("tree_sitter_go", "language")
+    distinct_names = True
     class_types = frozenset({"type_spec"})
     function_types = frozenset({"function_declaration", "method_declaration"})
     self_receivers = frozenset()

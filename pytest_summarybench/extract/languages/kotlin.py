@@ -1,11 +1,15 @@
 """Kotlin: classes, interfaces and objects; member, top-level and local functions.
 
 Companion objects are transparent: ``companion object { fun create() }`` inside ``Foo``
-gives the method ``Foo.create``.
+gives the method ``Foo.create``. An object expression (``object : Base() { ... }``) and an
+enum entry with a body are name-only scopes, so their functions are methods named after
+where they are: ``Outer.f.<anonymous Base@L42>.run`` (``Any`` without a supertype),
+``Mode.FAST.apply``, as in Java. Overloads are told apart by their parameter types.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ._base import Binding, DefKind, LanguageSpec, node_text, param, squash
@@ -15,6 +19,27 @@ if TYPE_CHECKING:
 
     from ...schemas.units import Visibility
     from ._base import ParamDict
+
+
+_QUALIFIER = re.compile(r"\b\w+\.")
+
+
+def _simple_type(text: str) -> str:
+    """``kotlin.collections.Map<K, V>?`` -> ``Map?``; ``(Int) -> Unit`` -> ``Function``
+    (no dots or parentheses: they separate and end the parts of qualified names)."""
+    out: list[str] = []
+    depth = 0
+    for c in text:
+        if c == "<":
+            depth += 1
+        elif c == ">" and depth:
+            depth -= 1
+        elif depth == 0:
+            out.append(c)
+    flat = _QUALIFIER.sub("", "".join(out))
+    if "->" in flat:
+        return "Function"  # ``(T) -> R``, ``suspend () -> Unit``: Kotlin's FunctionN types
+    return "".join(c for c in flat if c not in "() \t\n")
 
 
 def _child_of_type(node: Node, *types: str) -> Node | None:
@@ -28,12 +53,14 @@ class KotlinSpec(LanguageSpec):
     key = "kotlin"
     extensions = (".kt", ".kts")
     grammar = ("tree_sitter_kotlin", "language")
+    distinct_names = True
     class_types = frozenset({"class_declaration", "object_declaration"})
     function_types = frozenset({"function_declaration"})
     comment_types = frozenset({"block_comment", "line_comment"})
     bare_calls_reach_members = True
     query = """
     [(class_declaration) (object_declaration) (function_declaration)] @def
+    [(object_literal) (enum_entry (class_body))] @scope
     (call_expression . (_) @call)
     [(if_expression) (for_statement) (while_statement) (do_while_statement) (catch_block)]
       @branch
@@ -41,6 +68,42 @@ class KotlinSpec(LanguageSpec):
     (binary_expression operator: ["&&" "||" "?:"]) @branch
     (import) @import
     """
+
+    def name(self, node: Node, src: bytes) -> str | None:
+        """Backquotes are not part of a name (``fun `decode simple certificate`()``)."""
+        own = super().name(node, src)
+        return own[1:-1] if own is not None and len(own) > 2 and own[0] == own[-1] == "`" \
+            else own
+
+    def scope_name(self, node: Node, src: bytes) -> str | None:
+        if node.type == "enum_entry":
+            own = _child_of_type(node, "identifier", "simple_identifier")
+            return node_text(own, src) if own is not None else None
+        base = "Any"
+        supers = _child_of_type(node, "delegation_specifiers")
+        first = supers.named_children[0] if supers is not None and supers.named_children \
+            else None
+        named = first
+        while named is not None and named.type != "user_type":
+            # ``Base()``, ``Base by delegate``: the type is the first user_type inside.
+            named = named.named_children[0] if named.named_children else None
+        if named is not None:
+            base = _simple_type(node_text(named, src)).removesuffix("?") or "Any"
+        return f"<anonymous {base}@L{node.start_point.row + 1}>"
+
+    def parameter_types(self, node: Node, src: bytes) -> str | None:
+        params = _child_of_type(node, "function_value_parameters")
+        types: list[str] = []
+        vararg = False
+        for child in params.children if params is not None else ():
+            if child.type == "parameter_modifiers":
+                vararg = "vararg" in node_text(child, src)
+            elif child.type == "parameter":
+                named = child.named_children
+                text = _simple_type(node_text(named[1], src)) if len(named) > 1 else "?"
+                types.append(f"vararg {text}" if vararg else text)
+                vararg = False
+        return f"({','.join(types)})"
 
     def body(self, node: Node) -> Node | None:
         return _child_of_type(node, "function_body", "class_body", "enum_class_body")

@@ -1,5 +1,9 @@
 """PHP: classes, interfaces, traits and enums; methods and functions; ``#[...]``
-attributes; ``use`` imports. Parameter names are given without the ``$`` sigil."""
+attributes; ``use`` imports. Parameter names are given without the ``$`` sigil.
+
+An anonymous class (``new class extends Base { ... }``) is a name-only scope, so its
+methods are methods named after where they are: ``Outer.make.<anonymous Base@L42>.run``
+(the base class, else the first interface, else ``class``; and its line), as in Java."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ class PhpSpec(LanguageSpec):
     key = "php"
     extensions = (".php",)
     grammar = ("tree_sitter_php", "language_php")
+    distinct_names = True
     class_types = frozenset({"class_declaration", "interface_declaration",
                              "trait_declaration", "enum_declaration"})
     function_types = frozenset({"function_definition", "method_declaration"})
@@ -25,6 +30,7 @@ class PhpSpec(LanguageSpec):
     query = """
     [(class_declaration) (interface_declaration) (trait_declaration) (enum_declaration)
      (function_definition) (method_declaration)] @def
+    (anonymous_class) @scope
     (function_call_expression function: (_) @call)
     [(member_call_expression name: (_) @call.method)
      (nullsafe_member_call_expression name: (_) @call.method)
@@ -36,6 +42,16 @@ class PhpSpec(LanguageSpec):
     (binary_expression operator: ["&&" "||" "and" "or" "??"]) @branch
     (namespace_use_declaration) @import
     """
+
+    def scope_name(self, node: Node, src: bytes) -> str | None:
+        base = "class"
+        for clause in ("base_clause", "class_interface_clause"):
+            found = next((c for c in node.named_children if c.type == clause), None)
+            named = found.named_children if found is not None else []
+            if named:
+                base = node_text(named[0], src).rsplit("\\", 1)[-1]
+                break
+        return f"<anonymous {base}@L{node.start_point.row + 1}>"
 
     def visibility(self, node: Node, name: str, src: bytes) -> Visibility | None:
         for child in node.named_children:

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from ._base import ParamDict
 
 _STRING_PREFIX = "rRuUbBfF"
+_ACCESSORS = frozenset({"setter", "getter", "deleter"})
+_OVERLOAD = frozenset({b"overload", b"typing.overload", b"typing_extensions.overload",
+                       b"t.overload"})
 
 
 def _unquote(literal: str) -> str:
@@ -28,6 +31,7 @@ class PythonSpec(LanguageSpec):
     key = "python"
     extensions = (".py",)
     grammar = ("tree_sitter_python", "language")
+    distinct_names = True
     class_types = frozenset({"class_definition"})
     function_types = frozenset({"function_definition"})
     self_receivers = frozenset({"self", "cls", "super()"})
@@ -44,6 +48,29 @@ class PythonSpec(LanguageSpec):
         "list_splat_pattern": ("*", True),
         "dictionary_splat_pattern": ("**", True),
     }
+
+    def name(self, node: Node, src: bytes) -> str | None:
+        """A property's setter or deleter is named after its decorator (``x.setter``): it
+        is a declaration of its own, not a second ``x``."""
+        own = super().name(node, src)
+        parent = node.parent
+        if own is None or parent is None or parent.type != "decorated_definition":
+            return own
+        for decorator in parent.named_children:
+            if decorator.type == "decorator":
+                head, _, attr = squash(node_text(decorator, src))[1:].strip().rpartition(".")
+                if head == own and attr in _ACCESSORS:
+                    return f"{own}.{attr}"
+        return own
+
+    def is_definition(self, node: Node) -> bool:
+        """``@overload`` stubs declare a signature for type checkers only: like other
+        languages' bodiless declarations they are not units (the implementation is)."""
+        parent = node.parent
+        if parent is None or parent.type != "decorated_definition":
+            return True
+        return not any(d.type == "decorator" and d.text is not None
+                       and d.text[1:].strip() in _OVERLOAD for d in parent.named_children)
 
     def anchor(self, node: Node) -> Node:
         parent = node.parent

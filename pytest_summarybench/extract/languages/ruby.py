@@ -1,5 +1,9 @@
 """Ruby: classes and modules, instance and singleton methods, ``private`` sections,
-``require`` imports, ``#`` comment blocks as doc comments."""
+``require`` imports, ``#`` comment blocks as doc comments.
+
+A singleton method is named as written, ``Foo.self.create`` for ``def self.create`` and
+for a ``def create`` inside ``class << self``: Ruby lets a class have an instance method
+and a class method of the same name, and the two are different units."""
 
 from __future__ import annotations
 
@@ -21,12 +25,14 @@ class RubySpec(LanguageSpec):
     key = "ruby"
     extensions = (".rb", ".rake")
     grammar = ("tree_sitter_ruby", "language")
+    distinct_names = True
     class_types = frozenset({"class", "module"})
     function_types = frozenset({"method", "singleton_method"})
     self_receivers = frozenset({"self", "super"})
     bare_calls_reach_members = True
     query = """
     [(class) (module) (method) (singleton_method)] @def
+    (singleton_class) @scope
     (call method: (_) @call.method)
     [(if) (elsif) (unless) (while) (until) (for) (when) (rescue) (conditional)
      (if_modifier) (unless_modifier) (while_modifier) (until_modifier) (rescue_modifier)]
@@ -38,7 +44,25 @@ class RubySpec(LanguageSpec):
 
     def name(self, node: Node, src: bytes) -> str | None:
         own = node.child_by_field_name("name")
-        return squash(node_text(own, src)).replace("::", ".") if own is not None else None
+        if own is None:
+            return None
+        # ``class ::Foo`` names the top-level ``Foo``.
+        name = squash(node_text(own, src)).replace("::", ".").lstrip(".")
+        if node.type == "singleton_method":
+            receiver = node.child_by_field_name("object")
+            if receiver is not None:
+                return f"{squash(node_text(receiver, src))}.{name}"
+        return name
+
+    def scope_name(self, node: Node, src: bytes) -> str | None:
+        """``class << self`` qualifies its methods as ``self``."""
+        value = node.child_by_field_name("value")
+        return squash(node_text(value, src)) if value is not None else None
+
+    def class_member_names(self, owner: str, name: str) -> tuple[str, ...]:
+        """``Foo.create`` calls a class method (``Foo.self.create``), or a module's own
+        function defined with a plain ``def`` (``module_function``, ``extend self``)."""
+        return f"{owner}.self.{name}", f"{owner}.{name}"
 
     def is_definition(self, node: Node) -> bool:
         return True

@@ -26,12 +26,39 @@ if TYPE_CHECKING:
     from ._base import ParamDict
 
 _TYPE_NAME = re.compile(r"[A-Za-z_]\w*")
+# Where a type wraps the one that names it: ``&'a mut Foo<T>``, ``*const T``, ``[T]``,
+# ``dyn Trait + Send``, ``path::Foo<T>``.
+_INNER_TYPE = {"reference_type": "type", "pointer_type": "type", "array_type": "element",
+               "generic_type": "type", "scoped_type_identifier": "name",
+               "dynamic_type": "trait"}
+
+
+def _type_name(node: Node, src: bytes) -> str | None:
+    """The name an ``impl`` qualifies its items with: ``impl<'a> X for &'a mut Foo<T>``
+    -> ``Foo``; None for types without one (``()``, tuples, function pointers)."""
+    while True:
+        if node.type in ("type_identifier", "primitive_type"):
+            text = node_text(node, src)
+            return text[2:] if text.startswith("r#") else text
+        inner: Node | None
+        if node.type == "bounded_type":
+            inner = node.named_children[0] if node.named_child_count else None
+        else:
+            field = _INNER_TYPE.get(node.type)
+            inner = node.child_by_field_name(field) if field is not None else None
+        if inner is None:
+            if node.type in ("unit_type", "tuple_type", "function_type", "never_type"):
+                return None
+            m = _TYPE_NAME.search(node_text(node, src).rsplit("::", 1)[-1])
+            return m.group() if m else None
+        node = inner
 
 
 class RustSpec(LanguageSpec):
     key = "rust"
     extensions = (".rs",)
     grammar = ("tree_sitter_rust", "language")
+    distinct_names = True
     class_types = frozenset({"struct_item", "enum_item", "trait_item", "union_item"})
     function_types = frozenset({"function_item"})
     scope_types = frozenset({"impl_item", "mod_item"})
@@ -48,14 +75,16 @@ class RustSpec(LanguageSpec):
     (use_declaration) @import
     """
 
+    def name(self, node: Node, src: bytes) -> str | None:
+        own = super().name(node, src)
+        # ``fn r#type()`` is called as ``r#type()``, a call of ``type``.
+        return own[2:] if own is not None and own.startswith("r#") else own
+
     def scope_name(self, node: Node, src: bytes) -> str | None:
         if node.type == "mod_item":
             return self.name(node, src)
         type_node = node.child_by_field_name("type")
-        if type_node is None:
-            return None
-        m = _TYPE_NAME.search(node_text(type_node, src).rsplit("::", 1)[-1])
-        return m.group() if m else None
+        return _type_name(type_node, src) if type_node is not None else None
 
     def kind(self, node: Node, enclosing: Enclosing) -> DefKind:
         if node.type in self.class_types:
@@ -82,12 +111,32 @@ class RustSpec(LanguageSpec):
             return "public"
         return "private"
 
+    def _trailing_comment(self, node: Node) -> bool:
+        """A comment on the line an attribute ends (``#[cfg(unix)] // why``)."""
+        before = node.prev_named_sibling
+        return node.type in self.comment_types and before is not None \
+            and before.type == "attribute_item" and before.end_point.row == node.start_point.row
+
+    def anchor(self, node: Node) -> Node:
+        """The first of the attributes right before the item; a comment trailing one of
+        them does not end the run."""
+        first = node
+        prev = first.prev_named_sibling
+        while prev is not None and (prev.type == "attribute_item"
+                                    or self._trailing_comment(prev)):
+            if prev.type == "attribute_item":
+                first = prev
+            prev = prev.prev_named_sibling
+        return first
+
     def decorators(self, node: Node, anchor: Node, src: bytes) -> list[str]:
         out: list[str] = []
         sibling: Node | None = anchor
-        while sibling is not None and sibling.type == "attribute_item":
-            text = squash(node_text(sibling, src))
-            out.append(text[2:-1] if text.startswith("#[") else text)
+        while sibling is not None and sibling is not node and (
+                sibling.type == "attribute_item" or self._trailing_comment(sibling)):
+            if sibling.type == "attribute_item":
+                text = squash(node_text(sibling, src))
+                out.append(text[2:-1] if text.startswith("#[") else text)
             sibling = sibling.next_named_sibling
         return out
 
