@@ -9,22 +9,11 @@ import textwrap
 
 import pytest
 
-from tests.fakes.project import write_bench_module, write_code
+from tests.fakes.project import TAX_MODULE, write_bench_module, write_code
 
 pytest_plugins = ["pytester"]
 
-CODE = {"shop/tax.py": '''
-    def add_vat(net, rate=0.2):
-        """Add value-added tax to a net amount."""
-        gross = net * (1 + rate)
-        return round(gross, 2)
-
-
-    def split_invoice(total, parts):
-        """Split an invoice total into equal instalments."""
-        share = round(total / parts, 2)
-        return [share] * (parts - 1) + [round(total - share * (parts - 1), 2)]
-    '''}
+CODE = {"shop/tax.py": TAX_MODULE}
 
 #: What pytest prints around an exception that ends a session, and its internal names.
 INTERNALS = ("_pytest", "!!!!", "Exit:", "outcomes.")

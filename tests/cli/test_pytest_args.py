@@ -17,18 +17,7 @@ from pathlib import Path
 
 import pytest
 
-CODE = '''
-def add_vat(net, rate=0.2):
-    """Add value-added tax to a net amount."""
-    gross = net * (1 + rate)
-    return round(gross, 2)
-
-
-def split_invoice(total, parts):
-    """Split an invoice total into equal instalments."""
-    share = round(total / parts, 2)
-    return [share] * (parts - 1) + [round(total - share * (parts - 1), 2)]
-'''
+from tests.fakes.project import TAX_MODULE
 
 #: A plugin (``-p flaky`` after ``--``) that fails the tests of one model while FAIL_LEAD
 #: is set, as a flaky provider would, so that ``--lf`` has something to select.
@@ -57,7 +46,7 @@ def sb(cwd: Path, *args: str, env: dict[str, str] | None = None
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "code").mkdir()
-    (tmp_path / "code" / "tax.py").write_text(CODE)
+    (tmp_path / "code" / "tax.py").write_text(TAX_MODULE)
     assert sb(tmp_path, "init", "--name", "t", "--codebase", "code").returncode == 0
     assert sb(tmp_path, "config", "--eval", "contrastive").returncode == 0
     return tmp_path

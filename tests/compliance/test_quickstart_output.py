@@ -9,22 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.project import write_bench_module, write_code
+from tests.fakes.project import TAX_MODULE, write_bench_module, write_code
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "compliance"
 
-CODE = {"shop/tax.py": '''
-    def add_vat(net, rate=0.2):
-        """Add value-added tax to a net amount."""
-        gross = net * (1 + rate)
-        return round(gross, 2)
-
-
-    def split_invoice(total, parts):
-        """Split an invoice total into equal instalments."""
-        share = round(total / parts, 2)
-        return [share] * (parts - 1) + [round(total - share * (parts - 1), 2)]
-    '''}
+CODE = {"shop/tax.py": TAX_MODULE}
 
 #: Lines of the full tables, absent from the compact summary.
 TABLE_LINES = ("overall accuracy", "true \\ predicted", "framework  correct")

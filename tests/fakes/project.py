@@ -18,6 +18,22 @@ TEST_MODULE = '''
 '''
 
 
+#: A small Python module (two documented functions) for tests that need some code to run
+#: the benchmark on; ``write_code(pytester, {"shop/tax.py": TAX_MODULE})``.
+TAX_MODULE = '''
+def add_vat(net, rate=0.2):
+    """Add value-added tax to a net amount."""
+    gross = net * (1 + rate)
+    return round(gross, 2)
+
+
+def split_invoice(total, parts):
+    """Split an invoice total into equal instalments."""
+    share = round(total / parts, 2)
+    return [share] * (parts - 1) + [round(total - share * (parts - 1), 2)]
+'''
+
+
 def write_code(pytester: pytest.Pytester, code: Mapping[str, str]) -> None:
     """Each ``path -> source`` of ``code`` under ``code/``, dedented."""
     for rel, text in code.items():

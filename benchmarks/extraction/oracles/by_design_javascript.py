@@ -1,48 +1,16 @@
 """JavaScript differences from the ``typescript`` package's parser that are so by design
-(docs/extraction.md, "## TypeScript and JavaScript")."""
+(docs/extraction.md, "## TypeScript and JavaScript"): TypeScript's rule, for JavaScript's
+grammar."""
 
 from __future__ import annotations
 
-import os
 import sys
-from functools import lru_cache
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from compare import Difference, Sources  # noqa: E402
-
-LANGUAGE = "javascript"
-
-
-@lru_cache(maxsize=64)
-def _error_lines(path: str) -> tuple[tuple[int, int], ...]:
-    """The line ranges of tree-sitter's ERROR and MISSING nodes in ``path``."""
-    from tree_sitter import QueryCursor
-
-    from pytest_summarybench.extract.parsing import get_error_query, get_parser, grammar_key
-
-    key = grammar_key(LANGUAGE, path)
-    with open(path, "rb") as fh:
-        tree = get_parser(key).parse(fh.read())
-    if not tree.root_node.has_error:
-        return ()
-    found = QueryCursor(get_error_query(key)).captures(tree.root_node)
-    return tuple((n.start_point.row + 1, n.end_point.row + 1)
-                 for nodes in found.values() for n in nodes)
-
-
-def grammar_error(diff: Difference, sources: Sources) -> bool:
-    """A definition with syntax the tree-sitter grammar does not know inside it is left
-    out, as every definition with a syntax error is: what the parser's recovery made of
-    it cannot be trusted."""
-    o = diff.oracle
-    if diff.kind != "only oracle" or o is None:
-        return False
-    errors = _error_lines(os.path.join(sources.root, o.path))
-    return any(o.start_line <= last and first <= o.end_line for first, last in errors)
-
+from by_design_typescript import grammar_error_rule  # noqa: E402
 
 BY_DESIGN = {
-    "definitions the grammar cannot parse are left out": grammar_error,
+    "definitions the grammar cannot parse are left out": grammar_error_rule("javascript"),
 }
