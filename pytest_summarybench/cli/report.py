@@ -16,6 +16,7 @@ from ._common import CONFIG_FILE, EXIT_OK, CliError, load_checked
 
 if TYPE_CHECKING:
     from ..schemas import BenchmarkReport
+    from ..store import Store
 
 DEFAULT_STORE = Path("summarybench-results") / "store.sqlite"
 
@@ -53,16 +54,24 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def load_report(args: argparse.Namespace) -> BenchmarkReport:
-    """The report of the selected run, or a one-line CliError."""
-    from ..report import ReportError, report_of_run
-    from ..store import Store, StoreError
+def open_store(args: argparse.Namespace) -> Store:
+    """The store ``--store`` (or the configuration) names, or a one-line CliError when
+    there is none yet."""
+    from ..store import Store
 
     path = store_path(args)
     if not path.is_file():
         raise CliError(f"no store at {path}: run the benchmark first "
                        "(pytest -p summarybench benchmarks/summary) or pass --store PATH")
-    store = Store(path)
+    return Store(path)
+
+
+def load_report(args: argparse.Namespace) -> BenchmarkReport:
+    """The report of the selected run, or a one-line CliError."""
+    from ..report import ReportError, report_of_run
+    from ..store import StoreError
+
+    store = open_store(args)
     try:
         return report_of_run(store, args.run)
     except (ReportError, StoreError) as exc:

@@ -8,7 +8,7 @@ import argparse
 from typing import Any
 
 from ._common import EXIT_OK, CliError
-from .report import DEFAULT_STORE, store_path
+from .report import DEFAULT_STORE, open_store
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -34,13 +34,10 @@ def _row(listing: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..store import Store, StoreError
+    from ..store import StoreError
 
-    path = store_path(args)
-    if not path.is_file():
-        raise CliError(f"no store at {path}: run the benchmark first "
-                       "(pytest -p summarybench benchmarks/summary) or pass --store PATH")
-    store = Store(path)
+    store = open_store(args)
+    path = store.path
     try:
         runs = store.session_runs.all()
     except StoreError as exc:
