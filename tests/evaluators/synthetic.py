@@ -89,6 +89,9 @@ def build_context(tmp_path: Path, units: list[CodeUnit],
     models = [{"provider": "builtin", "model": m.split("/", 1)[1]} for m in sorted(summaries)]
     settings = load_settings(None, {
         "output.directory": str(tmp_path / "out"),
+        # the synthetic units' codebase: not the bundled sample, whose queries and tasks
+        # a run would otherwise find beside it
+        "codebase.root": str(tmp_path / "code"),
         "models.test": models,
         "evaluation.contrastive.embeddingModel": "builtin/hashing",
         "evaluation.retrieval.embeddingModel": "builtin/hashing",
