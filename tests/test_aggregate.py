@@ -155,3 +155,31 @@ def test_overall_uses_only_families_every_model_has() -> None:
     assert fbs["a"].families == {"judge": 1.0, "contrastive": 0.5}
     assert (fbs["a"].overall, fbs["b"].overall) == (0.5, 0.75)
     assert [r.model_id for r in rank_models(fbs)] == ["b", "a"]
+
+
+def test_the_interval_is_of_the_overall_score_as_ranked() -> None:
+    """A family scored for only some models is left out of every overall score (a partial
+    run's pairwise-only model, say); the interval must be of that same score. A new
+    user's partial run showed overall 0.142 with a 95% interval of 0.50-0.62."""
+    import dataclasses
+
+    from pytest_summarybench.aggregate import build_report
+    from pytest_summarybench.aggregate.intervals import overall_interval
+    from pytest_summarybench.aggregate.ranking import pair_seed
+    from tests.report.synthetic_report import make_inputs
+
+    inputs = make_inputs(n_units=30)
+    records = [r for r in inputs.records  # gamma has no retrieval score
+               if not (r.model_id == "local/gamma" and r.evaluator.startswith("retrieval"))]
+    report = build_report(dataclasses.replace(inputs, records=records))
+    assert "retrieval in overall" in report.metadata.families_skipped
+    spec = builtin_scoring(inputs.config)
+    without = dataclasses.replace(spec, components=tuple(
+        c for c in spec.components if c.family != "retrieval"))
+    for ranking in report.rankings:
+        low, high = ranking.confidence_interval
+        assert low <= ranking.overall_score <= high, ranking.model_id
+        mine = [r for r in records if r.model_id == ranking.model_id]
+        assert (low, high) == overall_interval(
+            mine, without, ranking.model_id,
+            seed=pair_seed(inputs.config.seed, "overall", ranking.model_id))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -140,12 +141,18 @@ def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
     by_model: dict[str, list[ScoreRecord]] = defaultdict(list)
     for rec in inputs.records:
         by_model[rec.model_id].append(rec)
+    # The interval is of the overall score as ranked: over the families every scored model
+    # has (``family_scores``), not over all a model happens to have.
+    common = shared_families(breakdowns.values())
+    spec = inputs.score_spec
+    ranked = dataclasses.replace(spec, components=tuple(
+        c for c in spec.components if c.family in common))
     for r in rankings:
         r.units = len(overall.get(r.model_id, {}))
         r.significance_group = groups.get(r.model_id, "")
         if r.units:
             r.confidence_interval = overall_interval(
-                by_model[r.model_id], inputs.score_spec, r.model_id,
+                by_model[r.model_id], ranked, r.model_id,
                 seed=pair_seed(seed, "overall", r.model_id))
     families = [*FAMILIES, *(f for f in inputs.score_spec.families
                                   if f not in FAMILIES)]
