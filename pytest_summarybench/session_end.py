@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .controller import Controller, say
+from .session import failure
 from .vocabulary import LADDER_PREFIX
 
 if TYPE_CHECKING:
@@ -104,7 +105,14 @@ class ControllerHooks(Controller):
                 mine = [r for r in summary if r.evaluator == name
                         and not r.model_id.startswith(LADDER_PREFIX)]
                 if mine:
-                    details[name] = summarize(mine, ctx)
+                    try:
+                        details[name] = summarize(mine, ctx)
+                    except Exception as exc:  # noqa: BLE001 - one evaluator's section only
+                        # A broken summary of one evaluator must not cost the report.
+                        details[name] = {"error": f"summarize failed: {failure(exc)}"}
+                        self.notes.append(f"summarybench: {name} could not summarize its "
+                                          f"records ({failure(exc)}); its report section "
+                                          "says so instead")
         report = build_run_report(ctx, summary, self.state.skipped_families,
                                   started_at=self.started_at,
                                   finished_at=datetime.now(timezone.utc),
@@ -124,7 +132,8 @@ class ControllerHooks(Controller):
         report.gate_failures = list(failures)
         save_gate_outcome(self.state.store, report)
         self._gate_failed(session, failures)
-        report.metadata.run = self._run_selection(stopped)
+        report.metadata.run = self._run_selection(
+            stopped, scored=any(r.error is None for r in summary))
         from .report import save_session_run, write_session_reports
         from .report.json_report import report_json
 
@@ -152,8 +161,10 @@ class ControllerHooks(Controller):
                 self.notes.append(f"summarybench: the previous reports could not be put back "
                                   f"from {settings.output_dir} ({exc.strerror or exc})")
 
-    def _run_selection(self, stopped: str) -> RunSelection:
-        """This session's run: the selection ``prepare`` saw, partial if it stopped early."""
+    def _run_selection(self, stopped: str, *, scored: bool) -> RunSelection:
+        """This session's run: the selection ``prepare`` saw; partial if it stopped early
+        or scored nothing (every item ended in an error: a dead endpoint, say), so that
+        it never replaces the output directory's reports of a complete run that did."""
         from .schemas.report import RunSelection
 
         run = self.selection or RunSelection(id=self.state.token[:12], complete=False,
@@ -161,6 +172,9 @@ class ControllerHooks(Controller):
         if stopped:
             run = run.model_copy(update={"complete": False, "reasons": [
                 *run.reasons, f"stopped early: {stopped}"]})
+        if not scored:
+            run = run.model_copy(update={"complete": False, "reasons": [
+                *run.reasons, "nothing scored: every item ended in an error"]})
         return run
 
     def _nothing_selected(self) -> str:

@@ -18,8 +18,10 @@ class RunSelection(SBModel):
     units x models under test x evaluators that can run) was selected and the session ran
     to its end: no ``-k``, ``-m``, ``--deselect``, ``--lf`` or node id left an item out,
     and no ``-x``, ``--maxfail`` or interruption stopped it. Items that ran and failed
-    still count (they are the report's errors). Any other session is *partial*: its scores
-    cover a different set of items and are not comparable with a complete run's."""
+    still count (they are the report's errors), as long as one of them scored: a session
+    whose every item ended in an error (a dead endpoint) is partial too. Any other session
+    is *partial*: its scores cover a different set of items and are not comparable with a
+    complete run's."""
 
     id: str
     """The session's run id: its reports are in ``runs/<id>/`` of the output directory."""

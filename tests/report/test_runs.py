@@ -186,6 +186,44 @@ def test_a_session_stopped_early_is_partial_and_puts_the_reports_back(
     assert stopped["deselectedItems"] == 0
 
 
+FAILING = """
+import os
+
+
+def _failing(score):
+    def evaluate(self, item, ctx):
+        if os.environ.get("SB_FAIL_ALL"):
+            raise RuntimeError("connection refused at http://127.0.0.1:9/v1")
+        return score(self, item, ctx)
+    return evaluate
+
+
+Contrastive.evaluate = _failing(Contrastive.evaluate)
+Retrieval.evaluate = _failing(Retrieval.evaluate)
+"""
+
+
+def test_a_session_that_scored_nothing_does_not_replace_the_reports(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A new user's pass: a run whose every item failed (a dead endpoint) became the latest
+    # complete run and replaced the output directory's reports.
+    _project(pytester)
+    conftest = pytester.path / "conftest.py"
+    conftest.write_text(conftest.read_text() + FAILING)
+    out = pytester.path / "out"
+    assert _run(pytester).ret == 0
+    before = _top_level(out)
+    monkeypatch.setenv("SB_FAIL_ALL", "1")
+    result = _run(pytester)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["PARTIAL RUN *: nothing scored: every item ended in an "
+                                 "error; scores are not comparable with a complete run's"])
+    assert _top_level(out) == before and not list(out.glob("*.previous.*"))
+    (failed,) = [r["metadata"]["run"] for r in _runs(out).values()
+                 if not r["metadata"]["run"]["complete"]]
+    assert failed["reasons"] == ["nothing scored: every item ended in an error"]
+
+
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["plain", "n2"])
 def test_a_selection_of_nothing_says_why(pytester: pytest.Pytester, mode: list[str]) -> None:
     # Before: "N deselected", exit 5, and no reason.
