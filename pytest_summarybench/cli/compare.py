@@ -71,8 +71,10 @@ def _lines(report: BenchmarkReport, a: str, b: str, detailed: bool,
     comparison = next((c for c in report.comparisons if {c.model_a, c.model_b} == {a, b}),
                       None)
     if comparison is None:
+        run = report.metadata.run
         raise CliError(f"{a} and {b} share no scored unit in run "
-                       f"{report.metadata.benchmark_id}; nothing to compare")
+                       f"{run.id if run is not None else report.metadata.benchmark_id}; "
+                       "nothing to compare")
     c = comparison
     rank = {r.model_id: r for r in report.rankings}
     run = report.metadata.run

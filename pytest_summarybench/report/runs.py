@@ -111,9 +111,10 @@ def _ambiguous(prefix: str, ids: list[str]) -> str:
 def report_of_run(store: Store, prefix: str | None = None) -> BenchmarkReport:
     """The report of the run ``prefix`` picks (see ``find_run``), as its session wrote it.
 
-    A prefix of a configuration's id (a report's ``benchmarkId``) that no session run
-    matches, and a store written before runs were kept, give the report rebuilt from the
-    store's records of that configuration (``report_from_store``).
+    A prefix of a configuration's id (a report's ``benchmarkId``) is refused when sessions
+    of that configuration were kept (its runs are named instead); in a store written
+    before runs were kept, it gives the report rebuilt from the store's records of that
+    configuration (``report_from_store``).
     """
     from ..schemas import BenchmarkReport
     from .build import report_from_store
@@ -129,6 +130,15 @@ def report_of_run(store: Store, prefix: str | None = None) -> BenchmarkReport:
     if len(configurations) > 1:
         raise RunChoiceError(_ambiguous(prefix, configurations))
     if configurations:
+        # A configuration id names every session of one configuration: its records mixed
+        # would make a report of no session. Only a store written before runs were kept
+        # has nothing else to offer.
+        sessions = [r.id for r in store.session_runs.all() if r.run_id == configurations[0]]
+        if sessions:
+            raise RunChoiceError(
+                f"{prefix!r} is a configuration id ({configurations[0]}, a report's "
+                f"benchmarkId), not a run id; its runs are {', '.join(sessions[:_SHOWN])} "
+                "(`summarybench runs` lists them): pass one of those with --run")
         return report_from_store(store, configurations[0])
     known = [r.id for r in store.session_runs.all()]
     raise RunChoiceError(

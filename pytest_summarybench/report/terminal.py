@@ -33,7 +33,7 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
     meta = report.metadata
-    out = [f"run {meta.benchmark_id} ({', '.join(meta.codebase.languages)}): "
+    out = [f"configuration {meta.benchmark_id} ({', '.join(meta.codebase.languages)}): "
            f"{units_line(report)}",
            line(header), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]

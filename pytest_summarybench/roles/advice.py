@@ -156,8 +156,8 @@ def no_judge_reason(models: Sequence[ModelConfig], judges: Sequence[ModelConfig]
     their = "its" if len(judges) == 1 else "their"
     what = f"a pair with a model of {their} own family" if alone \
         else f"{their} own family's models"
-    return (f"{desc} may not judge {what}; add a judge of another family "
-            f"({example_judge(models, extra)}) or set family: in models.judge")
+    return (f"{desc} may not judge {what}; add one of another family "
+            f"({example_judge(models, extra)}) or correct family: in models.judge")
 
 
 def _named(ids: list[str]) -> str:

@@ -176,6 +176,13 @@ def test_a_new_user_goes_from_init_to_compare_without_losing_a_run(tmp_path: Pat
         assert len(ids) == 2 and run_id in ids, listed
         assert "complete" in listed and "partial" in listed
         partial_id = next(i for i in ids if i != run_id)
+        # `summarybench runs | head -1`: the reader leaves early, no traceback.
+        piped = subprocess.Popen([sys.executable, "-m", "pytest_summarybench.cli", "runs"],
+                                 cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert piped.stdout is not None and piped.stderr is not None
+        piped.stdout.close()
+        assert piped.wait(timeout=120) == 0
+        assert "Traceback" not in piped.stderr.read().decode()
         shown = json.loads((out / "runs" / partial_id / "results.json").read_text())
         assert shown["metadata"]["run"]["complete"] is False
 

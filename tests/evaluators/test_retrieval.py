@@ -138,3 +138,16 @@ def test_skip_reason_without_queries(make_context: ContextFactory) -> None:
     ctx = make_context()
     reason = load_builtin("retrieval/embedding").skip_reason(ctx)
     assert reason is not None and "queriesFile" in reason and "models.judge" in reason
+
+
+def test_skip_reason_with_a_judge_of_a_tested_family_says_why_it_cannot_write(
+        make_context: ContextFactory) -> None:
+    # A new user's pass: a judge was configured, only of the wrong family, and the line
+    # still said to "configure a judge model under models.judge".
+    judge = {"provider": "local", "model": "j", "apiEndpoint": "http://127.0.0.1:9/v1",
+             "family": "builtin"}
+    ctx = make_context(overrides={"models.judge": [judge]})
+    reason = load_builtin("retrieval/embedding").skip_reason(ctx) or ""
+    assert "configure a judge model" not in reason
+    assert "local/j: same family as builtin/good (builtin)" in reason
+    assert "add a judge of another family" in reason

@@ -36,7 +36,7 @@ def test_the_skip_line_is_short_names_the_family_and_advises_another() -> None:
     assert len(line) <= 200, line
     assert "\n" not in line
     assert "openai/fake-judge (openai)" in line
-    assert "set family: in models.judge" in line
+    assert "correct family: in models.judge" in line
     # never a judge of the excluded family
     suggested = line.split("--sb-judge ")[1].split(")")[0]
     assert not families_of(M(suggested)) & {"openai"}

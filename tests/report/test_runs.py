@@ -80,10 +80,12 @@ def test_runs_report_and_compare_pick_a_run_by_prefix(pytester: pytest.Pytester)
     assert _run(pytester).ret == 0
     assert _run(pytester, "-k", "lead and contrastive").ret == 0
     runs = _runs(out)
-    full = json.loads((out / "results.json").read_text())["metadata"]["run"]["id"]
+    meta = json.loads((out / "results.json").read_text())["metadata"]
+    full, configuration = meta["run"]["id"], meta["benchmarkId"]
     part = next(i for i in runs if i != full)
     store = ["--store", "out/store.sqlite"]
-    listed, default_json, picked, cmp_default, cmp_partial, ambiguous, missing = _cli_each(
+    (listed, default_json, picked, cmp_default, cmp_partial, ambiguous, missing,
+     mixed) = _cli_each(
         pytester.path,
         ["runs", *store],
         ["report", "--format", "json", *store],
@@ -91,7 +93,8 @@ def test_runs_report_and_compare_pick_a_run_by_prefix(pytester: pytest.Pytester)
         ["compare", "identifiers", "lead", *store],
         ["compare", "lead", "builtin/lead", "--run", part, *store],
         ["report", "--run", "", *store],
-        ["report", "--run", "zz", *store])
+        ["report", "--run", "zz", *store],
+        ["report", "--run", configuration, *store])
     code, text, _ = listed
     assert code == 0
     lines = text.splitlines()
@@ -122,6 +125,9 @@ def test_runs_report_and_compare_pick_a_run_by_prefix(pytester: pytest.Pytester)
     assert len(err.splitlines()) == 1
     code, _, err = missing
     assert code == 2 and "has no run 'zz'" in err and part in err
+    # A configuration id names both sessions: its records mixed make a report of neither.
+    code, _, err = mixed
+    assert code == 2 and "is a configuration id" in err and part in err and full in err
 
 
 def test_dry_run_and_validity_ladder_leave_the_reports(pytester: pytest.Pytester) -> None:

@@ -85,9 +85,13 @@ class RetrievalEmbedding(Evaluator):
 
     def skip_reason(self, ctx: RunContext) -> str | None:
         if query_source(ctx) is None:
+            # With judges configured, none could write queries (the helper is a judge of a
+            # family no model under test has): say why rather than ask for a judge.
+            why = ctx.roles.helper_reason if ctx.settings.models.judge else None
             return ("no developer queries: set evaluation.retrieval.queriesFile to a JSONL "
-                    "file of {path, name, type, query} lines, or configure a judge model "
-                    "under models.judge to generate them")
+                    "file of {path, name, type, query} lines, or "
+                    + (f"a judge writes them, but {why}" if why else
+                       "configure a judge model under models.judge to generate them"))
         return None
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
