@@ -183,3 +183,19 @@ def test_the_interval_is_of_the_overall_score_as_ranked() -> None:
         assert (low, high) == overall_interval(
             mine, without, ranking.model_id,
             seed=pair_seed(inputs.config.seed, "overall", ranking.model_id))
+
+
+def test_a_failure_s_issue_says_a_repeated_finding_once_with_its_count() -> None:
+    # A new user's pass: a pairwise item's four records and a panel's verdicts repeated
+    # "judge/pairwise win=0.00; judge/pairwise win=0.00; ..." over 15 lines of a row.
+    from pytest_summarybench.aggregate.failures import issue_of
+
+    spec = builtin_scoring(BenchmarkConfig())
+    records = [ScoreRecord(unit_id="u", model_id="a", evaluator="judge/pairwise",
+                           nodeid=f"n{i}", metrics={"win": 0.0},
+                           details={"reasoning": "Longer is more informative."})
+               for i in range(4)]
+    records.append(rec("a", "contrastive/embedding", correct=0.0))
+    assert issue_of(records, spec) == (
+        "contrastive/embedding correct=0.00; judge/pairwise win=0.00 (x4); "
+        "judge: Longer is more informative. (x4)")

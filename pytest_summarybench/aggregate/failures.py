@@ -48,7 +48,13 @@ def issue_of(records: list[ScoreRecord], scoring: Scoring) -> str:
         if isinstance(reasoning, str) and reasoning.strip():
             parts.append((2.0, f"judge: {_quote(reasoning, 100)}"))
     parts.sort(key=lambda p: (p[0], p[1]))
-    return "; ".join(text for _, text in parts) or "low combined score"
+    # A pairwise item has a record per model and order, a panel a verdict per judge: the
+    # same text many times over said once, with how often.
+    seen: dict[str, int] = {}
+    for _, text in parts:
+        seen[text] = seen.get(text, 0) + 1
+    return "; ".join(text if n == 1 else f"{text} (x{n})" for text, n in seen.items()) \
+        or "low combined score"
 
 
 def _weakest_group(groups: Mapping[str, GroupScores], model_id: str) -> str | None:
