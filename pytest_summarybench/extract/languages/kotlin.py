@@ -23,6 +23,24 @@ if TYPE_CHECKING:
 
 _QUALIFIER = re.compile(r"\b\w+\.")
 
+# What tree-sitter-kotlin 1.1.0 wrongly rejects, found on okhttp and kotlinx.coroutines
+# (docs/extraction.md, "## Kotlin"). Each is rewritten in place (``KotlinSpec.repair``).
+_IN_WORD = re.compile(
+    rb"^([ \t]*)in(?!ternal\b|line\b|it\b|fix\b|ner\b|terface\b)(?=\w)", re.MULTILINE)
+"""A statement starting with a name that starts with ``in`` (``in1.close()``): the grammar's
+scanner reads the keyword ``in`` continuing the line before, and the rest of the class is
+lost. Rewritten ``_n1.close()``."""
+_CTOR_MODIFIERS = re.compile(
+    rb"(?<=[\w>\])])(\s+)((?:@\w+\s+)*(?:internal|private|protected|public)\s+)"
+    rb"(?=constructor\b)")
+"""``class X internal constructor(...)``, ``@PublishedApi internal constructor``: the
+grammar takes no modifiers on a primary constructor. They are blanked (whitespace kept)."""
+
+
+def _blank(text: bytes) -> bytes:
+    """Spaces for everything but line ends, so lines stay where they were."""
+    return bytes(c if c in b"\r\n" else 32 for c in text)
+
 
 def _simple_type(text: str) -> str:
     """``kotlin.collections.Map<K, V>?`` -> ``Map?``; ``(Int) -> Unit`` -> ``Function``
@@ -68,6 +86,10 @@ class KotlinSpec(LanguageSpec):
     (binary_expression operator: ["&&" "||" "?:"]) @branch
     (import) @import
     """
+
+    def repair(self, src: bytes) -> bytes | None:
+        fixed = _IN_WORD.sub(lambda m: m.group(1) + b"_n", src)
+        return _CTOR_MODIFIERS.sub(lambda m: m.group(1) + _blank(m.group(2)), fixed)
 
     def name(self, node: Node, src: bytes) -> str | None:
         """Backquotes are not part of a name (``fun `decode simple certificate`()``)."""
