@@ -30,6 +30,12 @@ _IN_WORD = re.compile(
 """A statement starting with a name that starts with ``in`` (``in1.close()``): the grammar's
 scanner reads the keyword ``in`` continuing the line before, and the rest of the class is
 lost. Rewritten ``_n1.close()``."""
+_KEYWORD_ASSIGNED = re.compile(
+    rb"^([ \t]*)(?:set|get|open|data|value|inner|sealed|final|abstract|override|lateinit)"
+    rb"(?=[ \t]*[-+*/%]?=(?!=))", re.MULTILINE)
+"""An assignment to a variable named like a soft keyword at the start of a statement
+(``set = set or bit``, ``open = isOpen``): the grammar reads a property setter or a
+modifier. The name's first letter becomes ``_``."""
 _CTOR_MODIFIERS = re.compile(
     rb"(?<=[\w>\])])(\s+)((?:@\w+\s+)*(?:internal|private|protected|public)\s+)"
     rb"(?=constructor\b)")
@@ -89,6 +95,8 @@ class KotlinSpec(LanguageSpec):
 
     def repair(self, src: bytes) -> bytes | None:
         fixed = _IN_WORD.sub(lambda m: m.group(1) + b"_n", src)
+        fixed = _KEYWORD_ASSIGNED.sub(
+            lambda m: m.group(1) + b"_" + m.group(0)[len(m.group(1)) + 1:], fixed)
         return _CTOR_MODIFIERS.sub(lambda m: m.group(1) + _blank(m.group(2)), fixed)
 
     def name(self, node: Node, src: bytes) -> str | None:
