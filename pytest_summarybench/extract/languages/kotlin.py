@@ -36,6 +36,9 @@ _KEYWORD_ASSIGNED = re.compile(
 """An assignment to a variable named like a soft keyword at the start of a statement
 (``set = set or bit``, ``open = isOpen``): the grammar reads a property setter or a
 modifier. The name's first letter becomes ``_``."""
+_SUSPEND_NAME = re.compile(rb"(?<![\w.`])s(?=uspend[ \t]*(?:\{|=(?!=)))")
+"""``suspend { ... }`` (the stdlib function taking a lambda) and a named argument
+``suspend = false``: the grammar reads the modifier. Rewritten ``_uspend``."""
 _CTOR_MODIFIERS = re.compile(
     rb"(?<=[\w>\])])(\s+)((?:@\w+\s+)*(?:internal|private|protected|public)\s+)"
     rb"(?=constructor\b)")
@@ -97,6 +100,7 @@ class KotlinSpec(LanguageSpec):
         fixed = _IN_WORD.sub(lambda m: m.group(1) + b"_n", src)
         fixed = _KEYWORD_ASSIGNED.sub(
             lambda m: m.group(1) + b"_" + m.group(0)[len(m.group(1)) + 1:], fixed)
+        fixed = _SUSPEND_NAME.sub(b"_", fixed)
         return _CTOR_MODIFIERS.sub(lambda m: m.group(1) + _blank(m.group(2)), fixed)
 
     def name(self, node: Node, src: bytes) -> str | None:
