@@ -249,3 +249,53 @@ def test_kotlin_object_expressions_enum_bodies_and_overloads(tmp_path: Path) -> 
     }
     on_response = units[f"client.kt:{anonymous}.onResponse"]
     assert on_response.relationships.calls_ids == [units[f"client.kt:{anonymous}.log"].id]
+
+
+KT_REJECTED = '''class Stream internal constructor(
+  val id: Int,
+) {
+  fun read() {
+    val in1 = source()
+    in1.close()
+  }
+
+  fun write(v: Int) {
+    var open: Boolean
+    open = v > 0
+  }
+
+  fun run() {
+    val caller = suspend { read() }
+  }
+}
+
+class Settings {
+  private var set: Int = 0
+
+  fun clear() {
+    val bit = 1
+    set = bit
+  }
+
+  fun size(): Int = 1
+}
+'''
+
+
+def test_kotlin_units_in_code_the_grammar_rejects(tmp_path: Path) -> None:
+    """Valid Kotlin that tree-sitter-kotlin 1.1.0 parses into ERROR nodes (a primary
+    constructor's modifier, a statement starting ``in1``, assignments to ``open`` and
+    ``set``, ``suspend { }``): every unit is extracted with its class and lines, and the
+    texts keep the source as written."""
+    units = _extract(tmp_path, {"s.kt": KT_REJECTED})
+    assert _spans(units, "s.kt") == {
+        "Stream": ("class", 1, 17),
+        "Stream.read": ("method", 4, 7),
+        "Stream.write": ("method", 9, 12),
+        "Stream.run": ("method", 14, 16),
+        "Settings": ("class", 19, 28),
+        "Settings.clear": ("method", 22, 25),
+        "Settings.size": ("method", 27, 27),
+    }
+    assert "internal constructor" in units["s.kt:Stream"].content
+    assert "in1.close()" in units["s.kt:Stream.read"].content

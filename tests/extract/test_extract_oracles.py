@@ -55,13 +55,12 @@ REPOS: dict[str, tuple[str, str, str]] = {
 CACHE = Path.home() / ".cache" / "summarybench" / "oracles"
 
 TARGET = 0.995
-# Kotlin falls short: tree-sitter-kotlin 1.1.0 cannot parse some valid Kotlin (one-line
-# object and enum bodies, ``class X internal constructor(...)``, some annotation runs);
-# units in or around those places are lost (docs/extraction.md, "## Kotlin"). These
-# floors are the measured figures, rounded down, so a regression still fails.
+# kotlinx.coroutines falls short: tree-sitter-kotlin 1.1.0 rejects some valid Kotlin that
+# KotlinSpec.repair does not rewrite; units in or around those places are lost
+# (docs/extraction.md, "## Kotlin"). The floor is the measured figure, rounded down, so a
+# regression still fails.
 FLOORS: dict[str, tuple[float, float]] = {
-    "okhttp": (0.93, 0.98),
-    "kotlinx.coroutines": (0.97, 0.98),
+    "kotlinx.coroutines": (0.981, 0.988),
 }
 
 
