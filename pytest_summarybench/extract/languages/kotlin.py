@@ -76,6 +76,25 @@ def _child_of_type(node: Node, *types: str) -> Node | None:
     return None
 
 
+def _annotation_run(node: Node) -> list[Node] | None:
+    """The levels of an ``annotated_expression`` that is only annotations, else None.
+
+    tree-sitter-kotlin reads the annotations before some declarations (after an
+    expression-bodied function, say) as an expression statement: ``@A(x)`` becomes the
+    annotation ``@A`` of the parenthesized expression ``(x)``, earlier ones wrap it."""
+    levels: list[Node] = []
+    current: Node | None = node
+    while current is not None and current.type == "annotated_expression":
+        named = current.named_children
+        if len(named) != 2 or named[0].type != "annotation":
+            return None
+        levels.append(current)
+        current = named[1]
+        if current.type == "parenthesized_expression":
+            return levels
+    return None
+
+
 class KotlinSpec(LanguageSpec):
     key = "kotlin"
     extensions = (".kt", ".kts")
@@ -139,6 +158,12 @@ class KotlinSpec(LanguageSpec):
                 vararg = False
         return f"({','.join(types)})"
 
+    def anchor(self, node: Node) -> Node:
+        """Annotations the grammar split off as an expression statement belong to the
+        declaration after them (the compiler's parser starts it there)."""
+        prev = node.prev_named_sibling
+        return prev if prev is not None and _annotation_run(prev) is not None else node
+
     def body(self, node: Node) -> Node | None:
         return _child_of_type(node, "function_body", "class_body", "enum_class_body")
 
@@ -153,11 +178,16 @@ class KotlinSpec(LanguageSpec):
         return "public"
 
     def decorators(self, node: Node, anchor: Node, src: bytes) -> list[str]:
+        split: list[str] = []
+        for level in (_annotation_run(anchor) or []) if anchor is not node else []:
+            first, rest = level.named_children
+            shown = level if rest.type == "parenthesized_expression" else first
+            split.append(squash(node_text(shown, src))[1:])
         mods = _child_of_type(node, "modifiers")
         if mods is None:
-            return []
-        return [squash(node_text(c, src))[1:] for c in mods.named_children
-                if c.type == "annotation"]
+            return split
+        return split + [squash(node_text(c, src))[1:] for c in mods.named_children
+                        if c.type == "annotation"]
 
     def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[ParamDict] | None:
         params = _child_of_type(node, "function_value_parameters")
