@@ -67,17 +67,26 @@ def get_error_query(key: str) -> Query:
     return Query(get_language(key), ERROR_PATTERNS)
 
 
-def _error_count(key: str, tree: Tree) -> int:
+def _error_size(key: str, tree: Tree) -> int:
+    """How much of the text syntax errors cover: bytes under ERROR nodes (outermost
+    ones), one for each MISSING node. A count would prefer one ERROR over the whole file
+    to two small ones."""
     from tree_sitter import QueryCursor
 
     found = QueryCursor(get_error_query(key)).captures(tree.root_node)
-    return len(found.get("error", ())) + len(found.get("missing", ()))
+    size = len(found.get("missing", ()))
+    end = -1
+    for start, stop in sorted((n.start_byte, n.end_byte) for n in found.get("error", ())):
+        if stop > end:
+            size += stop - max(start, end)
+            end = stop
+    return size
 
 
 def parse(key: str, src: bytes) -> Tree:
     """``src`` parsed; where it has syntax errors and the language can rewrite what its
     grammar wrongly rejects (``LanguageSpec.repair``), the rewrite's parse when that has
-    fewer errors. Node offsets hold for ``src`` either way."""
+    less text under errors. Node offsets hold for ``src`` either way."""
     tree = get_parser(key).parse(src)
     if not tree.root_node.has_error or key == TSX:
         return tree
@@ -90,7 +99,7 @@ def parse(key: str, src: bytes) -> Tree:
     repaired = get_parser(key).parse(fixed)
     if not repaired.root_node.has_error:
         return repaired
-    return repaired if _error_count(key, repaired) < _error_count(key, tree) else tree
+    return repaired if _error_size(key, repaired) < _error_size(key, tree) else tree
 
 
 def grammar_key(language: str, path: str) -> str:

@@ -152,7 +152,7 @@ class LanguageSpec:
         grammar wrongly rejects rewritten to ones it accepts, byte for byte the same length
         (every node's offsets and lines then point into ``src``, which all text is read
         from); None when there is nothing to rewrite. The rewritten parse is used only when
-        it has fewer errors."""
+        less of the text is under syntax errors."""
         return None
 
     # --- naming and structure -------------------------------------------------------
