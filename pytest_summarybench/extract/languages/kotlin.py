@@ -36,9 +36,10 @@ _KEYWORD_ASSIGNED = re.compile(
 """An assignment to a variable named like a soft keyword at the start of a statement
 (``set = set or bit``, ``open = isOpen``): the grammar reads a property setter or a
 modifier. The name's first letter becomes ``_``."""
-_SUSPEND_NAME = re.compile(rb"(?<![\w.`])s(?=uspend[ \t]*(?:\{|=(?!=)))")
-"""``suspend { ... }`` (the stdlib function taking a lambda) and a named argument
-``suspend = false``: the grammar reads the modifier. Rewritten ``_uspend``."""
+_SUSPEND_NAME = re.compile(rb"(?<![\w.`])s(?=uspend(?:[ \t]*(?:[{:),.\];]|=(?!=))|\())")
+"""``suspend`` as a name: ``suspend { ... }`` (the stdlib function taking a lambda), a
+named argument ``suspend = false``, a parameter ``suspend: (W) -> Boolean`` and its call
+``suspend(waiter)``, a variable ``if (suspend)``; the grammar reads the modifier. Rewritten ``_uspend``."""
 _CTOR_MODIFIERS = re.compile(
     rb"(?<=[\w>\])])(\s+)((?:@\w+\s+)*(?:internal|private|protected|public)\s+)"
     rb"(?=constructor\b)")
