@@ -40,6 +40,13 @@ _SUSPEND_NAME = re.compile(rb"(?<![\w.`])s(?=uspend(?:[ \t]*(?:[{:),.\];]|=(?!=)
 """``suspend`` as a name: ``suspend { ... }`` (the stdlib function taking a lambda), a
 named argument ``suspend = false``, a parameter ``suspend: (W) -> Boolean`` and its call
 ``suspend(waiter)``, a variable ``if (suspend)``; the grammar reads the modifier. Rewritten ``_uspend``."""
+_ACCESSOR_ANNOTATIONS = re.compile(
+    rb"^([ \t]*)((?:@[\w.]+(?:\([^()\n]*\))?[ \t]*)+)"
+    rb"(?=(?://[^\n]*)?\s*(?:(?:private|protected|internal|public)\s+)?[gs]et\s*\()",
+    re.MULTILINE)
+"""Annotations on a property accessor (``@Synchronized set(value) {``, or on the line
+before it after an expression-bodied getter): the grammar reads them as continuing the
+expression before. Blanked (accessors are not units)."""
 _CTOR_MODIFIERS = re.compile(
     rb"(?<=[\w>\])])(\s+)((?:@\w+\s+)*(?:internal|private|protected|public)\s+)"
     rb"(?=constructor\b)")
@@ -121,6 +128,7 @@ class KotlinSpec(LanguageSpec):
         fixed = _KEYWORD_ASSIGNED.sub(
             lambda m: m.group(1) + b"_" + m.group(0)[len(m.group(1)) + 1:], fixed)
         fixed = _SUSPEND_NAME.sub(b"_", fixed)
+        fixed = _ACCESSOR_ANNOTATIONS.sub(lambda m: m.group(1) + _blank(m.group(2)), fixed)
         return _CTOR_MODIFIERS.sub(lambda m: m.group(1) + _blank(m.group(2)), fixed)
 
     def name(self, node: Node, src: bytes) -> str | None:
