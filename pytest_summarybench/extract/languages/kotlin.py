@@ -47,6 +47,14 @@ _ACCESSOR_ANNOTATIONS = re.compile(
 """Annotations on a property accessor (``@Synchronized set(value) {``, or on the line
 before it after an expression-bodied getter): the grammar reads them as continuing the
 expression before. Blanked (accessors are not units)."""
+_MULTI_DOLLAR = re.compile(rb'(?<![\w$"])\$\$+(?=")')
+"""A multi-dollar string (``$$"a$b"``, Kotlin 2.2), which the grammar does not know: the
+dollars before the quote are blanked, leaving a plain string."""
+_ONE_LINE_BODY = re.compile(
+    rb"^([^\n]*\{[ \t]*(?:[\w@]+[ \t]+)*fun\b[^\n]*?\S) (\}[,;)]*[ \t]*(?://[^\n]*)?)$",
+    re.MULTILINE)
+"""A class, object or enum entry body on one line (``A { override fun f() = 1 },``): the
+grammar wants a separator after the last member. The space before ``}`` becomes ``;``."""
 _CTOR_MODIFIERS = re.compile(
     rb"(?<=[\w>\])])(\s+)((?:@\w+\s+)*(?:internal|private|protected|public)\s+)"
     rb"(?=constructor\b)")
@@ -128,6 +136,8 @@ class KotlinSpec(LanguageSpec):
         fixed = _KEYWORD_ASSIGNED.sub(
             lambda m: m.group(1) + b"_" + m.group(0)[len(m.group(1)) + 1:], fixed)
         fixed = _SUSPEND_NAME.sub(b"_", fixed)
+        fixed = _ONE_LINE_BODY.sub(lambda m: m.group(1) + b";" + m.group(2), fixed)
+        fixed = _MULTI_DOLLAR.sub(lambda m: _blank(m.group(0)), fixed)
         fixed = _ACCESSOR_ANNOTATIONS.sub(lambda m: m.group(1) + _blank(m.group(2)), fixed)
         return _CTOR_MODIFIERS.sub(lambda m: m.group(1) + _blank(m.group(2)), fixed)
 
