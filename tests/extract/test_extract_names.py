@@ -299,3 +299,51 @@ def test_kotlin_units_in_code_the_grammar_rejects(tmp_path: Path) -> None:
     }
     assert "internal constructor" in units["s.kt:Stream"].content
     assert "in1.close()" in units["s.kt:Stream.read"].content
+
+
+KT_REJECTED_MORE = '''enum class Ctx {
+    MAIN    { override fun invoke(c: Int): Int = c + 1 },
+    DEFAULT { override fun invoke(c: Int): Int = c };
+
+    abstract operator fun invoke(c: Int): Int
+}
+
+object Probes {
+    public var enabled: Boolean
+        get() = Impl.enabled
+        @Suppress("INVISIBLE_SETTER") // the setter is internal
+        set(value) {
+            Impl.enabled = value
+        }
+
+    fun name(t: Any): String = $$"java.util$Name"
+
+    private inline fun <W> take(w: W, suspend: (W) -> Boolean) {
+        if (suspend(w)) return
+    }
+}
+
+public fun scope(): Int = 1
+
+@Suppress("FunctionName")
+public fun MainScope(): Int = 2
+'''
+
+
+def test_kotlin_units_in_more_code_the_grammar_rejects(tmp_path: Path) -> None:
+    """More valid Kotlin tree-sitter-kotlin 1.1.0 rejects or misreads: one-line enum entry
+    bodies, an annotated setter after an expression-bodied getter, a multi-dollar string,
+    a parameter named ``suspend``, and an annotation read as an expression statement after
+    an expression-bodied function (the declaration after it starts at the annotation)."""
+    units = _extract(tmp_path, {"p.kt": KT_REJECTED_MORE})
+    assert _spans(units, "p.kt") == {
+        "Ctx": ("class", 1, 6),
+        "Ctx.MAIN.invoke": ("method", 2, 2),
+        "Ctx.DEFAULT.invoke": ("method", 3, 3),
+        "Probes": ("class", 8, 21),
+        "Probes.name": ("method", 16, 16),
+        "Probes.take": ("method", 18, 20),
+        "scope": ("function", 23, 23),
+        "MainScope": ("function", 25, 26),
+    }
+    assert units["p.kt:MainScope"].metadata.decorators == ['Suppress("FunctionName")']

@@ -39,7 +39,8 @@ modifier. The name's first letter becomes ``_``."""
 _SUSPEND_NAME = re.compile(rb"(?<![\w.`])s(?=uspend(?:[ \t]*(?:[{:),.\];]|=(?!=))|\())")
 """``suspend`` as a name: ``suspend { ... }`` (the stdlib function taking a lambda), a
 named argument ``suspend = false``, a parameter ``suspend: (W) -> Boolean`` and its call
-``suspend(waiter)``, a variable ``if (suspend)``; the grammar reads the modifier. Rewritten ``_uspend``."""
+``suspend(waiter)``, a variable ``if (suspend)``; the grammar reads the modifier.
+Rewritten ``_uspend``."""
 _ACCESSOR_ANNOTATIONS = re.compile(
     rb"^([ \t]*)((?:@[\w.]+(?:\([^()\n]*\))?[ \t]*)+)"
     rb"(?=(?://[^\n]*)?\s*(?:(?:private|protected|internal|public)\s+)?[gs]et\s*\()",
