@@ -265,7 +265,7 @@ KT_REJECTED = '''class Stream internal constructor(
   }
 
   fun run() {
-    val caller = suspend { read() }
+    val caller = suspend { open(1) }
   }
 }
 

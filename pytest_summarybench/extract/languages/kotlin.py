@@ -36,6 +36,9 @@ _KEYWORD_ASSIGNED = re.compile(
 """An assignment to a variable named like a soft keyword at the start of a statement
 (``set = set or bit``, ``open = isOpen``): the grammar reads a property setter or a
 modifier. The name's first letter becomes ``_``."""
+_OPEN_CALL = re.compile(rb"(?<![\w.`])o(?=pen\()")
+"""A call of a function named ``open`` (``CloseGuard().apply { open(closer) }``): the
+grammar reads the modifier. Rewritten ``_pen(``."""
 _SUSPEND_NAME = re.compile(rb"(?<![\w.`])s(?=uspend(?:[ \t]*(?:[{:),.\];]|=(?!=))|\())")
 """``suspend`` as a name: ``suspend { ... }`` (the stdlib function taking a lambda), a
 named argument ``suspend = false``, a parameter ``suspend: (W) -> Boolean`` and its call
@@ -137,6 +140,7 @@ class KotlinSpec(LanguageSpec):
         fixed = _KEYWORD_ASSIGNED.sub(
             lambda m: m.group(1) + b"_" + m.group(0)[len(m.group(1)) + 1:], fixed)
         fixed = _SUSPEND_NAME.sub(b"_", fixed)
+        fixed = _OPEN_CALL.sub(b"_", fixed)
         fixed = _ONE_LINE_BODY.sub(lambda m: m.group(1) + b";" + m.group(2), fixed)
         fixed = _MULTI_DOLLAR.sub(lambda m: _blank(m.group(0)), fixed)
         fixed = _ACCESSOR_ANNOTATIONS.sub(lambda m: m.group(1) + _blank(m.group(2)), fixed)
