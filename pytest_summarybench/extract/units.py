@@ -197,7 +197,8 @@ def _qualify(prefix: str, name: str) -> str:
 
 
 def extract_file(path: str, language: str, src: bytes) -> FileUnits:
-    """Parse ``src`` once and return its definitions with metadata, calls and deps."""
+    """Parse ``src`` once (twice where the language repairs what its grammar wrongly
+    rejects: ``parsing.parse``) and return its definitions with metadata, calls and deps."""
     spec = get_spec(language)
     gkey = grammar_key(language, path)
     tree = parse(gkey, src)
