@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .languages import get_spec
 
 if TYPE_CHECKING:
-    from tree_sitter import Language, Parser, Query
+    from tree_sitter import Language, Parser, Query, Tree
 
 TSX = "tsx"
 ERROR_PATTERNS = "(ERROR) @error\n(MISSING) @missing\n"
@@ -65,6 +65,41 @@ def get_error_query(key: str) -> Query:
     from tree_sitter import Query
 
     return Query(get_language(key), ERROR_PATTERNS)
+
+
+def _error_size(key: str, tree: Tree) -> int:
+    """How much of the text syntax errors cover: bytes under ERROR nodes (outermost
+    ones), one for each MISSING node. A count would prefer one ERROR over the whole file
+    to two small ones."""
+    from tree_sitter import QueryCursor
+
+    found = QueryCursor(get_error_query(key)).captures(tree.root_node)
+    size = len(found.get("missing", ()))
+    end = -1
+    for start, stop in sorted((n.start_byte, n.end_byte) for n in found.get("error", ())):
+        if stop > end:
+            size += stop - max(start, end)
+            end = stop
+    return size
+
+
+def parse(key: str, src: bytes) -> Tree:
+    """``src`` parsed; where it has syntax errors and the language can rewrite what its
+    grammar wrongly rejects (``LanguageSpec.repair``), the rewrite's parse when that has
+    less text under errors. Node offsets hold for ``src`` either way."""
+    tree = get_parser(key).parse(src)
+    if not tree.root_node.has_error or key == TSX:
+        return tree
+    fixed = get_spec(key).repair(src)
+    if fixed is None or fixed == src:
+        return tree
+    if len(fixed) != len(src):
+        raise RuntimeError(f"{key}: repair changed the text's length ({len(src)} to "
+                           f"{len(fixed)} bytes); it must rewrite in place")
+    repaired = get_parser(key).parse(fixed)
+    if not repaired.root_node.has_error:
+        return repaired
+    return repaired if _error_size(key, repaired) < _error_size(key, tree) else tree
 
 
 def grammar_key(language: str, path: str) -> str:

@@ -23,7 +23,7 @@ from .languages._base import (
     Enclosing,
     callee_from_text,
 )
-from .parsing import get_error_query, get_parser, get_query, grammar_key
+from .parsing import get_error_query, get_query, grammar_key, parse
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -197,10 +197,11 @@ def _qualify(prefix: str, name: str) -> str:
 
 
 def extract_file(path: str, language: str, src: bytes) -> FileUnits:
-    """Parse ``src`` once and return its definitions with metadata, calls and deps."""
+    """Parse ``src`` once (twice where the language repairs what its grammar wrongly
+    rejects: ``parsing.parse``) and return its definitions with metadata, calls and deps."""
     spec = get_spec(language)
     gkey = grammar_key(language, path)
-    tree = get_parser(gkey).parse(src)
+    tree = parse(gkey, src)
     root = tree.root_node
     from tree_sitter import QueryCursor
 

@@ -249,3 +249,101 @@ def test_kotlin_object_expressions_enum_bodies_and_overloads(tmp_path: Path) -> 
     }
     on_response = units[f"client.kt:{anonymous}.onResponse"]
     assert on_response.relationships.calls_ids == [units[f"client.kt:{anonymous}.log"].id]
+
+
+KT_REJECTED = '''class Stream internal constructor(
+  val id: Int,
+) {
+  fun read() {
+    val in1 = source()
+    in1.close()
+  }
+
+  fun write(v: Int) {
+    var open: Boolean
+    open = v > 0
+  }
+
+  fun run() {
+    val caller = suspend { open(1) }
+  }
+}
+
+class Settings {
+  private var set: Int = 0
+
+  fun clear() {
+    val bit = 1
+    set = bit
+  }
+
+  fun size(): Int = 1
+}
+'''
+
+
+def test_kotlin_units_in_code_the_grammar_rejects(tmp_path: Path) -> None:
+    """Valid Kotlin that tree-sitter-kotlin 1.1.0 parses into ERROR nodes (a primary
+    constructor's modifier, a statement starting ``in1``, assignments to ``open`` and
+    ``set``, ``suspend { }``): every unit is extracted with its class and lines, and the
+    texts keep the source as written."""
+    units = _extract(tmp_path, {"s.kt": KT_REJECTED})
+    assert _spans(units, "s.kt") == {
+        "Stream": ("class", 1, 17),
+        "Stream.read": ("method", 4, 7),
+        "Stream.write": ("method", 9, 12),
+        "Stream.run": ("method", 14, 16),
+        "Settings": ("class", 19, 28),
+        "Settings.clear": ("method", 22, 25),
+        "Settings.size": ("method", 27, 27),
+    }
+    assert "internal constructor" in units["s.kt:Stream"].content
+    assert "in1.close()" in units["s.kt:Stream.read"].content
+
+
+KT_REJECTED_MORE = '''enum class Ctx {
+    MAIN    { override fun invoke(c: Int): Int = c + 1 },
+    DEFAULT { override fun invoke(c: Int): Int = c };
+
+    abstract operator fun invoke(c: Int): Int
+}
+
+object Probes {
+    public var enabled: Boolean
+        get() = Impl.enabled
+        @Suppress("INVISIBLE_SETTER") // the setter is internal
+        set(value) {
+            Impl.enabled = value
+        }
+
+    fun name(t: Any): String = $$"java.util$Name"
+
+    private inline fun <W> take(w: W, suspend: (W) -> Boolean) {
+        if (suspend(w)) return
+    }
+}
+
+public fun scope(): Int = 1
+
+@Suppress("FunctionName")
+public fun MainScope(): Int = 2
+'''
+
+
+def test_kotlin_units_in_more_code_the_grammar_rejects(tmp_path: Path) -> None:
+    """More valid Kotlin tree-sitter-kotlin 1.1.0 rejects or misreads: one-line enum entry
+    bodies, an annotated setter after an expression-bodied getter, a multi-dollar string,
+    a parameter named ``suspend``, and an annotation read as an expression statement after
+    an expression-bodied function (the declaration after it starts at the annotation)."""
+    units = _extract(tmp_path, {"p.kt": KT_REJECTED_MORE})
+    assert _spans(units, "p.kt") == {
+        "Ctx": ("class", 1, 6),
+        "Ctx.MAIN.invoke": ("method", 2, 2),
+        "Ctx.DEFAULT.invoke": ("method", 3, 3),
+        "Probes": ("class", 8, 21),
+        "Probes.name": ("method", 16, 16),
+        "Probes.take": ("method", 18, 20),
+        "scope": ("function", 23, 23),
+        "MainScope": ("function", 25, 26),
+    }
+    assert units["p.kt:MainScope"].metadata.decorators == ['Suppress("FunctionName")']

@@ -23,6 +23,53 @@ if TYPE_CHECKING:
 
 _QUALIFIER = re.compile(r"\b\w+\.")
 
+# What tree-sitter-kotlin 1.1.0 wrongly rejects, found on okhttp and kotlinx.coroutines
+# (docs/extraction.md, "## Kotlin"). Each is rewritten in place (``KotlinSpec.repair``).
+_IN_WORD = re.compile(
+    rb"^([ \t]*)in(?!ternal\b|line\b|it\b|fix\b|ner\b|terface\b)(?=\w)", re.MULTILINE)
+"""A statement starting with a name that starts with ``in`` (``in1.close()``): the grammar's
+scanner reads the keyword ``in`` continuing the line before, and the rest of the class is
+lost. Rewritten ``_n1.close()``."""
+_KEYWORD_ASSIGNED = re.compile(
+    rb"^([ \t]*)(?:set|get|open|data|value|inner|sealed|final|abstract|override|lateinit)"
+    rb"(?=[ \t]*[-+*/%]?=(?!=))", re.MULTILINE)
+"""An assignment to a variable named like a soft keyword at the start of a statement
+(``set = set or bit``, ``open = isOpen``): the grammar reads a property setter or a
+modifier. The name's first letter becomes ``_``."""
+_OPEN_CALL = re.compile(rb"(?<![\w.`])o(?=pen\()")
+"""A call of a function named ``open`` (``CloseGuard().apply { open(closer) }``): the
+grammar reads the modifier. Rewritten ``_pen(``."""
+_SUSPEND_NAME = re.compile(rb"(?<![\w.`])s(?=uspend(?:[ \t]*(?:[{:),.\];]|=(?!=))|\())")
+"""``suspend`` as a name: ``suspend { ... }`` (the stdlib function taking a lambda), a
+named argument ``suspend = false``, a parameter ``suspend: (W) -> Boolean`` and its call
+``suspend(waiter)``, a variable ``if (suspend)``; the grammar reads the modifier.
+Rewritten ``_uspend``."""
+_ACCESSOR_ANNOTATIONS = re.compile(
+    rb"^([ \t]*)((?:@[\w.]+(?:\([^()\n]*\))?[ \t]*)+)"
+    rb"(?=(?://[^\n]*)?\s*(?:(?:private|protected|internal|public)\s+)?[gs]et\s*\()",
+    re.MULTILINE)
+"""Annotations on a property accessor (``@Synchronized set(value) {``, or on the line
+before it after an expression-bodied getter): the grammar reads them as continuing the
+expression before. Blanked (accessors are not units)."""
+_MULTI_DOLLAR = re.compile(rb'(?<![\w$"])\$\$+(?=")')
+"""A multi-dollar string (``$$"a$b"``, Kotlin 2.2), which the grammar does not know: the
+dollars before the quote are blanked, leaving a plain string."""
+_ONE_LINE_BODY = re.compile(
+    rb"^([^\n]*\{[ \t]*(?:[\w@]+[ \t]+)*fun\b[^\n]*?\S) (\}[,;)]*[ \t]*(?://[^\n]*)?)$",
+    re.MULTILINE)
+"""A class, object or enum entry body on one line (``A { override fun f() = 1 },``): the
+grammar wants a separator after the last member. The space before ``}`` becomes ``;``."""
+_CTOR_MODIFIERS = re.compile(
+    rb"(?<=[\w>\])])(\s+)((?:@\w+\s+)*(?:internal|private|protected|public)\s+)"
+    rb"(?=constructor\b)")
+"""``class X internal constructor(...)``, ``@PublishedApi internal constructor``: the
+grammar takes no modifiers on a primary constructor. They are blanked (whitespace kept)."""
+
+
+def _blank(text: bytes) -> bytes:
+    """Spaces for everything but line ends, so lines stay where they were."""
+    return bytes(c if c in b"\r\n" else 32 for c in text)
+
 
 def _simple_type(text: str) -> str:
     """``kotlin.collections.Map<K, V>?`` -> ``Map?``; ``(Int) -> Unit`` -> ``Function``
@@ -49,6 +96,25 @@ def _child_of_type(node: Node, *types: str) -> Node | None:
     return None
 
 
+def _annotation_run(node: Node) -> list[Node] | None:
+    """The levels of an ``annotated_expression`` that is only annotations, else None.
+
+    tree-sitter-kotlin reads the annotations before some declarations (after an
+    expression-bodied function, say) as an expression statement: ``@A(x)`` becomes the
+    annotation ``@A`` of the parenthesized expression ``(x)``, earlier ones wrap it."""
+    levels: list[Node] = []
+    current: Node | None = node
+    while current is not None and current.type == "annotated_expression":
+        named = current.named_children
+        if len(named) != 2 or named[0].type != "annotation":
+            return None
+        levels.append(current)
+        current = named[1]
+        if current.type == "parenthesized_expression":
+            return levels
+    return None
+
+
 class KotlinSpec(LanguageSpec):
     key = "kotlin"
     extensions = (".kt", ".kts")
@@ -68,6 +134,17 @@ class KotlinSpec(LanguageSpec):
     (binary_expression operator: ["&&" "||" "?:"]) @branch
     (import) @import
     """
+
+    def repair(self, src: bytes) -> bytes | None:
+        fixed = _IN_WORD.sub(lambda m: m.group(1) + b"_n", src)
+        fixed = _KEYWORD_ASSIGNED.sub(
+            lambda m: m.group(1) + b"_" + m.group(0)[len(m.group(1)) + 1:], fixed)
+        fixed = _SUSPEND_NAME.sub(b"_", fixed)
+        fixed = _OPEN_CALL.sub(b"_", fixed)
+        fixed = _ONE_LINE_BODY.sub(lambda m: m.group(1) + b";" + m.group(2), fixed)
+        fixed = _MULTI_DOLLAR.sub(lambda m: _blank(m.group(0)), fixed)
+        fixed = _ACCESSOR_ANNOTATIONS.sub(lambda m: m.group(1) + _blank(m.group(2)), fixed)
+        return _CTOR_MODIFIERS.sub(lambda m: m.group(1) + _blank(m.group(2)), fixed)
 
     def name(self, node: Node, src: bytes) -> str | None:
         """Backquotes are not part of a name (``fun `decode simple certificate`()``)."""
@@ -105,6 +182,12 @@ class KotlinSpec(LanguageSpec):
                 vararg = False
         return f"({','.join(types)})"
 
+    def anchor(self, node: Node) -> Node:
+        """Annotations the grammar split off as an expression statement belong to the
+        declaration after them (the compiler's parser starts it there)."""
+        prev = node.prev_named_sibling
+        return prev if prev is not None and _annotation_run(prev) is not None else node
+
     def body(self, node: Node) -> Node | None:
         return _child_of_type(node, "function_body", "class_body", "enum_class_body")
 
@@ -119,11 +202,16 @@ class KotlinSpec(LanguageSpec):
         return "public"
 
     def decorators(self, node: Node, anchor: Node, src: bytes) -> list[str]:
+        split: list[str] = []
+        for level in (_annotation_run(anchor) or []) if anchor is not node else []:
+            first, rest = level.named_children
+            shown = level if rest.type == "parenthesized_expression" else first
+            split.append(squash(node_text(shown, src))[1:])
         mods = _child_of_type(node, "modifiers")
         if mods is None:
-            return []
-        return [squash(node_text(c, src))[1:] for c in mods.named_children
-                if c.type == "annotation"]
+            return split
+        return split + [squash(node_text(c, src))[1:] for c in mods.named_children
+                        if c.type == "annotation"]
 
     def parameters(self, node: Node, src: bytes, kind: DefKind) -> list[ParamDict] | None:
         params = _child_of_type(node, "function_value_parameters")
