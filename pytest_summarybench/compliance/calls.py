@@ -124,9 +124,12 @@ class ComplianceCalls:
                               progress=state.progress())
         self.tag = requests[0].tag
         scheduler.expect("compliance", len(requests))
+        from ..dependency_warnings import quiet
+
         try:
             # Failures are recorded for the tests, which report them one by one.
-            run_coroutine(lambda: settle([scheduler.call(r) for r in requests]))
+            with quiet():
+                run_coroutine(lambda: settle([scheduler.call(r) for r in requests]))
         finally:
             scheduler.close()
 
