@@ -67,6 +67,42 @@ def get_error_query(key: str) -> Query:
     return Query(get_language(key), ERROR_PATTERNS)
 
 
+@cache
+def get_misread_query(key: str) -> Query | None:
+    """The language's ``LanguageSpec.misread_query``, None when it has none."""
+    from tree_sitter import Query
+
+    text = get_spec(key).misread_query if key != TSX else ""
+    return Query(get_language(key), text) if text else None
+
+
+def _misread(key: str, tree: Tree) -> bool:
+    """Whether a tree without syntax errors holds something the grammar is known to read
+    wrongly (``LanguageSpec.misread_query``)."""
+    from tree_sitter import QueryCursor
+
+    query = get_misread_query(key)
+    return query is not None and bool(QueryCursor(query).captures(tree.root_node))
+
+
+@cache
+def get_declaration_query(key: str) -> Query:
+    """Every class and function node of the language (``misread`` re-parses are judged by
+    their count)."""
+    from tree_sitter import Query
+
+    spec = get_spec(key)
+    types = " ".join(f"({t})" for t in sorted(spec.class_types | spec.function_types))
+    return Query(get_language(key), f"[{types}] @declaration")
+
+
+def _declarations(key: str, tree: Tree) -> int:
+    from tree_sitter import QueryCursor
+
+    found = QueryCursor(get_declaration_query(key)).captures(tree.root_node)
+    return len(found.get("declaration", ()))
+
+
 def _error_size(key: str, tree: Tree) -> int:
     """How much of the text syntax errors cover: bytes under ERROR nodes (outermost
     ones), one for each MISSING node. A count would prefer one ERROR over the whole file
@@ -86,9 +122,15 @@ def _error_size(key: str, tree: Tree) -> int:
 def parse(key: str, src: bytes) -> Tree:
     """``src`` parsed; where it has syntax errors and the language can rewrite what its
     grammar wrongly rejects (``LanguageSpec.repair``), the rewrite's parse when that has
-    less text under errors. Node offsets hold for ``src`` either way."""
+    less text under errors. A parse without errors is rewritten too where it holds what
+    the grammar misreads (``LanguageSpec.misread_query``); the rewrite's parse is then
+    used only when it has no errors either and holds more declarations. Node offsets hold
+    for ``src`` either way."""
     tree = get_parser(key).parse(src)
-    if not tree.root_node.has_error or key == TSX:
+    if key == TSX:
+        return tree
+    clean = not tree.root_node.has_error
+    if clean and not _misread(key, tree):
         return tree
     fixed = get_spec(key).repair(src)
     if fixed is None or fixed == src:
@@ -97,6 +139,11 @@ def parse(key: str, src: bytes) -> Tree:
         raise RuntimeError(f"{key}: repair changed the text's length ({len(src)} to "
                            f"{len(fixed)} bytes); it must rewrite in place")
     repaired = get_parser(key).parse(fixed)
+    if clean:
+        # A misread only: the rewrite must read more declarations, and no errors.
+        better = not repaired.root_node.has_error \
+            and _declarations(key, repaired) > _declarations(key, tree)
+        return repaired if better else tree
     if not repaired.root_node.has_error:
         return repaired
     return repaired if _error_size(key, repaired) < _error_size(key, tree) else tree

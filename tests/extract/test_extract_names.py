@@ -347,3 +347,31 @@ def test_kotlin_units_in_more_code_the_grammar_rejects(tmp_path: Path) -> None:
         "MainScope": ("function", 25, 26),
     }
     assert units["p.kt:MainScope"].metadata.decorators == ['Suppress("FunctionName")']
+
+
+KT_MISREAD = '''\
+@Retention(RUNTIME) @JsonQualifier annotation class JsonString
+
+fun use(): Int {
+  return 1
+}
+
+@Retention(BINARY)
+@Target(CLASS, FUNCTION, PROPERTY)
+class Marked
+'''
+
+
+def test_kotlin_one_line_annotated_declarations(tmp_path: Path) -> None:
+    """A bodyless annotation class after annotations on its line: the grammar reads it as
+    an annotated infix call (``annotation class JsonString``), with no syntax error, so
+    both classes were lost. ``@Target`` on the re-parse must not be taken for a setter's
+    annotation (``@Tar`` + ``get(``)."""
+    units = _extract(tmp_path, {"m.kt": KT_MISREAD})
+    assert _spans(units, "m.kt") == {
+        "JsonString": ("class", 1, 1),
+        "use": ("function", 3, 5),
+        "Marked": ("class", 7, 9),
+    }
+    assert units["m.kt:JsonString"].metadata.decorators == ["Retention(RUNTIME)",
+                                                             "JsonQualifier"]

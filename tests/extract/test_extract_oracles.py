@@ -47,6 +47,8 @@ REPOS: dict[str, tuple[str, str, str]] = {
     "ripgrep": ("rust", "BurntSushi/ripgrep", "3fce3b5bb0236da2df6d99672afb8a719642eca7"),
     "serde": ("rust", "serde-rs/serde", "1023d077510b4aef36a41ef56fdb7798568a2654"),
     "okhttp": ("kotlin", "square/okhttp", "1682d9bac8c03dffde2969b0b74d47649d0dbb52"),
+    "moshi": ("kotlin", "square/moshi", "889013ec2edb8d8034902662a1dc8c4f3b3f8111"),
+    "kotlinpoet": ("kotlin", "square/kotlinpoet", "be2de914ce6eb3694092ed4e0f28626cbce1ffe0"),
     "kotlinx.coroutines": ("kotlin", "Kotlin/kotlinx.coroutines",
                            "792ac67bdcd5592e5764753e623a9e8c6e4bcb29"),
 }

@@ -147,9 +147,14 @@ class LanguageSpec:
     leading_attached: ClassVar[frozenset[str]] = frozenset()
     """Sibling node types before a definition that belong to it (decorators, attributes)."""
 
+    misread_query: ClassVar[str] = ""
+    """A tree-sitter query matching what the grammar reads wrongly with no syntax error
+    (a declaration read as an expression); a parse it matches goes to ``repair`` too."""
+
     def repair(self, src: bytes) -> bytes | None:
-        """For a file whose parse has syntax errors: the same text with the constructs the
-        grammar wrongly rejects rewritten to ones it accepts, byte for byte the same length
+        """For a file whose parse has syntax errors (or matches ``misread_query``): the
+        same text with the constructs the grammar wrongly rejects rewritten to ones it
+        accepts, byte for byte the same length
         (every node's offsets and lines then point into ``src``, which all text is read
         from); None when there is nothing to rewrite. The rewritten parse is used only when
         less of the text is under syntax errors."""

@@ -46,7 +46,7 @@ named argument ``suspend = false``, a parameter ``suspend: (W) -> Boolean`` and 
 Rewritten ``_uspend``."""
 _ACCESSOR_ANNOTATIONS = re.compile(
     rb"^([ \t]*)((?:@[\w.]+(?:\([^()\n]*\))?[ \t]*)+)"
-    rb"(?=(?://[^\n]*)?\s*(?:(?:private|protected|internal|public)\s+)?[gs]et\s*\()",
+    rb"(?=(?://[^\n]*)?\s*(?:(?:private|protected|internal|public)\s+)?(?<![\w.])[gs]et\s*\()",
     re.MULTILINE)
 """Annotations on a property accessor (``@Synchronized set(value) {``, or on the line
 before it after an expression-bodied getter): the grammar reads them as continuing the
@@ -64,6 +64,31 @@ _CTOR_MODIFIERS = re.compile(
     rb"(?=constructor\b)")
 """``class X internal constructor(...)``, ``@PublishedApi internal constructor``: the
 grammar takes no modifiers on a primary constructor. They are blanked (whitespace kept)."""
+
+_BODYLESS_MODIFIER = re.compile(
+    rb"^([ \t]*@[^\n]*[ \t])((?:annotation|data|value|open|sealed|abstract|enum|inner|final"
+    rb"|expect|actual|fun)(?=[ \t]+(?:class|interface|object)[ \t]+\w+[ \t]*(?://[^\n]*)?$))",
+    re.MULTILINE)
+"""A bodyless declaration of one modifier after annotations on its line
+(``@Retention(RUNTIME) @JsonQualifier annotation class JsonString``): the grammar reads
+``annotation class JsonString`` as an infix call, annotated. The modifier is blanked
+(``@A class X`` it reads right). With the annotations on lines before, blanking makes the
+grammar split them off, so those are left alone."""
+_CTOR_NEXT_LINE = re.compile(
+    rb"(^[ \t]*(?:[\w@]+[ \t]+)*class[ \t]+\w+(?:<[^\n]*>)?)"
+    rb"\n([ \t]*(?:@\w+[ \t]+)*(?:(?:internal|private|protected|public)[ \t]+)?)"
+    rb"(constructor[ \t]*\()", re.MULTILINE)
+"""A primary constructor on the line after its class header, inside a class body
+(``public class Options\n  private constructor(``): the grammar reads a bodyless class and
+then a secondary constructor, and rejects the rest. The line end moves after
+``constructor(`` (the header's bytes only shift within it) and the modifiers are blanked."""
+
+
+def _ctor_next_line(m: re.Match[bytes]) -> bytes:
+    gap = m.group(2)
+    if not gap:
+        return m.group(0)  # ``Name`` would run into ``constructor``
+    return m.group(1) + b" " * len(gap) + m.group(3) + b"\n"
 
 
 def _blank(text: bytes) -> bytes:
@@ -135,6 +160,12 @@ class KotlinSpec(LanguageSpec):
     (import) @import
     """
 
+    misread_query = """
+    ((annotated_expression (infix_expression . (identifier) . (identifier) @keyword .
+      (identifier) .))
+     (#match? @keyword "^(class|interface|object)$"))
+    """
+
     def repair(self, src: bytes) -> bytes | None:
         fixed = _IN_WORD.sub(lambda m: m.group(1) + b"_n", src)
         fixed = _KEYWORD_ASSIGNED.sub(
@@ -144,6 +175,8 @@ class KotlinSpec(LanguageSpec):
         fixed = _ONE_LINE_BODY.sub(lambda m: m.group(1) + b";" + m.group(2), fixed)
         fixed = _MULTI_DOLLAR.sub(lambda m: _blank(m.group(0)), fixed)
         fixed = _ACCESSOR_ANNOTATIONS.sub(lambda m: m.group(1) + _blank(m.group(2)), fixed)
+        fixed = _BODYLESS_MODIFIER.sub(lambda m: m.group(1) + _blank(m.group(2)), fixed)
+        fixed = _CTOR_NEXT_LINE.sub(_ctor_next_line, fixed)
         return _CTOR_MODIFIERS.sub(lambda m: m.group(1) + _blank(m.group(2)), fixed)
 
     def name(self, node: Node, src: bytes) -> str | None:
