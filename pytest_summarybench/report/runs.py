@@ -111,10 +111,11 @@ def _ambiguous(prefix: str, ids: list[str]) -> str:
 def report_of_run(store: Store, prefix: str | None = None) -> BenchmarkReport:
     """The report of the run ``prefix`` picks (see ``find_run``), as its session wrote it.
 
-    A prefix of a configuration's id (a report's ``benchmarkId``) is refused when sessions
-    of that configuration were kept (its runs are named instead); in a store written
-    before runs were kept, it gives the report rebuilt from the store's records of that
-    configuration (``report_from_store``).
+    A prefix of a configuration's id (a report's ``benchmarkId``) picks that
+    configuration's latest complete session (else its latest one): its records mixed
+    would make a report of no session. In a store written before runs were kept, it gives
+    the report rebuilt from the store's records of that configuration
+    (``report_from_store``).
     """
     from ..schemas import BenchmarkReport
     from .build import report_from_store
@@ -133,12 +134,12 @@ def report_of_run(store: Store, prefix: str | None = None) -> BenchmarkReport:
         # A configuration id names every session of one configuration: its records mixed
         # would make a report of no session. Only a store written before runs were kept
         # has nothing else to offer.
-        sessions = [r.id for r in store.session_runs.all() if r.run_id == configurations[0]]
-        if sessions:
-            raise RunChoiceError(
-                f"{prefix!r} is a configuration id ({configurations[0]}, a report's "
-                f"benchmarkId), not a run id; its runs are {', '.join(sessions[:_SHOWN])} "
-                "(`summarybench runs` lists them): pass one of those with --run")
+        sessions = [r for r in store.session_runs.all() if r.run_id == configurations[0]]
+        if sessions:  # its latest complete session (newest first), else its latest
+            chosen = next((r for r in sessions if r.complete), sessions[0])
+            text = store.session_runs.report(chosen.id)
+            assert text is not None, f"run {chosen.id} was listed"
+            return store.parse(BenchmarkReport, text)
         return report_from_store(store, configurations[0])
     known = [r.id for r in store.session_runs.all()]
     raise RunChoiceError(

@@ -14,6 +14,7 @@ import pytest
 from pytest_summarybench.llm import ModelCallError, complete, redact
 from pytest_summarybench.settings import load_settings
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.project import session_results
 from tests.security.project import KEY_ENV, make_project, output_files, run
 
 #: Not shaped like any provider's key, in a variable whose name does not end in _KEY.
@@ -70,7 +71,8 @@ def test_a_401_quoting_a_key_named_by_apikeyenv_reaches_no_output(
             assert b"\x1b" not in data and b"\xc2\x9b" not in data, f"{path.name}: raw ESC"
     assert SECRET not in _store_text(out)
     assert "\x1b" not in _store_text(out)
-    errors = json.loads((out / "results.json").read_text())["errors"]
+    # Every item failed: a partial run ("nothing scored"), its results in runs/<id>/.
+    errors = session_results(result)["errors"]
     assert errors and all("***" in e["examples"][0] for e in errors)
 
 
