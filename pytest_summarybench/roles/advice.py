@@ -133,11 +133,13 @@ def conflict_warning(conflict: Conflict, models: Sequence[ModelConfig],
     suggestion = suggest_judge(models, extra, [judge])
     other = (f"add a judge of another family (e.g. summarybench add-judge {suggestion})"
              if suggestion else "add a judge of another family")
+    # Two lines, what happens and what to do, rather than one of 400 characters.
     return (f"judge {judge.id} is of the {families} family ({family_source(judge, extra)}), "
             f"as the model{'s' if len(conflict.models) > 1 else ''} under test {named}: "
-            f"{effect}, since a judge never judges its own family. If its family is "
-            f"wrong, set family: NAME in its models.judge entry (or add it with --family "
-            f"NAME); otherwise {other}. See {README_SECTION}.")
+            f"{effect} (a judge never judges its own family).\n"
+            f"  {other[0].upper()}{other[1:]}; or, if its family is wrong, set family: NAME "
+            f"in its models.judge entry (or add it with --family NAME). See "
+            f"{README_SECTION}.")
 
 
 def no_judge_reason(models: Sequence[ModelConfig], judges: Sequence[ModelConfig],

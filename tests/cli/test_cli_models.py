@@ -25,7 +25,14 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _warnings(capsys: pytest.CaptureFixture[str]) -> list[str]:
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    return [line for line in err.splitlines() if ": warning: " in line]
+    # A warning is its line and the indented lines that continue it.
+    found: list[str] = []
+    for line in err.splitlines():
+        if ": warning: " in line:
+            found.append(line)
+        elif line.startswith("  ") and found:
+            found[-1] += "\n" + line
+    return found
 
 
 def test_new_models_go_into_their_list_with_comments_in_place(project: Path) -> None:
