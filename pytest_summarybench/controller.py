@@ -251,7 +251,7 @@ class Controller:
         from .store import StoreError
 
         try:
-            self.selection = session_selection(config, self.state.token[:12],
+            self.selection = session_selection(config, self.state.session_run_id,
                                                self.state.matrix(), selected)
             with quiet():
                 self._prepare(selected)

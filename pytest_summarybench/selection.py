@@ -51,9 +51,10 @@ def _family(item: MatrixItem) -> str:
 
 
 def session_selection(config: pytest.Config, run_id: str, matrix: Iterable[MatrixItem],
-                      selected: Iterable[MatrixItem], *, stopped: str = "") -> RunSelection:
-    """The session's ``RunSelection``: complete when ``selected`` holds every item of
-    ``matrix`` and nothing stopped the session (``stopped``: why it stopped early)."""
+                      selected: Iterable[MatrixItem]) -> RunSelection:
+    """The session's ``RunSelection`` as collection chose it: complete when ``selected``
+    holds every item of ``matrix`` (the session's end may still make it partial:
+    ``session_end``)."""
     from .schemas.report import RunSelection
 
     chosen = {it.test_id for it in selected}
@@ -62,8 +63,6 @@ def session_selection(config: pytest.Config, run_id: str, matrix: Iterable[Matri
     reasons = narrowing_options(config) if left_out else []
     if left_out and not reasons:
         reasons = ["node ids on the command line, or another plugin, left items out"]
-    if stopped:
-        reasons.append(f"stopped early: {stopped}")
     by_model: Counter[str] = Counter()
     for it in left_out:
         by_model.update(it.model_id.split("~"))

@@ -141,6 +141,8 @@ class SummaryBenchState:
         self.token: str = (config.workerinput[TOKEN_KEY]  # type: ignore[attr-defined]
                            if self.is_worker and TOKEN_KEY in config.workerinput  # type: ignore[attr-defined]
                            else uuid.uuid4().hex)
+        self.session_run_id = self.token[:12]
+        """The id this session's run is kept under (``runs/<id>/``, ``summarybench runs``)."""
         self._settings: Settings | None = None
         self._store: Store | None = None
         self._ctx: RunContext | None = None

@@ -167,14 +167,12 @@ class ControllerHooks(Controller):
         it never replaces the output directory's reports of a complete run that did."""
         from .schemas.report import RunSelection
 
-        run = self.selection or RunSelection(id=self.state.token[:12], complete=False,
+        run = self.selection or RunSelection(id=self.state.session_run_id, complete=False,
                                              reasons=["the selection is not known"])
-        if stopped:
-            run = run.model_copy(update={"complete": False, "reasons": [
-                *run.reasons, f"stopped early: {stopped}"]})
-        if not scored:
-            run = run.model_copy(update={"complete": False, "reasons": [
-                *run.reasons, "nothing scored: every item ended in an error"]})
+        more = ([f"stopped early: {stopped}"] if stopped else []) + (
+            [] if scored else ["nothing scored: every item ended in an error"])
+        if more:
+            run = run.model_copy(update={"complete": False, "reasons": [*run.reasons, *more]})
         return run
 
     def _nothing_selected(self) -> str:

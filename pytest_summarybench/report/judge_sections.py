@@ -196,7 +196,7 @@ def pairwise_blocks(d: Mapping[str, Any]) -> list[Block]:
                             _pct(length.get("longerWinRate")),
                             _signed(length.get("lengthVerdictCorrelation"))])
     blocks.append(judges)
-    for block in (
+    blocks.extend(block for block in (
             _by_judge(d.get("winRateByJudge") or {}, "Pairwise judging: win rate by judge",
                       "Each judge's own win rate per model; a model is not judged by a judge "
                       "of its own family.", _pct),
@@ -207,9 +207,7 @@ def pairwise_blocks(d: Mapping[str, Any]) -> list[Block]:
             _agreement_block(d.get("agreement") or {}, "Pairwise judges: agreement"),
             _selection_block(d.get("selection") or {}, "Pairwise judges: who judged whom",
                              "pair"),
-            _notes_block(d, "Pairwise judging: notes")):
-        if block is not None:
-            blocks.append(block)
+            _notes_block(d, "Pairwise judging: notes")) if block is not None)
     return blocks
 
 
@@ -240,7 +238,7 @@ def pointwise_blocks(d: Mapping[str, Any]) -> list[Block]:
                             _dec(row.get("meanScore"), 2),
                             _signed(length.get("lengthScoreSpearman"))])
     blocks.append(judges)
-    for block in (
+    blocks.extend(block for block in (
             _criteria_pivot(d.get("criteria") or [], "mean",
                             "Rubric judging: mean score per criterion (1-5)", ""),
             _by_judge(d.get("byJudge") or {}, "Rubric judging: mean score by judge",
@@ -249,7 +247,5 @@ def pointwise_blocks(d: Mapping[str, Any]) -> list[Block]:
             _agreement_block(d.get("agreement") or {}, "Rubric judges: agreement"),
             _selection_block(d.get("selection") or {}, "Rubric judges: who judged whom",
                              "model"),
-            _notes_block(d, "Rubric judging: notes")):
-        if block is not None:
-            blocks.append(block)
+            _notes_block(d, "Rubric judging: notes")) if block is not None)
     return blocks
