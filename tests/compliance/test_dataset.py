@@ -24,6 +24,20 @@ HELDOUT = BENCH / "heldout_data.jsonl"
 #: eval_data.jsonl was frozen before any scanner rule was written (commit 3d8e859); a
 #: change to it must be deliberate and re-reported, so its digest is pinned here.
 EVAL_SHA256 = "a892724fa32e2a8120f5ea837bfa67a1e9338608537985536f02c2e4c80a9339"
+#: The independent set (issue 23): 252 examples by seven writers who had not read the rules,
+#: split into a development part (rules may be tuned on it) and a test part (never used to
+#: tune), both frozen before the rules were rewritten.
+INDEPENDENT = {
+    "independent_dev.jsonl":
+        "d79357c4237af16ae7a9d00d73488ac17096d2161dc83a369dd7657948bed6ee",
+    "independent_test.jsonl":
+        "9c2970dc4363dc785922fd2613838c8ea441ae1613ada92dfb219823ba9ac17e",
+}
+STACKS = {"autogen", "crewai", "langchain", "llama_index", "openai-agents", "provider-sdk",
+          "semantic-kernel"}
+IDIOMS = {"module_docstring", "class_docstring", "config_dict", "dataclass_config",
+          "yaml_json_config", "env_settings", "decorator", "callback_handler",
+          "wrapper_middleware", "helper_module", "inline_call"}
 
 GOOD = {
     "instruction": "Analyze this Python AI agent code for EU AI Act compliance.",
@@ -36,6 +50,32 @@ GOOD = {
 
 def test_eval_data_is_frozen() -> None:
     assert hashlib.sha256(EVAL.read_bytes()).hexdigest() == EVAL_SHA256
+
+
+@pytest.mark.parametrize("name", sorted(INDEPENDENT))
+def test_independent_set_is_frozen(name: str) -> None:
+    assert hashlib.sha256((BENCH / name).read_bytes()).hexdigest() == INDEPENDENT[name]
+
+
+def test_independent_set_covers_what_issue_23_asks() -> None:
+    dev = load_examples(BENCH / "independent_dev.jsonl")
+    test = load_examples(BENCH / "independent_test.jsonl")
+    everything = dev + test
+    assert len(everything) >= 240 and len(test) >= 120
+    assert {e.framework for e in dev} == {e.framework for e in test} == STACKS
+    assert {e.idiom for e in everything} == IDIOMS
+    assert {e.severity for e in everything if e.severity} == {"CRITICAL", "HIGH", "MEDIUM",
+                                                             "LOW"}
+    for stack in STACKS:
+        for article in ARTICLES:
+            states = {e.compliance_state for e in everything
+                      if e.framework == stack and e.article == article}
+            assert states == {"compliant", "non_compliant"}, (stack, article)
+            hard = {e.compliance_state for e in everything if e.framework == stack
+                    and e.article == article and e.hard_negative}
+            assert hard == {"compliant", "non_compliant"}, (stack, article)
+    # no example is in both parts
+    assert not {e.code for e in dev} & {e.code for e in test}
 
 
 def test_eval_data_covers_what_the_issue_asks() -> None:
