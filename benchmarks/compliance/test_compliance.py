@@ -58,5 +58,6 @@ def test_llm(example: Example, compliance_llm: LLMClassifier, sb_record: Record)
     sb_record(classification_record(example, model_id, answer.prediction, answer.latency_ms,
                                     raw_answer=answer.raw[:2000],
                                     parse_error=answer.parse_error,
+                                    response_format=answer.response_format,
                                     input_tokens=answer.input_tokens,
                                     output_tokens=answer.output_tokens))

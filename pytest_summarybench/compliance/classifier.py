@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .dataset import ARTICLES, SEVERITIES
 from .parsing import ParseError, Prediction, parse_response
 
 if TYPE_CHECKING:
@@ -42,12 +43,52 @@ SEVERITY: CRITICAL/HIGH/MEDIUM/LOW
 where X is the number of the most serious violated article. If the code violates none of
 them, respond with ARTICLE: NONE and SEVERITY: NONE."""
 
+STRUCTURED_PROMPT = PROMPT.split("Respond with:")[0] + """Respond with a JSON object:
+{{"finding": "<one sentence>", "article": "X", "severity": "CRITICAL/HIGH/MEDIUM/LOW"}}
+
+where X is the number of the most serious violated article. If the code violates none of
+them, respond with "article": "NONE" and "severity": "NONE"."""
+"""The prompt of a call that asks for structured output: the same task, the answer as the
+JSON object of :data:`ANSWER_SCHEMA` (article and severity as enums)."""
+
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "finding": {"type": "string"},
+        "article": {"type": "string", "enum": [*(str(a) for a in ARTICLES), "NONE"]},
+        "severity": {"type": "string", "enum": [*SEVERITIES, "NONE"]},
+    },
+    "required": ["finding", "article", "severity"],
+    "additionalProperties": False,
+}
+"""The classification as structured output: the finding first (the model states its
+reason before it commits), then the article and the severity as enums."""
+SCHEMA_NAME = "compliance_classification"
+
 CompleteFn = Callable[..., "Completion"]
 
 
-def build_messages(code: str) -> list[dict[str, str]]:
-    """The chat messages for one classification."""
-    return [{"role": "user", "content": PROMPT.format(code=code)}]
+def build_messages(code: str, *, structured: bool = False) -> list[dict[str, str]]:
+    """The chat messages for one classification (``structured``: the JSON answer's)."""
+    prompt = STRUCTURED_PROMPT if structured else PROMPT
+    return [{"role": "user", "content": prompt.format(code=code)}]
+
+
+def structured_format(model: ModelConfig) -> dict[str, Any] | None:
+    """The ``response_format`` that holds ``model`` to :data:`ANSWER_SCHEMA`, or None
+    when its provider takes no JSON schema (the text prompt and its tolerant parser then).
+
+    Ollama takes a schema in its ``format`` field (litellm passes it on); a local GGUF
+    model gets it as llama-cpp-python's grammar; a hosted model where litellm's table says
+    it supports response schemas. JSON mode without a schema is not used: it would not
+    hold the article and severity to their values.
+    """
+    from ..llm.structured import response_format
+
+    if model.provider == "ollama":
+        return response_format(model, "json_schema", SCHEMA_NAME, ANSWER_SCHEMA)
+    fmt = response_format(model, "auto", SCHEMA_NAME, ANSWER_SCHEMA)
+    return None if fmt is None or fmt == {"type": "json_object"} else fmt
 
 
 @dataclass(frozen=True)
@@ -61,6 +102,9 @@ class Classification:
     input_tokens: int
     output_tokens: int
     parse_error: str | None = None
+    response_format: str = "none"
+    """What the answer was asked as: ``json_schema`` (structured output) or ``none``
+    (the text prompt; also when a server refused the schema and was asked again)."""
 
 
 class LLMClassifier:
@@ -77,22 +121,31 @@ class LLMClassifier:
     def __init__(self, model: ModelConfig, *, complete: CompleteFn | None = None,
                  timeout_s: float = CALL_TIMEOUT_S,
                  retry_policy: RetryPolicy | None = None, store: Store | None = None,
-                 session: str = "") -> None:
+                 session: str = "", structured: bool = True) -> None:
+        """:param structured: ask for :data:`ANSWER_SCHEMA` where the provider takes a
+            schema (False: always the seed's text prompt)."""
         self.model = model
+        self.response_format = structured_format(model) if structured else None
         self.timeout_s = timeout_s
         self.retry_policy = retry_policy
         self.store = store
         self.session = session
         self._complete = complete
 
-    def request(self, code: str) -> ModelRequest:
+    def request(self, code: str, *, structured: bool = True) -> ModelRequest:
         """The call that classifies ``code``. Its cache tag holds the session token: the
         answers are shared by the session's processes but never reused by a later run,
-        which measures the classifier again (a retrained model keeps its name)."""
+        which measures the classifier again (a retrained model keeps its name).
+
+        ``structured=False`` is the seed's text prompt without a ``response_format``: the
+        call for a server that refused the schema (HTTP 400), read by the tolerant parser.
+        """
         from ..llm.requests import ModelRequest
 
-        return ModelRequest.chat(self.model, build_messages(code), role="classifier",
-                                 phase="compliance", tag=f"{CACHE_TAG}/{self.session}",
+        fmt = self.response_format if structured else None
+        return ModelRequest.chat(self.model, build_messages(code, structured=fmt is not None),
+                                 role="classifier", phase="compliance",
+                                 tag=f"{CACHE_TAG}/{self.session}", response_format=fmt,
                                  timeout_s=self.timeout_s, temperature=0.0)
 
     def policy(self) -> RetryPolicy:
@@ -106,14 +159,24 @@ class LLMClassifier:
         An answer that names no article is a classification all the same (a wrong one):
         it comes back with ``prediction=None`` and the parser's reason.
         """
+        from ..llm import ModelCallError
+
+        fmt = "none"
         if self._complete is not None:
             answer = self._complete(self.model, build_messages(code), timeout=self.timeout_s,
                                     temperature=0.0)
         else:
             from ..llm.scheduler import fetch
 
-            answer = fetch(self.request(code), self.store, self.session,
-                           retry_policy=self.policy())
+            request = self.request(code)
+            try:
+                answer = fetch(request, self.store, self.session, retry_policy=self.policy())
+                fmt = "none" if request.response_format is None else "json_schema"
+            except ModelCallError as err:
+                if err.status != 400 or request.response_format is None:
+                    raise
+                answer = fetch(self.request(code, structured=False), self.store, self.session,
+                               retry_policy=self.policy())
         prediction: Prediction | None = None
         problem = None
         try:
@@ -122,7 +185,8 @@ class LLMClassifier:
             problem = str(err)
         return Classification(prediction=prediction, raw=answer.text,
                               latency_ms=answer.latency_ms, input_tokens=answer.input_tokens,
-                              output_tokens=answer.output_tokens, parse_error=problem)
+                              output_tokens=answer.output_tokens, parse_error=problem,
+                              response_format=fmt)
 
 
 def check_endpoint(url: str) -> str:

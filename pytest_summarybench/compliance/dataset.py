@@ -44,6 +44,12 @@ class Example:
     """1-based line number in the source file."""
     source: str = ""
     """Name of the file the example came from."""
+    idiom: str | None = None
+    """How the (non-)compliance is expressed (``metadata.idiom``: ``config_dict``,
+    ``callback_handler``, ...); None where the file does not say."""
+    hard_negative: bool = False
+    """``metadata.hard_negative``: the requirement's words without the behaviour, or the
+    behaviour without the words."""
 
     @property
     def compliant(self) -> bool:
@@ -93,6 +99,13 @@ def parse_line(text: str, path: Path, line: int) -> Example:
                                 f"{list(COMPLIANCE_STATES)}")
     if not code.strip():
         raise _fail(path, line, "field 'input' is empty")
+    idiom = meta.get("idiom")
+    if idiom is not None and (not isinstance(idiom, str) or not idiom.strip()):
+        raise _fail(path, line, f"metadata.idiom must be a non-empty string, got {idiom!r:.60}")
+    hard_negative = meta.get("hard_negative", False)
+    if not isinstance(hard_negative, bool):
+        raise _fail(path, line, f"metadata.hard_negative must be true or false, "
+                                f"got {hard_negative!r:.60}")
     fields = dict(_FIELD_LINE.findall(output))
     for name in ("ARTICLE", "SEVERITY"):
         if name not in fields:
@@ -115,7 +128,7 @@ def parse_line(text: str, path: Path, line: int) -> Example:
     return Example(id=f"{framework}-art{article}-{slug}-{line:03d}", code=code,
                    framework=framework, article=article, compliance_state=state,
                    severity=severity, template=template, instruction=instruction, line=line,
-                   source=path.name)
+                   source=path.name, idiom=idiom, hard_negative=hard_negative)
 
 
 def load_examples(path: str | Path, *, limit: int | None = None) -> list[Example]:

@@ -9,7 +9,7 @@ positive class against everything else, with 0 where a ratio has a zero denomina
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,8 @@ class Outcome:
     predicted_label: str
     predicted_severity: str | None
     scan_ms: float
+    idiom: str | None = None
+    hard_negative: bool = False
 
     @property
     def correct(self) -> bool:
@@ -111,6 +113,32 @@ def framework_accuracy(outcomes: Sequence[Outcome]) -> dict[str, dict[str, float
             for fw, (c, t) in sorted(tally.items())}
 
 
+def group_accuracy(outcomes: Sequence[Outcome], key: Callable[[Outcome], str | None], *,
+                   seed: int, resamples: int = BOOTSTRAP_RESAMPLES
+                   ) -> dict[str, dict[str, Any]]:
+    """Accuracy per group (``key`` of an outcome; None leaves it out), each with its 95%
+    percentile-bootstrap interval over the group's examples (``mean_interval``, seeded)."""
+    from ..stats.significance import mean_interval
+
+    groups: dict[str, list[bool]] = defaultdict(list)
+    for o in outcomes:
+        name = key(o)
+        if name is not None:
+            groups[name].append(o.correct)
+    out: dict[str, dict[str, Any]] = {}
+    for name, hits in sorted(groups.items()):
+        low, high = mean_interval([float(h) for h in hits], seed=seed, iterations=resamples)
+        out[name] = {"correct": sum(hits), "total": len(hits),
+                     "accuracy": _ratio(sum(hits), len(hits)),
+                     "ci": [round(low, 4), round(high, 4)]}
+    return out
+
+
+def _hard_negative_group(o: Outcome) -> str:
+    kind = "hard negative" if o.hard_negative else "other"
+    return f"{kind}, {'compliant' if o.true_label == NO_VIOLATION else 'violation'}"
+
+
 def intervals(outcomes: Sequence[Outcome], *, seed: int,
               resamples: int = BOOTSTRAP_RESAMPLES) -> dict[str, list[float]]:
     """95% percentile-bootstrap intervals of the headline metrics, resampling examples.
@@ -151,6 +179,11 @@ def summarize(outcomes: Sequence[Outcome], *, seed: int) -> dict[str, Any]:
         "metrics": overall_metrics(outcomes),
         "per_article_metrics": article_metrics(outcomes),
         "framework_accuracy": framework_accuracy(outcomes),
+        "stack_accuracy": group_accuracy(outcomes, lambda o: o.framework, seed=seed),
+        "idiom_accuracy": group_accuracy(outcomes, lambda o: o.idiom, seed=seed),
+        "hard_negative_accuracy": group_accuracy(
+            outcomes, _hard_negative_group, seed=seed)
+        if any(o.hard_negative for o in outcomes) else {},
         "confusion_matrix": confusion(outcomes),
         "confidence_intervals": intervals(outcomes, seed=seed),
         "avg_scan_time_ms": _ratio(sum(o.scan_ms for o in outcomes), len(outcomes)),

@@ -5,12 +5,19 @@ Real output wraps the two fields in markdown (``**ARTICLE:** 14``), prefixes the
 ``<think>`` blocks, or answers "none" in several spellings. The parser takes the last
 explicit field (final answers come last), and only falls back to a lone "Article N"
 mention when the fields are missing altogether.
+
+A structured answer (the JSON object of ``classifier.ANSWER_SCHEMA``) is read first:
+``{"finding": ..., "article": "14", "severity": "HIGH"}``, also inside a code fence or
+after a ``<think>`` block. An object whose article is not one of the enum's values is not
+a structured answer, and the text rules read the answer instead.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .dataset import ARTICLES, NO_VIOLATION, SEVERITIES
 
@@ -64,8 +71,49 @@ def _article(value: str) -> int | None | str:
     return int(match.group(1)) if match else ""
 
 
+_MAX_JSON_CHARS = 20_000
+"""Longer answers are not tried as JSON (a classification object is a few hundred)."""
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """The last JSON object in ``text`` that has an ``article`` key, or None."""
+    if len(text) > _MAX_JSON_CHARS or "{" not in text:
+        return None
+    decoder = json.JSONDecoder()
+    found = None
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:  # JSONDecodeError, or a recursion/number limit
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(value, dict) and "article" in {str(k).lower() for k in value}:
+            found = value
+        start = text.find("{", end)
+    return found
+
+
+def parse_structured(text: str) -> Prediction | None:
+    """The prediction of a structured (JSON) answer, or None when ``text`` holds none."""
+    obj = _json_object(_THINK.sub(" ", text))
+    if obj is None:
+        return None
+    fields = {str(k).lower(): v for k, v in obj.items()}
+    value = fields.get("article")
+    article = None if value is None else _article(str(value))
+    if article is None:  # "NONE", null, "no violation"
+        return Prediction(article=None, severity=None)
+    if not isinstance(article, int) or article not in ARTICLES:
+        return None
+    return Prediction(article=article, severity=_severity(str(fields.get("severity", ""))))
+
+
 def parse_response(text: str) -> Prediction:
     """Extract the prediction from a model's answer; raises :class:`ParseError`."""
+    structured = parse_structured(text)
+    if structured is not None:
+        return structured
     answer = _NOISE.sub(" ", _THINK.sub(" ", text))
     articles = [_article(m.group(1)) for m in _ARTICLE_FIELD.finditer(answer)]
     readable = [a for a in articles if a != ""]

@@ -25,7 +25,8 @@ def classification_record(example: Example, model_id: str, prediction: Predictio
     outcome = Outcome(example_id=example.id, framework=example.framework,
                       true_label=example.label, true_severity=example.severity,
                       predicted_label=predicted, predicted_severity=predicted_severity,
-                      scan_ms=elapsed_ms)
+                      scan_ms=elapsed_ms, idiom=example.idiom,
+                      hard_negative=example.hard_negative)
     metrics = {"correct": float(outcome.correct),
                "compliance_correct": float(outcome.compliance_correct),
                "scan_ms": round(elapsed_ms, 3)}
@@ -35,7 +36,8 @@ def classification_record(example: Example, model_id: str, prediction: Predictio
                "true_severity": example.severity, "predicted_article": predicted,
                "predicted_severity": predicted_severity,
                "compliance_state": example.compliance_state, "scan_ms": round(elapsed_ms, 3),
-               "dataset": example.source, **extra}
+               "dataset": example.source, "idiom": example.idiom,
+               "hard_negative": example.hard_negative, **extra}
     return ScoreRecord(benchmark=BENCHMARK, unit_id=example.id, model_id=model_id,
                        evaluator=EVALUATOR, metrics=metrics, details=details)
 
@@ -53,4 +55,5 @@ def outcome_of(record: ScoreRecord) -> Outcome:
                    true_label=str(d["true_article"]), true_severity=d.get("true_severity"),
                    predicted_label=str(d["predicted_article"]),
                    predicted_severity=d.get("predicted_severity"),
-                   scan_ms=float(d.get("scan_ms", 0.0)))
+                   scan_ms=float(d.get("scan_ms", 0.0)), idiom=d.get("idiom"),
+                   hard_negative=bool(d.get("hard_negative", False)))

@@ -75,6 +75,9 @@ def build_results(records: Sequence[ScoreRecord], *, seed: int, llm_state: dict[
             "rule_based_metrics": block["metrics"],
             "per_article_metrics": block["per_article_metrics"],
             "framework_accuracy": block["framework_accuracy"],
+            "stack_accuracy": block["stack_accuracy"],
+            "idiom_accuracy": block["idiom_accuracy"],
+            "hard_negative_accuracy": block["hard_negative_accuracy"],
             "confusion_matrix": block["confusion_matrix"],
             "avg_scan_time_ms": round(block["avg_scan_time_ms"], 3),
             "confidence_intervals": block["confidence_intervals"],
@@ -141,10 +144,17 @@ def print_block(write: WriteLine, title: str, block: dict[str, Any]) -> None:
         (f"Art. {a}", _pct(s["accuracy"]), f"{s['precision']:.3f}", f"{s['recall']:.3f}",
          f"{s['f1']:.3f}", s["count"]) for a, s in block["per_article_metrics"].items()])
     write("")
-    _table(write, ("framework", "correct", "total", "accuracy"), [
-        (fw, s["correct"], s["total"], _pct(s["accuracy"]))
-        for fw, s in block["framework_accuracy"].items()])
-    write("")
+    for title, key in (("stack (framework)", "stack_accuracy"), ("idiom", "idiom_accuracy"),
+                       ("hard negatives", "hard_negative_accuracy")):
+        groups = block.get(key) or {}
+        if not groups and key == "stack_accuracy":  # an older block: the seed's table
+            groups = block["framework_accuracy"]
+        if groups:
+            _table(write, (title, "correct", "total", "accuracy", "95% CI (bootstrap)"), [
+                (name, g["correct"], g["total"], _pct(g["accuracy"]),
+                 f"[{_pct(g['ci'][0])}, {_pct(g['ci'][1])}]" if g.get("ci") else "-")
+                for name, g in groups.items()])
+            write("")
     matrix = block["confusion_matrix"]
     columns = [*ARTICLE_LABELS, NO_VIOLATION]
     columns += sorted({p for row in matrix.values() for p in row} - set(columns))
@@ -190,6 +200,9 @@ def print_results(write: WriteLine, sep: Callable[[str, str], None],
         block = {"metrics": results["rule_based_metrics"],
                  "per_article_metrics": results["per_article_metrics"],
                  "framework_accuracy": results["framework_accuracy"],
+                 "stack_accuracy": results.get("stack_accuracy", {}),
+                 "idiom_accuracy": results.get("idiom_accuracy", {}),
+                 "hard_negative_accuracy": results.get("hard_negative_accuracy", {}),
                  "confusion_matrix": results["confusion_matrix"],
                  "confidence_intervals": results["confidence_intervals"],
                  "avg_scan_time_ms": results["avg_scan_time_ms"],

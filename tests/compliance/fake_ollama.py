@@ -23,8 +23,11 @@ class FakeOllama:
 
     def __init__(self, *, models: tuple[str, ...] = ("air-compliance-v2:latest",),
                  respond: Responder | None = None, chat_status: int = 200,
-                 delay_s: float = 0.0) -> None:
+                 delay_s: float = 0.0, refuse_schema: bool = False) -> None:
         self.models = models
+        # True: a chat whose ``format`` is a JSON schema gets HTTP 400, as an Ollama older
+        # than 0.5 (which knew only ``format: "json"``) answers it.
+        self.refuse_schema = refuse_schema
         self.delay_s = delay_s
         """How long each chat takes (the most chats answered at once: ``peak``)."""
         self.active = 0
@@ -73,6 +76,9 @@ class FakeOllama:
                         server.active -= 1
 
             def _chat(self, body: dict[str, Any]) -> None:
+                if server.refuse_schema and isinstance(body.get("format"), dict):
+                    self._send(400, {"error": "invalid format: expected \"json\""})
+                    return
                 if server.chat_status != 200:
                     self._send(server.chat_status, {"error": "scripted failure: model crashed"})
                     return

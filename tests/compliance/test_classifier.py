@@ -93,3 +93,44 @@ def test_probe_reports_one_clear_reason() -> None:
 def test_bad_model_specs_are_rejected(spec: str) -> None:
     with pytest.raises(ValueError, match=repr(spec)):
         parse_model(spec)
+
+
+def test_ollama_is_asked_for_the_answer_schema_and_its_json_is_read() -> None:
+    from pytest_summarybench.compliance.classifier import ANSWER_SCHEMA
+
+    def respond(body: dict[str, Any]) -> str:
+        return '{"finding": "model output reaches eval", "article": "15", ' \
+               '"severity": "CRITICAL"}'
+
+    with FakeOllama(respond=respond) as server:
+        answer = LLMClassifier(parse_model(DEFAULT_MODEL, server.url)).classify("eval(x)")
+        [body] = server.chat_requests
+    assert body["format"] == ANSWER_SCHEMA  # litellm passes the schema on as Ollama's format
+    assert '"article": "X"' in body["messages"][-1]["content"]
+    assert answer.response_format == "json_schema"
+    assert answer.prediction == Prediction(article=15, severity="CRITICAL")
+
+
+def test_a_server_refusing_the_schema_is_asked_again_with_the_text_prompt() -> None:
+    with FakeOllama(respond=lambda body: "ARTICLE: 12\nSEVERITY: LOW",
+                    refuse_schema=True) as server:
+        model = parse_model(DEFAULT_MODEL, server.url)
+        classifier = LLMClassifier(model, retry_policy=RetryPolicy(max_attempts=1))
+        answer = classifier.classify("x = 1")
+        first, second = server.chat_requests
+    assert isinstance(first["format"], dict) and "format" not in second
+    assert "ARTICLE: X" in second["messages"][-1]["content"]
+    assert answer.response_format == "none"
+    assert answer.prediction == Prediction(article=12, severity="LOW")
+
+
+def test_structured_output_only_where_the_provider_takes_a_schema() -> None:
+    from pytest_summarybench.compliance.classifier import structured_format
+
+    hosted = structured_format(parse_model("openai/gpt-4o-mini"))
+    assert hosted is not None and hosted["type"] == "json_schema"
+    assert hosted["json_schema"]["schema"]["properties"]["article"]["enum"] == [
+        "9", "10", "11", "12", "14", "15", "NONE"]
+    # an OpenAI-compatible server of unknown abilities: JSON mode only, so the text prompt
+    assert structured_format(parse_model("local/my-model", "http://127.0.0.1:1/v1")) is None
+    assert LLMClassifier(parse_model(DEFAULT_MODEL), structured=False).response_format is None

@@ -52,3 +52,23 @@ def test_unreadable_answers_raise_with_the_answer_quoted(text: str) -> None:
 def test_label_of_prediction() -> None:
     assert Prediction(article=None, severity=None).label == "none"
     assert Prediction(article=9, severity="LOW").label == "9"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"finding": "f", "article": "14", "severity": "HIGH"}', Prediction(14, "HIGH")),
+    ('```json\n{"article": "NONE", "severity": "NONE"}\n```', Prediction(None, None)),
+    ('{"article": null}', Prediction(None, None)),
+    ('<think>{"article": "9"}</think>\n{"article": 15, "severity": "critical"}',
+     Prediction(15, "CRITICAL")),
+    # an object naming no benchmark article is not the structured answer: the text rules
+    ('{"article": "42"}\nARTICLE: 12\nSEVERITY: LOW', Prediction(12, "LOW")),
+    ('{"severity": "HIGH"}\nARTICLE: 10\nSEVERITY: HIGH', Prediction(10, "HIGH")),
+])
+def test_structured_answers(text: str, expected: Prediction) -> None:
+    assert parse_response(text) == expected
+
+
+def test_huge_json_is_not_decoded() -> None:
+    from pytest_summarybench.compliance.parsing import parse_structured
+
+    assert parse_structured('{"article": "14", "pad": "' + "x" * 30_000 + '"}') is None
