@@ -196,7 +196,9 @@ def test_art12_needs_a_persistent_record() -> None:
     ("UserProxyAgent('u', code_execution_config={'work_dir': 'w', 'use_docker': False})",
      "CRITICAL"),
     ("Agent(role='r', allow_code_execution=True, code_execution_mode='unsafe')", "CRITICAL"),
-    ("subprocess.run(f'git {cmd}', shell=True)", "HIGH"),
+    # A built command run by a shell executes on the host: CRITICAL by the rubric (it
+    # was HIGH under the old rules).
+    ("subprocess.run(f'git {cmd}', shell=True)", "CRITICAL"),
     ("db.execute(f\"SELECT * FROM t WHERE id = '{x}'\")", "HIGH"),
     ("try:\n    r = requests.get(url)\nexcept Exception:\n    r = None", "MEDIUM"),
 ])

@@ -11,16 +11,17 @@ from __future__ import annotations
 import ast
 
 from ..base import ArticleResult
-from ..facts import CallFact, CodeFacts
+from ..facts import CallFact, CodeFacts, tokens
+from .art14_flow import ConfigResolver
+from .art15_flow import built_queries, shell_injections
 
-_SHELL_CALLS = frozenset({"os.system", "os.popen", "commands.getoutput"})
-_SUBPROCESS = frozenset({"run", "call", "check_call", "check_output", "Popen"})
 _REPL_TOOLS = frozenset({"PythonREPLTool", "PythonREPL", "PythonAstREPLTool",
-                         "create_python_agent", "LocalCommandLineCodeExecutor"})
-_SQL_METHODS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql"})
+                         "create_python_agent", "LocalCommandLineCodeExecutor",
+                         "PandasQueryEngine", "PandasAI", "SmartDataframe"})
+"""Framework classes that run model-written code in the host process."""
 _HTTP = frozenset({"get", "post", "put", "patch", "delete", "request", "head"})
 _HTTP_CLIENTS = frozenset({"requests", "httpx", "urllib3"})
-_WEAK_TO_FAIL = 2
+_WEAK_TO_FAIL = 1
 """Weak findings (no timeout, swallowed error, path from input) needed for a violation."""
 
 
@@ -34,54 +35,47 @@ def _formatted(node: ast.expr) -> bool:
             and node.func.attr == "format")
 
 
-def _is_true(node: ast.expr | None) -> bool:
-    return isinstance(node, ast.Constant) and node.value is True
-
-
-def _dict_value(node: ast.expr | None, key: str) -> ast.expr | None:
-    if isinstance(node, ast.Dict):
-        for k, v in zip(node.keys, node.values, strict=True):
-            if isinstance(k, ast.Constant) and k.value == key:
-                return v
-    return None
-
-
 def _execution_findings(facts: CodeFacts) -> tuple[list[str], list[str]]:
     """(critical, high) findings: code execution and injection sinks."""
     critical: list[str] = []
     high: list[str] = []
+    config = ConfigResolver(facts.tree)
     for call in facts.calls:
-        if call.name in ("eval", "exec"):
+        if call.name in ("eval", "exec") and call.node.args \
+                and not isinstance(call.node.args[0], ast.Constant):
             critical.append(f"line {call.line}: {call.name}() on dynamic input")
         elif call.last in _REPL_TOOLS:
             critical.append(f"line {call.line}: {call.last} executes model code on the host")
-        elif call.name in _SHELL_CALLS:
-            high.append(f"line {call.line}: {call.name}() runs a shell command")
-        elif call.last in _SUBPROCESS and call.name.startswith("subprocess") \
-                and _is_true(call.keyword("shell")):
-            high.append(f"line {call.line}: {call.name}(shell=True)")
-        elif call.last in _SQL_METHODS and call.node.args and _formatted(call.node.args[0]):
-            high.append(f"line {call.line}: SQL built by string formatting in {call.name}()")
         elif call.name in ("pickle.loads", "pickle.load", "marshal.loads"):
             high.append(f"line {call.line}: {call.name}() deserialises untrusted data")
         elif call.name == "yaml.load" and call.keyword("Loader") is None:
             high.append(f"line {call.line}: yaml.load() without a safe Loader")
-        use_docker = _dict_value(call.keyword("code_execution_config"), "use_docker")
-        if isinstance(use_docker, ast.Constant) and use_docker.value is False:
+        execution = config.value(call.keyword("code_execution_config"))
+        if isinstance(execution, dict) and execution.get("use_docker") is False:
             critical.append(f"line {call.line}: code_execution_config use_docker=False runs "
                             f"model code on the host")
-        mode = call.keyword("code_execution_mode")
-        if (_is_true(call.keyword("allow_code_execution")) and isinstance(mode, ast.Constant)
-                and mode.value == "unsafe"):
+        mode = config.value(call.keyword("code_execution_mode"))
+        if config.value(call.keyword("allow_code_execution")) is True and mode == "unsafe":
             critical.append(f"line {call.line}: allow_code_execution with "
                             f"code_execution_mode='unsafe' (no sandbox)")
-        for flag in ("allow_dangerous_code", "allow_dangerous_requests"):
-            if _is_true(call.keyword(flag)):
-                critical.append(f"line {call.line}: {flag}=True on {call.name}")
+        for kw in call.node.keywords:
+            if kw.arg and {"unsafe", "dangerous"} & set(tokens(kw.arg)) \
+                    and config.value(kw.value) is True:
+                critical.append(f"line {call.line}: {kw.arg}=True on {call.name}")
+    # Code running on the host through a shell is the rubric's CRITICAL case.
+    critical.extend(shell_injections(facts))
+    high.extend(built_queries(facts))
     return critical, high
 
 
+_REPORTING = frozenset({"warning", "warn", "error", "exception", "critical", "info",
+                        "debug", "log", "print", "exit", "abort", "fail", "set_status",
+                        "record_exception"})
+
+
 def _handler_is_silent(handler: ast.ExceptHandler) -> bool:
+    """A broad ``except`` that neither re-raises, reports (log, print, exit) nor uses the
+    error: the failure disappears and the caller sees a normal result."""
     broad = handler.type is None or (isinstance(handler.type, ast.Name)
                                      and handler.type.id in ("Exception", "BaseException"))
     if not broad:
@@ -89,8 +83,12 @@ def _handler_is_silent(handler: ast.ExceptHandler) -> bool:
     for node in ast.walk(ast.Module(body=handler.body, type_ignores=[])):
         if isinstance(node, ast.Raise):
             return False
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in ("warning", "error", "exception", "critical", "info"):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) \
+                else getattr(node.func, "id", "")
+            if name in _REPORTING:
+                return False
+        if handler.name and isinstance(node, ast.Name) and node.id == handler.name:
             return False
     return True
 
@@ -103,11 +101,29 @@ def _uses_param(node: ast.expr, call: CallFact, facts: CodeFacts) -> bool:
     return bool(names & set(function.params))
 
 
+def _sessions(facts: CodeFacts) -> set[str]:
+    """Names bound to HTTP client sessions created without a timeout."""
+    out = set()
+    for name, call in facts.assignments.items():
+        if call.name.split(".", 1)[0] in _HTTP_CLIENTS and call.last in ("Session",):
+            out.add(name)
+    return out
+
+
 def _weak_findings(facts: CodeFacts) -> list[str]:
     found = []
+    config = ConfigResolver(facts.tree)
+    sessions = _sessions(facts)
     for call in facts.calls:
         client = call.name.split(".", 1)[0]
-        if client in _HTTP_CLIENTS and call.last in _HTTP and call.keyword("timeout") is None:
+        if (client in _HTTP_CLIENTS or client in sessions) and call.last in _HTTP:
+            timeout = call.keyword("timeout")
+            spread = any(kw.arg is None for kw in call.node.keywords)
+            if timeout is None and not spread or (
+                    timeout is not None and config.value(timeout) is None):
+                found.append(f"line {call.line}: {call.name}() without a timeout")
+        if call.name in ("urllib.request.urlopen", "urlopen") and call.keyword("timeout") \
+                is None and len(call.node.args) < 3:
             found.append(f"line {call.line}: {call.name}() without a timeout")
         if (call.name == "open" and call.node.args and _formatted(call.node.args[0])
                 and _uses_param(call.node.args[0], call, facts)):
