@@ -24,7 +24,7 @@ _HTTP_WRITES = frozenset({"post", "put", "patch", "delete"})
 _HTTP_METHOD_LITERALS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _SENDS = frozenset({"send_message", "sendmail", "send_mail", "send_email", "send"})
 _SUBPROCESS = frozenset({"run", "call", "check_call", "check_output", "Popen"})
-_PLUMBING = frozenset({"ctx", "context", "queue", "agent", "proxy", "chat", "runner", "crew",
+_PLUMBING = frozenset({"ctx", "context", "queue", "agent", "proxy", "runner", "crew",
                        "kernel", "workflow", "handler", "graph", "log", "logger", "logging",
                        "event", "events", "websocket", "ws", "stream"})
 """Receivers and method words of in-process plumbing (agent chats, workflow events,
@@ -61,7 +61,8 @@ BOOKKEEPING = frozenset({
 })
 """Leading verbs (and path words) of internal writes a person acts on later."""
 _RECORDS = frozenset({"draft", "drafts", "ticket", "tickets", "queue", "case", "cases",
-                      "note", "notes", "proposal", "proposals", "approval", "approvals"})
+                      "note", "notes", "proposal", "proposals", "proposed", "approval",
+                      "approvals", "pending", "requests", "review", "reviews"})
 """Words of a write's target (URL, SQL) that make it a record a person acts on later."""
 _VERBS = FINANCIAL | OUTREACH | ACCOUNT | {"book", "comment"}
 DESTRUCTIVE = frozenset({"delete", "purge", "destroy", "wipe", "erase", "drop", "truncate"})
@@ -71,7 +72,7 @@ _MONEY_HINTS = frozenset({"amount", "eur", "usd", "gbp", "payroll", "ledger", "i
 """Parameter and receiver words that put an action's consequence in money."""
 _CLIENT_VERBS = FINANCIAL | OUTREACH | DESTRUCTIVE | frozenset({
     "suspend", "ban", "deactivate", "revoke", "deploy", "disable", "terminate", "grant",
-    "comment", "book", "cancel"})
+    "comment", "book", "cancel", "merge", "publish"})
 """Words of a client method that acts by itself (``bank.pay``, ``mailer.send``,
 ``inventory.delete``, ``issue.create_comment``)."""
 _READS = frozenset({"get", "list", "read", "fetch", "search", "lookup", "find", "load",
@@ -136,9 +137,9 @@ def _write_kind(call: ast.Call) -> str | None:
     if receiver and last == "create" and set(tokens(receiver.replace(".", "_"))) & _VERBS:
         return "create"
     plumbing = set(tokens(receiver.replace(".", "_"))) | set(tokens(last))
-    method = tokens(last)
-    if receiver and not plumbing & _PLUMBING and method and method[0] not in _READS \
-            and set(method) & _CLIENT_VERBS:
+    words = tokens(last)
+    if receiver and not plumbing & _PLUMBING and words and words[0] not in _READS \
+            and set(words) & _CLIENT_VERBS:
         return "client call"
     if last in ("execute", "executemany") and first is not None:
         sql = " ".join(_literal_words(call))

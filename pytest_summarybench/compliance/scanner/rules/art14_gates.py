@@ -25,9 +25,10 @@ _DECISION_KEYS = frozenset({"approved", "approval", "confirmed", "signoff", "app
                             "decision"})
 _HUMAN_CALLS = frozenset({"input", "interrupt", "wait_for_event", "getpass"})
 """Calls that block until a person answers (console, graph interrupt, workflow wait)."""
-_ASKING = frozenset({"approve", "approval", "confirm", "confirmation", "signoff",
-                     "consent", "ask"})
-"""Leading words of a call that asks a person (``Confirm.ask``, ``request_approval``)."""
+_ASKING = frozenset({"approve", "approved", "approval", "confirm", "confirmation",
+                     "confirmed", "signoff", "consent"})
+"""Words of a call that asks a person or reads their decision (``request_approval``,
+``wait_for_confirmation``, ``approvals.is_approved``)."""
 
 
 def _loops_that_wait(node: ast.AST) -> list[ast.For | ast.While | ast.AsyncFor]:
@@ -71,7 +72,8 @@ class Gates:
         last = name.rsplit(".", 1)[-1]
         if last in _HUMAN_CALLS or (last in self.asking and last != own):
             return True
-        if tokens(last)[:1] and tokens(last)[0] in _ASKING:
+        words = tokens(last)
+        if set(words) & _ASKING or words[:1] == ["ask"]:
             return True
         # asyncio.to_thread(input, ...), loop.run_in_executor(None, input, ...)
         return any(isinstance(a, ast.Name) and a.id in _HUMAN_CALLS for a in call.args)
@@ -114,12 +116,13 @@ class Gates:
                         if isinstance(const, ast.Constant) and isinstance(const.value, str) \
                                 and const.value.strip().lower() in ASSENT:
                             return True
-            key = None
+            key: object = None
             if isinstance(node, ast.Attribute):
                 key = node.attr
             elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
                 key = node.slice.value
             if isinstance(key, str) and set(tokens(key)) & _DECISION_KEYS \
+                    and isinstance(node, ast.expr) \
                     and not self.config.known(self.config.value(node)):
                 return True
         return False

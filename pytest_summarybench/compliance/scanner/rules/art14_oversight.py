@@ -47,6 +47,11 @@ _TOOL_DECORATORS = frozenset({"tool", "tools", "function", "register", "llm"})
 (``@tool``, ``@function_tool``, ``@kernel_function``, ``@agent.register_for_llm``)."""
 
 
+_RUN_METHODS = frozenset({"_run", "_arun", "run", "arun", "__call__", "invoke", "ainvoke",
+                          "call", "acall", "execute"})
+"""Methods through which a framework runs a tool class."""
+
+
 def _registers(decorator: str) -> bool:
     return bool(_TOOL_DECORATORS & set(tokens(decorator.rsplit(".", 1)[-1])))
 
@@ -106,6 +111,19 @@ def _with_nested_tools(facts: CodeFacts) -> CodeFacts:
             functions[node.name] = FunctionFact(
                 name=node.name, node=node, docstring=ast.get_docstring(node),
                 decorators=decorators, params=params, referenced=node.name in loaded)
+    # A tool class (``class RefundTool(BaseTool)``) hands its run method to the agent.
+    for node in ast.walk(facts.tree):
+        if not isinstance(node, ast.ClassDef) or not any(
+                "tool" in tokens(dotted(b).rsplit(".", 1)[-1]) for b in node.bases):
+            continue
+        for method in node.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and method.name in _RUN_METHODS:
+                key = f"{node.name}.{method.name}"
+                functions[key] = FunctionFact(
+                    name=key, node=method, docstring=ast.get_docstring(method),
+                    decorators=[dotted(d) for d in method.decorator_list],
+                    params={a.arg: "" for a in method.args.args}, referenced=True)
     if len(functions) == len(facts.functions):
         return facts
     return dataclasses.replace(facts, functions=functions)
@@ -137,7 +155,7 @@ class _Oversight:
         for function in facts.functions.values():
             for action in acting.get(function.name, []):
                 callee = action.via.removeprefix("calls ").removesuffix("()")
-                if action.via.startswith("calls "):
+                if action.via.startswith("calls ") and isinstance(action.node, ast.Call):
                     self._callers.setdefault(callee, []).append((function, action.node))
 
     def gated(self, name: str, depth: int = 0) -> bool:

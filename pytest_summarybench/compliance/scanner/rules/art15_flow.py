@@ -18,9 +18,10 @@ from collections.abc import Iterator
 
 from ..facts import CodeFacts, FunctionFact, dotted
 
-_SQL = re.compile(r"^\s*(select|insert|update|delete|with|merge|replace)\b.*"
-                  r"\b(from|into|set|where|values|join)\b|\b(from|where|into|set)\s*$",
-                  re.IGNORECASE | re.DOTALL)
+_SQL = re.compile(r"\b(select|insert\s+into|update|delete\s+from)\b[\s\S]*"
+                  r"\b(from|where|set|values)\b|\bwhere\s+[\w.]+\s*(=|<|>|like\b|in\b)",
+                  re.IGNORECASE)
+"""Text that reads as an SQL statement, or as the WHERE clause of one."""
 _SQL_RUNNERS = frozenset({"execute", "executemany", "executescript", "raw", "read_sql",
                           "read_sql_query", "exec_driver_sql", "fetch", "fetchrow",
                           "fetchval"})
@@ -101,7 +102,12 @@ class _Scope:
         if _built(node, kind):
             return True
         if isinstance(node, ast.Name):
-            return any(self.builds(v, kind, depth + 1) for v in self.assigned.get(node.id, []))
+            values = self.assigned.get(node.id, [])
+            if any(self.builds(v, kind, depth + 1) for v in values):
+                return True
+            # sql = "SELECT ..."; sql += f"WHERE x = '{x}'": the text is SQL as a whole.
+            text = " ".join(_literal_text(v) for v in values)
+            return bool(kind.search(text)) and any(_built(v, None) for v in values)
         if isinstance(node, ast.Call):
             name = dotted(node.func).rsplit(".", 1)[-1]
             if name in _WRAPPERS and node.args:

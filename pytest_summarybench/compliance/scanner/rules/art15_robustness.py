@@ -1,9 +1,31 @@
 """Article 15, accuracy, robustness and cybersecurity: model output and user input are
 untrusted data.
 
-Model-written text must not reach an interpreter, a shell or a query string unchecked;
-model-written code runs only in a sandbox; calls to other services have timeouts and
-failures are handled rather than swallowed.
+Model-written text must not reach an interpreter, a shell or a query string; model-written
+code runs only in a sandbox; calls to other services have timeouts and failures are
+handled rather than swallowed. Values are followed through the syntax tree: sandbox
+settings through configuration (``ConfigResolver``: dicts, dataclasses, env defaults,
+parsed YAML/JSON), query text and shell commands from where they are built to where they
+run (``art15_flow``). A sanitising helper around a formatted value does not make it a bound
+parameter; a docstring that calls the code safe is not evidence.
+
+Checks (each has a firing and a quiet example in tests/compliance/test_rules_art14_15.py):
+
+1. CRITICAL, model code on the host: ``eval``/``exec`` of a non-literal, classes that run
+   model code in-process (Python REPL tools, ``LocalCommandLineCodeExecutor``,
+   ``PandasQueryEngine``, ``ShellTool``...), ``use_docker=False`` and
+   ``code_execution_mode='unsafe'`` (read through configuration), any ``*unsafe*`` or
+   ``*dangerous*`` keyword set to True.
+2. CRITICAL, a command built from values run through a shell: ``shell=True``,
+   ``os.system``/``os.popen``, ``create_subprocess_shell``, ``[bash|sh, -c, value]``.
+3. HIGH, SQL text formatted with a non-literal value (f-string, ``%``, ``+``/``+=``,
+   ``.format``; number casts and ``?`` placeholder lists are fine) that reaches a call
+   running it, directly, through a variable, ``text()``, a builder function or a helper's
+   parameter; ``pickle``/``marshal`` loads; ``yaml.load`` without a Loader.
+4. MEDIUM, any weak finding: an HTTP call (requests/httpx/urllib3, a ``requests.Session``,
+   ``urlopen``) without a timeout or with one that resolves to None; a broad ``except``
+   that neither re-raises, reports (log, print, exit) nor uses the error;
+   ``suppress(Exception)``; ``open()`` on a path formatted from a tool argument.
 """
 
 from __future__ import annotations
@@ -17,12 +39,14 @@ from .art15_flow import built_queries, shell_injections
 
 _REPL_TOOLS = frozenset({"PythonREPLTool", "PythonREPL", "PythonAstREPLTool",
                          "create_python_agent", "LocalCommandLineCodeExecutor",
-                         "PandasQueryEngine", "PandasAI", "SmartDataframe"})
+                         "PandasQueryEngine", "PandasAI", "SmartDataframe", "ShellTool",
+                         "LocalShellTool", "CodeInterpreterToolSpec"})
 """Framework classes that run model-written code in the host process."""
 _HTTP = frozenset({"get", "post", "put", "patch", "delete", "request", "head"})
 _HTTP_CLIENTS = frozenset({"requests", "httpx", "urllib3"})
 _WEAK_TO_FAIL = 1
-"""Weak findings (no timeout, swallowed error, path from input) needed for a violation."""
+"""Weak findings (no timeout, swallowed error, path from input) needed for a violation:
+one, as the requirement asks every external call for a timeout (it was two)."""
 
 
 def _formatted(node: ast.expr) -> bool:
@@ -132,6 +156,10 @@ def _weak_findings(facts: CodeFacts) -> list[str]:
     for node in ast.walk(facts.tree):
         if isinstance(node, ast.ExceptHandler) and _handler_is_silent(node):
             found.append(f"line {node.lineno}: broad except swallows the error silently")
+    for call in facts.calls_named("suppress"):
+        if any(isinstance(a, ast.Name) and a.id in ("Exception", "BaseException")
+               for a in call.node.args):
+            found.append(f"line {call.line}: suppress(Exception) swallows errors silently")
     return found
 
 
@@ -141,12 +169,20 @@ class RobustnessRule:
     article = 15
     title = "Accuracy, robustness and cybersecurity"
     checks = (
-        "CRITICAL: eval()/exec(), Python REPL tools, autogen use_docker=False, CrewAI "
-        "code_execution_mode='unsafe', allow_dangerous_code/requests=True",
-        "HIGH: os.system/os.popen, subprocess with shell=True, SQL built by f-string, "
-        "concatenation or .format(), pickle/marshal loads, yaml.load without Loader",
-        "MEDIUM when at least two weak findings: HTTP calls without timeout, broad except "
-        "that neither logs nor re-raises, open() on a path built from a tool argument",
+        "CRITICAL, model code on the host: eval()/exec() of a non-literal, in-process code "
+        "runners (Python REPL tools, LocalCommandLineCodeExecutor, PandasQueryEngine, "
+        "ShellTool, ...), use_docker=False or code_execution_mode='unsafe' read through "
+        "configuration, any *unsafe*/*dangerous* keyword set True",
+        "CRITICAL, a command built from values run by a shell: shell=True, os.system, "
+        "os.popen, create_subprocess_shell, [bash|sh, -c, value]",
+        "HIGH, SQL text formatted with a non-literal value (f-string, %, +, +=, .format; "
+        "number casts and ? placeholders are fine) reaching execute() directly, through a "
+        "variable, text(), a builder function or a helper's parameter; pickle/marshal "
+        "loads; yaml.load without a Loader",
+        "MEDIUM, any weak finding: an HTTP call without a timeout (or one resolving to "
+        "None, also on a requests.Session or urlopen), a broad except that neither "
+        "re-raises, reports nor uses the error, suppress(Exception), open() on a path "
+        "formatted from a tool argument",
     )
 
     def check(self, facts: CodeFacts) -> ArticleResult:
