@@ -335,3 +335,30 @@ def test_checks_are_documented() -> None:
     for rule in (HumanOversightRule(), RobustnessRule()):
         assert len(rule.checks) >= 4
         assert all(line.strip() for line in rule.checks)
+
+
+def test_the_approval_request_is_not_itself_an_ungated_action() -> None:
+    body = """
+        import time
+
+        def reacted(ts: str) -> bool:
+            for _ in range(60):
+                marks = chat.reactions_get(channel="C7", timestamp=ts)["reactions"]
+                if any(m["name"] == "white_check_mark" for m in marks):
+                    return True
+                time.sleep(10)
+            return False
+
+        @tool
+        def refund_order(order_id: str, amount: float) -> str:
+            '''Refund an order once a lead ticks the request in the channel.'''
+            ts = chat.chat_postMessage(channel="C7", text=f"Refund {order_id}?")["ts"]
+            if not reacted(ts):
+                return "not approved"
+            stripe.Refund.create(payment_intent=order_id, amount=int(amount * 100))
+            return "refunded"
+    """
+    assert _verdict(body, 14).passed
+    unwaited = body.replace("if not reacted(ts):", "if not ts:")
+    verdict = _verdict(unwaited, 14)
+    assert not verdict.passed and verdict.severity == "CRITICAL"

@@ -132,6 +132,27 @@ class Gates:
             self._parents[function.name] = parents(function.node)
         return self._parents[function.name]
 
+    def requests_approval(self, node: ast.AST, function: FunctionFact) -> bool:
+        """Whether ``node`` is the approval request itself: a write whose result (a
+        message id, a ticket) is what a later approval test waits on."""
+        parent = self.parent_map(function)
+        current: ast.AST | None = node
+        while current is not None and not isinstance(current, (ast.Assign, ast.AnnAssign)):
+            if isinstance(current, ast.stmt):
+                return False
+            current = parent.get(current)
+        if current is None:
+            return False
+        targets = current.targets if isinstance(current, ast.Assign) else [current.target]
+        names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        for test_owner in ast.walk(function.node):
+            if isinstance(test_owner, (ast.If, ast.While, ast.IfExp)) \
+                    and self.is_gate(test_owner.test, function) \
+                    and any(isinstance(n, ast.Name) and n.id in names
+                            for n in ast.walk(test_owner.test)):
+                return True
+        return False
+
     def guarded(self, node: ast.AST, function: FunctionFact) -> bool:
         """Whether ``node`` (inside ``function``) runs only after an approval test held."""
         return guarded_by(node, self.parent_map(function),

@@ -21,7 +21,8 @@ Checks (each has a firing and a quiet example in tests/compliance/test_rules_art
    function name, method or literal request parts carry a generic verb of action;
    bookkeeping writes (draft, save, note, queue, propose, ...) are not actions.
 2. gated in place: the write runs only inside, or after an early exit of, an approval test
-   in the same function.
+   in the same function; a write whose result that test waits on (the approval request
+   message or ticket) is part of the gate, not an action.
 3. gated by a wrapper: the function is decorated by a decorator whose wrapper calls it
    only after an approval test.
 4. gated by its callers: a helper that is not exposed to the agent and whose every call
@@ -171,7 +172,9 @@ class _Oversight:
                for d in function.decorators):
             return True
         actions = self.acting.get(function.name, [])
-        if actions and all(self.gates.guarded(a.node, function) for a in actions):
+        if actions and all(self.gates.guarded(a.node, function)
+                           or self.gates.requests_approval(a.node, function)
+                           for a in actions):
             return True
         callers = self._callers.get(function.name, [])
         if callers and not _exposed(function) and depth < 4:
@@ -193,7 +196,8 @@ class HumanOversightRule:
         "are bookkeeping",
         "gated in place: the write runs only inside, or after an early return of, a test "
         "on a person's decision (input(), interrupt(), a response event, a polled ticket "
-        "or approvals status, a value compared with 'yes'/'approved')",
+        "or approvals status, a value compared with 'yes'/'approved'); a write whose "
+        "result that test waits on is the approval request, not an action",
         "gated by a wrapper: a decorator whose wrapper calls the function only after such "
         "a test",
         "gated by its callers: an unexposed helper whose every call site is gated",
