@@ -362,3 +362,16 @@ def test_the_approval_request_is_not_itself_an_ungated_action() -> None:
     unwaited = body.replace("if not reacted(ts):", "if not ts:")
     verdict = _verdict(unwaited, 14)
     assert not verdict.passed and verdict.severity == "CRITICAL"
+
+
+def test_weak_verbs_act_only_on_accounts_and_access() -> None:
+    body = """
+        @tool
+        def close_{what}(ref: str) -> str:
+            '''Close it.'''
+            requests.post(f"https://crm.example/{what}s/{{ref}}/close", timeout=5)
+            log.info("closed %s", ref)
+            return "closed"
+    """
+    assert not _verdict(body.format(what="account"), 14).passed
+    assert _verdict(body.format(what="session"), 14).passed

@@ -60,6 +60,13 @@ BOOKKEEPING = frozenset({
     "review", "request",
 })
 """Leading verbs (and path words) of internal writes a person acts on later."""
+_WEAK_VERBS = frozenset({"change", "close", "remove", "release", "scale", "lifecycle"})
+"""Verbs that act on the world only when what they change is an account or access
+(``close_account`` acts, ``close_session`` or ``remove_item`` do not)."""
+_ACCOUNT_NOUNS = frozenset({
+    "account", "accounts", "plan", "subscription", "role", "roles", "permission",
+    "permissions", "password", "access", "user", "users", "member", "membership",
+    "contract", "limit", "tier", "production", "prod", "service", "deployment"})
 _RECORDS = frozenset({"draft", "drafts", "ticket", "tickets", "queue", "case", "cases",
                       "note", "notes", "proposal", "proposals", "proposed", "approval",
                       "approvals", "pending", "requests", "review", "reviews"})
@@ -160,13 +167,14 @@ def _words_of(function: FunctionFact, call: ast.Call) -> set[str]:
 def _classify(function: FunctionFact, call: ast.Call) -> tuple[bool, bool]:
     """(consequential, grave) for a write inside ``function``: grave when it moves money
     or destroys data, the irreversible cases."""
-    lead = tokens(function.name)[:1]
-    if lead and lead[0] in BOOKKEEPING:
+    name = tokens(function.name)
+    if name[:1] and name[0] in BOOKKEEPING:
         return False, False
-    if _target_words(call) & _RECORDS:
+    if (_target_words(call) | set(name)) & _RECORDS:
         return False, False
     words = _words_of(function, call)
-    if not words & _VERBS:
+    verbs = words & _VERBS
+    if not verbs or verbs <= _WEAK_VERBS and not words & _ACCOUNT_NOUNS:
         return False, False
     hints = {t for p in function.params for t in tokens(p)} | words
     # A message about money (a payment reminder) is still a message: money hints only
@@ -186,42 +194,48 @@ def _local_callee(call: ast.Call, facts: CodeFacts) -> str | None:
     return None
 
 
-def local_calls(facts: CodeFacts) -> dict[str, list[tuple[str, ast.Call]]]:
+def _function_calls(facts: CodeFacts) -> dict[str, list[ast.Call]]:
+    """Module function -> the calls its body makes (decorators excluded)."""
+    return {f.name: [n for n in body_nodes(f.node) if isinstance(n, ast.Call)]
+            for f in facts.functions.values()}
+
+
+def local_calls(facts: CodeFacts, made: dict[str, list[ast.Call]] | None = None,
+                ) -> dict[str, list[tuple[str, ast.Call]]]:
     """Module function -> the module functions it calls, with each call."""
+    made = made if made is not None else _function_calls(facts)
     out: dict[str, list[tuple[str, ast.Call]]] = {}
-    for function in facts.functions.values():
-        for node in body_nodes(function.node):
-            if isinstance(node, ast.Call):
-                callee = _local_callee(node, facts)
-                if callee is not None and callee != function.name:
-                    out.setdefault(function.name, []).append((callee, node))
+    for name, calls in made.items():
+        for node in calls:
+            callee = _local_callee(node, facts)
+            if callee is not None and callee != name:
+                out.setdefault(name, []).append((callee, node))
     return out
 
 
 def acting_functions(facts: CodeFacts) -> dict[str, list[Action]]:
     """Module function name -> its consequential writes (direct, or through callees)."""
     direct: dict[str, list[Action]] = {}
-    calls = local_calls(facts)
+    made = _function_calls(facts)
+    calls = local_calls(facts, made)
+    # Helpers that perform the write generically (``_call(method, url)``) get their
+    # meaning from the caller: a write in the helper plus action words at the call site.
+    writers: set[str] = set()
     for function in facts.functions.values():
-        for node in body_nodes(function.node):
-            if not isinstance(node, ast.Call):
-                continue
+        for node in made[function.name]:
             kind = _write_kind(node)
             if kind is None:
                 continue
+            writers.add(function.name)
             consequential, grave = _classify(function, node)
             if consequential:
                 direct.setdefault(function.name, []).append(
                     Action(function.name, node, grave, f"{kind} {dotted(node.func)}"))
     acting = dict(direct)
-    # Helpers that perform the write generically (``_call(method, url)``) get their
-    # meaning from the caller: a write in the helper plus action words at the call site.
-    writers = {f.name for f in facts.functions.values()
-               if any(_write_kind(n) for n in body_nodes(f.node) if isinstance(n, ast.Call))}
     for _ in range(3):
         changed = False
-        for caller, made in calls.items():
-            for callee, node in made:
+        for caller, outgoing in calls.items():
+            for callee, node in outgoing:
                 if callee in acting and caller != callee:
                     grave = any(a.grave for a in acting[callee])
                     action = Action(caller, node, grave, f"calls {callee}()")

@@ -113,7 +113,7 @@ def _with_nested_tools(facts: CodeFacts) -> CodeFacts:
                 name=node.name, node=node, docstring=ast.get_docstring(node),
                 decorators=decorators, params=params, referenced=node.name in loaded)
     # A tool class (``class RefundTool(BaseTool)``) hands its run method to the agent.
-    for node in ast.walk(facts.tree):
+    for node in facts.tree.body:
         if not isinstance(node, ast.ClassDef) or not any(
                 "tool" in tokens(dotted(b).rsplit(".", 1)[-1]) for b in node.bases):
             continue

@@ -188,18 +188,19 @@ def shell_injections(facts: CodeFacts) -> list[str]:
         if not call.node.args:
             continue
         command = call.node.args[0]
-        function = facts.functions.get(call.function or "")
-        scope = _Scope(function, facts)
         shell_kw = call.keyword("shell")
         via_shell = isinstance(shell_kw, ast.Constant) and shell_kw.value is True
-        if call.name in ("os.system", "os.popen", "commands.getoutput") or (
-                call.name.startswith(("subprocess", "asyncio")) and via_shell) \
-                or call.last == "create_subprocess_shell":
+        process = call.name.startswith(("subprocess", "asyncio"))
+        shell = call.name in ("os.system", "os.popen", "commands.getoutput") or (
+            process and via_shell) or call.last == "create_subprocess_shell"
+        if not (shell or process):
+            continue
+        scope = _Scope(facts.functions.get(call.function or ""), facts)
+        if shell:
             if _shell_command(command, scope):
                 found.append(f"line {call.line}: a command built from values runs "
                              f"through a shell ({call.name})")
-        elif call.name.startswith(("subprocess", "asyncio")) \
-                and isinstance(command, (ast.List, ast.Tuple)) \
+        elif isinstance(command, (ast.List, ast.Tuple)) \
                 and _shell_command(command, scope):
             found.append(f"line {call.line}: a value is run as a shell script "
                          f"({call.name} with -c)")
