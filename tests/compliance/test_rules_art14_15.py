@@ -375,3 +375,23 @@ def test_weak_verbs_act_only_on_accounts_and_access() -> None:
     """
     assert not _verdict(body.format(what="account"), 14).passed
     assert _verdict(body.format(what="session"), 14).passed
+
+
+def test_a_dispatch_loop_that_asks_gates_every_tool() -> None:
+    body = """
+        def email_offer(customer_email: str) -> str:
+            '''E-mail a retention offer.'''
+            mailer.send(to=customer_email)
+            return "sent"
+
+        TOOLS = {"email_offer": email_offer}
+
+        def dispatch(call):
+            GATE
+            return TOOLS[call.name](**call.arguments)
+    """
+    gate = "if input(f'Run {call.name}? ').lower() not in ('y', 'yes'):\n" \
+           "                return 'declined'"
+    assert _verdict(body.replace("GATE", gate), 14).passed
+    verdict = _verdict(body.replace("GATE", "log.info('tool %s', call.name)"), 14)
+    assert not verdict.passed and verdict.severity == "HIGH"

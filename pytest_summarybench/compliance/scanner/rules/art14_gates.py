@@ -177,6 +177,13 @@ def _framework_approvals(facts: CodeFacts, config: ConfigResolver) -> list[str]:
     return out
 
 
+_DISPATCH = frozenset({"invoke", "ainvoke", "call_tool", "run_tool", "execute_tool",
+                       "invoke_function", "run", "arun", "call", "acall"})
+_DISPATCHERS = frozenset({"kernel", "tool", "tools", "function", "functions", "plugin",
+                          "plugins", "session", "registry", "toolkit"})
+"""Method and receiver words of a call that runs a tool chosen at run time."""
+
+
 def _function_values_called(function: FunctionFact, facts: CodeFacts) -> list[ast.Call]:
     """Calls of a function held in a variable: a wrapper's ``fn(...)``, a hook's
     ``next(context)``, a dispatch loop's ``TOOLS[name](**args)``."""
@@ -194,15 +201,23 @@ def _function_values_called(function: FunctionFact, facts: CodeFacts) -> list[as
             isinstance(value, ast.Call) and dotted(value.func).endswith(("get", "getattr")))
         if looked_up:
             local.update(t.id for t in node.targets if isinstance(t, ast.Name))
+
+    def held(e: ast.expr) -> bool:
+        return isinstance(e, ast.Subscript) or (
+            isinstance(e, ast.Name) and (e.id in params or e.id in local)
+            and e.id not in facts.functions)
+
     out = []
     for node in body_nodes(function.node):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        if isinstance(func, ast.Name) and (func.id in params or func.id in local) \
-                and func.id not in facts.functions:
+        if held(func) or isinstance(func, ast.Call) and dotted(func.func) == "getattr":
             out.append(node)
-        elif isinstance(func, ast.Subscript):
+        elif isinstance(func, ast.Attribute) and (
+                held(func.value) or func.attr in _DISPATCH
+                and set(tokens(dotted(func.value).replace(".", "_"))) & _DISPATCHERS):
+            # TOOLS[name].run(...), kernel.invoke(function, ...), session.call_tool(...)
             out.append(node)
     return out
 
