@@ -314,6 +314,9 @@ def test_bound_parameters_and_number_casts_are_quiet(snippet: str) -> None:
     "    except Exception:\n        return ''",
     "from contextlib import suppress\nwith suppress(Exception):\n"
     "    requests.post(url, timeout=5)",
+    "LLM = {'model': 'gpt-4o', 'request_timeout': None}",
+    "def fetch(u):\n    try:\n        return requests.get(u, timeout=5).text\n"
+    "    except requests.RequestException:\n        return None",
 ])
 def test_missing_timeouts_and_swallowed_errors(snippet: str) -> None:
     verdict = _verdict(snippet + "\n", 15)
@@ -326,6 +329,9 @@ def test_missing_timeouts_and_swallowed_errors(snippet: str) -> None:
     "    except Exception as exc:\n        return f'unavailable: {exc}'",
     "def fetch(u):\n    try:\n        return requests.get(u, timeout=5).text\n"
     "    except Exception:\n        log.exception('fetch failed')\n        raise",
+    "LLM = {'model': 'gpt-4o', 'request_timeout': 30}",
+    "def price(d):\n    try:\n        return d['price']\n    except KeyError:\n"
+    "        return None",
 ])
 def test_timeouts_and_reported_errors_are_quiet(snippet: str) -> None:
     assert _verdict(snippet + "\n", 15).passed

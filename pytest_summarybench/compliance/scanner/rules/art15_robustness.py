@@ -23,9 +23,11 @@ Checks (each has a firing and a quiet example in tests/compliance/test_rules_art
    running it, directly, through a variable, ``text()``, a builder function or a helper's
    parameter; ``pickle``/``marshal`` loads; ``yaml.load`` without a Loader.
 4. MEDIUM, any weak finding: an HTTP call (requests/httpx/urllib3, a ``requests.Session``,
-   ``urlopen``) without a timeout or with one that resolves to None; a broad ``except``
-   that neither re-raises, reports (log, print, exit) nor uses the error;
-   ``suppress(Exception)``; ``open()`` on a path formatted from a tool argument.
+   ``urlopen``) without a timeout; any ``*timeout*`` keyword or settings key that
+   resolves to None; a broad ``except``, or one naming an external-call failure
+   (``RequestException``, ``APIError``...) with an empty body, that neither re-raises,
+   reports (log, print, exit) nor uses the error; ``suppress(Exception)``; ``open()`` on a
+   path formatted from a tool argument.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from __future__ import annotations
 import ast
 
 from ..base import ArticleResult
-from ..facts import CallFact, CodeFacts, tokens
+from ..facts import CallFact, CodeFacts, dotted, tokens
 from .art14_flow import ConfigResolver
 from .art15_flow import built_queries, shell_injections
 
@@ -97,12 +99,45 @@ _REPORTING = frozenset({"warning", "warn", "error", "exception", "critical", "in
                         "record_exception"})
 
 
+_EXTERNAL_FAILURES = frozenset({"request", "http", "api", "timeout", "connection",
+                                "connect", "network", "socket", "url"})
+"""Words of exception classes raised by calls to other services."""
+
+
+def _external_failure(node: ast.expr | None) -> bool:
+    """Whether an except clause names a failure of an external call (``RequestException``,
+    ``httpx.HTTPError``, ``APIError``, ``TimeoutError``...)."""
+    if node is None:
+        return False
+    names = node.elts if isinstance(node, ast.Tuple) else [node]
+    return any(_EXTERNAL_FAILURES & set(tokens(dotted(n).rsplit(".", 1)[-1]))
+               for n in names)
+
+
+def _empty(body: list[ast.stmt]) -> bool:
+    """A handler body that does nothing: pass, continue, or returns an empty value."""
+    for statement in body:
+        if isinstance(statement, (ast.Pass, ast.Continue)):
+            continue
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue
+        if isinstance(statement, ast.Return) and (
+                statement.value is None
+                or isinstance(statement.value, ast.Constant) and not statement.value.value
+                or isinstance(statement.value, (ast.List, ast.Dict, ast.Tuple))
+                and not getattr(statement.value, "elts", getattr(statement.value, "keys", []))):
+            continue
+        return False
+    return True
+
+
 def _handler_is_silent(handler: ast.ExceptHandler) -> bool:
-    """A broad ``except`` that neither re-raises, reports (log, print, exit) nor uses the
-    error: the failure disappears and the caller sees a normal result."""
+    """A broad ``except`` (or one naming an external-call failure with an empty body)
+    that neither re-raises, reports (log, print, exit) nor uses the error: the failure
+    disappears and the caller sees a normal result."""
     broad = handler.type is None or (isinstance(handler.type, ast.Name)
                                      and handler.type.id in ("Exception", "BaseException"))
-    if not broad:
+    if not broad and not (_external_failure(handler.type) and _empty(handler.body)):
         return False
     for node in ast.walk(ast.Module(body=handler.body, type_ignores=[])):
         if isinstance(node, ast.Raise):
@@ -146,6 +181,15 @@ def _weak_findings(facts: CodeFacts) -> list[str]:
             if timeout is None and not spread or (
                     timeout is not None and config.value(timeout) is None):
                 found.append(f"line {call.line}: {call.name}() without a timeout")
+        http = (client in _HTTP_CLIENTS or client in sessions) and call.last in _HTTP
+        for kw in call.node.keywords:
+            # timeout=None on an HTTP verb is reported above; elsewhere (model clients,
+            # connection pools) an explicit None switches the timeout off.
+            if kw.arg and "timeout" in tokens(kw.arg) and not (http and kw.arg == "timeout"):
+                value = config.value(kw.value)
+                if config.known(value) and value is None:
+                    found.append(f"line {call.line}: {kw.arg}=None on {call.name}() "
+                                 f"disables its timeout")
         if call.name in ("urllib.request.urlopen", "urlopen") and call.keyword("timeout") \
                 is None and len(call.node.args) < 3:
             found.append(f"line {call.line}: {call.name}() without a timeout")
@@ -154,6 +198,13 @@ def _weak_findings(facts: CodeFacts) -> list[str]:
             found.append(f"line {call.line}: file path built from a tool argument "
                          f"(path traversal)")
     for node in ast.walk(facts.tree):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str) \
+                        and "timeout" in tokens(key.value) \
+                        and isinstance(value, ast.Constant) and value.value is None:
+                    found.append(f"line {key.lineno}: '{key.value}': None disables a "
+                                 f"timeout")
         if isinstance(node, ast.ExceptHandler) and _handler_is_silent(node):
             found.append(f"line {node.lineno}: broad except swallows the error silently")
     for call in facts.calls_named("suppress"):
@@ -179,10 +230,11 @@ class RobustnessRule:
         "number casts and ? placeholders are fine) reaching execute() directly, through a "
         "variable, text(), a builder function or a helper's parameter; pickle/marshal "
         "loads; yaml.load without a Loader",
-        "MEDIUM, any weak finding: an HTTP call without a timeout (or one resolving to "
-        "None, also on a requests.Session or urlopen), a broad except that neither "
-        "re-raises, reports nor uses the error, suppress(Exception), open() on a path "
-        "formatted from a tool argument",
+        "MEDIUM, any weak finding: an HTTP call without a timeout (also on a "
+        "requests.Session or urlopen), any *timeout* keyword or settings key resolving "
+        "to None, a broad except (or an empty one naming an external-call failure) that "
+        "neither re-raises, reports nor uses the error, suppress(Exception), open() on a "
+        "path formatted from a tool argument",
     )
 
     def check(self, facts: CodeFacts) -> ArticleResult:
