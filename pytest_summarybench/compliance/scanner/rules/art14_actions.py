@@ -50,7 +50,8 @@ ACCOUNT = frozenset({
     "offboard", "deploy", "deployment", "deployments", "deploys", "release", "rollout",
     "rollback", "restart", "scale", "merge", "change", "upgrade", "downgrade", "enrol",
     "enroll", "reject", "decline", "expel", "evict", "wipe", "destroy", "erase", "kill",
-    "shutdown", "lifecycle", "roles", "permissions", "password", "mfa",
+    "shutdown", "lifecycle", "roles", "permissions", "password", "mfa", "approve",
+    "deny", "prescribe", "hire", "admit", "discharge", "unpublish", "takedown",
 })
 """Generic words of changing accounts, access and production systems."""
 BOOKKEEPING = frozenset({
