@@ -401,3 +401,23 @@ def test_a_dispatch_loop_that_asks_gates_every_tool() -> None:
     assert _verdict(body.replace("GATE", gate), 14).passed
     verdict = _verdict(body.replace("GATE", "log.info('tool %s', call.name)"), 14)
     assert not verdict.passed and verdict.severity == "HIGH"
+
+
+def test_a_service_status_check_is_not_an_approval() -> None:
+    body = """
+        @tool
+        def refund_payment(payment_id: str, amount: float) -> str:
+            '''Refund a card payment.'''
+            health = requests.get("https://psp.example/health", timeout=5).json()
+            if health["status"] != "ok":
+                return "payment service unavailable"
+            requests.post(f"https://psp.example/payments/{payment_id}/refunds",
+                          json={"amount": amount}, timeout=10)
+            log.info("refund %s", payment_id)
+            return "refunded"
+    """
+    verdict = _verdict(body, 14)
+    assert not verdict.passed and verdict.severity == "CRITICAL"
+    asked = body.replace('if health["status"] != "ok":',
+                         'if health["status"] != "ok" or input("Refund? ") != "yes":')
+    assert _verdict(asked, 14).passed

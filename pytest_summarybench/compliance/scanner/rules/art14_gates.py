@@ -18,17 +18,19 @@ from dataclasses import dataclass, field
 from ..facts import CodeFacts, FunctionFact, dotted, tokens
 from .art14_flow import ConfigResolver, body_nodes, guarded_by, parents
 
-ASSENT = frozenset({"y", "yes", "approve", "approved", "approval", "confirm", "confirmed",
-                    "accept", "accepted", "granted", "ok", "proceed", "signed", "signoff"})
-"""Words a person's assent is compared with (generic vocabulary)."""
-_DECISION_KEYS = frozenset({"approved", "approval", "confirmed", "signoff", "approver",
-                            "decision"})
+ASSENT = frozenset({"y", "yes", "approve", "approved", "approval", "confirm", "granted",
+                    "proceed", "signed", "signoff"})
+"""Words a person's assent is compared with (generic vocabulary). Status words a service
+also returns (``"ok"``, ``"accepted"``, ``"confirmed"``) are left out: a health or order
+status check before an action is not an approval."""
+_DECISION_KEYS = frozenset({"approved", "approval", "signoff", "approver"})
+"""Keys and attributes that hold a person's decision (not a model's ``decision``)."""
 _HUMAN_CALLS = frozenset({"input", "interrupt", "wait_for_event", "getpass"})
 """Calls that block until a person answers (console, graph interrupt, workflow wait)."""
-_ASKING = frozenset({"approve", "approved", "approval", "confirm", "confirmation",
-                     "confirmed", "signoff", "consent"})
-"""Words of a call that asks a person or reads their decision (``request_approval``,
-``wait_for_confirmation``, ``approvals.is_approved``)."""
+_ASKING = frozenset({"approve", "approved", "approval", "approvals", "approver",
+                     "confirm", "confirmation", "confirmed", "signoff", "consent"})
+"""Words of a call (receiver or method) that asks a person or reads their decision
+(``request_approval``, ``wait_for_confirmation``, ``approvals.wait_for_decision``)."""
 
 
 def _loops_that_wait(node: ast.AST) -> list[ast.For | ast.While | ast.AsyncFor]:
@@ -73,7 +75,7 @@ class Gates:
         if last in _HUMAN_CALLS or (last in self.asking and last != own):
             return True
         words = tokens(last)
-        if set(words) & _ASKING or words[:1] == ["ask"]:
+        if set(tokens(name.replace(".", "_"))) & _ASKING or words[:1] == ["ask"]:
             return True
         # asyncio.to_thread(input, ...), loop.run_in_executor(None, input, ...)
         return any(isinstance(a, ast.Name) and a.id in _HUMAN_CALLS for a in call.args)
