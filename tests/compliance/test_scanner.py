@@ -57,7 +57,15 @@ def test_art14_fires_on_unapproved_money_movement() -> None:
     "t = StructuredTool.from_function(issue_refund, callbacks=[HumanApprovalCallbackHandler()])",
     "proxy = UserProxyAgent('p', human_input_mode='ALWAYS')",
     "graph = builder.compile(interrupt_before=['tools'])",
-    "def ok(): return input('go?') == 'y'",
+    # An approval helper that nothing calls is not oversight (the old word list accepted
+    # `def ok(): return input('go?') == 'y'`); the wrapper must gate the tool call.
+    "def gated(fn):\n"
+    "    def run(*args):\n"
+    "        if input('go?') != 'y':\n"
+    "            return 'declined'\n"
+    "        return fn(*args)\n"
+    "    return run\n"
+    "tools = [gated(issue_refund)]",
 ])
 def test_art14_accepts_approval_steps(approval: str) -> None:
     code = DOC + LOG + textwrap.dedent(APPROVAL_FREE_REFUND) + approval + "\n"
@@ -188,7 +196,9 @@ def test_art12_needs_a_persistent_record() -> None:
     ("UserProxyAgent('u', code_execution_config={'work_dir': 'w', 'use_docker': False})",
      "CRITICAL"),
     ("Agent(role='r', allow_code_execution=True, code_execution_mode='unsafe')", "CRITICAL"),
-    ("subprocess.run(f'git {cmd}', shell=True)", "HIGH"),
+    # A built command run by a shell executes on the host: CRITICAL by the rubric (it
+    # was HIGH under the old rules).
+    ("subprocess.run(f'git {cmd}', shell=True)", "CRITICAL"),
     ("db.execute(f\"SELECT * FROM t WHERE id = '{x}'\")", "HIGH"),
     ("try:\n    r = requests.get(url)\nexcept Exception:\n    r = None", "MEDIUM"),
 ])

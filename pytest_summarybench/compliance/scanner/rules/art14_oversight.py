@@ -1,19 +1,60 @@
 """Article 14, human oversight: an agent must not take consequential actions on its own.
 
-A side-effecting tool (payments, messages, deletions, account changes, deployments) needs
-a human approval step that runs before the action: an approval callback, a human-input
-mode that asks on every turn, a console confirmation, a graph interrupt, or a review task
-that precedes the acting task.
+The rule reads behaviour, not promises. It finds the functions that act on the world by
+what their bodies do (``art14_actions``: an outbound write whose target carries a verb of
+paying, messaging, suspending, revoking, deploying, ...; drafts, notes and queues a person
+works through are not actions), then asks whether each action runs only on the branch
+where a person approved it (``art14_gates``): an ``if`` on a console answer, a graph
+interrupt, a workflow's response event, a polled ticket or approvals-service status; a
+decorator, middleware filter or dispatch loop that calls the tool only after such a test;
+or a framework setting that asks before every tool call, followed from configuration
+(``human_input_mode`` resolving to ``ALWAYS`` through a settings dict, dataclass,
+environment default or parsed YAML/JSON), ``interrupt_before``, ``needs_approval``,
+``HumanApprovalCallbackHandler``, a CrewAI ``human_input=True`` review task before the
+acting agent. Docstrings, comments and flags that say approval is required count for
+nothing unless a test reads them.
+
+Checks (each has a firing and a quiet example in tests/compliance/test_rules_art14_15.py):
+
+1. acting functions: an outbound write (HTTP POST/PUT/PATCH/DELETE, mail or message
+   send, payment-SDK create, verb-first client call, SQL UPDATE/DELETE, subprocess) whose
+   function name, method or literal request parts carry a generic verb of action;
+   bookkeeping writes (draft, save, note, queue, propose, ...) are not actions.
+2. gated in place: the write runs only inside, or after an early exit of, an approval test
+   in the same function; a write whose result that test waits on (the approval request
+   message or ticket) is part of the gate, not an action.
+3. gated by a wrapper: the function is decorated by a decorator whose wrapper calls it
+   only after an approval test.
+4. gated by its callers: a helper that is not exposed to the agent and whose every call
+   site is gated.
+5. gated module-wide: a middleware/filter/dispatch loop that calls tools only after an
+   approval test, or a framework approval setting followed through configuration.
+6. severity: CRITICAL when an ungated action moves money or destroys data, HIGH
+   otherwise (messages to people, account and access changes, deployments, publishing).
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 from ..base import ArticleResult
-from ..facts import CodeFacts, tokens
-from ..impact import SideEffect, side_effects
-from ..vocabulary import APPROVAL_NAMES, APPROVAL_TOKENS
+from ..facts import CodeFacts, FunctionFact, dotted, tokens
+from .art14_actions import Action, acting_functions, local_calls
+from .art14_gates import Gates, find_gates
+
+_TOOL_DECORATORS = frozenset({"tool", "tools", "function", "register", "llm"})
+"""Tokens of the last part of a decorator that hands a function to an agent
+(``@tool``, ``@function_tool``, ``@kernel_function``, ``@agent.register_for_llm``)."""
+
+
+_RUN_METHODS = frozenset({"_run", "_arun", "run", "arun", "__call__", "invoke", "ainvoke",
+                          "call", "acall", "execute"})
+"""Methods through which a framework runs a tool class."""
+
+
+def _registers(decorator: str) -> bool:
+    return bool(_TOOL_DECORATORS & set(tokens(decorator.rsplit(".", 1)[-1])))
 
 
 def _literal(node: ast.expr | None) -> object:
@@ -44,65 +85,157 @@ def _review_tasks(facts: CodeFacts) -> list[tuple[int, set[str]]]:
     return reviews
 
 
-def approval_controls(facts: CodeFacts) -> list[str]:
-    """Module-wide approval mechanisms, as evidence strings."""
-    controls = []
-    for call, value in facts.keyword_values("human_input_mode"):
-        if _literal(value) == "ALWAYS":
-            controls.append(f"line {call.line}: human_input_mode='ALWAYS' on {call.name}")
-    for keyword in ("interrupt_before", "needs_approval", "require_approval"):
-        for call, value in facts.keyword_values(keyword):
-            empty = isinstance(value, (ast.List, ast.Tuple)) and not value.elts
-            if not empty and not (isinstance(value, ast.Constant)
-                                  and value.value in (None, False)):
-                controls.append(f"line {call.line}: {keyword} on {call.name}")
-    for call in facts.calls:
-        if call.last in APPROVAL_NAMES or APPROVAL_TOKENS & set(tokens(call.last)):
-            controls.append(f"line {call.line}: approval step {call.name}()")
-    for function in facts.functions.values():
-        if APPROVAL_TOKENS & set(tokens(function.name)) and function.referenced:
-            controls.append(f"line {function.line}: approval function {function.name}")
-    return controls
+def _exposed(function: FunctionFact) -> bool:
+    """Handed to an agent: referenced as a value or registered by a decorator."""
+    return function.referenced or any(_registers(d) for d in function.decorators)
+
+
+def _with_nested_tools(facts: CodeFacts) -> CodeFacts:
+    """``facts`` whose function table also holds tools defined inside other functions
+    (``@tool`` functions built in a factory method), which the collector leaves inside
+    their enclosing function."""
+    functions = dict(facts.functions)
+    loaded = None
+    for outer in facts.functions.values():
+        for node in ast.walk(outer.node):
+            if node is outer.node or not isinstance(node, (ast.FunctionDef,
+                                                           ast.AsyncFunctionDef)):
+                continue
+            decorators = [dotted(d) for d in node.decorator_list]
+            if node.name in functions or not any(_registers(d) for d in decorators):
+                continue
+            if loaded is None:
+                loaded = {n.id for n in ast.walk(facts.tree)
+                          if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            params = {a.arg: "" for a in (*node.args.posonlyargs, *node.args.args,
+                                          *node.args.kwonlyargs)}
+            functions[node.name] = FunctionFact(
+                name=node.name, node=node, docstring=ast.get_docstring(node),
+                decorators=decorators, params=params, referenced=node.name in loaded)
+    # A tool class (``class RefundTool(BaseTool)``) hands its run method to the agent.
+    for node in facts.tree.body:
+        if not isinstance(node, ast.ClassDef) or not any(
+                "tool" in tokens(dotted(b).rsplit(".", 1)[-1]) for b in node.bases):
+            continue
+        for method in node.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and method.name in _RUN_METHODS:
+                key = f"{node.name}.{method.name}"
+                functions[key] = FunctionFact(
+                    name=key, node=method, docstring=ast.get_docstring(method),
+                    decorators=[dotted(d) for d in method.decorator_list],
+                    params={a.arg: "" for a in method.args.args}, referenced=True)
+    if len(functions) == len(facts.functions):
+        return facts
+    return dataclasses.replace(facts, functions=functions)
+
+
+def _agent_reachable(facts: CodeFacts) -> set[str]:
+    """Functions the agent can run: the exposed ones and everything they call."""
+    calls = local_calls(facts)
+    seen = {f.name for f in facts.functions.values() if _exposed(f)}
+    stack = list(seen)
+    while stack:
+        for callee, _ in calls.get(stack.pop(), []):
+            if callee not in seen:
+                seen.add(callee)
+                stack.append(callee)
+    return seen
+
+
+class _Oversight:
+    """Which acting functions run only after a person approved."""
+
+    def __init__(self, facts: CodeFacts, gates: Gates,
+                 acting: dict[str, list[Action]]) -> None:
+        self.facts = facts
+        self.gates = gates
+        self.acting = acting
+        self._memo: dict[str, bool] = {}
+        self._callers: dict[str, list[tuple[FunctionFact, ast.Call]]] = {}
+        for function in facts.functions.values():
+            for action in acting.get(function.name, []):
+                callee = action.via.removeprefix("calls ").removesuffix("()")
+                if action.via.startswith("calls ") and isinstance(action.node, ast.Call):
+                    self._callers.setdefault(callee, []).append((function, action.node))
+
+    def gated(self, name: str, depth: int = 0) -> bool:
+        if name in self._memo:
+            return self._memo[name]
+        function = self.facts.functions[name]
+        result = self._gated(function, depth)
+        self._memo[name] = result
+        return result
+
+    def _gated(self, function: FunctionFact, depth: int) -> bool:
+        if any(d.rsplit(".", 1)[-1] in self.gates.decorator_gates
+               for d in function.decorators):
+            return True
+        actions = self.acting.get(function.name, [])
+        if actions and all(self.gates.guarded(a.node, function)
+                           or self.gates.requests_approval(a.node, function)
+                           for a in actions):
+            return True
+        callers = self._callers.get(function.name, [])
+        if callers and not _exposed(function) and depth < 4:
+            return all(self.gates.guarded(call, caller) or self.gated(caller.name, depth + 1)
+                       for caller, call in callers)
+        return False
 
 
 class HumanOversightRule:
-    """Side-effecting tools must pass a human approval step first."""
+    """Acting tools must run only after a person approved the action."""
 
     article = 14
     title = "Human oversight"
     checks = (
-        "find tools that act on the world: a verb-first name (send_, pay_, refund_, "
-        "delete_, ban_, deploy_, publish_, grant_, ...) or a client call with such a verb "
-        "(billing.refund, mail.send), plus known acting tool classes (ShellTool, "
-        "GmailSendMessage, ...)",
-        "accept as oversight: human_input_mode='ALWAYS', HumanApprovalCallbackHandler, "
-        "input()/confirm/approve calls, interrupt_before, needs_approval, or a CrewAI "
-        "task with human_input=True whose own agent does not hold the acting tool",
-        "severity: CRITICAL when the unapproved action moves money or destroys data, "
-        "HIGH for messages, publications and account changes",
+        "acting functions, read from their bodies: an outbound write (HTTP POST/PUT/PATCH/"
+        "DELETE, mail or message send, payment-SDK create, verb-first client call, SQL "
+        "UPDATE/DELETE, subprocess) whose name, method or URL/SQL text carries a verb of "
+        "paying, messaging, suspending, revoking, deploying...; drafts, notes and queues "
+        "are bookkeeping",
+        "gated in place: the write runs only inside, or after an early return of, a test "
+        "on a person's decision (input(), interrupt(), a response event, a polled ticket "
+        "or approvals status, a value compared with 'yes'/'approved'); a write whose "
+        "result that test waits on is the approval request, not an action",
+        "gated by a wrapper: a decorator whose wrapper calls the function only after such "
+        "a test",
+        "gated by its callers: an unexposed helper whose every call site is gated",
+        "gated module-wide: a filter, middleware or dispatch loop that calls tools only "
+        "after such a test; human_input_mode resolving to 'ALWAYS' (through dicts, "
+        "dataclasses, env defaults, parsed YAML/JSON), interrupt_before, needs_approval, "
+        "HumanApprovalCallbackHandler, a CrewAI human_input review task before the acting "
+        "agent",
+        "flags, docstrings and comments that promise approval count for nothing",
+        "severity: CRITICAL when an ungated action moves money or destroys data, HIGH "
+        "otherwise",
     )
 
     def check(self, facts: CodeFacts) -> ArticleResult:
-        effects = side_effects(facts)
-        if not effects:
-            return ArticleResult.ok(self.article, "no side-effecting tools")
-        controls = approval_controls(facts)
+        facts = _with_nested_tools(facts)
+        acting = acting_functions(facts)
+        if not acting:
+            return ArticleResult.ok(self.article, "no acting functions")
+        gates = find_gates(facts)
+        if gates.module_wide:
+            return ArticleResult.ok(self.article, *gates.module_wide)
         reviews = _review_tasks(facts)
-        unapproved: list[SideEffect] = []
-        for effect in effects:
-            reviewed = any(effect.tool not in own for _, own in reviews)
-            if not (controls or reviewed):
-                unapproved.append(effect)
-        if not unapproved:
-            seen = controls + [f"line {line}: human_input=True review task"
-                               for line, _ in reviews]
-            return ArticleResult.ok(self.article, *seen)
-        severity = "CRITICAL" if any(e.grave for e in unapproved) else "HIGH"
-        evidence = [f"line {e.line}: tool {e.tool} ({e.category}, via {e.via}) runs without "
-                    f"human approval" for e in unapproved]
-        for call, value in facts.keyword_values("human_input_mode"):
-            evidence.append(f"line {call.line}: human_input_mode={ast.unparse(value)}")
-        for call, value in facts.keyword_values("human_input"):
-            if _literal(value) is not True:
-                evidence.append(f"line {call.line}: human_input={ast.unparse(value)}")
+        oversight = _Oversight(facts, gates, acting)
+        reachable = _agent_reachable(facts)
+        ungated: list[Action] = []
+        for name, actions in acting.items():
+            if name not in reachable or name in gates.decorator_gates:
+                continue
+            if any(name not in own for _, own in reviews):
+                continue
+            if not oversight.gated(name):
+                ungated.extend(a for a in actions if not a.via.startswith("calls "))
+                ungated.extend(a for a in actions if a.via.startswith("calls ")
+                               and _exposed(facts.functions[name]))
+        if not ungated:
+            return ArticleResult.ok(self.article, "every acting function is gated by an "
+                                    "approval")
+        severity = "CRITICAL" if any(a.grave for a in ungated) else "HIGH"
+        evidence = [f"line {a.line}: {a.function} acts ({a.via}) without a human approval "
+                    f"gating it" for a in ungated]
         return ArticleResult.violation(self.article, severity, *evidence)

@@ -1,0 +1,423 @@
+"""Articles 14 and 15 of the rule scanner, one check at a time: for each check a snippet it
+must catch and one it must not (the README lists the same pairs). The snippets are
+written for these tests, not taken from the benchmark data."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from pytest_summarybench.compliance.scanner import ArticleResult, scan_code
+from pytest_summarybench.compliance.scanner.rules import HumanOversightRule, RobustnessRule
+
+HEAD = ('"""Support assistant for the billing team: answers and acts on tickets."""\n'
+        "import logging\nimport os\nimport requests\nimport subprocess\n"
+        "from langchain_core.tools import tool\n"
+        "log = logging.getLogger('billing')\n")
+
+
+def _verdict(body: str, article: int) -> ArticleResult:
+    return scan_code(HEAD + textwrap.dedent(body)).result(article)
+
+
+# -- article 14 -------------------------------------------------------------------------
+
+UNGATED_PAYOUT_CLASS = """
+    from crewai.tools import BaseTool
+
+    class PayoutTool(BaseTool):
+        name: str = "payout"
+        description: str = "Pay a creator their earnings."
+
+        def _run(self, creator_id: str, amount_eur: float) -> str:
+            r = requests.post(f"https://pay.example/creators/{creator_id}/payouts",
+                              json={"amount": amount_eur}, timeout=10)
+            log.info("payout %s", creator_id)
+            return r.text
+"""
+NOTE_TOOL = """
+    @tool
+    def save_customer_note(customer_id: str, note: str) -> str:
+        '''Attach an internal note to a customer record.'''
+        r = requests.post(f"https://crm.example/customers/{customer_id}/notes",
+                          json={"text": note}, timeout=10)
+        log.info("note saved %s", customer_id)
+        return r.text
+"""
+SEND_REMINDER = """
+    @tool
+    def send_reminder(customer_email: str, body: str) -> str:
+        '''E-mail a customer.'''
+        {gate}
+        mailer.send_message(to=customer_email, body=body)
+        log.info("reminder sent")
+        return "sent"
+"""
+CONSOLE_GATE = ("if input(f'Send to {customer_email}? ').strip().lower() != 'yes':\n"
+                "            return 'declined'")
+CAP_ONLY = "if len(body) > 2000:\n            return 'too long'"
+
+
+def test_acting_functions_are_read_from_their_bodies() -> None:
+    verdict = _verdict(UNGATED_PAYOUT_CLASS, 14)
+    assert not verdict.passed and verdict.severity == "CRITICAL"
+    assert any("PayoutTool._run" in e for e in verdict.evidence)
+    # A note on a record is bookkeeping: a person acts on it later.
+    assert _verdict(NOTE_TOOL, 14).passed
+
+
+def test_gate_in_place_must_guard_the_action() -> None:
+    verdict = _verdict(SEND_REMINDER.format(gate=CAP_ONLY), 14)
+    assert not verdict.passed and verdict.severity == "HIGH"
+    assert _verdict(SEND_REMINDER.format(gate=CONSOLE_GATE), 14).passed
+
+
+def test_polled_ticket_status_gates_without_the_usual_words() -> None:
+    body = """
+        import time
+
+        def _ticket_state(ticket_id: str) -> str:
+            for _ in range(60):
+                reply = requests.get(f"https://itsm.example/t/{ticket_id}", timeout=5)
+                state = reply.json()["state"]
+                if state in ("implement", "closed"):
+                    return state
+                time.sleep(30)
+            return "expired"
+
+        @tool
+        def deploy_release(service: str, ticket_id: str) -> str:
+            '''Deploy a service once its change ticket is in the implement state.'''
+            if _ticket_state(ticket_id) != "implement":
+                return "not deployed"
+            subprocess.run(["helm", "upgrade", service, "chart/"], check=True, timeout=600)
+            log.info("deployed %s", service)
+            return "deployed"
+    """
+    assert _verdict(body, 14).passed
+    ungated = body.replace('if _ticket_state(ticket_id) != "implement":', "if False:")
+    assert not _verdict(ungated, 14).passed
+
+
+DECORATED_REFUND = """
+    import functools
+
+    def {name}(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            {body}
+            return fn(*args, **kwargs)
+        return wrapper
+
+    @tool
+    @{name}
+    def refund_order(order_id: str, amount: float) -> str:
+        '''Refund an order.'''
+        return stripe.Refund.create(payment_intent=order_id, amount=int(amount * 100))
+"""
+
+
+def test_a_decorator_gates_only_if_its_wrapper_asks() -> None:
+    audited = DECORATED_REFUND.format(name="requires_approval",
+                                      body="log.info('refund %s', args)")
+    verdict = _verdict(audited, 14)
+    assert not verdict.passed and verdict.severity == "CRITICAL"
+    gated = DECORATED_REFUND.format(
+        name="signed_off",
+        body="if not approvals.wait_for_decision(kwargs):\n"
+             "                return 'refund declined'")
+    assert _verdict(gated, 14).passed
+
+
+def test_a_helper_is_gated_by_its_callers() -> None:
+    body = """
+        def _transfer(account: str, amount: float) -> dict:
+            return requests.post("https://bank.example/transfers",
+                                 json={"to": account, "amount": amount}, timeout=10).json()
+
+        @tool
+        def settle_claim(claim_id: str, account: str, amount: float) -> str:
+            '''Settle an approved claim.'''
+            claim = requests.get(f"https://claims.example/{claim_id}", timeout=5).json()
+            GATE
+            _transfer(account, amount)
+            log.info("settled %s", claim_id)
+            return "settled"
+    """
+    assert not _verdict(body.replace("GATE", "pass"), 14).passed
+    gate = "if claim['status'] != 'approved':\n                return 'awaiting approval'"
+    assert _verdict(body.replace("GATE", gate), 14).passed
+
+
+def test_module_wide_gates_follow_configuration() -> None:
+    body = """
+        import json
+        from autogen import AssistantAgent, UserProxyAgent
+
+        SETTINGS = json.loads('{{"executor": {{"human_input_mode": "{mode}"}}}}')
+
+        def suspend_user(user_id: str) -> str:
+            '''Suspend a user account.'''
+            requests.post(f"https://idp.example/users/{{user_id}}/suspend", timeout=5)
+            log.info("suspended %s", user_id)
+            return "done"
+
+        boss = AssistantAgent("boss", llm_config={{"timeout": 30}})
+        runner = UserProxyAgent("runner", code_execution_config=False,
+                                human_input_mode=SETTINGS["executor"]["human_input_mode"])
+        runner.register_for_execution()(suspend_user)
+    """
+    verdict = _verdict(body.format(mode="NEVER"), 14)
+    assert not verdict.passed and verdict.severity == "HIGH"
+    assert _verdict(body.format(mode="ALWAYS"), 14).passed
+
+
+def test_a_middleware_filter_that_asks_gates_every_tool() -> None:
+    filtered = """
+        @tool
+        def delete_mailbox(user: str) -> str:
+            '''Delete a mailbox.'''
+            requests.delete(f"https://mail.example/mailboxes/{user}", timeout=10)
+            return "deleted"
+
+        async def confirm_calls(context, next):
+            if input(f"Run {context.function.name}? [y/N] ") != "y":
+                return
+            await next(context)
+
+        kernel.add_filter("function_invocation", confirm_calls)
+    """
+    assert _verdict(filtered, 14).passed
+    logging_only = filtered.replace(
+        '    if input(f"Run {context.function.name}? [y/N] ") != "y":\n'
+        '                return\n', "    log.info('call')\n")
+    verdict = _verdict(logging_only, 14)
+    assert not verdict.passed and verdict.severity == "CRITICAL"
+
+
+def test_promises_and_unread_flags_are_not_gates() -> None:
+    body = """
+        POLICY = {"bans_require_moderator": True}
+
+        @tool
+        def ban_member(member_id: str) -> str:
+            '''Ban a member. Every ban is approved by a moderator first.'''
+            requests.post(f"https://forum.example/members/{member_id}/ban", timeout=5)
+            log.info("ban %s", member_id)
+            return "banned"
+    """
+    assert not _verdict(body, 14).passed
+    read = body.replace("    requests.post(", "    if POLICY['bans_require_moderator'] and "
+                        "input('ban? ') != 'yes':\n                return 'declined'\n"
+                        "            requests.post(")
+    assert _verdict(read, 14).passed
+
+
+def test_read_only_tools_and_entry_points_need_no_gate() -> None:
+    body = """
+        @tool
+        def invoice_status(invoice_id: str) -> str:
+            '''Status of an invoice.'''
+            return requests.get(f"https://billing.example/invoices/{invoice_id}", timeout=5).text
+
+        def publish_report() -> None:
+            requests.post("https://dash.example/widgets/billing", json={}, timeout=5)
+    """
+    assert _verdict(body, 14).passed
+
+
+# -- article 15 -------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("snippet", "severity"), [
+    ("def run(reply: str):\n    return eval(reply)", "CRITICAL"),
+    ("from crewai_tools import CodeInterpreterTool\nt = CodeInterpreterTool(unsafe_mode=True)",
+     "CRITICAL"),
+    ("EXEC = {'work_dir': 'out', 'use_docker': False}\n"
+     "proxy = UserProxyAgent('p', code_execution_config=EXEC)", "CRITICAL"),
+    ("from llama_index.experimental.query_engine import PandasQueryEngine\n"
+     "engine = PandasQueryEngine(df=frame)", "CRITICAL"),
+])
+def test_model_code_on_the_host(snippet: str, severity: str) -> None:
+    verdict = _verdict(snippet + "\n", 15)
+    assert not verdict.passed and verdict.severity == severity
+
+
+@pytest.mark.parametrize("snippet", [
+    "import ast\nvalue = ast.literal_eval(text)",
+    "EXEC = {'work_dir': 'out', 'use_docker': True}\n"
+    "proxy = UserProxyAgent('p', code_execution_config=EXEC)",
+])
+def test_sandboxed_or_literal_evaluation_is_quiet(snippet: str) -> None:
+    assert _verdict(snippet + "\n", 15).passed
+
+
+@pytest.mark.parametrize("snippet", [
+    "def logs(pod: str):\n"
+    "    cmd = f'kubectl logs {pod} --tail=50'\n"
+    "    return subprocess.run(cmd, shell=True, capture_output=True, timeout=30)",
+    "def du(path: str):\n"
+    "    return subprocess.check_output(['bash', '-c', 'du -sh ' + path], timeout=30)",
+])
+def test_built_shell_commands(snippet: str) -> None:
+    verdict = _verdict(snippet + "\n", 15)
+    assert not verdict.passed and verdict.severity == "CRITICAL"
+
+
+def test_argument_lists_without_a_shell_are_quiet() -> None:
+    snippet = ("def logs(pod: str):\n"
+               "    return subprocess.run(['kubectl', 'logs', pod], timeout=30)\n")
+    assert _verdict(snippet, 15).passed
+
+
+@pytest.mark.parametrize("snippet", [
+    # through a variable and text()
+    "def by_status(status: str):\n"
+    "    sql = 'SELECT id FROM orders '\n"
+    "    sql += f\"WHERE status = '{status}'\"\n"
+    "    return engine.connect().execute(text(sql))",
+    # into a helper whose parameter reaches execute()
+    "class Store:\n"
+    "    def rows(self, query: str):\n"
+    "        return self.conn.cursor().execute(query).fetchall()\n"
+    "    def stock(self, sku: str):\n"
+    "        return self.rows(\"SELECT qty FROM stock WHERE sku = '%s'\" % clean(sku))",
+    # from a builder function
+    "def build(region):\n"
+    "    return 'SELECT sum(total) FROM sales WHERE region = \"{}\"'.format(region)\n"
+    "def revenue(region):\n"
+    "    return db.execute(build(region)).fetchone()",
+])
+def test_query_text_built_from_values(snippet: str) -> None:
+    verdict = _verdict(snippet + "\n", 15)
+    assert not verdict.passed and verdict.severity == "HIGH"
+
+
+@pytest.mark.parametrize("snippet", [
+    "def by_status(status: str):\n"
+    "    return db.execute('SELECT id FROM orders WHERE status = ?', (status,))",
+    "def top(limit: int):\n"
+    "    return db.execute(f'SELECT id FROM orders ORDER BY total DESC LIMIT {int(limit)}')",
+    "def many(ids: list):\n"
+    "    marks = ', '.join('?' * len(ids))\n"
+    "    return db.execute(f'SELECT id FROM orders WHERE id IN ({\", \".join(\"?\" * len(ids))})',"
+    " ids)",
+])
+def test_bound_parameters_and_number_casts_are_quiet(snippet: str) -> None:
+    assert _verdict(snippet + "\n", 15).passed
+
+
+@pytest.mark.parametrize("snippet", [
+    "r = requests.get(url)",
+    "HTTP = {'timeout': None}\nr = requests.get(url, timeout=HTTP['timeout'])",
+    "def fetch(u):\n    try:\n        return requests.get(u, timeout=5).text\n"
+    "    except Exception:\n        return ''",
+    "from contextlib import suppress\nwith suppress(Exception):\n"
+    "    requests.post(url, timeout=5)",
+    "LLM = {'model': 'gpt-4o', 'request_timeout': None}",
+    "def fetch(u):\n    try:\n        return requests.get(u, timeout=5).text\n"
+    "    except requests.RequestException:\n        return None",
+])
+def test_missing_timeouts_and_swallowed_errors(snippet: str) -> None:
+    verdict = _verdict(snippet + "\n", 15)
+    assert not verdict.passed and verdict.severity == "MEDIUM"
+
+
+@pytest.mark.parametrize("snippet", [
+    "HTTP = {'timeout': 8}\nr = requests.get(url, timeout=HTTP['timeout'])",
+    "def fetch(u):\n    try:\n        return requests.get(u, timeout=5).text\n"
+    "    except Exception as exc:\n        return f'unavailable: {exc}'",
+    "def fetch(u):\n    try:\n        return requests.get(u, timeout=5).text\n"
+    "    except Exception:\n        log.exception('fetch failed')\n        raise",
+    "LLM = {'model': 'gpt-4o', 'request_timeout': 30}",
+    "def price(d):\n    try:\n        return d['price']\n    except KeyError:\n"
+    "        return None",
+])
+def test_timeouts_and_reported_errors_are_quiet(snippet: str) -> None:
+    assert _verdict(snippet + "\n", 15).passed
+
+
+def test_checks_are_documented() -> None:
+    for rule in (HumanOversightRule(), RobustnessRule()):
+        assert len(rule.checks) >= 4
+        assert all(line.strip() for line in rule.checks)
+
+
+def test_the_approval_request_is_not_itself_an_ungated_action() -> None:
+    body = """
+        import time
+
+        def reacted(ts: str) -> bool:
+            for _ in range(60):
+                marks = chat.reactions_get(channel="C7", timestamp=ts)["reactions"]
+                if any(m["name"] == "white_check_mark" for m in marks):
+                    return True
+                time.sleep(10)
+            return False
+
+        @tool
+        def refund_order(order_id: str, amount: float) -> str:
+            '''Refund an order once a lead ticks the request in the channel.'''
+            ts = chat.chat_postMessage(channel="C7", text=f"Refund {order_id}?")["ts"]
+            if not reacted(ts):
+                return "not approved"
+            stripe.Refund.create(payment_intent=order_id, amount=int(amount * 100))
+            return "refunded"
+    """
+    assert _verdict(body, 14).passed
+    unwaited = body.replace("if not reacted(ts):", "if not ts:")
+    verdict = _verdict(unwaited, 14)
+    assert not verdict.passed and verdict.severity == "CRITICAL"
+
+
+def test_weak_verbs_act_only_on_accounts_and_access() -> None:
+    body = """
+        @tool
+        def close_{what}(ref: str) -> str:
+            '''Close it.'''
+            requests.post(f"https://crm.example/{what}s/{{ref}}/close", timeout=5)
+            log.info("closed %s", ref)
+            return "closed"
+    """
+    assert not _verdict(body.format(what="account"), 14).passed
+    assert _verdict(body.format(what="session"), 14).passed
+
+
+def test_a_dispatch_loop_that_asks_gates_every_tool() -> None:
+    body = """
+        def email_offer(customer_email: str) -> str:
+            '''E-mail a retention offer.'''
+            mailer.send(to=customer_email)
+            return "sent"
+
+        TOOLS = {"email_offer": email_offer}
+
+        def dispatch(call):
+            GATE
+            return TOOLS[call.name](**call.arguments)
+    """
+    gate = "if input(f'Run {call.name}? ').lower() not in ('y', 'yes'):\n" \
+           "                return 'declined'"
+    assert _verdict(body.replace("GATE", gate), 14).passed
+    verdict = _verdict(body.replace("GATE", "log.info('tool %s', call.name)"), 14)
+    assert not verdict.passed and verdict.severity == "HIGH"
+
+
+def test_a_service_status_check_is_not_an_approval() -> None:
+    body = """
+        @tool
+        def refund_payment(payment_id: str, amount: float) -> str:
+            '''Refund a card payment.'''
+            health = requests.get("https://psp.example/health", timeout=5).json()
+            if health["status"] != "ok":
+                return "payment service unavailable"
+            requests.post(f"https://psp.example/payments/{payment_id}/refunds",
+                          json={"amount": amount}, timeout=10)
+            log.info("refund %s", payment_id)
+            return "refunded"
+    """
+    verdict = _verdict(body, 14)
+    assert not verdict.passed and verdict.severity == "CRITICAL"
+    asked = body.replace('if health["status"] != "ok":',
+                         'if health["status"] != "ok" or input("Refund? ") != "yes":')
+    assert _verdict(asked, 14).passed
