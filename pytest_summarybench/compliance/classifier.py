@@ -44,7 +44,7 @@ where X is the number of the most serious violated article. If the code violates
 them, respond with ARTICLE: NONE and SEVERITY: NONE."""
 
 STRUCTURED_PROMPT = PROMPT.split("Respond with:")[0] + """Respond with a JSON object:
-{{"finding": "<one sentence>", "article": "X", "severity": "CRITICAL/HIGH/MEDIUM/LOW"}}
+{{"article": "X", "severity": "CRITICAL/HIGH/MEDIUM/LOW", "finding": "<one sentence>"}}
 
 where X is the number of the most serious violated article. If the code violates none of
 them, respond with "article": "NONE" and "severity": "NONE"."""
@@ -54,15 +54,17 @@ JSON object of :data:`ANSWER_SCHEMA` (article and severity as enums)."""
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "finding": {"type": "string"},
         "article": {"type": "string", "enum": [*(str(a) for a in ARTICLES), "NONE"]},
         "severity": {"type": "string", "enum": [*SEVERITIES, "NONE"]},
+        "finding": {"type": "string"},
     },
-    "required": ["finding", "article", "severity"],
+    "required": ["article", "severity", "finding"],
     "additionalProperties": False,
 }
-"""The classification as structured output: the finding first (the model states its
-reason before it commits), then the article and the severity as enums."""
+"""The classification as structured output: the article and the severity as enums, then
+a one-sentence finding. The enums come first: a grammar-bound model that rambles in the
+finding runs out of tokens after its answer, not before it (a 135M model did, with the
+finding first: 1 answer in 10 unparsed)."""
 SCHEMA_NAME = "compliance_classification"
 
 CompleteFn = Callable[..., "Completion"]
