@@ -1,0 +1,460 @@
+"""What an agent module exposes to its model, read from the syntax tree: the tools it hands
+over (decorated, wrapped, registered, listed in a dispatch table or a tool schema), the
+texts that describe its tools and agents, and the module's constant configuration.
+
+Configuration is resolved statically: module- and class-level literals, YAML or JSON
+strings parsed at run time (``yaml.safe_load(TEXT)``, ``json.loads(TEXT)``), environment
+defaults (``os.getenv("X", "default")``) and dataclass defaults, so a description that
+flows from a config dict or an embedded YAML spec into ``description=`` is judged by its
+value. Article 11 judges the texts; article 12 reuses the tool discovery.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ..facts import CodeFacts, dotted, tokens
+
+
+class _Unknown:
+    """A value the static resolver cannot know (a call result, a loop variable)."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
+
+DESCRIPTIVE_KEYS = frozenset({
+    "description", "description_override", "backstory", "goal", "role", "instructions",
+    "system_message", "system_prompt", "expected_output",
+})
+"""Keyword arguments, class attributes and config keys that describe an agent, task or tool."""
+_FREE_TEXT_KEYS = DESCRIPTIVE_KEYS - {"role"}
+_CHAT_ROLES = frozenset({"system", "user", "assistant", "tool", "function", "developer",
+                         "model", "human", "ai"})
+
+_MARKERS = re.compile(
+    r"\b(tbd|tba|tbc|todo|fixme|xxx|lorem|ipsum|placeholder|wip|n/a)\b"
+    r"|\b(documentation|docs|details|description|more) to follow\b"
+    r"|\bto be (added|written|documented|filled in|defined)\b"
+    r"|\b(fill (this )?in|coming soon|no description|not documented|describe (this|me))\b",
+    re.IGNORECASE)
+"""Words that mark a text as not written yet."""
+GENERIC_WORDS = frozenset({
+    "a", "an", "the", "this", "that", "it", "its", "my", "our", "your", "you", "are", "is",
+    "be", "of", "to", "for", "with", "and", "or", "do", "does", "perform", "complete",
+    "execute", "handle", "helpful", "useful", "agent", "agents", "assistant", "bot", "tool",
+    "tools", "helper", "wrapper", "module", "function", "class", "service", "system",
+    "task", "tasks", "job", "thing", "stuff", "result", "results", "output", "input",
+    "entry", "point", "main", "run", "runner", "handler", "code", "script", "default",
+    "example", "sample", "test", "generic", "basic", "simple", "documentation", "docs",
+})
+"""Words that fit any agent or tool: a text made only of these describes nothing."""
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+")
+_TEMPLATE_FIELD = re.compile(r"\{[^{}]*\}")
+
+
+def placeholder_reason(text: str, key: str = "description") -> str | None:
+    """Why ``text`` describes nothing (empty, a marker such as TBD, generic words only, a
+    single word for a free-text field), or None when it reads as a description."""
+    bare = _TEMPLATE_FIELD.sub(" ", text).strip()
+    words = _WORD.findall(bare)
+    if len("".join(words)) <= 2:
+        return "empty" if not words else f"too short ({text.strip()!r})"
+    if _MARKERS.search(bare):
+        return f"not written yet ({text.strip()[:40]!r})"
+    lowered = [w.lower() for w in words]
+    if len(lowered) <= 8 and all(w in GENERIC_WORDS or w.isdigit() for w in lowered):
+        return f"generic words only ({text.strip()[:40]!r})"
+    if key in _FREE_TEXT_KEYS and len(lowered) == 1:
+        return f"one word ({text.strip()!r})"
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Constant configuration
+
+
+@dataclass
+class _Instance:
+    """A module dataclass instance: field name -> value."""
+
+    fields: dict[str, object]
+
+
+def _parse_text(text: str, parser: str) -> object:
+    try:
+        if parser == "json":
+            return json.loads(text)
+        import yaml  # a declared dependency; parsed only for embedded config strings
+
+        return yaml.safe_load(text)
+    except Exception:  # noqa: BLE001 - malformed embedded config is simply unknown
+        return UNKNOWN
+
+
+class ConstResolver:
+    """Static values of module- and class-level names and the expressions built on them."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.values: dict[str, object] = {}
+        self.parsed: set[str] = set()
+        """Names whose value was parsed from YAML/JSON text or built from a dataclass."""
+        self._hit = False
+        self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.classes: dict[str, ast.ClassDef] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.setdefault(node.name, node)
+            elif isinstance(node, ast.ClassDef):
+                self.classes.setdefault(node.name, node)
+        bodies = [tree.body] + [c.body for c in self.classes.values()]
+        for body in bodies:
+            for stmt in body:
+                target, value = _assigned(stmt)
+                if target is not None and value is not None:
+                    self._hit = False
+                    resolved = self.resolve(value)
+                    if resolved is not UNKNOWN:
+                        self.values[target] = resolved
+                        if self._hit:
+                            self.parsed.add(target)
+
+    def resolve(self, node: ast.expr | None, depth: int = 0) -> object:
+        """The value of ``node`` if it is known statically, else :data:`UNKNOWN`."""
+        if node is None or depth > 12:
+            return UNKNOWN
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.JoinedStr):
+            return "".join(v.value if isinstance(v, ast.Constant) else "{}"
+                           for v in node.values)
+        if isinstance(node, ast.Name):
+            return self.values.get(node.id, UNKNOWN)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [self.resolve(e, depth + 1) for e in node.elts]
+        if isinstance(node, ast.Dict):
+            out = {}
+            for k, v in zip(node.keys, node.values, strict=True):
+                key = self.resolve(k, depth + 1) if k is not None else UNKNOWN
+                if isinstance(key, (str, int)):
+                    out[key] = self.resolve(v, depth + 1)
+            return out
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.resolve(node.left, depth + 1), self.resolve(node.right, depth + 1)
+            if isinstance(left, str) and isinstance(right, str):
+                return left + right
+            return UNKNOWN
+        if isinstance(node, ast.Subscript):
+            container = self.resolve(node.value, depth + 1)
+            key = self.resolve(node.slice, depth + 1)
+            return _index(container, key)
+        if isinstance(node, ast.Attribute):
+            if node.attr == "__doc__" and isinstance(node.value, ast.Name):
+                fn = self.functions.get(node.value.id) or self.classes.get(node.value.id)
+                return ast.get_docstring(fn) if fn is not None else UNKNOWN
+            base = self.resolve(node.value, depth + 1)
+            if isinstance(base, _Instance):
+                return base.fields.get(node.attr, UNKNOWN)
+            return UNKNOWN
+        if isinstance(node, ast.Call):
+            return self._resolve_call(node, depth)
+        return UNKNOWN
+
+    def _resolve_call(self, node: ast.Call, depth: int) -> object:
+        name = dotted(node.func)
+        last = name.rsplit(".", 1)[-1]
+        first = node.args[0] if node.args else None
+        if last in ("safe_load", "load", "loads", "safe_load_all") and first is not None:
+            text = self.resolve(first, depth + 1)
+            if isinstance(text, str):
+                self._hit = True
+                return _parse_text(text, "json" if name.startswith("json") else "yaml")
+            return UNKNOWN
+        if last in ("get", "getenv") and name.startswith(("os.", "environ")) or name in (
+                "getenv", "os.getenv", "os.environ.get"):
+            default = node.args[1] if len(node.args) > 1 else None
+            return self.resolve(default, depth + 1) if default is not None else UNKNOWN
+        if last == "get" and isinstance(node.func, ast.Attribute) and first is not None:
+            container = self.resolve(node.func.value, depth + 1)
+            value = _index(container, self.resolve(first, depth + 1))
+            if value is UNKNOWN and isinstance(container, dict) and len(node.args) > 1:
+                return self.resolve(node.args[1], depth + 1)
+            return value
+        if last in ("dedent", "strip") and first is not None:
+            return self.resolve(first, depth + 1)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "strip" and not node.args:
+            return self.resolve(node.func.value, depth + 1)
+        cls = self.classes.get(last)
+        if cls is not None and _is_dataclass(cls):
+            self._hit = True
+            return self._instance(cls, node, depth)
+        return UNKNOWN
+
+    def _instance(self, cls: ast.ClassDef, node: ast.Call, depth: int) -> _Instance:
+        names: list[str] = []
+        fields: dict[str, object] = {}
+        for stmt in cls.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                names.append(stmt.target.id)
+                fields[stmt.target.id] = self.resolve(stmt.value, depth + 1)
+        for name, arg in zip(names, node.args, strict=False):
+            fields[name] = self.resolve(arg, depth + 1)
+        for kw in node.keywords:
+            if kw.arg:
+                fields[kw.arg] = self.resolve(kw.value, depth + 1)
+        return _Instance(fields)
+
+
+def _assigned(stmt: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id, stmt.value
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        return stmt.target.id, stmt.value
+    return None, None
+
+
+def _index(container: object, key: object) -> object:
+    if isinstance(container, dict) and isinstance(key, (str, int)):
+        return container.get(key, UNKNOWN)
+    if isinstance(container, list) and isinstance(key, int) and -len(container) <= key < len(
+            container):
+        return container[key]
+    return UNKNOWN
+
+
+def _is_dataclass(cls: ast.ClassDef) -> bool:
+    return any(dotted(d).rsplit(".", 1)[-1] == "dataclass" for d in cls.decorator_list) or any(
+        dotted(b).rsplit(".", 1)[-1] in ("BaseModel", "BaseSettings", "NamedTuple")
+        for b in cls.bases)
+
+
+def config_texts(value: object, path: str = "") -> Iterator[tuple[str, str, str]]:
+    """(path, key, text) for every descriptive key in a resolved config structure."""
+    if isinstance(value, _Instance):
+        value = value.fields
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            if key in DESCRIPTIVE_KEYS and isinstance(item, str):
+                yield here, str(key), item
+            elif key in DESCRIPTIVE_KEYS and item is None:
+                yield here, str(key), ""
+            else:
+                yield from config_texts(item, here)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from config_texts(item, f"{path}[{i}]")
+
+
+# ---------------------------------------------------------------------------------------
+# Tools
+
+
+@dataclass
+class Tool:
+    """A function, method or class the module hands to an agent as a tool."""
+
+    name: str
+    line: int
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    how: str
+    """How it is exposed: decorator, wrapper call, tools list, dispatch table, schema."""
+    texts: list[tuple[str, object]] = field(default_factory=list)
+    """(source, resolved text or UNKNOWN) of every description found."""
+
+    @property
+    def bodies(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+        """The code that runs when the tool is called."""
+        if isinstance(self.node, ast.ClassDef):
+            return [n for n in self.node.body
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and not n.name.startswith("__")]
+        return [self.node]
+
+    def documentation(self) -> tuple[str, str | None]:
+        """('documented'|'unknown'|'placeholder'|'undocumented', reason)."""
+        reasons = []
+        unknown = False
+        for source, text in self.texts:
+            if text is UNKNOWN:
+                unknown = True
+                continue
+            if not isinstance(text, str):
+                continue
+            reason = placeholder_reason(text, "description")
+            if reason is None:
+                return "documented", None
+            reasons.append(f"{source}: {reason}")
+        if reasons:
+            return "placeholder", "; ".join(reasons)
+        if unknown:
+            return "unknown", None
+        return "undocumented", None
+
+
+_TOOL_DECORATOR = ("tool", "function_tool", "kernel_function", "register_for_llm",
+                   "register_for_execution", "ai_function")
+
+
+def _decorator_is_tool(decorator: ast.expr) -> bool:
+    last = dotted(decorator).rsplit(".", 1)[-1]
+    return last in _TOOL_DECORATOR or "tool" in tokens(last)
+
+
+def _wrapper_is_tool(callee: str) -> bool:
+    """A call that wraps or registers a function as a tool."""
+    last = callee.rsplit(".", 1)[-1]
+    words = set(tokens(callee.replace(".", "_")))
+    return bool(words & {"tool", "tools"}) or last in (
+        "register_function", "from_function", "from_defaults", "add_function",
+        "add_functions", "from_callable", "kernel_function")
+
+
+def _is_tool_class(cls: ast.ClassDef) -> bool:
+    return any("tool" in tokens(dotted(b).rsplit(".", 1)[-1]) for b in cls.bases)
+
+
+class Surface:
+    """The tools and descriptive texts of one module."""
+
+    def __init__(self, facts: CodeFacts) -> None:
+        self.facts = facts
+        self.consts = ConstResolver(facts.tree)
+        self.defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.methods: dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.owner: dict[ast.AST, str] = {}
+        for node in ast.walk(facts.tree):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self.methods[(node.name, item.name)] = item
+                        self.owner[item] = node.name
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.defs.setdefault(node.name, node)
+        self.tools: dict[str, Tool] = {}
+        self._find_tools()
+
+    # -- tools ------------------------------------------------------------------------
+
+    def _function_ref(self, node: ast.expr) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        if isinstance(node, ast.Name):
+            return self.defs.get(node.id)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id in ("self", "cls"):
+            for (_, method), fn in self.methods.items():
+                if method == node.attr:
+                    return fn
+        return None
+
+    def _add(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, how: str) -> Tool:
+        tool = self.tools.get(node.name)
+        if tool is None:
+            tool = Tool(node.name, node.lineno, node, how)
+            doc = ast.get_docstring(node)
+            if doc is not None:
+                tool.texts.append(("docstring", doc))
+            self.tools[node.name] = tool
+        return tool
+
+    def _describe(self, tool: Tool, call: ast.Call, source: str) -> None:
+        for kw in call.keywords:
+            if kw.arg in ("description", "description_override"):
+                tool.texts.append((source, self.consts.resolve(kw.value)))
+
+    def _find_tools(self) -> None:
+        tree = self.facts.tree
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for decorator in node.decorator_list:
+                    if _decorator_is_tool(decorator):
+                        tool = self._add(node, "decorator")
+                        if isinstance(decorator, ast.Call):
+                            self._describe(tool, decorator, "decorator description")
+            elif isinstance(node, ast.ClassDef) and _is_tool_class(node):
+                tool = self._add(node, "tool class")
+                for stmt in node.body:
+                    target, value = _assigned(stmt)
+                    if target == "description":
+                        tool.texts.append(("class attribute", self.consts.resolve(value)))
+        for call in self.facts.calls:
+            refs = [*call.node.args, *(kw.value for kw in call.node.keywords
+                                       if kw.arg in ("fn", "func", "function", "async_fn",
+                                                     "f", "callable", "coroutine"))]
+            functions = [f for f in map(self._function_ref, refs) if f is not None]
+            if functions and _wrapper_is_tool(call.name):
+                for fn in functions:
+                    self._describe(self._add(fn, f"wrapped by {call.name}"), call.node,
+                                   f"{call.last} description")
+            tools_kw = call.keyword("tools") or call.keyword("functions")
+            if tools_kw is not None:
+                for ref in ast.walk(tools_kw):
+                    if isinstance(ref, ast.expr):
+                        fn = self._function_ref(ref)
+                        if fn is not None:
+                            self._add(fn, f"tools= of {call.name}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict):
+                self._dict_tools(node)
+
+    def _dict_tools(self, node: ast.Dict) -> None:
+        keys = {k.value: v for k, v in zip(node.keys, node.values, strict=True)
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+        # A dispatch table: {"lookup_order": lookup_order, ...}
+        for key, value in keys.items():
+            fn = self._function_ref(value)
+            if fn is not None and fn.name == key.rsplit(".", 1)[-1]:
+                self._add(fn, "dispatch table")
+        # A tool schema: {"name": "lookup_order", "description": ..., "parameters": ...}
+        name = keys.get("name")
+        if isinstance(name, ast.Constant) and isinstance(name.value, str) \
+                and name.value in self.defs and ({"description", "parameters", "input_schema"}
+                                                 & set(keys)):
+            tool = self._add(self.defs[name.value], "tool schema")
+            if "description" in keys:
+                tool.texts.append(("schema description", self.consts.resolve(keys["description"])))
+
+    # -- descriptive texts -------------------------------------------------------------
+
+    def descriptive_texts(self) -> list[tuple[int, str, str, object]]:
+        """(line, where, key, resolved text) for agent/task/tool descriptions in calls,
+        class attributes, dict literals and used configuration."""
+        out: list[tuple[int, str, str, object]] = []
+        for call in self.facts.calls:
+            for kw in call.node.keywords:
+                if kw.arg in DESCRIPTIVE_KEYS:
+                    out.append((call.line, f"{kw.arg}= on {call.name}", kw.arg,
+                                self.consts.resolve(kw.value)))
+                elif kw.arg is None:  # Agent(**CONFIG)
+                    value = self.consts.resolve(kw.value)
+                    for path, key, text in config_texts(value):
+                        out.append((call.line, f"**{path} on {call.name}", key, text))
+        for node in ast.walk(self.facts.tree):
+            if isinstance(node, ast.ClassDef) and _is_tool_class(node):
+                for stmt in node.body:
+                    target, value = _assigned(stmt)
+                    if target in DESCRIPTIVE_KEYS:
+                        out.append((stmt.lineno, f"{node.name}.{target}", target,
+                                    self.consts.resolve(value)))
+            elif isinstance(node, ast.Dict):
+                for k, v in zip(node.keys, node.values, strict=True):
+                    if isinstance(k, ast.Constant) and k.value in DESCRIPTIVE_KEYS:
+                        if k.value == "role" and isinstance(v, ast.Constant) \
+                                and v.value in _CHAT_ROLES:
+                            continue  # a chat message's speaker, not an agent's role
+                        out.append((k.lineno, f"'{k.value}' key", k.value,
+                                    self.consts.resolve(v)))
+        # Parsed YAML/JSON and dataclass configs (dict literals were walked above), when
+        # the module reads them.
+        used = {n.id for n in ast.walk(self.facts.tree)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        for name in sorted(self.consts.parsed & used):
+            for path, key, text in config_texts(self.consts.values[name]):
+                out.append((0, f"{name}.{path}", key, text))
+        return out
