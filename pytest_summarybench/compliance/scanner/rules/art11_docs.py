@@ -35,7 +35,7 @@ _DOMAIN_STEMS = tuple(DECISION_DOMAIN_WORDS) + ("order", "invoice", "payment", "
 def purpose_deficit(doc: str | None) -> str | None:
     """Why the module docstring does not state what the system is for, or None."""
     if not doc or not doc.strip():
-        return "no module docstring states what the system is for"
+        return "module has no docstring stating what the system is for"
     opening = re.split(r"\n\s*\n", doc.strip(), maxsplit=1)[0]
     if len(doc.split()) < MIN_MODULE_DOC_WORDS:
         return f"module docstring too short to state a purpose: {doc.strip()!r}"

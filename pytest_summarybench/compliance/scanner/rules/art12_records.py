@@ -1,0 +1,385 @@
+"""Where an agent module writes a persistent record, and whether that write is on the path
+the agent's actions take.
+
+A *record* is a write that outlives the process: a call on a logger object, an SQL
+``INSERT``, a document/row insert, a file opened for appending, a tracing span. A function
+or method that makes such a write, directly or through the module's own helpers (an
+``EventStore.append`` that inserts a row, an ``AuditTrail.record`` that calls its logger),
+is a *sink*. The *action path* is the code that runs because the agent acted: the tools'
+bodies (and decorators wrapped around them), callbacks, hooks, filters and handlers
+registered with the framework, and, in the function that drives the agent, the statements
+after the run call or in the loop around it. A sink that is only defined, configured, or
+called once before the agent starts is not on the path.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from ..facts import CodeFacts, dotted, tokens
+from ..vocabulary import APPROVAL_TOKENS, LOGGER_METHODS
+from .art11_surface import UNKNOWN, Surface
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+_LOGGER_FACTORIES = frozenset({"getLogger", "get_logger", "getChild", "LoggerAdapter",
+                               "bind", "get_task_logger"})
+_RUN_METHODS = frozenset({
+    "invoke", "ainvoke", "run", "arun", "run_sync", "run_streamed", "run_stream", "kickoff",
+    "kickoff_async", "kickoff_for_each", "chat", "achat", "stream_chat", "astream_chat",
+    "initiate_chat", "a_initiate_chat", "initiate_chats", "query", "aquery", "create",
+    "stream", "astream", "astream_events", "stream_events", "get_response", "invoke_prompt",
+    "invoke_stream", "generate_reply", "a_generate_reply", "batch", "abatch", "on_messages",
+})
+"""Calls that hand control to the model or the agent: what follows them is the action path."""
+_INSERT_METHODS = frozenset({"insert_one", "insert_many", "put_item", "xadd", "insert",
+                             "insert_rows", "insert_rows_json", "add_document", "write_points",
+                             "append_rows"})
+_SPAN_METHODS = frozenset({"start_as_current_span", "start_span", "start_active_span",
+                           "span", "trace", "create_span", "log_trace"})
+_CONSOLE_WORDS = frozenset({"stdout", "console", "print", "streaming", "rich", "stream"})
+"""Handler names that show output to a person instead of keeping it."""
+_HANDLER_KEYWORDS = frozenset({"callback", "callbacks", "handler", "handlers", "hooks",
+                               "processors", "manager", "tracer", "tracers"})
+_REGISTRATION_WORDS = frozenset({
+    "callback", "callbacks", "handler", "handlers", "hook", "hooks", "manager", "processor",
+    "processors", "register", "add", "subscribe", "listener", "listeners", "filter",
+    "filters", "instrument", "tracer", "trace", "middleware", "on", "use",
+})
+
+
+@dataclass(frozen=True)
+class Record:
+    """A persistent write reached on the action path."""
+
+    line: int
+    what: str
+    where: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.what} in {self.where}"
+
+
+def _calls(node: ast.AST) -> Iterator[ast.Call]:
+    for child in ast.walk(node):
+        if isinstance(child, ast.Call):
+            yield child
+
+
+def _receiver(call: ast.Call) -> str:
+    func = call.func
+    return dotted(func.value) if isinstance(func, ast.Attribute) else ""
+
+
+class RecordMap:
+    """Loggers, sinks and the action path of one module."""
+
+    def __init__(self, facts: CodeFacts, surface: Surface) -> None:
+        self.facts = facts
+        self.surface = surface
+        self.consts = surface.consts
+        self.loggers = self._logger_names()
+        self.instances = self._instances()
+        self._sink_cache: dict[ast.AST, str | None] = {}
+
+    # -- what is a logger, what is a sink ------------------------------------------------
+
+    @staticmethod
+    def _returns_logger(fn: FunctionNode) -> bool:
+        """A helper that builds and returns a logger (``def build_audit_logger(): ...``)."""
+        makes = any(dotted(c.func).rsplit(".", 1)[-1] in _LOGGER_FACTORIES for c in _calls(fn))
+        returns = any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(fn))
+        return makes and returns
+
+    def _logger_names(self) -> set[str]:
+        names = {"logging"}
+        factories = {name for name, fn in self.surface.defs.items() if self._returns_logger(fn)}
+        for node in ast.walk(self.facts.tree):
+            if isinstance(node, ast.ImportFrom) and node.module and (
+                    node.module.startswith(("loguru", "structlog"))
+                    or "log" in tokens(node.module.replace(".", "_"))):
+                names.update(a.asname or a.name for a in node.names
+                             if {"log", "logger"} & set(tokens(a.asname or a.name)))
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None \
+                    and isinstance(node.value, ast.Call):
+                callee = dotted(node.value.func)
+                last = callee.rsplit(".", 1)[-1]
+                if last in _LOGGER_FACTORIES or last in factories \
+                        or callee.startswith("structlog."):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        if isinstance(target, ast.Name):
+                            names.add(target.id)
+                        elif isinstance(target, ast.Attribute):
+                            names.add(target.attr)
+        return names
+
+    def _instances(self) -> dict[str, str]:
+        """Variable or attribute name -> module class it holds (``events = EventStore()``)."""
+        classes = self.consts.classes
+        out: dict[str, str] = {}
+        for node in ast.walk(self.facts.tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                cls = dotted(node.value.func).rsplit(".", 1)[-1]
+                if cls in classes:
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            out[target.id] = cls
+                        elif isinstance(target, ast.Attribute):
+                            out[target.attr] = cls
+        return out
+
+    def _direct_write(self, call: ast.Call) -> str | None:
+        """What persistent write ``call`` itself makes, or None."""
+        name = dotted(call.func)
+        last = name.rsplit(".", 1)[-1]
+        receiver = _receiver(call)
+        if last in LOGGER_METHODS and receiver:
+            if set(receiver.split(".")) & self.loggers:  # log.info, logger.bind(...).info
+                return f"{name}()"
+        if last in ("execute", "executemany", "exec_driver_sql", "executescript") and call.args:
+            sql = self.consts.resolve(call.args[0])
+            if isinstance(sql, str) and sql.lstrip().upper().startswith(("INSERT", "REPLACE")):
+                return f"{name}(INSERT ...)"
+        if last in _INSERT_METHODS and receiver:
+            return f"{name}()"
+        if last == "open" or name == "open":
+            mode = call.args[1] if name == "open" and len(call.args) > 1 else (
+                call.args[0] if last == "open" and name != "open" and call.args else None)
+            for kw in call.keywords:
+                if kw.arg == "mode":
+                    mode = kw.value
+            value = self.consts.resolve(mode) if mode is not None else None
+            if isinstance(value, str) and "a" in value:
+                return f"{name}(mode={value!r})"
+        if last in _SPAN_METHODS and receiver and "trac" in receiver.lower():
+            return f"{name}()"
+        return None
+
+    def resolve_callee(self, call: ast.Call, context: str | None) -> FunctionNode | None:
+        """The module function or method a call runs, when the module defines it."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            return self.surface.defs.get(func.id)
+        if isinstance(func, ast.Attribute):
+            base = func.value
+            cls = None
+            if isinstance(base, ast.Name) and base.id in ("self", "cls"):
+                cls = context
+            elif isinstance(base, ast.Name):
+                cls = self.instances.get(base.id)
+            elif isinstance(base, ast.Attribute):
+                cls = self.instances.get(base.attr)
+            if cls is not None:
+                return self.surface.methods.get((cls, func.attr))
+        return None
+
+    def sink(self, fn: FunctionNode, depth: int = 0) -> str | None:
+        """The persistent write ``fn`` makes, directly or through module helpers."""
+        if fn in self._sink_cache:
+            return self._sink_cache[fn]
+        self._sink_cache[fn] = None  # recursion guard
+        found = None
+        context = self.surface.owner.get(fn)
+        for call in _calls(fn):
+            found = self.write_of(call, context, depth)
+            if found:
+                break
+        self._sink_cache[fn] = found
+        return found
+
+    def write_of(self, call: ast.Call, context: str | None, depth: int = 0) -> str | None:
+        """The persistent write a call makes, itself or through the module's own code."""
+        direct = self._direct_write(call)
+        if direct:
+            return direct
+        if depth > 6:
+            return None
+        callee = self.resolve_callee(call, context)
+        if callee is not None:
+            inner = self.sink(callee, depth + 1)
+            if inner:
+                return f"{dotted(call.func)}() -> {inner}"
+        return None
+
+    # -- the action path -------------------------------------------------------------------
+
+    def tool_bodies(self) -> Iterator[tuple[str, FunctionNode]]:
+        for tool in self.surface.tools.values():
+            for body in tool.bodies:
+                yield f"tool {tool.name}", body
+            node = tool.node
+            if not isinstance(node, ast.ClassDef):
+                for decorator in node.decorator_list:
+                    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                    if isinstance(target, ast.Name) and target.id in self.surface.defs:
+                        yield f"decorator {target.id} of tool {tool.name}", \
+                            self.surface.defs[target.id]
+
+    def callback_bodies(self) -> Iterator[tuple[str, ast.AST]]:
+        """Functions, lambdas and handler classes registered with the framework."""
+        for call in self.facts.calls:
+            callee_words = set(tokens(call.name.replace(".", "_")))
+            registered = bool(callee_words & _REGISTRATION_WORDS)
+            for kw in call.node.keywords:
+                kw_words = set(tokens(kw.arg or ""))
+                if kw_words & _REGISTRATION_WORDS or {"step", "task"} & kw_words and \
+                        "callback" in (kw.arg or ""):
+                    yield from self._registered(kw.value, f"{kw.arg}= of {call.name}")
+            if registered:
+                for arg in call.node.args:
+                    yield from self._registered(arg, f"registered with {call.name}")
+        for fn in self.surface.defs.values():
+            for decorator in fn.decorator_list:
+                words = set(tokens(dotted(decorator).replace(".", "_")))
+                if words & {"filter", "hook", "callback", "on", "middleware", "listener"}:
+                    yield f"{fn.name} decorated {dotted(decorator)}", fn
+
+    def _registered(self, value: ast.expr, where: str) -> Iterator[tuple[str, ast.AST]]:
+        for node in ast.walk(value):
+            if isinstance(node, ast.Lambda):
+                yield f"lambda {where}", node
+            elif isinstance(node, (ast.Name, ast.Attribute)):
+                fn = self.surface._function_ref(node)
+                if fn is not None:
+                    yield f"{fn.name} {where}", fn
+            if isinstance(node, ast.Call):
+                cls = dotted(node.func).rsplit(".", 1)[-1]
+                if cls in self.consts.classes:
+                    for item in self.consts.classes[cls].body:
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                                and item.name != "__init__":
+                            yield f"{cls}.{item.name} {where}", item
+            if isinstance(node, ast.Name) and node.id in self.instances:
+                cls = self.instances[node.id]
+                for item in self.consts.classes[cls].body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                            and item.name != "__init__":
+                        yield f"{cls}.{item.name} ({node.id}) {where}", item
+
+    def external_handlers(self) -> list[str]:
+        """Handlers the module registers but does not define (imported or not visible):
+        assumed to keep what they receive unless their name says they only show it."""
+        out = []
+        for call in self.facts.calls:
+            for kw in call.node.keywords:
+                if not kw.arg or not set(tokens(kw.arg)) & _HANDLER_KEYWORDS:
+                    continue
+                for node in ast.walk(kw.value):
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                        bound = self.facts.assignments.get(node.id)
+                        name = bound.name if bound is not None else node.id
+                        if node.id in self.surface.defs or node.id in self.instances:
+                            continue
+                    elif isinstance(node, ast.Call):
+                        name = dotted(node.func)
+                    else:
+                        continue
+                    last = name.rsplit(".", 1)[-1]
+                    words = set(tokens(last))
+                    if last in self.consts.classes or last in self.surface.defs \
+                            or any(w in last.lower() for w in _CONSOLE_WORDS) \
+                            or words & (APPROVAL_TOKENS | {"human", "manager"}):
+                        continue  # the module's own code is judged by its body
+                    entry = (f"line {call.line}: {kw.arg}={last} on {call.name} "
+                             "(handler defined elsewhere)")
+                    if entry not in out:
+                        out.append(entry)
+        return out
+
+    def driver_records(self) -> Iterator[Record]:
+        """Writes after the agent's run call (or in the loop around it) in the code that
+        drives the agent: functions and the module's top level."""
+        scopes: list[tuple[str, list[ast.stmt], str | None, bool]] = [
+            ("module", self.facts.tree.body, None, False)]
+        for fn in [*self.surface.defs.values(), *self.surface.methods.values()]:
+            args = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)
+                    if a.arg not in ("self", "cls")]
+            scopes.append((fn.name, fn.body, self.surface.owner.get(fn), bool(args)))
+        for name, body, context, per_request in scopes:
+            yield from self._after_run(name, body, context, per_request)
+
+    def _after_run(self, name: str, body: list[ast.stmt], context: str | None,
+                   per_request: bool) -> Iterator[Record]:
+        """Writes in a scope that runs the agent. A function that takes the request as a
+        parameter runs once per request, so a write anywhere in it records that run; in
+        module code or a parameterless main, only writes after the run call (or in the
+        loop around it) do: one before it is a start-up message."""
+        own_calls: list[ast.Call] = []
+        loops: list[ast.stmt] = []
+        stack: list[ast.AST] = list(body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                 ast.Lambda)):
+                continue
+            if isinstance(node, ast.Call):
+                own_calls.append(node)
+            if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                loops.append(node)
+            stack.extend(ast.iter_child_nodes(node))
+        runs = [c for c in own_calls
+                if dotted(c.func).rsplit(".", 1)[-1] in _RUN_METHODS and _receiver(c)]
+        if not runs:
+            return
+        first = min(c.lineno for c in runs)
+        run_loops = [loop for loop in loops if any(loop.lineno <= c.lineno <= (
+            loop.end_lineno or loop.lineno) for c in runs)]
+        for call in own_calls:
+            in_loop = any(loop.lineno <= call.lineno <= (loop.end_lineno or loop.lineno)
+                          for loop in run_loops)
+            if call.lineno < first and not in_loop and not per_request:
+                continue
+            write = self.write_of(call, context)
+            if write:
+                when = "per request" if per_request else "after the agent runs"
+                yield Record(call.lineno, write, f"{name} ({when})")
+
+    def framework_records(self) -> list[str]:
+        """Framework features that persist runs by themselves."""
+        out = []
+        for call in self.facts.calls:
+            if call.name.endswith("runtime_logging.start"):
+                out.append(f"line {call.line}: {call.name}()")
+            elif call.last == "FileCallbackHandler":
+                out.append(f"line {call.line}: FileCallbackHandler")
+            elif call.last == "set_global_handler" and call.node.args:
+                mode = self.consts.resolve(call.node.args[0])
+                if mode is not UNKNOWN and mode != "simple":
+                    out.append(f"line {call.line}: set_global_handler({mode!r})")
+            value = call.keyword("output_log_file")
+            if value is not None:
+                resolved = self.consts.resolve(value)
+                if resolved is UNKNOWN or resolved not in (None, False, ""):
+                    out.append(f"line {call.line}: output_log_file on {call.name}")
+        return out
+
+    def records(self) -> list[str]:
+        """Evidence of persistent records on the action path (empty: none)."""
+        out: list[str] = list(self.framework_records())
+        for where, body in self._bodies():
+            context = self.surface.owner.get(body) if isinstance(
+                body, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            for call in _calls(body):
+                write = self.write_of(call, context)
+                if write:
+                    out.append(str(Record(call.lineno, write, where)))
+                    break
+        out.extend(str(r) for r in self.driver_records())
+        out.extend(self.external_handlers())
+        return out
+
+    def _bodies(self) -> Iterable[tuple[str, ast.AST]]:
+        yield from self.tool_bodies()
+        yield from self.callback_bodies()
+
+    def unused_sinks(self) -> list[str]:
+        """Loggers and sinks that exist but are not reached on the action path (evidence)."""
+        out = []
+        for name, fn in self.surface.defs.items():
+            write = self.sink(fn)
+            if write:
+                out.append(f"line {fn.lineno}: {name} writes ({write}) but no action reaches it")
+        return out[:3]
