@@ -24,9 +24,9 @@ from ..base import ArticleResult
 from ..facts import CodeFacts, tokens
 from ..impact import side_effects
 from ..vocabulary import DECISION_DOMAIN_WORDS, FINANCIAL_NOUNS
-from .art11_surface import Surface, placeholder_reason
+from .art11_surface import Surface, placeholder_reason, surface_of
 
-MIN_MODULE_DOC_WORDS = 4
+MIN_MODULE_DOC_WORDS = 3
 _NOT_WRITTEN = "not written yet"
 _DOMAIN_STEMS = tuple(DECISION_DOMAIN_WORDS) + ("order", "invoice", "payment", "patient",
                                                 "medical", "employee", "payroll")
@@ -42,7 +42,7 @@ def purpose_deficit(doc: str | None) -> str | None:
     reason = placeholder_reason(opening)
     if reason is not None:
         return f"module docstring opening is a placeholder: {reason}"
-    reason = placeholder_reason(doc)
+    reason = placeholder_reason(doc) if len(doc.split()) < 30 else None
     if reason is not None and _NOT_WRITTEN in reason:
         return f"module docstring is a placeholder: {reason}"
     return None
@@ -98,8 +98,9 @@ class TechnicalDocumentationRule:
     article = 11
     title = "Technical documentation"
     checks = (
-        "purpose: a module docstring of at least 4 words whose opening paragraph is not a "
-        "placeholder (generic words only such as 'Agent module.', or TBD/TODO/'to follow')",
+        "purpose: a module docstring of at least 3 words whose opening paragraph is not a "
+        "placeholder (generic words only such as 'Agent module.', or TBD/TODO/'to follow'; "
+        "a short docstring is also read whole for such markers)",
         "tools: every function, method or class exposed to an agent (tool decorator, tool "
         "wrapper or registration call, tools= list, dispatch table, tool schema, BaseTool "
         "subclass) has a non-placeholder docstring or description; descriptions are resolved "
@@ -113,7 +114,7 @@ class TechnicalDocumentationRule:
     )
 
     def check(self, facts: CodeFacts) -> ArticleResult:
-        surface = Surface(facts)
+        surface = surface_of(facts)
         deficits = []
         purpose = purpose_deficit(facts.module_docstring)
         if purpose:

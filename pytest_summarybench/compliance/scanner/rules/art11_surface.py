@@ -66,7 +66,10 @@ def placeholder_reason(text: str, key: str = "description") -> str | None:
     words = _WORD.findall(bare)
     if len("".join(words)) <= 2:
         return "empty" if not words else f"too short ({text.strip()!r})"
-    if _MARKERS.search(bare):
+    marker = _MARKERS.search(bare)
+    # "todo list" or "format XXX-XXX" inside a real sentence is content, not a marker: a
+    # marker counts in a short text, or written in capitals (TODO, TBD) anywhere.
+    if marker and (len(words) <= 6 or marker.group(0).isupper()):
         return f"not written yet ({text.strip()[:40]!r})"
     lowered = [w.lower() for w in words]
     if len(lowered) <= 8 and all(w in GENERIC_WORDS or w.isdigit() for w in lowered):
@@ -101,14 +104,14 @@ def _parse_text(text: str, parser: str) -> object:
 class ConstResolver:
     """Static values of module- and class-level names and the expressions built on them."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, nodes: list[ast.AST] | None = None) -> None:
         self.values: dict[str, object] = {}
         self.parsed: set[str] = set()
         """Names whose value was parsed from YAML/JSON text or built from a dataclass."""
         self._hit = False
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.classes: dict[str, ast.ClassDef] = {}
-        for node in ast.walk(tree):
+        for node in nodes if nodes is not None else ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(node.name, node)
             elif isinstance(node, ast.ClassDef):
@@ -321,16 +324,27 @@ def _is_tool_class(cls: ast.ClassDef) -> bool:
     return any("tool" in tokens(dotted(b).rsplit(".", 1)[-1]) for b in cls.bases)
 
 
+def surface_of(facts: CodeFacts) -> Surface:
+    """The module's surface, derived once per scan and shared by the rules that read it."""
+    surface = facts.derived.get(__name__)
+    if not isinstance(surface, Surface):
+        surface = facts.derived[__name__] = Surface(facts)
+    return surface
+
+
 class Surface:
     """The tools and descriptive texts of one module."""
 
     def __init__(self, facts: CodeFacts) -> None:
         self.facts = facts
-        self.consts = ConstResolver(facts.tree)
+        self.nodes: list[ast.AST] = list(ast.walk(facts.tree))
+        """Every node of the module, walked once."""
+        self.consts = ConstResolver(facts.tree, self.nodes)
         self.defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.methods: dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.owner: dict[ast.AST, str] = {}
-        for node in ast.walk(facts.tree):
+        self._texts: list[tuple[int, str, str, object]] | None = None
+        for node in self.nodes:
             if isinstance(node, ast.ClassDef):
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -369,8 +383,7 @@ class Surface:
                 tool.texts.append((source, self.consts.resolve(kw.value)))
 
     def _find_tools(self) -> None:
-        tree = self.facts.tree
-        for node in ast.walk(tree):
+        for node in self.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for decorator in node.decorator_list:
                     if _decorator_is_tool(decorator):
@@ -399,7 +412,7 @@ class Surface:
                         fn = self._function_ref(ref)
                         if fn is not None:
                             self._add(fn, f"tools= of {call.name}")
-        for node in ast.walk(tree):
+        for node in self.nodes:
             if isinstance(node, ast.Dict):
                 self._dict_tools(node)
 
@@ -425,6 +438,11 @@ class Surface:
     def descriptive_texts(self) -> list[tuple[int, str, str, object]]:
         """(line, where, key, resolved text) for agent/task/tool descriptions in calls,
         class attributes, dict literals and used configuration."""
+        if self._texts is None:
+            self._texts = self._descriptive_texts()
+        return self._texts
+
+    def _descriptive_texts(self) -> list[tuple[int, str, str, object]]:
         out: list[tuple[int, str, str, object]] = []
         for call in self.facts.calls:
             for kw in call.node.keywords:
@@ -435,7 +453,7 @@ class Surface:
                     value = self.consts.resolve(kw.value)
                     for path, key, text in config_texts(value):
                         out.append((call.line, f"**{path} on {call.name}", key, text))
-        for node in ast.walk(self.facts.tree):
+        for node in self.nodes:
             if isinstance(node, ast.ClassDef) and _is_tool_class(node):
                 for stmt in node.body:
                     target, value = _assigned(stmt)
@@ -452,7 +470,7 @@ class Surface:
                                     self.consts.resolve(v)))
         # Parsed YAML/JSON and dataclass configs (dict literals were walked above), when
         # the module reads them.
-        used = {n.id for n in ast.walk(self.facts.tree)
+        used = {n.id for n in self.nodes
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         for name in sorted(self.consts.parsed & used):
             for path, key, text in config_texts(self.consts.values[name]):

@@ -28,7 +28,7 @@ from ..base import ArticleResult
 from ..facts import CodeFacts, dotted
 from ..impact import has_agent_code, side_effects
 from ..vocabulary import AGENT_FRAMEWORKS
-from .art11_surface import Surface
+from .art11_surface import surface_of
 from .art12_records import RecordMap
 
 _WRITE_METHODS = frozenset({"post", "put", "patch", "delete"})
@@ -78,7 +78,7 @@ class RecordKeepingRule:
     def check(self, facts: CodeFacts) -> ArticleResult:
         if not has_agent_code(facts, AGENT_FRAMEWORKS):
             return ArticleResult.ok(self.article, "no agent framework in use")
-        records = RecordMap(facts, Surface(facts))
+        records = RecordMap(facts, surface_of(facts))
         found = records.records()
         if found:
             return ArticleResult.ok(self.article, *found[:4])

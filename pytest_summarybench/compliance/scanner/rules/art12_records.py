@@ -39,8 +39,9 @@ _INSERT_METHODS = frozenset({"insert_one", "insert_many", "put_item", "xadd", "i
                              "append_rows"})
 _SPAN_METHODS = frozenset({"start_as_current_span", "start_span", "start_active_span",
                            "span", "trace", "create_span", "log_trace"})
-_CONSOLE_WORDS = frozenset({"stdout", "console", "print", "streaming", "rich", "stream"})
-"""Handler names that show output to a person instead of keeping it."""
+_CONSOLE_WORDS = frozenset({"stdout", "console", "print", "streaming", "rich", "stream",
+                            "debug"})
+"""Handler names that show output to a person (or keep it in memory) instead of keeping it."""
 _HANDLER_KEYWORDS = frozenset({"callback", "callbacks", "handler", "handlers", "hooks",
                                "processors", "manager", "tracer", "tracers"})
 _REGISTRATION_WORDS = frozenset({
@@ -48,6 +49,24 @@ _REGISTRATION_WORDS = frozenset({
     "processors", "register", "add", "subscribe", "listener", "listeners", "filter",
     "filters", "instrument", "tracer", "trace", "middleware", "on", "use",
 })
+
+
+_LEVELS = {"NOTSET": 0, "DEBUG": 10, "INFO": 20, "WARN": 30, "WARNING": 30, "ERROR": 40,
+           "CRITICAL": 50, "FATAL": 50}
+_METHOD_LEVEL = {"debug": 10, "info": 20, "msg": 20, "warning": 30, "warn": 30, "error": 40,
+                 "exception": 40, "critical": 50, "fatal": 50}
+"""Level of each logger method; ``log(level, ...)`` is not listed and always passes."""
+
+
+def _level_of(node: ast.expr, consts: object) -> int | None:
+    if isinstance(node, ast.Attribute) and node.attr in _LEVELS:
+        return _LEVELS[node.attr]
+    value = consts.resolve(node)  # type: ignore[attr-defined]
+    if isinstance(value, str) and value.upper() in _LEVELS:
+        return _LEVELS[value.upper()]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return None
 
 
 @dataclass(frozen=True)
@@ -82,6 +101,9 @@ class RecordMap:
         self.consts = surface.consts
         self.loggers = self._logger_names()
         self.instances = self._instances()
+        self.log_level = self._configured_level()
+        self.discarding = self._discarding()
+        self.agent_spans = self._agent_span_names()
         self._sink_cache: dict[ast.AST, str | None] = {}
 
     # -- what is a logger, what is a sink ------------------------------------------------
@@ -96,7 +118,7 @@ class RecordMap:
     def _logger_names(self) -> set[str]:
         names = {"logging"}
         factories = {name for name, fn in self.surface.defs.items() if self._returns_logger(fn)}
-        for node in ast.walk(self.facts.tree):
+        for node in self.surface.nodes:
             if isinstance(node, ast.ImportFrom) and node.module and (
                     node.module.startswith(("loguru", "structlog"))
                     or "log" in tokens(node.module.replace(".", "_"))):
@@ -116,11 +138,56 @@ class RecordMap:
                             names.add(target.attr)
         return names
 
+    def _configured_level(self) -> int | None:
+        """The most permissive level the module configures (basicConfig, setLevel), or None
+        when it sets none: logger calls below it are dropped, not recorded."""
+        levels = []
+        for call in self.facts.calls:
+            value = None
+            if call.last == "basicConfig":
+                value = call.keyword("level")
+            elif call.last == "setLevel" and call.node.args:
+                value = call.node.args[0]
+            if value is None:
+                continue
+            level = _level_of(value, self.consts)
+            if level is None:
+                return None  # set from something we cannot read: assume it passes
+            levels.append(level)
+        return min(levels) if levels else None
+
+    def _discarding(self) -> bool:
+        """Logging is sent only to a NullHandler: logger calls keep nothing."""
+        names = {c.last for c in self.facts.calls}
+        keeps = {n for n in names if n.endswith("Handler") and n != "NullHandler"} | (
+            names & {"basicConfig", "dictConfig", "fileConfig", "add", "configure"})
+        return "NullHandler" in names and not keeps
+
+    def _agent_span_names(self) -> set[str]:
+        """Tracing helpers imported from an agent SDK (``from agents import trace``), unless
+        the module switches that tracing off."""
+        names: set[str] = set()
+        for node in self.surface.nodes:
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[
+                    0] in ("agents", "langsmith", "langfuse", "mlflow", "opentelemetry"):
+                names.update(a.asname or a.name for a in node.names
+                             if {"trace", "span", "traceable", "observe"}
+                             & set(tokens(a.name)))
+        for call in self.facts.calls:
+            disabled = None
+            if call.last == "set_tracing_disabled" and call.node.args:
+                disabled = self.consts.resolve(call.node.args[0])
+            elif call.keyword("tracing_disabled") is not None:
+                disabled = self.consts.resolve(call.keyword("tracing_disabled"))
+            if disabled is True or disabled is UNKNOWN:
+                return set()
+        return names
+
     def _instances(self) -> dict[str, str]:
         """Variable or attribute name -> module class it holds (``events = EventStore()``)."""
         classes = self.consts.classes
         out: dict[str, str] = {}
-        for node in ast.walk(self.facts.tree):
+        for node in self.surface.nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 cls = dotted(node.value.func).rsplit(".", 1)[-1]
                 if cls in classes:
@@ -138,7 +205,12 @@ class RecordMap:
         receiver = _receiver(call)
         if last in LOGGER_METHODS and receiver:
             if set(receiver.split(".")) & self.loggers:  # log.info, logger.bind(...).info
+                if self.discarding or (self.log_level is not None
+                                       and _METHOD_LEVEL.get(last, 100) < self.log_level):
+                    return None
                 return f"{name}()"
+        if name in self.agent_spans:
+            return f"{name}() span"
         if last in ("execute", "executemany", "exec_driver_sql", "executescript") and call.args:
             sql = self.consts.resolve(call.args[0])
             if isinstance(sql, str) and sql.lstrip().upper().startswith(("INSERT", "REPLACE")):
@@ -231,11 +303,42 @@ class RecordMap:
             if registered:
                 for arg in call.node.args:
                     yield from self._registered(arg, f"registered with {call.name}")
+        for target, value, line in self._assigned_handlers():
+            yield from self._registered(value, f"{target} (line {line})")
         for fn in self.surface.defs.values():
             for decorator in fn.decorator_list:
                 words = set(tokens(dotted(decorator).replace(".", "_")))
                 if words & {"filter", "hook", "callback", "on", "middleware", "listener"}:
                     yield f"{fn.name} decorated {dotted(decorator)}", fn
+
+    def _assigned_handlers(self) -> Iterator[tuple[str, ast.expr, int]]:
+        """``Settings.callback_manager = ...``, ``crew.step_callback = fn``."""
+        for node in self.surface.nodes:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    name = dotted(target)
+                    if isinstance(target, ast.Attribute) and set(
+                            tokens(target.attr)) & _HANDLER_KEYWORDS:
+                        yield name, node.value, node.lineno
+
+    def traced_functions(self) -> list[str]:
+        """Tools or agent-driving functions under a tracing decorator (``@traceable``,
+        ``@observe``, ``@trace``), whose calls the tracer persists."""
+        out = []
+        for fn in [*self.surface.defs.values(), *self.surface.methods.values()]:
+            tool = fn.name in self.surface.tools
+            drives = any(dotted(c.func).rsplit(".", 1)[-1] in _RUN_METHODS and _receiver(c)
+                         for c in _calls(fn))
+            if not (tool or drives):
+                continue
+            for decorator in fn.decorator_list:
+                name = dotted(decorator)
+                if set(tokens(name.rsplit(".", 1)[-1])) & {"traceable", "observe", "trace",
+                                                          "traced"} and (
+                        name in self.agent_spans or name.split(".")[0] in self.agent_spans
+                        or name.split(".")[0] in ("langsmith", "langfuse", "mlflow", "weave")):
+                    out.append(f"line {fn.lineno}: @{name} traces {fn.name}")
+        return out
 
     def _registered(self, value: ast.expr, where: str) -> Iterator[tuple[str, ast.AST]]:
         for node in ast.walk(value):
@@ -262,31 +365,34 @@ class RecordMap:
     def external_handlers(self) -> list[str]:
         """Handlers the module registers but does not define (imported or not visible):
         assumed to keep what they receive unless their name says they only show it."""
-        out = []
-        for call in self.facts.calls:
-            for kw in call.node.keywords:
-                if not kw.arg or not set(tokens(kw.arg)) & _HANDLER_KEYWORDS:
+        out: list[str] = []
+        registrations = [(call.line, kw.arg, kw.value, call.name) for call in self.facts.calls
+                         for kw in call.node.keywords
+                         if kw.arg and set(tokens(kw.arg)) & _HANDLER_KEYWORDS]
+        registrations += [(line, target, value, "assignment")
+                          for target, value, line in self._assigned_handlers()]
+        for line, keyword, value, where in registrations:
+            for node in ast.walk(value):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    bound = self.facts.assignments.get(node.id)
+                    name = bound.name if bound is not None else node.id
+                    if node.id in self.surface.defs or node.id in self.instances \
+                            or node.id in self.consts.values:
+                        continue  # own code is judged by its body; a constant is no handler
+                elif isinstance(node, ast.Call):
+                    name = dotted(node.func)
+                else:
                     continue
-                for node in ast.walk(kw.value):
-                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                        bound = self.facts.assignments.get(node.id)
-                        name = bound.name if bound is not None else node.id
-                        if node.id in self.surface.defs or node.id in self.instances:
-                            continue
-                    elif isinstance(node, ast.Call):
-                        name = dotted(node.func)
-                    else:
-                        continue
-                    last = name.rsplit(".", 1)[-1]
-                    words = set(tokens(last))
-                    if last in self.consts.classes or last in self.surface.defs \
-                            or any(w in last.lower() for w in _CONSOLE_WORDS) \
-                            or words & (APPROVAL_TOKENS | {"human", "manager"}):
-                        continue  # the module's own code is judged by its body
-                    entry = (f"line {call.line}: {kw.arg}={last} on {call.name} "
-                             "(handler defined elsewhere)")
-                    if entry not in out:
-                        out.append(entry)
+                last = name.rsplit(".", 1)[-1]
+                words = set(tokens(last))
+                if last in self.consts.classes or last in self.surface.defs \
+                        or any(w in last.lower() for w in _CONSOLE_WORDS) \
+                        or words & (APPROVAL_TOKENS | {"human", "manager"}):
+                    continue  # the module's own code is judged by its body
+                entry = (f"line {line}: {keyword}={last} on {where} "
+                         "(handler defined elsewhere)")
+                if entry not in out:
+                    out.append(entry)
         return out
 
     def driver_records(self) -> Iterator[Record]:
@@ -343,6 +449,9 @@ class RecordMap:
         for call in self.facts.calls:
             if call.name.endswith("runtime_logging.start"):
                 out.append(f"line {call.line}: {call.name}()")
+            elif call.last == "autolog" or call.last == "instrument" and "instrumentor" in \
+                    call.name.lower():
+                out.append(f"line {call.line}: {call.name}() persists traces")
             elif call.last == "FileCallbackHandler":
                 out.append(f"line {call.line}: FileCallbackHandler")
             elif call.last == "set_global_handler" and call.node.args:
@@ -369,6 +478,7 @@ class RecordMap:
                     break
         out.extend(str(r) for r in self.driver_records())
         out.extend(self.external_handlers())
+        out.extend(self.traced_functions())
         return out
 
     def _bodies(self) -> Iterable[tuple[str, ast.AST]]:
