@@ -415,15 +415,45 @@ class Surface:
         for node in self.nodes:
             if isinstance(node, ast.Dict):
                 self._dict_tools(node)
+        for value in self.consts.values.values():
+            self._config_tools(value)
+
+    def _config_tools(self, value: object, depth: int = 0) -> None:
+        """Tool specs in resolved configuration (a JSON schema string, a dataclass spec):
+        an entry naming a module function gives that tool its description."""
+        if depth > 8:
+            return
+        fields = value.fields if isinstance(value, _Instance) else value
+        if isinstance(fields, dict):
+            named = [fields.get(k) for k in ("name", "function", "fn", "handler", "tool")]
+            texts = [fields[k] for k in ("description", "summary", "desc", "help")
+                     if isinstance(fields.get(k), str)]
+            for name in named:
+                if isinstance(name, str) and name in self.defs and (
+                        texts or name in self.tools):
+                    tool = self._add(self.defs[name], "tool spec")
+                    tool.texts.extend(("spec description", t) for t in texts)
+                    break
+            for item in fields.values():
+                self._config_tools(item, depth + 1)
+        elif isinstance(fields, list):
+            for item in fields:
+                self._config_tools(item, depth + 1)
 
     def _dict_tools(self, node: ast.Dict) -> None:
         keys = {k.value: v for k, v in zip(node.keys, node.values, strict=True)
                 if isinstance(k, ast.Constant) and isinstance(k.value, str)}
         # A dispatch table: {"lookup_order": lookup_order, ...}
         for key, value in keys.items():
-            fn = self._function_ref(value)
-            if fn is not None and fn.name == key.rsplit(".", 1)[-1]:
-                self._add(fn, "dispatch table")
+            refs = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+            for ref in refs:  # {"name": fn} or {"name": (fn, "description")}
+                fn = self._function_ref(ref)
+                if fn is not None and fn.name == key.rsplit(".", 1)[-1]:
+                    tool = self._add(fn, "dispatch table")
+                    for other in refs:
+                        text = self.consts.resolve(other) if other is not ref else None
+                        if isinstance(text, str):
+                            tool.texts.append(("dispatch table entry", text))
         # A tool schema: {"name": "lookup_order", "description": ..., "parameters": ...}
         name = keys.get("name")
         if isinstance(name, ast.Constant) and isinstance(name.value, str) \

@@ -35,6 +35,7 @@ _RUN_METHODS = frozenset({
 })
 """Calls that hand control to the model or the agent: what follows them is the action path."""
 _INSERT_METHODS = frozenset({"insert_one", "insert_many", "put_item", "xadd", "insert",
+                             "rpush", "lpush", "log_dict", "log_text", "log_table",
                              "insert_rows", "insert_rows_json", "add_document", "write_points",
                              "append_rows"})
 _SPAN_METHODS = frozenset({"start_as_current_span", "start_span", "start_active_span",
@@ -104,6 +105,7 @@ class RecordMap:
         self.log_level = self._configured_level()
         self.discarding = self._discarding()
         self.agent_spans = self._agent_span_names()
+        self.append_handles = self._append_handles()
         self._sink_cache: dict[ast.AST, str | None] = {}
 
     # -- what is a logger, what is a sink ------------------------------------------------
@@ -183,6 +185,32 @@ class RecordMap:
                 return set()
         return names
 
+    def _is_append_open(self, call: ast.Call) -> bool:
+        name = dotted(call.func)
+        last = name.rsplit(".", 1)[-1]
+        if last != "open":
+            return False
+        mode = call.args[1] if name == "open" and len(call.args) > 1 else (
+            call.args[0] if name != "open" and call.args else None)
+        for kw in call.keywords:
+            if kw.arg == "mode":
+                mode = kw.value
+        value = self.consts.resolve(mode) if mode is not None else None
+        return isinstance(value, str) and "a" in value
+
+    def _append_handles(self) -> set[str]:
+        """Names holding a file opened for appending (``AUDIT = open(p, "a")``,
+        ``writer = csv.writer(open(p, "a"))``): writes through them are records."""
+        names: set[str] = set()
+        for node in self.surface.nodes:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and any(
+                    isinstance(c, ast.Call) and self._is_append_open(c)
+                    for c in ast.walk(node.value)):
+                for target in node.targets:
+                    if isinstance(target, (ast.Name, ast.Attribute)):
+                        names.add(dotted(target).rsplit(".", 1)[-1])
+        return names
+
     def _instances(self) -> dict[str, str]:
         """Variable or attribute name -> module class it holds (``events = EventStore()``)."""
         classes = self.consts.classes
@@ -217,15 +245,20 @@ class RecordMap:
                 return f"{name}(INSERT ...)"
         if last in _INSERT_METHODS and receiver:
             return f"{name}()"
-        if last == "open" or name == "open":
-            mode = call.args[1] if name == "open" and len(call.args) > 1 else (
-                call.args[0] if last == "open" and name != "open" and call.args else None)
-            for kw in call.keywords:
-                if kw.arg == "mode":
-                    mode = kw.value
-            value = self.consts.resolve(mode) if mode is not None else None
-            if isinstance(value, str) and "a" in value:
-                return f"{name}(mode={value!r})"
+        if self._is_append_open(call):
+            return f"{name}() for appending"
+        if self.append_handles:
+            if last in ("write", "writelines", "writerow", "writerows") and \
+                    receiver.rsplit(".", 1)[-1] in self.append_handles:
+                return f"{name}() to an append-mode file"
+            handles = [a for a in [*call.args, *(k.value for k in call.keywords)]
+                       if isinstance(a, (ast.Name, ast.Attribute))
+                       and dotted(a).rsplit(".", 1)[-1] in self.append_handles]
+            if handles and last in ("dump", "print"):
+                return f"{name}() to an append-mode file"
+        if last == "log" or last.startswith("log_"):
+            if receiver.split(".")[0] in ("mlflow", "wandb"):
+                return f"{name}()"
         if last in _SPAN_METHODS and receiver and "trac" in receiver.lower():
             return f"{name}()"
         return None
@@ -248,6 +281,19 @@ class RecordMap:
                 return self.surface.methods.get((cls, func.attr))
         return None
 
+    @staticmethod
+    def orm_write(body: ast.AST) -> str | None:
+        """``session.add(row)`` then ``session.commit()`` in one body: a row is stored."""
+        added, committed = set(), set()
+        for call in _calls(body):
+            last = dotted(call.func).rsplit(".", 1)[-1]
+            if last in ("add", "add_all", "merge") and call.args:
+                added.add(_receiver(call))
+            elif last == "commit":
+                committed.add(_receiver(call))
+        both = (added & committed) - {""}
+        return f"{sorted(both)[0]}.add() + commit()" if both else None
+
     def sink(self, fn: FunctionNode, depth: int = 0) -> str | None:
         """The persistent write ``fn`` makes, directly or through module helpers."""
         if fn in self._sink_cache:
@@ -259,6 +305,7 @@ class RecordMap:
             found = self.write_of(call, context, depth)
             if found:
                 break
+        found = found or self.orm_write(fn)
         self._sink_cache[fn] = found
         return found
 
@@ -476,6 +523,10 @@ class RecordMap:
                 if write:
                     out.append(str(Record(call.lineno, write, where)))
                     break
+            else:
+                orm = self.orm_write(body)
+                if orm:
+                    out.append(str(Record(getattr(body, "lineno", 0), orm, where)))
         out.extend(str(r) for r in self.driver_records())
         out.extend(self.external_handlers())
         out.extend(self.traced_functions())
