@@ -35,6 +35,10 @@ DESCRIPTIVE_KEYS = frozenset({
 })
 """Keyword arguments, class attributes and config keys that describe an agent, task or tool."""
 _FREE_TEXT_KEYS = DESCRIPTIVE_KEYS - {"role"}
+_SCHEMA_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
+_PARAMETER_CALLS = frozenset({"Field", "Param", "Parameter", "ParameterMetadata", "Argument",
+                              "Option", "Body", "Query", "Path"})
+"""Calls whose ``description=`` documents one argument, not an agent or a tool."""
 _CHAT_ROLES = frozenset({"system", "user", "assistant", "tool", "function", "developer",
                          "model", "human", "ai"})
 
@@ -232,6 +236,11 @@ def _index(container: object, key: object) -> object:
     return UNKNOWN
 
 
+def _is_parameter_schema(node: ast.Dict) -> bool:
+    return any(isinstance(k, ast.Constant) and k.value == "type" and isinstance(v, ast.Constant)
+               and v.value in _SCHEMA_TYPES for k, v in zip(node.keys, node.values, strict=True))
+
+
 def _is_dataclass(cls: ast.ClassDef) -> bool:
     return any(dotted(d).rsplit(".", 1)[-1] == "dataclass" for d in cls.decorator_list) or any(
         dotted(b).rsplit(".", 1)[-1] in ("BaseModel", "BaseSettings", "NamedTuple")
@@ -242,6 +251,8 @@ def config_texts(value: object, path: str = "") -> Iterator[tuple[str, str, str]
     """(path, key, text) for every descriptive key in a resolved config structure."""
     if isinstance(value, _Instance):
         value = value.fields
+    if isinstance(value, dict) and value.get("type") in _SCHEMA_TYPES:
+        return  # a parameter's JSON schema: its description names an argument, not a tool
     if isinstance(value, dict):
         for key, item in value.items():
             here = f"{path}.{key}" if path else str(key)
@@ -378,9 +389,14 @@ class Surface:
         return tool
 
     def _describe(self, tool: Tool, call: ast.Call, source: str) -> None:
-        for kw in call.keywords:
-            if kw.arg in ("description", "description_override"):
-                tool.texts.append((source, self.consts.resolve(kw.value)))
+        """Descriptions the wrapper call gives, also nested (``tool_metadata=ToolMetadata(
+        description=...)``)."""
+        for node in ast.walk(call):
+            if isinstance(node, ast.Call) and dotted(node.func).rsplit(".", 1)[
+                    -1] not in _PARAMETER_CALLS:
+                for kw in node.keywords:
+                    if kw.arg in ("description", "description_override"):
+                        tool.texts.append((source, self.consts.resolve(kw.value)))
 
     def _find_tools(self) -> None:
         for node in self.nodes:
@@ -475,6 +491,8 @@ class Surface:
     def _descriptive_texts(self) -> list[tuple[int, str, str, object]]:
         out: list[tuple[int, str, str, object]] = []
         for call in self.facts.calls:
+            if call.last in _PARAMETER_CALLS:
+                continue
             for kw in call.node.keywords:
                 if kw.arg in DESCRIPTIVE_KEYS:
                     out.append((call.line, f"{kw.arg}= on {call.name}", kw.arg,
@@ -490,7 +508,7 @@ class Surface:
                     if target in DESCRIPTIVE_KEYS:
                         out.append((stmt.lineno, f"{node.name}.{target}", target,
                                     self.consts.resolve(value)))
-            elif isinstance(node, ast.Dict):
+            elif isinstance(node, ast.Dict) and not _is_parameter_schema(node):
                 for k, v in zip(node.keys, node.values, strict=True):
                     if isinstance(k, ast.Constant) and k.value in DESCRIPTIVE_KEYS:
                         if k.value == "role" and isinstance(v, ast.Constant) \
