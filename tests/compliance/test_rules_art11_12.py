@@ -253,6 +253,44 @@ ART12_CASES = {
         out = Crew(agents=[], tasks=[]).kickoff()
         log.info("finished %s", out.raw)
     """)),
+    "console-only-logging": (DOC + textwrap.dedent("""
+        import logging, sys
+        logging.basicConfig(level=logging.INFO, stream=sys.stdout)
+        log = logging.getLogger("desk")
+    """) + _tool(after="log.info('unlocked %s', username)\n    "), DOC + textwrap.dedent("""
+        import logging
+        logging.basicConfig(level=logging.INFO, filename="desk.log")
+        log = logging.getLogger("desk")
+    """) + _tool(after="log.info('unlocked %s', username)\n    ")),
+    "record-service": (DOC + "import requests\nNOTIFY_URL = 'https://chat.example/hooks/ops'\n"
+                       + _tool(after="requests.post(NOTIFY_URL, json={}, timeout=5)\n    "),
+                       DOC + "import requests\nAUDIT_URL = 'https://audit.example/api/events'\n"
+                       + _tool(after="requests.post(AUDIT_URL, json={}, timeout=5)\n    ")),
+    "append-file-handle": (DOC + "JOURNAL = open('journal.jsonl', 'w')\n"
+                           + _tool(after="JOURNAL.write(username)\n    "),
+                           DOC + "JOURNAL = open('journal.jsonl', 'a')\n"
+                           + _tool(after="JOURNAL.write(username)\n    ")),
+    "run-hooks": (DOC + textwrap.dedent("""
+        from agents import RunHooks, Runner
+
+        class Shown(RunHooks):
+            async def on_tool_end(self, context, agent, tool, result):
+                print(tool.name, result)
+
+        async def ask(question):
+            return await Runner.run(agent, question, hooks=Shown())
+    """), DOC + textwrap.dedent("""
+        import logging
+        from agents import RunHooks, Runner
+        log = logging.getLogger("desk")
+
+        class Kept(RunHooks):
+            async def on_tool_end(self, context, agent, tool, result):
+                log.info("tool %s -> %s", tool.name, result)
+
+        async def ask(question):
+            return await Runner.run(agent, question, hooks=Kept())
+    """)),
 }
 
 

@@ -17,7 +17,8 @@ An agent module passes when a persistent write is reached on the path its action
   ``FileCallbackHandler``, CrewAI ``output_log_file``).
 
 ``print``, ``verbose=True`` and console callbacks do not count; nor does a logger or audit
-helper that is configured but never called on that path.
+helper that is configured but never called on that path, a logger call below the
+configured level, or logging the module configures only towards the console.
 """
 
 from __future__ import annotations
@@ -70,7 +71,9 @@ class RecordKeepingRule:
         "or a framework feature that persists runs: runtime_logging.start, "
         "FileCallbackHandler, output_log_file",
         "print(), verbose=True, console callbacks and loggers configured but not called "
-        "on that path do not count",
+        "on that path do not count; nor do logger calls below the configured level, or "
+        "when the module configures logging only towards the console or a NullHandler",
+        "an HTTP write to an audit/journal/telemetry/log service counts as a record",
         "severity: HIGH when unrecorded tools move money or destroy data, MEDIUM when tools "
         "change other systems, LOW for read-only agents",
     )

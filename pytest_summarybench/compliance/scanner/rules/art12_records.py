@@ -43,6 +43,9 @@ _SPAN_METHODS = frozenset({"start_as_current_span", "start_span", "start_active_
 _CONSOLE_WORDS = frozenset({"stdout", "console", "print", "streaming", "rich", "stream",
                             "debug"})
 """Handler names that show output to a person (or keep it in memory) instead of keeping it."""
+_RECORD_SERVICE_WORDS = frozenset({"audit", "journal", "telemetry", "logs", "logging",
+                                   "traces", "tracing"})
+"""What a service that keeps records is called (in its URL or the constant holding it)."""
 _HANDLER_KEYWORDS = frozenset({"callback", "callbacks", "handler", "handlers", "hooks",
                                "processors", "manager", "tracer", "tracers"})
 _REGISTRATION_WORDS = frozenset({
@@ -159,11 +162,54 @@ class RecordMap:
         return min(levels) if levels else None
 
     def _discarding(self) -> bool:
-        """Logging is sent only to a NullHandler: logger calls keep nothing."""
-        names = {c.last for c in self.facts.calls}
-        keeps = {n for n in names if n.endswith("Handler") and n != "NullHandler"} | (
-            names & {"basicConfig", "dictConfig", "fileConfig", "add", "configure"})
-        return "NullHandler" in names and not keeps
+        """Logging is configured, but only towards the console or a NullHandler: logger
+        calls then keep nothing. Without any configuration in the module the host
+        application's logging is assumed, as a library module's would be."""
+        configured = persistent = False
+        for call in self.facts.calls:
+            last = call.last
+            if last == "basicConfig":
+                configured = True
+                persistent |= call.keyword("filename") is not None or call.keyword(
+                    "handlers") is not None
+            elif last in ("dictConfig", "fileConfig", "configure"):
+                configured = persistent = True
+            elif last.endswith("Handler") and self._logging_handler(call):
+                configured = True
+                persistent |= not any(w in last.lower() for w in ("stream", "console",
+                                                                  "rich", "null", "stdout"))
+            elif last == "add" and set(_receiver(call.node).split(".")) & self.loggers \
+                    and call.node.args:  # loguru: logger.add(sink)
+                configured = True
+                sink = dotted(call.node.args[0])
+                persistent |= sink not in ("sys.stdout", "sys.stderr", "print")
+        return configured and not persistent
+
+    def _to_record_service(self, call: ast.Call) -> bool:
+        """An HTTP write whose target (URL text or the name holding it) is an audit,
+        journal, telemetry or log service."""
+        for arg in [*call.args[:1], *(k.value for k in call.keywords if k.arg == "url")]:
+            words = set(tokens(dotted(arg).replace(".", "_"))) if isinstance(
+                arg, (ast.Name, ast.Attribute)) else set()
+            text = self.consts.resolve(arg)
+            if isinstance(text, str):
+                words.update(w.lower() for w in text.replace("/", " ").replace("-", " ")
+                             .replace("_", " ").replace(".", " ").split())
+            if words & _RECORD_SERVICE_WORDS:
+                return True
+        return False
+
+    def _logging_handler(self, call: object) -> bool:
+        """A handler of the logging package, or a module class deriving from one."""
+        name = call.name  # type: ignore[attr-defined]
+        last = name.rsplit(".", 1)[-1]
+        if name.startswith("logging.") or any(
+                m.endswith(f".{last}") and m.startswith(("logging", "loguru", "rich"))
+                for m in self.facts.imports):
+            return True
+        cls = self.consts.classes.get(last)
+        return cls is not None and any(dotted(b).rsplit(".", 1)[-1] == "Handler"
+                                       for b in cls.bases)
 
     def _agent_span_names(self) -> set[str]:
         """Tracing helpers imported from an agent SDK (``from agents import trace``), unless
@@ -256,6 +302,8 @@ class RecordMap:
                        and dotted(a).rsplit(".", 1)[-1] in self.append_handles]
             if handles and last in ("dump", "print"):
                 return f"{name}() to an append-mode file"
+        if last in ("post", "put") and receiver and self._to_record_service(call):
+            return f"{name}() to a record-keeping service"
         if last == "log" or last.startswith("log_"):
             if receiver.split(".")[0] in ("mlflow", "wandb"):
                 return f"{name}()"
