@@ -106,6 +106,18 @@ ART11_CASES = {
         a = AssistantAgent("analyst", description="Summarises open deals by region.",
                            system_message="You are a helpful assistant.")
     """)),
+    "placeholder-agent-names": (DOC + LOGGED + textwrap.dedent("""
+        from autogen import AssistantAgent, UserProxyAgent
+
+        a = AssistantAgent("a", system_message="Find risky clauses in supplier contracts.")
+        u = UserProxyAgent("agent_2", human_input_mode="ALWAYS")
+    """), DOC + LOGGED + textwrap.dedent("""
+        from autogen import AssistantAgent, UserProxyAgent
+
+        a = AssistantAgent("clause_reviewer",
+                           system_message="Find risky clauses in supplier contracts.")
+        u = UserProxyAgent("legal_counsel", human_input_mode="ALWAYS")
+    """)),
 }
 
 

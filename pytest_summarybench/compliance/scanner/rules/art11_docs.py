@@ -11,9 +11,10 @@ Three checks, each read from the syntax tree and the module's resolved configura
   or configuration gives it (a value read from a YAML/JSON spec or a config dict counts by
   its content; a description computed at run time is given the benefit of the doubt);
 * agents and tasks: their descriptive fields (role, goal, backstory, instructions, system
-  message, description, expected output), wherever they come from (keyword arguments,
-  ``**config`` dicts, tool class attributes, parsed YAML/JSON), are not placeholders: one
-  TBD/TODO-style text, or two texts that are empty, one word or generic words only.
+  message, description, expected output) and names, wherever they come from (keyword
+  arguments, ``**config`` dicts, tool class attributes, parsed YAML/JSON), are not
+  placeholders: one TBD/TODO-style text, or two texts that are empty, one word, generic
+  words only, or names such as ``a`` or ``agent_1``.
 """
 
 from __future__ import annotations
@@ -107,7 +108,9 @@ class TechnicalDocumentationRule:
         "through config dicts, dataclasses, env defaults and YAML/JSON parsed at run time",
         "agents and tasks: no role/goal/backstory/instructions/system message/description/"
         "expected output that is TBD/TODO-like (one suffices) or empty, one word or generic "
-        "words only (two needed), from keywords, **config dicts or parsed YAML/JSON",
+        "words only (two needed), from keywords, **config dicts or parsed YAML/JSON; an "
+        "agent or tool named with one or two characters or a numbered generic name "
+        "(agent_1, Tool 2) counts as one of the two",
         "severity: MEDIUM when the system acts on the world (side-effecting tools) or its "
         "docstring or agent descriptions put it in customers, orders, money, patients, "
         "staff, claims or contracts; LOW otherwise",

@@ -63,9 +63,19 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+")
 _TEMPLATE_FIELD = re.compile(r"\{[^{}]*\}")
 
 
+_NUMBERED_NAME = re.compile(r"^(agent|tool|assistant|bot|worker|task)[ _-]?\d+$", re.I)
+
+
 def placeholder_reason(text: str, key: str = "description") -> str | None:
     """Why ``text`` describes nothing (empty, a marker such as TBD, generic words only, a
-    single word for a free-text field), or None when it reads as a description."""
+    single word for a free-text field), or None when it reads as a description. For
+    ``key="name"`` (an agent's or tool's name) only one or two characters or a numbered
+    generic name (``agent_1``, ``Tool 2``) count."""
+    if key == "name":
+        name = text.strip()
+        if len(name) <= 2 or _NUMBERED_NAME.match(name):
+            return f"placeholder name ({name!r})"
+        return None
     bare = _TEMPLATE_FIELD.sub(" ", text).strip()
     words = _WORD.findall(bare)
     if len("".join(words)) <= 2:
@@ -493,6 +503,11 @@ class Surface:
         for call in self.facts.calls:
             if call.last in _PARAMETER_CALLS:
                 continue
+            if call.last[:1].isupper() and ({"agent", "tool"} & set(tokens(call.last))):
+                name = call.node.args[0] if call.node.args else call.keyword("name")
+                value = self.consts.resolve(name) if name is not None else UNKNOWN
+                if isinstance(value, str):
+                    out.append((call.line, f"name of {call.name}", "name", value))
             for kw in call.node.keywords:
                 if kw.arg in DESCRIPTIVE_KEYS:
                     out.append((call.line, f"{kw.arg}= on {call.name}", kw.arg,
