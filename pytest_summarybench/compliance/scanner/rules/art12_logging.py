@@ -26,27 +26,36 @@ from __future__ import annotations
 import ast
 
 from ..base import ArticleResult
-from ..facts import CodeFacts, dotted
+from ..facts import CodeFacts, dotted, tokens
 from ..impact import has_agent_code, side_effects
 from ..vocabulary import AGENT_FRAMEWORKS
 from .art11_surface import surface_of
 from .art12_records import RecordMap
 
 _WRITE_METHODS = frozenset({"post", "put", "patch", "delete"})
+_WRITE_VERBS = frozenset({"set", "update", "create", "assign", "move", "save", "insert",
+                          "upsert", "submit", "change", "mark", "close", "adjust", "apply",
+                          "remove", "delete", "cancel", "send", "publish", "patch",
+                          "replace", "restart", "scale", "deploy", "trigger", "rollback"})
+"""First words of a client method that changes the system it is called on."""
 _WRITE_SQL = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
 
 def _acting_tools(records: RecordMap) -> list[str]:
-    """Tools that change something outside the agent (HTTP writes, SQL writes)."""
+    """Tools that change something outside the agent (HTTP writes, SQL writes, a client
+    method whose name starts with a verb of change: ``crm.set_stage``, ``api.assign``)."""
     out = []
     for tool in records.surface.tools.values():
         for body in tool.bodies:
             for call in ast.walk(body):
                 if not isinstance(call, ast.Call):
                     continue
-                last = dotted(call.func).rsplit(".", 1)[-1]
+                name = dotted(call.func)
+                last = name.rsplit(".", 1)[-1]
+                verb = tokens(last)[:1]
+                on_client = "." in name and name.split(".")[0] not in ("self", "cls")
                 sql = records.consts.resolve(call.args[0]) if call.args else None
-                if last in _WRITE_METHODS or (
+                if last in _WRITE_METHODS or (on_client and set(verb) & _WRITE_VERBS) or (
                         last in ("execute", "executemany") and isinstance(sql, str)
                         and sql.lstrip().upper().startswith(_WRITE_SQL)):
                     out.append(f"line {call.lineno}: tool {tool.name} writes ({last})")
@@ -74,8 +83,9 @@ class RecordKeepingRule:
         "on that path do not count; nor do logger calls below the configured level, or "
         "when the module configures logging only towards the console or a NullHandler",
         "an HTTP write to an audit/journal/telemetry/log service counts as a record",
-        "severity: HIGH when unrecorded tools move money or destroy data, MEDIUM when tools "
-        "change other systems, LOW for read-only agents",
+        "severity: CRITICAL when unrecorded tools move money or destroy data, MEDIUM when tools "
+        "change other systems (HTTP/SQL writes, client methods named set_/update_/assign/"
+        "move/...), LOW for read-only agents",
     )
 
     def check(self, facts: CodeFacts) -> ArticleResult:
@@ -88,7 +98,9 @@ class RecordKeepingRule:
         effects = side_effects(facts)
         acting = _acting_tools(records)
         if any(e.grave for e in effects):
-            severity = "HIGH"
+            # Money moved or data destroyed with no trace of who decided it: the record
+            # is what a person harmed would need (the previous rule's grading, kept).
+            severity = "CRITICAL"
         elif effects or acting:
             severity = "MEDIUM"
         else:
