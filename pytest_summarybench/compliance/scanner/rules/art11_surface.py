@@ -1,41 +1,28 @@
 """What an agent module exposes to its model, read from the syntax tree: the tools it hands
-over (decorated, wrapped, registered, listed in a dispatch table or a tool schema), the
-texts that describe its tools and agents, and the module's constant configuration.
-
-Configuration is resolved statically: module- and class-level literals, YAML or JSON
-strings parsed at run time (``yaml.safe_load(TEXT)``, ``json.loads(TEXT)``), environment
-defaults (``os.getenv("X", "default")``) and dataclass defaults, so a description that
-flows from a config dict or an embedded YAML spec into ``description=`` is judged by its
-value. Article 11 judges the texts; article 12 reuses the tool discovery.
+over (decorated, wrapped, registered, listed in a dispatch table or a tool schema) and the
+texts that describe its tools and agents, with values resolved through the module's
+configuration (:mod:`.art11_config`). Article 11 judges the texts; article 12 reuses the
+tool discovery.
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..facts import CodeFacts, dotted, tokens
+from .art11_config import (
+    DESCRIPTIVE_KEYS,
+    UNKNOWN,
+    ConstResolver,
+    Instance,
+    assigned_value,
+    config_texts,
+    is_parameter_schema,
+)
 
-
-class _Unknown:
-    """A value the static resolver cannot know (a call result, a loop variable)."""
-
-    def __repr__(self) -> str:
-        return "UNKNOWN"
-
-
-UNKNOWN = _Unknown()
-
-DESCRIPTIVE_KEYS = frozenset({
-    "description", "description_override", "backstory", "goal", "role", "instructions",
-    "system_message", "system_prompt", "expected_output",
-})
-"""Keyword arguments, class attributes and config keys that describe an agent, task or tool."""
 _FREE_TEXT_KEYS = DESCRIPTIVE_KEYS - {"role"}
-_SCHEMA_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
 _PARAMETER_CALLS = frozenset({"Field", "Param", "Parameter", "ParameterMetadata", "Argument",
                               "Option", "Body", "Query", "Path"})
 """Calls whose ``description=`` documents one argument, not an agent or a tool."""
@@ -91,190 +78,6 @@ def placeholder_reason(text: str, key: str = "description") -> str | None:
     if key in _FREE_TEXT_KEYS and len(lowered) == 1:
         return f"one word ({text.strip()!r})"
     return None
-
-
-# ---------------------------------------------------------------------------------------
-# Constant configuration
-
-
-@dataclass
-class _Instance:
-    """A module dataclass instance: field name -> value."""
-
-    fields: dict[str, object]
-
-
-def _parse_text(text: str, parser: str) -> object:
-    try:
-        if parser == "json":
-            return json.loads(text)
-        import yaml  # a declared dependency; parsed only for embedded config strings
-
-        return yaml.safe_load(text)
-    except Exception:  # noqa: BLE001 - malformed embedded config is simply unknown
-        return UNKNOWN
-
-
-class ConstResolver:
-    """Static values of module- and class-level names and the expressions built on them."""
-
-    def __init__(self, tree: ast.Module, nodes: list[ast.AST] | None = None) -> None:
-        self.values: dict[str, object] = {}
-        self.parsed: set[str] = set()
-        """Names whose value was parsed from YAML/JSON text or built from a dataclass."""
-        self._hit = False
-        self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-        self.classes: dict[str, ast.ClassDef] = {}
-        for node in nodes if nodes is not None else ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.functions.setdefault(node.name, node)
-            elif isinstance(node, ast.ClassDef):
-                self.classes.setdefault(node.name, node)
-        bodies = [tree.body] + [c.body for c in self.classes.values()]
-        for body in bodies:
-            for stmt in body:
-                target, value = _assigned(stmt)
-                if target is not None and value is not None:
-                    self._hit = False
-                    resolved = self.resolve(value)
-                    if resolved is not UNKNOWN:
-                        self.values[target] = resolved
-                        if self._hit:
-                            self.parsed.add(target)
-
-    def resolve(self, node: ast.expr | None, depth: int = 0) -> object:
-        """The value of ``node`` if it is known statically, else :data:`UNKNOWN`."""
-        if node is None or depth > 12:
-            return UNKNOWN
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.JoinedStr):
-            return "".join(v.value if isinstance(v, ast.Constant) else "{}"
-                           for v in node.values)
-        if isinstance(node, ast.Name):
-            return self.values.get(node.id, UNKNOWN)
-        if isinstance(node, (ast.List, ast.Tuple)):
-            return [self.resolve(e, depth + 1) for e in node.elts]
-        if isinstance(node, ast.Dict):
-            out = {}
-            for k, v in zip(node.keys, node.values, strict=True):
-                key = self.resolve(k, depth + 1) if k is not None else UNKNOWN
-                if isinstance(key, (str, int)):
-                    out[key] = self.resolve(v, depth + 1)
-            return out
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = self.resolve(node.left, depth + 1), self.resolve(node.right, depth + 1)
-            if isinstance(left, str) and isinstance(right, str):
-                return left + right
-            return UNKNOWN
-        if isinstance(node, ast.Subscript):
-            container = self.resolve(node.value, depth + 1)
-            key = self.resolve(node.slice, depth + 1)
-            return _index(container, key)
-        if isinstance(node, ast.Attribute):
-            if node.attr == "__doc__" and isinstance(node.value, ast.Name):
-                fn = self.functions.get(node.value.id) or self.classes.get(node.value.id)
-                return ast.get_docstring(fn) if fn is not None else UNKNOWN
-            base = self.resolve(node.value, depth + 1)
-            if isinstance(base, _Instance):
-                return base.fields.get(node.attr, UNKNOWN)
-            return UNKNOWN
-        if isinstance(node, ast.Call):
-            return self._resolve_call(node, depth)
-        return UNKNOWN
-
-    def _resolve_call(self, node: ast.Call, depth: int) -> object:
-        name = dotted(node.func)
-        last = name.rsplit(".", 1)[-1]
-        first = node.args[0] if node.args else None
-        if last in ("safe_load", "load", "loads", "safe_load_all") and first is not None:
-            text = self.resolve(first, depth + 1)
-            if isinstance(text, str):
-                self._hit = True
-                return _parse_text(text, "json" if name.startswith("json") else "yaml")
-            return UNKNOWN
-        if last in ("get", "getenv") and name.startswith(("os.", "environ")) or name in (
-                "getenv", "os.getenv", "os.environ.get"):
-            default = node.args[1] if len(node.args) > 1 else None
-            return self.resolve(default, depth + 1) if default is not None else UNKNOWN
-        if last == "get" and isinstance(node.func, ast.Attribute) and first is not None:
-            container = self.resolve(node.func.value, depth + 1)
-            value = _index(container, self.resolve(first, depth + 1))
-            if value is UNKNOWN and isinstance(container, dict) and len(node.args) > 1:
-                return self.resolve(node.args[1], depth + 1)
-            return value
-        if last in ("dedent", "strip") and first is not None:
-            return self.resolve(first, depth + 1)
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "strip" and not node.args:
-            return self.resolve(node.func.value, depth + 1)
-        cls = self.classes.get(last)
-        if cls is not None and _is_dataclass(cls):
-            self._hit = True
-            return self._instance(cls, node, depth)
-        return UNKNOWN
-
-    def _instance(self, cls: ast.ClassDef, node: ast.Call, depth: int) -> _Instance:
-        names: list[str] = []
-        fields: dict[str, object] = {}
-        for stmt in cls.body:
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                names.append(stmt.target.id)
-                fields[stmt.target.id] = self.resolve(stmt.value, depth + 1)
-        for name, arg in zip(names, node.args, strict=False):
-            fields[name] = self.resolve(arg, depth + 1)
-        for kw in node.keywords:
-            if kw.arg:
-                fields[kw.arg] = self.resolve(kw.value, depth + 1)
-        return _Instance(fields)
-
-
-def _assigned(stmt: ast.stmt) -> tuple[str | None, ast.expr | None]:
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-            and isinstance(stmt.targets[0], ast.Name):
-        return stmt.targets[0].id, stmt.value
-    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-        return stmt.target.id, stmt.value
-    return None, None
-
-
-def _index(container: object, key: object) -> object:
-    if isinstance(container, dict) and isinstance(key, (str, int)):
-        return container.get(key, UNKNOWN)
-    if isinstance(container, list) and isinstance(key, int) and -len(container) <= key < len(
-            container):
-        return container[key]
-    return UNKNOWN
-
-
-def _is_parameter_schema(node: ast.Dict) -> bool:
-    return any(isinstance(k, ast.Constant) and k.value == "type" and isinstance(v, ast.Constant)
-               and v.value in _SCHEMA_TYPES for k, v in zip(node.keys, node.values, strict=True))
-
-
-def _is_dataclass(cls: ast.ClassDef) -> bool:
-    return any(dotted(d).rsplit(".", 1)[-1] == "dataclass" for d in cls.decorator_list) or any(
-        dotted(b).rsplit(".", 1)[-1] in ("BaseModel", "BaseSettings", "NamedTuple")
-        for b in cls.bases)
-
-
-def config_texts(value: object, path: str = "") -> Iterator[tuple[str, str, str]]:
-    """(path, key, text) for every descriptive key in a resolved config structure."""
-    if isinstance(value, _Instance):
-        value = value.fields
-    if isinstance(value, dict) and value.get("type") in _SCHEMA_TYPES:
-        return  # a parameter's JSON schema: its description names an argument, not a tool
-    if isinstance(value, dict):
-        for key, item in value.items():
-            here = f"{path}.{key}" if path else str(key)
-            if key in DESCRIPTIVE_KEYS and isinstance(item, str):
-                yield here, str(key), item
-            elif key in DESCRIPTIVE_KEYS and item is None:
-                yield here, str(key), ""
-            else:
-                yield from config_texts(item, here)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from config_texts(item, f"{path}[{i}]")
 
 
 # ---------------------------------------------------------------------------------------
@@ -419,7 +222,7 @@ class Surface:
             elif isinstance(node, ast.ClassDef) and _is_tool_class(node):
                 tool = self._add(node, "tool class")
                 for stmt in node.body:
-                    target, value = _assigned(stmt)
+                    target, value = assigned_value(stmt)
                     if target == "description":
                         tool.texts.append(("class attribute", self.consts.resolve(value)))
         for call in self.facts.calls:
@@ -449,7 +252,7 @@ class Surface:
         an entry naming a module function gives that tool its description."""
         if depth > 8:
             return
-        fields = value.fields if isinstance(value, _Instance) else value
+        fields = value.fields if isinstance(value, Instance) else value
         if isinstance(fields, dict):
             named = [fields.get(k) for k in ("name", "function", "fn", "handler", "tool")]
             texts = [fields[k] for k in ("description", "summary", "desc", "help")
@@ -519,11 +322,11 @@ class Surface:
         for node in self.nodes:
             if isinstance(node, ast.ClassDef) and _is_tool_class(node):
                 for stmt in node.body:
-                    target, value = _assigned(stmt)
+                    target, value = assigned_value(stmt)
                     if target in DESCRIPTIVE_KEYS:
                         out.append((stmt.lineno, f"{node.name}.{target}", target,
                                     self.consts.resolve(value)))
-            elif isinstance(node, ast.Dict) and not _is_parameter_schema(node):
+            elif isinstance(node, ast.Dict) and not is_parameter_schema(node):
                 for k, v in zip(node.keys, node.values, strict=True):
                     if isinstance(k, ast.Constant) and k.value in DESCRIPTIVE_KEYS:
                         if k.value == "role" and isinstance(v, ast.Constant) \
