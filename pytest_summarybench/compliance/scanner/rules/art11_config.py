@@ -86,7 +86,7 @@ class ConstResolver:
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.JoinedStr):
-            return "".join(v.value if isinstance(v, ast.Constant) else "{}"
+            return "".join(str(v.value) if isinstance(v, ast.Constant) else "{}"
                            for v in node.values)
         if isinstance(node, ast.Name):
             return self.values.get(node.id, UNKNOWN)

@@ -67,7 +67,8 @@ def text_placeholders(surface: Surface) -> tuple[list[str], list[str]]:
     """(not-written-yet texts, other placeholder texts) among agent/task/tool descriptions,
     each distinct text counted once."""
     seen: set[tuple[str, str]] = set()
-    marked, weak = [], []
+    marked: list[str] = []
+    weak: list[str] = []
     for line, where, key, text in surface.descriptive_texts():
         if not isinstance(text, str) or (key, text) in seen:
             continue

@@ -238,14 +238,14 @@ class Surface:
             if tools_kw is not None:
                 for ref in ast.walk(tools_kw):
                     if isinstance(ref, ast.expr):
-                        fn = self._function_ref(ref)
-                        if fn is not None:
-                            self._add(fn, f"tools= of {call.name}")
+                        listed = self._function_ref(ref)
+                        if listed is not None:
+                            self._add(listed, f"tools= of {call.name}")
         for node in self.nodes:
             if isinstance(node, ast.Dict):
                 self._dict_tools(node)
-        for value in self.consts.values.values():
-            self._config_tools(value)
+        for resolved in self.consts.values.values():
+            self._config_tools(resolved)
 
     def _config_tools(self, value: object, depth: int = 0) -> None:
         """Tool specs in resolved configuration (a JSON schema string, a dataclass spec):
@@ -338,7 +338,7 @@ class Surface:
         # the module reads them.
         used = {n.id for n in self.nodes
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        for name in sorted(self.consts.parsed & used):
-            for path, key, text in config_texts(self.consts.values[name]):
-                out.append((0, f"{name}.{path}", key, text))
+        for const in sorted(self.consts.parsed & used):
+            for path, key, text in config_texts(self.consts.values[const]):
+                out.append((0, f"{const}.{path}", key, text))
         return out
