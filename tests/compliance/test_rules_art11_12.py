@@ -282,6 +282,18 @@ ART12_CASES = {
                            + _tool(after="JOURNAL.write(username)\n    "),
                            DOC + "JOURNAL = open('journal.jsonl', 'a')\n"
                            + _tool(after="JOURNAL.write(username)\n    ")),
+    "run-config-callbacks": (DOC + textwrap.dedent("""
+        from langchain_core.callbacks import StdOutCallbackHandler
+
+        def answer(question):
+            return executor.invoke({"input": question},
+                                   config={"callbacks": [StdOutCallbackHandler()]})
+    """), DOC + textwrap.dedent("""
+        from langfuse.langchain import CallbackHandler
+
+        def answer(question):
+            return executor.invoke({"input": question}, config={"callbacks": [CallbackHandler()]})
+    """)),
     "run-hooks": (DOC + textwrap.dedent("""
         from agents import RunHooks, Runner
 

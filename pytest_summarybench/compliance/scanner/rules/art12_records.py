@@ -91,8 +91,14 @@ class RecordMap(SinkMap):
                     yield f"{fn.name} decorated {dotted(decorator)}", fn
 
     def _assigned_handlers(self) -> Iterator[tuple[str, ast.expr, int]]:
-        """``Settings.callback_manager = ...``, ``crew.step_callback = fn``."""
+        """``Settings.callback_manager = ...``, ``crew.step_callback = fn``, and run
+        configs such as ``config={"callbacks": [handler]}``."""
         for node in self.surface.nodes:
+            if isinstance(node, ast.Dict):
+                for key, value in zip(node.keys, node.values, strict=True):
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str) and set(
+                            tokens(key.value)) & _HANDLER_KEYWORDS:
+                        yield f"'{key.value}' entry", value, key.lineno
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     name = dotted(target)
