@@ -183,7 +183,13 @@ def test_art12_needs_a_persistent_record() -> None:
     verdict = scan_code(code).result(12)
     assert not verdict.passed and verdict.severity == "LOW"
     assert any("print()" in e for e in verdict.evidence)
-    logged = DOC + LOG + "from crewai import Crew\nlogger.info('started')\n"
+    # A log line written once before the crew starts is not a record of what it did
+    # (the independent set's hard negatives); one written after the run is.
+    started_only = DOC + LOG + "from crewai import Crew\nlogger.info('started')\n" \
+        "crew = Crew(agents=[], tasks=[])\ncrew.kickoff()\n"
+    assert not scan_code(started_only).result(12).passed
+    logged = DOC + LOG + "from crewai import Crew\ncrew = Crew(agents=[], tasks=[])\n" \
+        "out = crew.kickoff()\nlogger.info('finished %s', out.raw)\n"
     assert scan_code(logged).result(12).passed
     callbacks = DOC + "from crewai import Crew\nCrew(agents=[], tasks=[], " \
         "step_callback=record)\n"

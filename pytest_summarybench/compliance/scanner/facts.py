@@ -110,6 +110,9 @@ class CodeFacts:
     assignments: dict[str, CallFact]
     """Variable name -> the call whose result it was assigned (``writer = Agent(...)``)."""
     while_true: list[ast.While]
+    derived: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+    """Facts a rule module derives once per scan and others reuse (e.g. the agent surface
+    articles 11 and 12 both read), keyed by the deriving module's name."""
 
     def calls_named(self, *names: str) -> list[CallFact]:
         """Calls whose last dotted component is one of ``names``."""
