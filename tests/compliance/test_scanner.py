@@ -110,7 +110,8 @@ def test_art9_fires(snippet: str, severity: str) -> None:
 
 @pytest.mark.parametrize("snippet", [
     "AgentExecutor(agent=a, tools=t, max_iterations=8, max_execution_time=120)",
-    "while True:\n    if crew.kickoff(inputs={}).raw == 'done':\n        break",
+    "rounds = 0\nwhile True:\n    rounds += 1\n"
+    "    if crew.kickoff(inputs={}).raw == 'done' or rounds >= 5:\n        break",
     "prompt = 'Never diagnose or recommend medication.'\nflagged = moderation.create(x)",
     "prompt = 'List low stock items and the investigator on duty.'",
 ])
@@ -128,7 +129,8 @@ def test_art9_unlimited_payment_amount() -> None:
         proxy = UserProxyAgent('p', human_input_mode='ALWAYS')
     """
     verdict = _verdict(body, 9)
-    assert not verdict.passed and verdict.severity == "HIGH"
+    # Money moves with no cap: CRITICAL under the rubric (irreversible harm to money).
+    assert not verdict.passed and verdict.severity == "CRITICAL"
     assert _verdict(body, 14).passed
 
 

@@ -1,0 +1,148 @@
+"""Article 9, bounded autonomy: every loop that drives a model must be able to stop.
+
+Three ways a run can go on for ever, each read from the syntax tree: an iteration, turn,
+round or recursion limit whose configured value (followed through config dicts,
+dataclass defaults and environment defaults) is None or implausibly large; a multi-agent
+team built with neither a termination condition nor a turn limit; and a ``while`` loop
+that calls a model and whose only exits depend on what the model says (no counter,
+deadline or size comparison that can end it, and no person typing each turn).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..facts import CodeFacts, dotted
+from ..vocabulary import LIMIT_KEYWORDS, UNBOUNDED_AT
+from .art09_values import ModuleValues, is_model_call, is_none, number
+
+_TIME_LIMITS = frozenset({"max_execution_time", "max_rpm"})
+_EXTRA_LIMITS = frozenset({"max_turns", "max_tool_rounds", "max_auto_reply"})
+TEAMS_NEEDING_A_STOP = frozenset({"RoundRobinGroupChat", "SelectorGroupChat", "Swarm"})
+"""AutoGen AgentChat teams that run until a termination condition or ``max_turns``
+stops them (both default to None)."""
+_TEAM_STOPS = ("termination_condition", "max_turns")
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_TEXT_LIMIT = re.compile(
+    r"[\"']?\b(" + "|".join(sorted(LIMIT_KEYWORDS | _EXTRA_LIMITS)) + r")\b[\"']?\s*[:=]\s*"
+    r"(null|None|~|\d+)\b")
+
+
+def _limit_problem(keyword: str, value: ast.expr | None) -> str | None:
+    if is_none(value):
+        return f"{keyword}=None"
+    amount = number(value)
+    if keyword not in _TIME_LIMITS and amount is not None and amount >= UNBOUNDED_AT:
+        return f"{keyword}={amount:g}"
+    return None
+
+
+def unbounded_limits(facts: CodeFacts, values: ModuleValues) -> list[str]:
+    """Limits configured as None or >= UNBOUNDED_AT: call keywords, config-dict entries,
+    dataclass defaults and JSON/YAML text parsed at run time."""
+    found = []
+    names = LIMIT_KEYWORDS | _EXTRA_LIMITS
+    for call in facts.calls:
+        for kw in call.node.keywords:
+            if kw.arg in names:
+                problem = _limit_problem(kw.arg, values.resolve(kw.value))
+                if problem:
+                    found.append(f"line {call.line}: {problem} on {call.name}")
+    for call, value in facts.keyword_values("is_termination_msg"):
+        if isinstance(value, ast.Lambda) and isinstance(value.body, ast.Constant) \
+                and value.body.value is False:
+            found.append(f"line {call.line}: is_termination_msg never fires")
+    for node in ast.walk(facts.tree):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if isinstance(key, ast.Constant) and key.value in names:
+                    problem = _limit_problem(str(key.value), values.resolve(value))
+                    if problem:
+                        found.append(f"line {key.lineno}: {problem} in a config dict")
+    for cls, defaults in values.class_defaults.items():
+        for name, value in defaults.items():
+            if name in names:
+                problem = _limit_problem(name, values.resolve(value))
+                if problem:
+                    found.append(f"{cls}.{problem} (config class default)")
+    for text, line in facts.strings:
+        for match in _TEXT_LIMIT.finditer(text):
+            raw = match.group(2)
+            value = ast.Constant(None if raw in ("null", "None", "~") else int(raw))
+            problem = _limit_problem(match.group(1), value)
+            if problem:
+                found.append(f"line {line}: {problem} in configuration text")
+    return sorted(set(found))
+
+
+def unstoppable_teams(facts: CodeFacts, values: ModuleValues) -> list[str]:
+    """Teams that rotate agents with no termination condition and no turn limit."""
+    found = []
+    for call in facts.calls:
+        if call.last not in TEAMS_NEEDING_A_STOP:
+            continue
+        stops = [values.resolve(call.keyword(k)) for k in _TEAM_STOPS if call.keyword(k)]
+        if len(call.node.args) >= 2 or any(not is_none(s) for s in stops):
+            continue
+        found.append(f"line {call.line}: {call.last} has no termination_condition or "
+                     f"max_turns")
+    return found
+
+
+def _own_nodes(loop: ast.AST) -> list[ast.AST]:
+    """Nodes of a loop, not descending into nested function or class definitions."""
+    out, stack = [], [loop]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                      ast.ClassDef)):
+                stack.append(child)
+    return out
+
+
+def _bounding(test: ast.expr, values: ModuleValues) -> bool:
+    """Whether ``test`` holds an ordering comparison whose bound is a real value (a
+    counter, a deadline, a size), not a limit configured as None."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare) and any(isinstance(op, _ORDERING) for op in node.ops):
+            operands = [node.left, *node.comparators]
+            if not any(is_none(values.resolve(o)) for o in operands):
+                return True
+    return False
+
+
+def _model_functions(facts: CodeFacts) -> set[str]:
+    """Module functions that call a model directly."""
+    return {c.function for c in facts.calls if c.function and is_model_call(c.node)}
+
+
+def unbounded_loops(facts: CodeFacts, values: ModuleValues) -> list[str]:
+    """``while`` loops (and ``for`` over an endless counter) that call a model and have no
+    comparison against a counter, deadline or size anywhere in their test or body."""
+    drivers = _model_functions(facts)
+    found = []
+    for node in ast.walk(facts.tree):
+        if isinstance(node, ast.While):
+            endless = not _bounding(node.test, values)
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call):
+            endless = dotted(node.iter.func).rsplit(".", 1)[-1] in ("count", "cycle")
+        else:
+            continue
+        if not endless:
+            continue
+        body = _own_nodes(node)
+        drives = any(isinstance(n, ast.Call) and (
+            is_model_call(n) or dotted(n.func).rsplit(".", 1)[-1] in drivers) for n in body)
+        # A loop that waits for a person each turn (input()) is driven by that person.
+        if not drives or any(isinstance(n, ast.Call) and dotted(n.func) == "input"
+                             for n in body):
+            continue
+        guarded = any(isinstance(n, (ast.If, ast.While)) and _bounding(n.test, values)
+                      for n in body if n is not node)
+        if not guarded:
+            found.append(f"line {node.lineno}: loop drives the model with no counter, "
+                         f"deadline or size bound")
+    return found
