@@ -45,10 +45,19 @@ def _text(node: ast.expr | None, values: ModuleValues) -> str:
                     if isinstance(n, ast.Constant) and isinstance(n.value, str))
 
 
-def instruction_texts(facts: CodeFacts, values: ModuleValues) -> list[tuple[str, int]]:
-    """What the model is told to do, with the line it is told there."""
-    out = []
+def instruction_texts(facts: CodeFacts, values: ModuleValues, *,
+                      with_templates: bool = False) -> list[tuple[str, int]]:
+    """What the model is told to do, with the line it is told there; with
+    ``with_templates``, prompt templates too (``PromptTemplate``, ``from_template``,
+    ``from_messages``, ``template=``/``prompt=`` keywords)."""
+    out: list[tuple[str, int]] = []
     for call in facts.calls:
+        if with_templates and ("template" in tokens(call.last) or call.last in (
+                "from_messages", "PromptTemplate")):
+            out.extend((_text(a, values), call.line) for a in call.node.args)
+        if with_templates:
+            out.extend((_text(kw.value, values), call.line) for kw in call.node.keywords
+                       if kw.arg in ("template", "prompt", "prompt_template"))
         for kw in call.node.keywords:
             if kw.arg in INSTRUCTION_KEYWORDS or (kw.arg == "description"
                                                   and call.last == "Task"):

@@ -15,7 +15,7 @@ import re
 
 from ..facts import CodeFacts, dotted
 from ..vocabulary import LIMIT_KEYWORDS, UNBOUNDED_AT
-from .art09_values import ModuleValues, is_model_call, is_none, number
+from .art09_values import ORDERING, ModuleValues, is_model_call, is_none, number, scope_nodes
 
 _TIME_LIMITS = frozenset({"max_execution_time", "max_rpm"})
 _EXTRA_LIMITS = frozenset({"max_turns", "max_tool_rounds", "max_auto_reply"})
@@ -23,7 +23,6 @@ TEAMS_NEEDING_A_STOP = frozenset({"RoundRobinGroupChat", "SelectorGroupChat", "S
 """AutoGen AgentChat teams that run until a termination condition or ``max_turns``
 stops them (both default to None)."""
 _TEAM_STOPS = ("termination_condition", "max_turns")
-_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _TEXT_LIMIT = re.compile(
     r"[\"']?\b(" + "|".join(sorted(LIMIT_KEYWORDS | _EXTRA_LIMITS)) + r")\b[\"']?\s*[:=]\s*"
     r"(null|None|~|\d+)\b")
@@ -90,24 +89,11 @@ def unstoppable_teams(facts: CodeFacts, values: ModuleValues) -> list[str]:
     return found
 
 
-def _own_nodes(loop: ast.AST) -> list[ast.AST]:
-    """Nodes of a loop, not descending into nested function or class definitions."""
-    out, stack = [], [loop]
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                                      ast.ClassDef)):
-                stack.append(child)
-    return out
-
-
 def _bounding(test: ast.expr, values: ModuleValues) -> bool:
     """Whether ``test`` holds an ordering comparison whose bound is a real value (a
     counter, a deadline, a size), not a limit configured as None."""
     for node in ast.walk(test):
-        if isinstance(node, ast.Compare) and any(isinstance(op, _ORDERING) for op in node.ops):
+        if isinstance(node, ast.Compare) and any(isinstance(op, ORDERING) for op in node.ops):
             operands = [node.left, *node.comparators]
             if not any(is_none(values.resolve(o)) for o in operands):
                 return True
@@ -133,7 +119,7 @@ def unbounded_loops(facts: CodeFacts, values: ModuleValues) -> list[str]:
             continue
         if not endless:
             continue
-        body = _own_nodes(node)
+        body = scope_nodes(node)
         drives = any(isinstance(n, ast.Call) and (
             is_model_call(n) or dotted(n.func).rsplit(".", 1)[-1] in drivers) for n in body)
         # A loop that waits for a person each turn (input()) is driven by that person.

@@ -15,12 +15,11 @@ import re
 
 from ..facts import CodeFacts, FunctionFact, dotted, tokens
 from ..impact import _action_of, _category
-from .art09_values import ModuleValues, number
+from .art09_values import ORDERING, ModuleValues, number
 
 MAGNITUDE_WORDS = frozenset({"amount", "quantity", "qty", "total", "price", "sum", "eur",
                              "usd", "gbp", "shares", "units", "value", "cents"})
 _MONEY_TYPE = re.compile(r"\b(float|Decimal)\b")
-_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _TOOL_DECORATORS = frozenset({"kernel_function", "register_for_llm", "function_tool",
                               "tool", "FunctionTool"})
 
@@ -56,7 +55,7 @@ def _is_upper_bound(compare: ast.Compare, names: set[str], values: ModuleValues)
     if left_names & names and isinstance(compare.ops[0], (ast.In, ast.NotIn)):
         return True  # the amount must be one of a fixed set of values
     for i, op in enumerate(compare.ops):
-        if not isinstance(op, _ORDERING):
+        if not isinstance(op, ORDERING):
             continue
         left, right = operands[i], operands[i + 1]
         for mine, other in ((left, right), (right, left)):

@@ -22,6 +22,8 @@ MODEL_CALLS = frozenset({
     "acomplete", "generate_content", "predict",
 })
 """Method names that hand a prompt to an agent or a model (framework entry points)."""
+ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+"""Comparison operators that can express a bound (a counter, a deadline, a cap)."""
 _CREATE_RECEIVERS = frozenset({"completions", "messages", "responses", "chat"})
 _NOT_MODEL_RECEIVERS = frozenset({"asyncio", "subprocess", "loop", "trio", "anyio"})
 
@@ -137,6 +139,21 @@ def _field_default(value: ast.expr) -> ast.expr:
         if value.args:
             return value.args[0]
     return value
+
+
+def scope_nodes(root: ast.AST) -> list[ast.AST]:
+    """Nodes of ``root`` in source order, not descending into nested function, lambda or
+    class definitions (their bodies run elsewhere)."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = [root]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                      ast.ClassDef)):
+                stack.append(child)
+    return sorted(out, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
 
 
 def is_none(node: ast.expr | None) -> bool:

@@ -1,0 +1,262 @@
+"""Article 10, where record fields go: personal data read from a record and the sink it
+reaches (a model prompt, a tool result, a log, a trace or dataset file).
+
+Within each function a value is *personal* when it reads a personal-data field of a
+record (``row["email"]``, ``rec.get("dob")``, ``patient.nhs_number``), serialises a
+record class that declares such fields (``asdict(candidate)``), projects a field list
+that names them, or is a local assigned from such a value. A minimisation call
+(redact, mask, pseudonymise, hash, ...) on the way cleans it; so do ``len()`` and
+comparisons, which keep nothing of the value. Values read from configuration (module
+constants, ``os.environ``) are settings, not records.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+
+from ..facts import CodeFacts, dotted, tokens
+from ..vocabulary import LOGGER_METHODS, PROTECTION_TOKENS
+from .art09_advice import instruction_texts
+from .art09_magnitude import agent_tools
+from .art09_values import ModuleValues, is_model_call, scope_nodes
+from .art10_fields import classify
+
+_CLEANING_CALLS = frozenset({"len", "bool", "isinstance", "type", "id", "hmac", "sha256",
+                             "sha1", "blake2b", "md5", "uuid5", "hexdigest"})
+_SERIALISERS = frozenset({"asdict", "model_dump", "dict", "vars", "to_dict", "astuple"})
+_FILE_SINKS = frozenset({"write", "writelines", "writerow", "writerows", "dump",
+                         "add_documents", "insert_one", "insert_many", "to_json", "to_csv"})
+_INDEX_SINKS = frozenset({"Document", "TextNode", "from_texts", "from_documents",
+                          "add_texts", "upsert"})
+"""Text put into a retrieval index reaches the model with every query that finds it."""
+_LOG_RECEIVERS = frozenset({"log", "logger", "logging", "audit", "_log", "_logger", "LOG",
+                            "LOGGER"})
+_PROMPT_RECEIVER_TOKENS = frozenset({"prompt", "template", "messages", "history", "chat"})
+_RAW_RECORD_CALLS = frozenset({"json", "fetchone", "fetchall", "find_one", "mappings"})
+_PERSON_NOUNS = frozenset({"customer", "patient", "employee", "candidate", "applicant",
+                           "student", "member", "client", "tenant", "user", "person",
+                           "profile", "contact", "policyholder", "claimant", "guest"})
+"""Nouns naming a record about a person (a tool returning such a record raw)."""
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+WHOLE_RECORD = "whole record"
+
+
+@dataclass(frozen=True)
+class Leak:
+    """Personal fields reaching a sink."""
+
+    fields: tuple[str, ...]
+    sink: str
+    line: int
+
+
+def _is_cleaning(call: ast.Call) -> bool:
+    last = dotted(call.func).rsplit(".", 1)[-1]
+    return last in _CLEANING_CALLS or bool(PROTECTION_TOKENS & set(tokens(last)))
+
+
+def _config_owner(owner: ast.expr, values: ModuleValues) -> bool:
+    """Whether ``owner`` is configuration (env, an ALL_CAPS or dict-literal constant, a
+    settings object) rather than a record."""
+    name = dotted(owner)
+    head = name.split(".", 1)[0]
+    if not head:
+        return False
+    if "environ" in name or head.isupper() or {"config", "settings", "cfg", "conf"} \
+            & set(tokens(head)):
+        return True
+    return isinstance(values.constants.get(head), ast.Dict)
+
+
+class FieldReader:
+    """Personal fields an expression carries, given tainted locals and record classes."""
+
+    def __init__(self, facts: CodeFacts, values: ModuleValues) -> None:
+        self.values = values
+        self.record_fields = sorted({f for fields in values.class_fields.values()
+                                     for f in fields if classify(f)})
+        self.json_lists = _json_lists(facts)
+
+    def fields(self, node: ast.AST | None, tainted: dict[str, set[str]]) -> set[str]:
+        if node is None:
+            return set()
+        out: set[str] = set()
+        stack: list[ast.AST] = [node]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, ast.Call):
+                if _is_cleaning(item):
+                    continue
+                name = dotted(item.func)
+                last = name.rsplit(".", 1)[-1]
+                if last in _SERIALISERS and self.record_fields:
+                    out.update(self.record_fields)
+                if last == "get" and item.args and isinstance(item.args[0], ast.Constant) \
+                        and isinstance(item.args[0].value, str) \
+                        and isinstance(item.func, ast.Attribute) \
+                        and not _config_owner(item.func.value, self.values):
+                    if classify(item.args[0].value):
+                        out.add(item.args[0].value)
+            elif isinstance(item, ast.Compare):
+                continue
+            elif isinstance(item, ast.Subscript) and isinstance(item.slice, ast.Constant) \
+                    and isinstance(item.slice.value, str):
+                if classify(item.slice.value) and not _config_owner(item.value, self.values):
+                    out.add(item.slice.value)
+            elif isinstance(item, ast.Attribute) and item.attr != "name":
+                if classify(item.attr) and not _config_owner(item.value, self.values):
+                    out.add(item.attr)
+            elif isinstance(item, ast.Name) and item.id in tainted:
+                out.update(tainted[item.id])
+            elif isinstance(item, (ast.DictComp, ast.ListComp, ast.SetComp,
+                                   ast.GeneratorExp)):
+                out.update(self._projection(item))
+            stack.extend(ast.iter_child_nodes(item))
+        return out
+
+    def _projection(self, comp: ast.DictComp | ast.ListComp | ast.SetComp
+                    | ast.GeneratorExp) -> set[str]:
+        """``{f: row[f] for f in FIELDS}``: the personal fields FIELDS names."""
+        out: set[str] = set()
+        for generator in comp.generators:
+            listed = self._field_list(generator.iter)
+            filtered = any(isinstance(c, ast.Compare) for c in generator.ifs)
+            if listed and not filtered:
+                out.update(f for f in listed if classify(f))
+        return out
+
+    def _field_list(self, node: ast.expr) -> list[str]:
+        resolved = self.values.resolve(node)
+        if isinstance(resolved, (ast.List, ast.Tuple, ast.Set)):
+            return [e.value for e in resolved.elts
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        key = None
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            key = node.slice.value
+        elif isinstance(node, ast.Attribute):
+            key = node.attr
+        return self.json_lists.get(key, []) if isinstance(key, str) else []
+
+
+def _json_lists(facts: CodeFacts) -> dict[str, list[str]]:
+    """Lists of strings under each key of JSON configuration text in the module."""
+    out: dict[str, list[str]] = {}
+    for text, _line in facts.strings:
+        stripped = text.strip()
+        if not stripped.startswith("{"):
+            continue
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            continue
+        stack = [data]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                for key, value in item.items():
+                    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                        out[key] = value
+                    stack.append(value)
+    return out
+
+
+def _sink(call: ast.Call) -> str | None:
+    name = dotted(call.func)
+    receiver, _, last = name.rpartition(".")
+    if is_model_call(call):
+        return f"model call {name}"
+    if last in LOGGER_METHODS and receiver.rsplit(".", 1)[-1] in _LOG_RECEIVERS:
+        return f"log {name}"
+    if last in _FILE_SINKS:
+        return f"file {name}"
+    if last in _INDEX_SINKS:
+        return f"index {name}"
+    words = set(tokens(receiver.replace(".", "_"))) | set(tokens(last))
+    if words & _PROMPT_RECEIVER_TOKENS and (last.startswith(("add", "append", "format"))
+                                            or "message" in last):
+        return f"prompt {name}"
+    return None
+
+
+def _names_a_person(target: str, value: ast.expr) -> bool:
+    """The fetched record is about a person: the local's name or the literal parts of
+    the request (a URL path, a table name) use a person noun."""
+    words = set(tokens(target))
+    for node in ast.walk(value):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            words.update(w.rstrip("s") for w in re.findall(r"[a-z]+", node.value.lower()))
+    return bool(words & _PERSON_NOUNS)
+
+
+def _raw_record(node: ast.expr | None, raw_locals: set[str]) -> bool:
+    """A whole record fetched from an API or a database, returned unprojected."""
+    while isinstance(node, ast.Call) and dotted(node.func).rsplit(".", 1)[-1] in (
+            "dumps", "str", "dict"):
+        if not node.args:
+            return False
+        node = node.args[0]
+    if isinstance(node, ast.Name):
+        return node.id in raw_locals
+    return isinstance(node, ast.Call) and \
+        dotted(node.func).rsplit(".", 1)[-1] in _RAW_RECORD_CALLS
+
+
+def leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
+    """Personal fields that reach a model, a tool result, a log or a file unminimised."""
+    reader = FieldReader(facts, values)
+    tools = {f.name for f in agent_tools(facts)}
+    out: list[Leak] = []
+    scopes: list[tuple[str | None, list[ast.stmt]]] = [(None, facts.tree.body)]
+    scopes += [(f.name, f.node.body) for f in facts.functions.values()]
+    for name, body in scopes:
+        tainted: dict[str, set[str]] = {}
+        raw: set[str] = set()
+        nodes = [n for stmt in body for n in scope_nodes(stmt)]
+        for _ in range(2):
+            for node in nodes:
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                    found = reader.fields(node.value, tainted)
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        for t in ast.walk(target):
+                            if isinstance(t, ast.Name):
+                                if found:
+                                    tainted.setdefault(t.id, set()).update(found)
+                                if _raw_record(node.value, raw):
+                                    raw.add(t.id)
+                                    if _names_a_person(t.id, node.value):
+                                        tainted.setdefault(t.id, set()).add(WHOLE_RECORD)
+        for node in nodes:
+            if isinstance(node, ast.Call):
+                sink = _sink(node)
+                if sink is None:
+                    continue
+                found = set()
+                for arg in (*node.args, *(k.value for k in node.keywords)):
+                    found |= reader.fields(arg, tainted)
+                if found:
+                    out.append(Leak(tuple(sorted(found)), sink, node.lineno))
+            elif isinstance(node, ast.Return) and name in tools:
+                found = reader.fields(node.value, tainted)
+                if found:
+                    out.append(Leak(tuple(sorted(found)), f"result of tool {name}",
+                                    node.lineno))
+                elif _raw_record(node.value, raw) and _PERSON_NOUNS & set(tokens(name)):
+                    out.append(Leak((WHOLE_RECORD,), f"result of tool {name}",
+                                    node.lineno))
+    return out
+
+
+def template_leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
+    """Prompt templates (task descriptions, instructions, prompt constants) whose
+    ``{placeholders}`` name personal fields: the record is filled into the prompt."""
+    out = []
+    for text, line in instruction_texts(facts, values, with_templates=True):
+        fields = {p for p in _PLACEHOLDER.findall(text.replace("{{", "")) if classify(p)}
+        if fields:
+            out.append(Leak(tuple(sorted(fields)), "prompt template", line))
+    return out
+
