@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ..facts import CodeFacts, tokens
+from ..facts import CodeFacts, dotted, tokens
 from .art09_values import ModuleValues, is_model_call
 
 ADVICE = re.compile(
@@ -30,7 +30,10 @@ _FORBIDDEN = re.compile(r"\b(not|never|no|don't|do not|avoid|without)\b", re.IGN
 """An advice word the model is told not to give ("never recommend investments")."""
 INSTRUCTION_KEYWORDS = frozenset({"instructions", "system_message", "system_prompt",
                                   "system", "backstory", "goal", "expected_output"})
-_PROMPT_NAME_TOKENS = frozenset({"prompt", "system", "instructions", "instruction"})
+_PROMPT_NAME_TOKENS = frozenset({"prompt", "system", "instructions", "instruction",
+                                 "template"})
+_EMPTINESS_CALLS = frozenset({"strip", "lower", "upper", "len", "isinstance", "get", "bool"})
+"""Calls that only test that input is present or well-formed: not a guardrail."""
 GUARDRAIL_KEYWORDS = frozenset({"guardrail", "guardrails", "input_guardrails",
                                 "output_guardrails"})
 _GUARD_CALL_TOKENS = frozenset({"moderation", "moderations", "moderate", "guardrail",
@@ -89,8 +92,11 @@ def _refusal_branch(body: list[ast.stmt], values: ModuleValues) -> bool:
         for node in ast.walk(stmt):
             if not isinstance(node, ast.If):
                 continue
-            checks = any(isinstance(n, ast.Call) or (isinstance(n, ast.Compare) and any(
-                isinstance(op, (ast.In, ast.NotIn)) for op in n.ops)) for n in ast.walk(node.test))
+            checks = any((isinstance(n, ast.Call) and dotted(n.func).rsplit(".", 1)[-1]
+                          not in _EMPTINESS_CALLS)
+                         or (isinstance(n, ast.Compare) and any(
+                             isinstance(op, (ast.In, ast.NotIn)) for op in n.ops))
+                         for n in ast.walk(node.test))
             if not checks:
                 continue
             for inner in node.body:

@@ -18,7 +18,9 @@ from ..vocabulary import LIMIT_KEYWORDS, UNBOUNDED_AT
 from .art09_values import ORDERING, ModuleValues, is_model_call, is_none, number, scope_nodes
 
 _TIME_LIMITS = frozenset({"max_execution_time", "max_rpm"})
-_EXTRA_LIMITS = frozenset({"max_turns", "max_tool_rounds", "max_auto_reply"})
+_EXTRA_LIMITS = frozenset({"max_turns", "max_tool_rounds", "max_auto_reply",
+                           "maximum_iterations", "maximum_auto_invoke_attempts",
+                           "max_loops", "max_tool_calls", "max_steps", "max_rounds"})
 TEAMS_NEEDING_A_STOP = frozenset({"RoundRobinGroupChat", "SelectorGroupChat", "Swarm"})
 """AutoGen AgentChat teams that run until a termination condition or ``max_turns``
 stops them (both default to None)."""
@@ -29,10 +31,14 @@ _TEXT_LIMIT = re.compile(
 
 
 def _limit_problem(keyword: str, value: ast.expr | None) -> str | None:
-    if is_none(value):
+    # A time or rate limit left at None is the frameworks' default and still leaves the
+    # iteration limit in force, so only counted limits are judged.
+    if keyword in _TIME_LIMITS:
+        return None
+    if is_none(value) or _endless(value):
         return f"{keyword}=None"
     amount = number(value)
-    if keyword not in _TIME_LIMITS and amount is not None and amount >= UNBOUNDED_AT:
+    if amount is not None and amount >= UNBOUNDED_AT:
         return f"{keyword}={amount:g}"
     return None
 
@@ -48,6 +54,11 @@ def unbounded_limits(facts: CodeFacts, values: ModuleValues) -> list[str]:
                 problem = _limit_problem(kw.arg, values.resolve(kw.value))
                 if problem:
                     found.append(f"line {call.line}: {problem} on {call.name}")
+    for call in facts.calls:
+        if call.last.endswith("Workflow") and is_none(values.resolve(call.keyword("timeout"))) \
+                and call.keyword("timeout") is not None:
+            found.append(f"line {call.line}: {call.last}(timeout=None) runs without a "
+                         f"time limit")
     for call, value in facts.keyword_values("is_termination_msg"):
         if isinstance(value, ast.Lambda) and isinstance(value.body, ast.Constant) \
                 and value.body.value is False:
@@ -89,13 +100,23 @@ def unstoppable_teams(facts: CodeFacts, values: ModuleValues) -> list[str]:
     return found
 
 
+def _endless(value: ast.expr | None) -> bool:
+    """``float("inf")``, ``math.inf``, ``sys.maxsize``: a bound that never binds."""
+    if value is None:
+        return False
+    if isinstance(value, ast.Constant) and isinstance(value.value, float):
+        return value.value == float("inf")
+    return dotted(value) in ("math.inf", "sys.maxsize", "inf", "numpy.inf", "np.inf")
+
+
 def _bounding(test: ast.expr, values: ModuleValues) -> bool:
     """Whether ``test`` holds an ordering comparison whose bound is a real value (a
     counter, a deadline, a size), not a limit configured as None."""
     for node in ast.walk(test):
         if isinstance(node, ast.Compare) and any(isinstance(op, ORDERING) for op in node.ops):
             operands = [node.left, *node.comparators]
-            if not any(is_none(values.resolve(o)) for o in operands):
+            resolved = [values.resolve(o) for o in operands]
+            if not any(is_none(r) or _endless(r) for r in resolved):
                 return True
     return False
 

@@ -15,11 +15,15 @@ import re
 
 from ..facts import CodeFacts, FunctionFact, dotted, tokens
 from ..impact import _action_of, _category
+from ..vocabulary import FINANCIAL_ACTIONS, READ_ONLY_PREFIXES
 from .art09_values import ORDERING, ModuleValues, number
 
 MAGNITUDE_WORDS = frozenset({"amount", "quantity", "qty", "total", "price", "sum", "eur",
-                             "usd", "gbp", "shares", "units", "value", "cents"})
+                             "usd", "gbp", "shares", "units", "cents"})
 _MONEY_TYPE = re.compile(r"\b(float|Decimal)\b")
+_MONEY_MOVES = frozenset({"refund", "payout", "payment", "transfer", "withdrawal",
+                          "disbursement", "wire"})
+_RUN_METHODS = frozenset({"_run", "_arun", "run", "arun", "__call__", "invoke"})
 _TOOL_DECORATORS = frozenset({"kernel_function", "register_for_llm", "function_tool",
                               "tool", "FunctionTool"})
 
@@ -49,18 +53,30 @@ def _aliases(function: ast.AST, params: set[str]) -> set[str]:
     return names
 
 
+def _mentions(expr: ast.AST, names: set[str]) -> bool:
+    """``expr`` uses the amount: a name in ``names``, or an attribute or a constant key
+    in ``names`` (``args.amount``, ``payload["amount_eur"]``)."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name) and node.id in names:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in names:
+            return True
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                and node.slice.value in names:
+            return True
+    return False
+
+
 def _is_upper_bound(compare: ast.Compare, names: set[str], values: ModuleValues) -> bool:
     operands = [compare.left, *compare.comparators]
-    left_names = {n.id for n in ast.walk(compare.left) if isinstance(n, ast.Name)}
-    if left_names & names and isinstance(compare.ops[0], (ast.In, ast.NotIn)):
+    if _mentions(compare.left, names) and isinstance(compare.ops[0], (ast.In, ast.NotIn)):
         return True  # the amount must be one of a fixed set of values
     for i, op in enumerate(compare.ops):
         if not isinstance(op, ORDERING):
             continue
         left, right = operands[i], operands[i + 1]
         for mine, other in ((left, right), (right, left)):
-            mentions = {n.id for n in ast.walk(mine) if isinstance(n, ast.Name)} & names
-            if not mentions:
+            if not _mentions(mine, names):
                 continue
             bound = number(values.resolve(other))
             if bound is None or bound > 0:
@@ -73,7 +89,7 @@ def _caps(function: ast.AST, names: set[str], values: ModuleValues) -> bool:
         if isinstance(node, ast.Compare) and _is_upper_bound(node, names, values):
             return True
         if isinstance(node, ast.Call) and dotted(node.func) in ("min", "max", "clamp"):
-            if {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & names:
+            if _mentions(node, names):
                 return True
     return False
 
@@ -88,23 +104,55 @@ def _helper_caps(facts: CodeFacts, function: ast.AST, names: set[str],
         if helper is None or helper.node is function:
             continue
         passed = [a for a in (*node.args, *(k.value for k in node.keywords))
-                  if {n.id for n in ast.walk(a) if isinstance(n, ast.Name)} & names]
+                  if _mentions(a, names)]
         if passed and _caps(helper.node, set(helper.params), values):
             return True
     return False
 
 
-def uncapped_money_tools(facts: CodeFacts, values: ModuleValues) -> list[str]:
-    """Money-moving tools with an amount parameter that is never compared with a cap."""
-    found = []
-    for function in agent_tools(facts):
-        via = _action_of(function)
-        if via is None or _category(function, via) != "financial":
+def _tool_class_methods(facts: CodeFacts) -> list[FunctionFact]:
+    """The run methods of tool classes (``class RefundTool(BaseTool): def _run``) whose
+    class is named for a money movement, as facts named after the class."""
+    out = []
+    for node in ast.walk(facts.tree):
+        if not isinstance(node, ast.ClassDef) or not any(
+                "Tool" in dotted(b).rsplit(".", 1)[-1] for b in node.bases):
             continue
+        words = tokens(node.name)
+        if not words or words[0] in READ_ONLY_PREFIXES or not (
+                words[0] in FINANCIAL_ACTIONS or set(words) & _MONEY_MOVES):
+            continue
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and item.name in _RUN_METHODS:
+                params = {a.arg: ast.unparse(a.annotation) if a.annotation else ""
+                          for a in (*item.args.args, *item.args.kwonlyargs)}
+                out.append(FunctionFact(name=node.name, node=item, docstring=None,
+                                        decorators=[], params=params))
+    return out
+
+
+def _moves_money(function: FunctionFact) -> bool:
+    via = _action_of(function)
+    return via is not None and _category(function, via) == "financial"
+
+
+def uncapped_money_tools(facts: CodeFacts, values: ModuleValues) -> list[str]:
+    """Money-moving tools with an amount (a parameter, or a field of one) that is never
+    compared with a cap."""
+    found = []
+    candidates = [f for f in agent_tools(facts) if _moves_money(f)]
+    for function in (*candidates, *_tool_class_methods(facts)):
         magnitudes = {p for p, annotation in function.params.items()
                       if p not in ("self", "cls") and (
                           _MONEY_TYPE.search(annotation)
                           or set(tokens(p)) & MAGNITUDE_WORDS)}
+        for node in ast.walk(function.node):
+            key = node.attr if isinstance(node, ast.Attribute) else (
+                node.slice.value if isinstance(node, ast.Subscript)
+                and isinstance(node.slice, ast.Constant) else None)
+            if isinstance(key, str) and set(tokens(key)) & MAGNITUDE_WORDS:
+                magnitudes.add(key)
         if not magnitudes:
             continue
         names = _aliases(function.node, magnitudes)

@@ -73,6 +73,8 @@ class ModuleValues:
             return node
         if isinstance(node, ast.Call):
             name = dotted(node.func)
+            if name in ("os.getenv", "getenv") and node.args:
+                return self.resolve(node.args[1], depth + 1) if len(node.args) > 1 else None
             if name.endswith(".get") and node.args and isinstance(node.args[0], ast.Constant):
                 if "environ" in name or name.startswith("os."):
                     return self.resolve(node.args[1], depth + 1) if len(node.args) > 1 else None
@@ -84,7 +86,8 @@ class ModuleValues:
                 inner = self.resolve(node.args[0], depth + 1)
                 if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
                     try:
-                        return ast.Constant(float(inner.value))
+                        return ast.Constant(float(inner.value) if inner.value.lower() not in (
+                            "none", "null", "") else None)
                     except ValueError:
                         return inner
                 return inner

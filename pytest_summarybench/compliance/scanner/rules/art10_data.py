@@ -47,6 +47,10 @@ def _module_fields(facts: CodeFacts) -> set[str]:
     found = {i for kind, i, _ in facts.identifiers
              if kind in ("attr", "key", "placeholder", "param", "keyword") and classify(i)}
     for text, _line in facts.strings:
+        if text.isidentifier():  # a field name written as a string: ("email", "phone")
+            if classify(text):
+                found.add(text)
+            continue
         found.update(w for w in _WORD.findall(text) if "_" in w and classify(w))
     for fields in module_values(facts).class_fields.values():
         found.update(f for f in fields if classify(f))

@@ -23,6 +23,14 @@ _GENERALISED = frozenset({"band", "range", "bucket", "group", "bracket", "year",
                           "decade", "hash", "hashed", "masked", "redacted", "last4",
                           "domain", "area", "district", "region", "country"})
 """Tokens that mark a field as already coarsened (``age_band``, ``email_domain``)."""
+_NOT_A_FIELD = frozenset({"client", "service", "sender", "api", "tool", "tools", "template",
+                          "queue", "provider", "server", "host", "port", "url", "endpoint",
+                          "subject", "body", "count", "enabled", "verified", "status",
+                          "type", "format", "channel", "regex", "pattern", "re", "validator",
+                          "field", "fields", "column", "columns", "length", "config",
+                          "settings", "policy", "prompt", "agent", "task"})
+"""Tokens of names that are objects or settings about a kind of data, not the data
+(``email_client``, ``phone_regex``, ``address_fields``)."""
 _PERSON_NAME_OWNERS = frozenset({"customer", "patient", "employee", "candidate",
                                  "applicant", "student", "claimant", "policyholder",
                                  "recipient", "member", "tenant", "guest", "contact",
@@ -34,7 +42,7 @@ def classify(identifier: str) -> str | None:
     """``special`` (health, special categories, national identifiers), ``contact``
     (contact data, dates of birth, account-type identifiers), ``name`` or None."""
     words = set(tokens(identifier))
-    if not words or words & _GENERALISED:
+    if not words or words & (_GENERALISED | _NOT_A_FIELD):
         return None
     lowered = identifier.lower()
     if words & (SPECIAL_CATEGORY_PII | SPECIAL_EXTRA) or lowered in SPECIAL_EXTRA \

@@ -42,6 +42,7 @@ _PERSON_NOUNS = frozenset({"customer", "patient", "employee", "candidate", "appl
 """Nouns naming a record about a person (a tool returning such a record raw)."""
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 WHOLE_RECORD = "whole record"
+_LOADER_VERBS = frozenset({"get", "load", "fetch", "read", "find", "lookup", "query"})
 
 
 @dataclass(frozen=True)
@@ -182,13 +183,22 @@ def _sink(call: ast.Call) -> str | None:
 
 
 def _names_a_person(target: str, value: ast.expr) -> bool:
-    """The fetched record is about a person: the local's name or the literal parts of
-    the request (a URL path, a table name) use a person noun."""
+    """The fetched record is about a person: the local's name, the loader's name or the
+    literal parts of the request (a URL path, a table name) use a person noun."""
     words = set(tokens(target))
     for node in ast.walk(value):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             words.update(w.rstrip("s") for w in re.findall(r"[a-z]+", node.value.lower()))
+        elif isinstance(node, ast.Call):
+            words.update(t.rstrip("s") for t in tokens(dotted(node.func).rsplit(".", 1)[-1]))
     return bool(words & _PERSON_NOUNS)
+
+
+def _loads_a_person(node: ast.Call) -> bool:
+    """``load_patient(id)``, ``crm.get_customer(id)``: a loader of a person record."""
+    words = tokens(dotted(node.func).rsplit(".", 1)[-1])
+    return len(words) >= 2 and words[0] in _LOADER_VERBS and bool(
+        {w.rstrip("s") for w in words[1:]} & _PERSON_NOUNS)
 
 
 def _raw_record(node: ast.expr | None, raw_locals: set[str]) -> bool:
@@ -198,10 +208,12 @@ def _raw_record(node: ast.expr | None, raw_locals: set[str]) -> bool:
         if not node.args:
             return False
         node = node.args[0]
+    if isinstance(node, ast.Await):
+        node = node.value
     if isinstance(node, ast.Name):
         return node.id in raw_locals
-    return isinstance(node, ast.Call) and \
-        dotted(node.func).rsplit(".", 1)[-1] in _RAW_RECORD_CALLS
+    return isinstance(node, ast.Call) and (
+        dotted(node.func).rsplit(".", 1)[-1] in _RAW_RECORD_CALLS or _loads_a_person(node))
 
 
 def leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:

@@ -1,0 +1,419 @@
+"""The article 9 and 10 rule sets, one check at a time: for each check a snippet it must
+catch and one it must not (the pairs the benchmark README lists). The snippets are
+written for these tests, in idioms the rules must read through (config dicts,
+dataclasses, env defaults, JSON text, helpers, tool classes, callbacks)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from pytest_summarybench.compliance.scanner import ArticleResult, scan_code
+from pytest_summarybench.compliance.scanner.rules import (
+    DataGovernanceRule,
+    RiskManagementRule,
+)
+
+HEAD = '"""Assistant for the operations team."""\nimport logging\nlog = logging.getLogger("x")\n'
+
+
+def _verdict(body: str, article: int) -> ArticleResult:
+    return scan_code(HEAD + textwrap.dedent(body)).result(article)
+
+
+# --- Article 9 -----------------------------------------------------------------------
+
+ART9 = {
+    "limit-config-dict": (
+        """
+        EXECUTOR = {"max_iterations": None, "handle_parsing_errors": True}
+        executor = AgentExecutor(agent=agent, tools=tools, **EXECUTOR)
+        """,
+        """
+        EXECUTOR = {"max_iterations": 8, "handle_parsing_errors": True}
+        executor = AgentExecutor(agent=agent, tools=tools, **EXECUTOR)
+        """),
+    "limit-dataclass-env": (
+        """
+        import os
+        from dataclasses import dataclass
+
+        @dataclass
+        class Budget:
+            max_turns: int | None = int(os.environ.get("AGENT_MAX_TURNS", "500"))
+
+        BUDGET = Budget()
+        result = Runner.run_sync(agent, "go", max_turns=BUDGET.max_turns)
+        """,
+        """
+        import os
+        from dataclasses import dataclass
+
+        @dataclass
+        class Budget:
+            max_turns: int = int(os.environ.get("AGENT_MAX_TURNS", "12"))
+
+        BUDGET = Budget()
+        result = Runner.run_sync(agent, "go", max_turns=BUDGET.max_turns)
+        """),
+    "limit-json-text": (
+        """
+        import json
+        CONFIG = json.loads('{"model": "gpt-4o", "max_round": null}')
+        """,
+        """
+        import json
+        CONFIG = json.loads('{"model": "gpt-4o", "max_round": 12}')
+        """),
+    "team-without-stop": (
+        """
+        from autogen_agentchat.teams import SelectorGroupChat
+        team = SelectorGroupChat([planner, coder], model_client=client)
+        """,
+        """
+        from autogen_agentchat.teams import SelectorGroupChat
+        team = SelectorGroupChat([planner, coder], model_client=client,
+                                 termination_condition=TextMentionTermination("DONE"))
+        """),
+    "loop-model-exit-only": (
+        """
+        def refine(text):
+            while True:
+                reply = client.messages.create(model="m", max_tokens=400,
+                                               messages=[{"role": "user", "content": text}])
+                if "ACCEPTED" in reply.content[0].text:
+                    return reply
+                text = reply.content[0].text
+        """,
+        """
+        import time
+
+        def refine(text):
+            stop_at = time.monotonic() + 120
+            while time.monotonic() < stop_at:
+                reply = client.messages.create(model="m", max_tokens=400,
+                                               messages=[{"role": "user", "content": text}])
+                if "ACCEPTED" in reply.content[0].text:
+                    return reply
+                text = reply.content[0].text
+        """),
+    "loop-limit-configured-none": (
+        """
+        ROUNDS = {"limit": None}
+
+        def debate():
+            n = 0
+            while ROUNDS["limit"] is None or n < ROUNDS["limit"]:
+                n += 1
+                critic.invoke({"input": "again"})
+        """,
+        """
+        ROUNDS = {"limit": 6}
+
+        def debate():
+            n = 0
+            while ROUNDS["limit"] is None or n < ROUNDS["limit"]:
+                n += 1
+                critic.invoke({"input": "again"})
+        """),
+    "money-lower-bound-only": (
+        """
+        @function_tool
+        def issue_refund(order_id: str, amount_eur: float) -> str:
+            '''Refund an order (at most 200 EUR, see REFUND_POLICY).'''
+            if amount_eur <= 0:
+                return "amount must be positive"
+            log.info("refund %s", order_id)
+            return payments.refund(order_id, amount_eur)
+        """,
+        """
+        class PayoutLimits:
+            def check(self, amount):
+                return amount <= self.per_payout_cap
+
+        limits = PayoutLimits()
+
+        @function_tool
+        def issue_refund(order_id: str, amount_eur: float) -> str:
+            '''Refund an order.'''
+            value = round(amount_eur, 2)
+            if not limits.check(value):
+                return "over the limit"
+            log.info("refund %s", order_id)
+            return payments.refund(order_id, value)
+        """),
+    "money-tool-class": (
+        """
+        class RefundTool(BaseTool):
+            name: str = "refund"
+            def _run(self, order_id: str, amount: float) -> str:
+                log.info("refund %s", order_id)
+                return stripe_client.refunds.create(order=order_id, amount=amount)
+        """,
+        """
+        class RefundTool(BaseTool):
+            name: str = "refund"
+            def _run(self, order_id: str, amount: float) -> str:
+                if amount > MAX_REFUND:
+                    return "over the cap"
+                log.info("refund %s", order_id)
+                return stripe_client.refunds.create(order=order_id, amount=amount)
+        """),
+    "advice-unguarded": (
+        '''
+        """Answers are screened by the pharmacist safety check before they are sent."""
+        pharmacist = Agent(name="pharmacy",
+                           instructions="Answer customers' questions about their medication "
+                                        "and the dose to take.")
+
+        def answer(question):
+            return Runner.run_sync(pharmacist, question, max_turns=4).final_output
+        ''',
+        '''
+        pharmacist = Agent(name="pharmacy",
+                           instructions="Answer customers' questions about their medication "
+                                        "and the dose to take.")
+        REFERRAL = "Please speak to your pharmacist."
+
+        def answer(question):
+            reply = Runner.run_sync(pharmacist, question, max_turns=4).final_output
+            if dose_checker.mentions_personal_dose(reply):
+                return REFERRAL
+            return reply
+        '''),
+    "advice-domain-from-instructions": (
+        """
+        advisor = Agent(role="Advisor", goal="Tell members which stocks to buy and how to "
+                        "build their retirement portfolio", backstory="Wealth desk.")
+        """,
+        """
+        summariser = Agent(role="Coder", goal="Summarise the discharge record, including "
+                           "diagnosis and treatment codes, for the billing team",
+                           backstory="Clinical coding desk.")
+        """),
+}
+
+
+@pytest.mark.parametrize("check", sorted(ART9))
+def test_art9_check_catches(check: str) -> None:
+    catch, _ = ART9[check]
+    verdict = _verdict(catch, 9)
+    assert not verdict.passed, verdict.evidence
+
+
+@pytest.mark.parametrize("check", sorted(ART9))
+def test_art9_check_must_not_fire(check: str) -> None:
+    _, quiet = ART9[check]
+    verdict = _verdict(quiet, 9)
+    assert verdict.passed, verdict.evidence
+
+
+def test_art9_a_person_typing_each_turn_bounds_the_loop() -> None:
+    body = """
+        def console():
+            while (message := input("> ")) != "quit":
+                print(executor.invoke({"input": message}))
+    """
+    assert _verdict(body, 9).passed
+    assert not _verdict(body.replace('input("> ")', 'queue.pop()'), 9).passed
+
+
+def test_art9_severities() -> None:
+    assert _verdict(ART9["advice-unguarded"][0], 9).severity == "CRITICAL"
+    assert _verdict(ART9["money-lower-bound-only"][0], 9).severity == "CRITICAL"
+    assert _verdict(ART9["team-without-stop"][0], 9).severity == "MEDIUM"
+
+
+# --- Article 10 ----------------------------------------------------------------------
+
+ART10 = {
+    "field-to-prompt": (
+        """
+        def triage(ticket):
+            who = ticket["requester"]
+            prompt = f"From {who.get('email')} ({who.get('phone')}): {ticket['body']}"
+            return chain.invoke({"input": prompt})
+        """,
+        """
+        def triage(ticket):
+            who = ticket["requester"]
+            prompt = f"From {mask_email(who.get('email'))}: {ticket['body']}"
+            notify_client.send(to=who.get("email"), body="We got your ticket.")
+            return chain.invoke({"input": prompt})
+        """),
+    "field-to-log": (
+        """
+        def on_step(record):
+            log.info("step for patient %s (%s)", record.nhs_number, record.diagnosis)
+        """,
+        """
+        import hashlib
+
+        def on_step(record):
+            log.info("step for patient %s",
+                     hashlib.sha256(record.nhs_number.encode()).hexdigest()[:12])
+        """),
+    "record-class-serialised": (
+        """
+        import json
+        from dataclasses import asdict, dataclass
+
+        @dataclass
+        class Applicant:
+            ref: str
+            email: str
+            date_of_birth: str
+
+        def score(applicant: Applicant):
+            return llm.invoke(json.dumps(asdict(applicant)))
+        """,
+        """
+        import json
+        from dataclasses import asdict, dataclass
+
+        @dataclass
+        class Applicant:
+            ref: str
+            skills: str
+            years_experience: int
+
+        def score(applicant: Applicant):
+            return llm.invoke(json.dumps(asdict(applicant)))
+        """),
+    "projection-field-list": (
+        """
+        import json
+        EXPORT = json.loads('{"fields": ["claim_id", "claimant_email", "loss_type"]}')
+
+        def export(rows, fh):
+            for row in rows:
+                fh.write(json.dumps({f: row[f] for f in EXPORT["fields"]}))
+        """,
+        """
+        import json
+        EXPORT = json.loads('{"fields": ["claim_id", "loss_type", "reserve_band"]}')
+
+        def export(rows, fh):
+            for row in rows:
+                fh.write(json.dumps({f: row[f] for f in EXPORT["fields"]}))
+        """),
+    "prompt-template": (
+        """
+        task = Task(description="Review applicant {full_name}, SSN {ssn}: {cv}",
+                    expected_output="A score", agent=reviewer)
+        """,
+        """
+        task = Task(description="Review application {application_ref}: {cv}",
+                    expected_output="A score", agent=reviewer)
+        """),
+    "retrieval-index": (
+        """
+        def build(patients):
+            return [Document(text=f"{p.family_name}, passport {p.passport_no}: {p.notes}")
+                    for p in patients]
+        """,
+        """
+        def build(patients):
+            return [Document(text=p.notes, metadata={"ref": pseudonymise(p.id)})
+                    for p in patients]
+        """),
+    "raw-person-record": (
+        """
+        import httpx
+
+        @tool
+        def get_member_profile(member_id: str) -> dict:
+            '''The member's profile.'''
+            return httpx.get(f"{CRM}/members/{member_id}", timeout=5).json()
+        """,
+        """
+        import httpx
+
+        @tool
+        def get_order_status(order_id: str) -> dict:
+            '''The order's status.'''
+            return httpx.get(f"{SHOP}/orders/{order_id}", timeout=5).json()
+        """),
+    "raw-record-to-trace": (
+        """
+        import json
+
+        async def traced(client, account, fh):
+            profile = (await client.get(f"/customers/{account}")).json()
+            fh.write(json.dumps({"customer": profile}))
+        """,
+        """
+        import json
+
+        async def traced(client, account, fh):
+            shipment = (await client.get(f"/shipments/{account}")).json()
+            fh.write(json.dumps({"shipment": shipment}))
+        """),
+    "unapplied-helper": (
+        """
+        def redact_contact(record):
+            return {k: v for k, v in record.items() if k not in ("email", "phone")}
+
+        def load(record_id):
+            row = db.fetch(record_id)
+            return row
+        """,
+        """
+        def redact_contact(record):
+            return {k: v for k, v in record.items() if k not in ("email", "phone")}
+
+        def load(record_id):
+            row = db.fetch(record_id)
+            return redact_contact(row)
+        """),
+    "settings-are-not-records": (
+        """
+        def remind(customer):
+            log.info("reminder to %s", customer["email"])
+        """,
+        """
+        import os
+        SETTINGS = {"sender_email": "ops@example.org"}
+
+        def remind(customer_id):
+            log.info("reminder from %s (%s) for %s", SETTINGS["sender_email"],
+                     os.environ["SUPPORT_PHONE"], customer_id)
+        """),
+}
+
+
+@pytest.mark.parametrize("check", sorted(ART10))
+def test_art10_check_catches(check: str) -> None:
+    catch, _ = ART10[check]
+    verdict = _verdict(catch, 10)
+    assert not verdict.passed, verdict.evidence
+
+
+@pytest.mark.parametrize("check", sorted(ART10))
+def test_art10_check_must_not_fire(check: str) -> None:
+    _, quiet = ART10[check]
+    verdict = _verdict(quiet, 10)
+    assert verdict.passed, verdict.evidence
+
+
+def test_art10_severities() -> None:
+    assert _verdict(ART10["field-to-log"][0], 10).severity == "CRITICAL"
+    assert _verdict(ART10["field-to-prompt"][0], 10).severity == "HIGH"
+    assert _verdict(ART10["raw-record-to-trace"][0], 10).severity == "HIGH"
+
+
+def test_a_name_or_an_address_alone_is_too_weak() -> None:
+    body = """
+        def clinics(results):
+            return log.info("; ".join(c["name"] + " " + c["address"] for c in results))
+    """
+    assert _verdict(body, 10).passed
+    assert not _verdict(body.replace('c["address"]', 'c["phone"]'), 10).passed
+
+
+@pytest.mark.parametrize("rule", [RiskManagementRule(), DataGovernanceRule()])
+def test_every_check_is_documented(rule: RiskManagementRule | DataGovernanceRule) -> None:
+    module = __import__(type(rule).__module__, fromlist=["_"])
+    assert rule.checks and module.__doc__
+    assert any(line.startswith("severity") for line in rule.checks)
