@@ -216,7 +216,39 @@ def test_art9_a_person_typing_each_turn_bounds_the_loop() -> None:
                 print(executor.invoke({"input": message}))
     """
     assert _verdict(body, 9).passed
-    assert not _verdict(body.replace('input("> ")', 'queue.pop()'), 9).passed
+    assert not _verdict(body.replace('input("> ")', 'planner.invoke({"input": "next"})'),
+                        9).passed
+
+
+def test_art9_a_loop_that_consumes_a_finite_supply_is_bounded() -> None:
+    body = """
+        def triage(tickets):
+            pending = list(tickets)
+            while pending:
+                ticket = pending.pop()
+                executor.invoke({"input": ticket})
+    """
+    assert _verdict(body, 9).passed
+    refill = body.replace("ticket = pending.pop()", "ticket = pending.pop()\n"
+                          "                pending.append(ticket)")
+    assert not _verdict(refill, 9).passed
+
+
+def test_art9_a_registered_filter_that_replaces_answers_is_a_guardrail() -> None:
+    body = '''
+        advisor = ChatCompletionAgent(name="coach", instructions="Explain investment options "
+                                      "and suggest a portfolio.")
+
+        async def answer_filter(context, next):
+            await next(context)
+            if dose_or_pick_checker.flags(str(context.result)):
+                context.result = "Please talk to a licensed adviser."
+
+        kernel.add_filter("function_invocation", answer_filter)
+    '''
+    assert _verdict(body, 9).passed
+    assert not _verdict(body.replace('kernel.add_filter("function_invocation", answer_filter)',
+                                     ""), 9).passed
 
 
 def test_art9_severities() -> None:
@@ -366,6 +398,19 @@ ART10 = {
         def load(record_id):
             row = db.fetch(record_id)
             return redact_contact(row)
+        """),
+    "one-field-of-a-person-record": (
+        """
+        def brief(customer_id):
+            customer = crm.get_customer(customer_id)
+            return llm.invoke(f"Plan {customer['plan']}, contact {customer['phone']}")
+        """,
+        """
+        def brief(customer_id):
+            customer = crm.get_customer(customer_id)
+            safe = {k: v for k, v in customer.items() if k in ("plan", "tenure")}
+            log.info("brief for plan %s", customer["plan"])
+            return llm.invoke(f"Customer context: {safe}")
         """),
     "settings-are-not-records": (
         """

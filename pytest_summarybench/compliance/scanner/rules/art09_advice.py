@@ -34,6 +34,8 @@ _PROMPT_NAME_TOKENS = frozenset({"prompt", "system", "instructions", "instructio
                                  "template"})
 _EMPTINESS_CALLS = frozenset({"strip", "lower", "upper", "len", "isinstance", "get", "bool"})
 """Calls that only test that input is present or well-formed: not a guardrail."""
+_HOOK_DECORATORS = frozenset({"filter", "hook", "middleware", "before_model", "after_model",
+                              "after_agent", "on_output"})
 GUARDRAIL_KEYWORDS = frozenset({"guardrail", "guardrails", "input_guardrails",
                                 "output_guardrails"})
 _GUARD_CALL_TOKENS = frozenset({"moderation", "moderations", "moderate", "guardrail",
@@ -87,25 +89,25 @@ def _sentence_before(text: str, end: int) -> str:
 
 
 def _refusal_branch(body: list[ast.stmt], values: ModuleValues) -> bool:
-    """An ``if`` that checks something and returns a fixed answer or raises."""
+    """An ``if`` that checks something and returns or sets a fixed answer, or raises
+    (a test that only checks the input is present does not count)."""
     for stmt in body:
         for node in ast.walk(stmt):
             if not isinstance(node, ast.If):
                 continue
             checks = any((isinstance(n, ast.Call) and dotted(n.func).rsplit(".", 1)[-1]
                           not in _EMPTINESS_CALLS)
-                         or (isinstance(n, ast.Compare) and any(
-                             isinstance(op, (ast.In, ast.NotIn)) for op in n.ops))
+                         or (isinstance(n, ast.Compare) and not all(
+                             isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops))
                          for n in ast.walk(node.test))
             if not checks:
                 continue
             for inner in node.body:
                 if isinstance(inner, ast.Raise):
                     return True
-                if isinstance(inner, ast.Return):
-                    value = values.resolve(inner.value)
-                    if isinstance(value, (ast.Constant, ast.JoinedStr)):
-                        return True
+                value = inner.value if isinstance(inner, (ast.Return, ast.Assign)) else None
+                if isinstance(values.resolve(value), (ast.Constant, ast.JoinedStr)):
+                    return True
     return False
 
 
@@ -128,7 +130,10 @@ def enforced_guardrails(facts: CodeFacts, values: ModuleValues) -> list[str]:
     for function in facts.functions.values():
         calls_model = function.name in drivers or any(
             c.rsplit(".", 1)[-1] in drivers for c in function.callees)
-        if calls_model and _refusal_branch(function.node.body, values):
+        # A hook or filter handed to the framework runs around the model call.
+        registered = function.referenced or any(
+            d.rsplit(".", 1)[-1] in _HOOK_DECORATORS for d in function.decorators)
+        if (calls_model or registered) and _refusal_branch(function.node.body, values):
             found.append(f"line {function.line}: {function.name} refuses or replaces "
                          f"answers")
     return found

@@ -126,6 +126,25 @@ def _model_functions(facts: CodeFacts) -> set[str]:
     return {c.function for c in facts.calls if c.function and is_model_call(c.node)}
 
 
+def _drains(loop: ast.While, body: list[ast.AST]) -> bool:
+    """``while pending: item = pending.pop()`` with nothing added back, or ``while
+    attempts: attempts -= 1``: the loop consumes a finite supply."""
+    tested = {dotted(n) for n in ast.walk(loop.test)
+              if isinstance(n, (ast.Name, ast.Attribute))} - {""}
+    if not tested:
+        return False
+    takes = adds = False
+    for n in body:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and dotted(n.func.value) in tested:
+            takes |= n.func.attr in ("pop", "popleft", "popitem")
+            adds |= n.func.attr in ("append", "appendleft", "extend", "add", "insert")
+        elif isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Sub) \
+                and dotted(n.target) in tested:
+            takes = True
+    return takes and not adds
+
+
 def unbounded_loops(facts: CodeFacts, values: ModuleValues) -> list[str]:
     """``while`` loops (and ``for`` over an endless counter) that call a model and have no
     comparison against a counter, deadline or size anywhere in their test or body."""
@@ -143,9 +162,12 @@ def unbounded_loops(facts: CodeFacts, values: ModuleValues) -> list[str]:
         body = scope_nodes(node)
         drives = any(isinstance(n, ast.Call) and (
             is_model_call(n) or dotted(n.func).rsplit(".", 1)[-1] in drivers) for n in body)
-        # A loop that waits for a person each turn (input()) is driven by that person.
-        if not drives or any(isinstance(n, ast.Call) and dotted(n.func) == "input"
-                             for n in body):
+        # A loop that waits for a person each turn (input()) is driven by that person; a
+        # loop that sleeps between rounds is a scheduler polling for new work.
+        if not drives or any(isinstance(n, ast.Call) and dotted(n.func).rsplit(".", 1)[-1]
+                             in ("input", "sleep") for n in body):
+            continue
+        if isinstance(node, ast.While) and _drains(node, body):
             continue
         guarded = any(isinstance(n, (ast.If, ast.While)) and _bounding(n.test, values)
                       for n in body if n is not node)

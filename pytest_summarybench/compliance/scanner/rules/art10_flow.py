@@ -26,6 +26,12 @@ from .art10_fields import classify
 
 _CLEANING_CALLS = frozenset({"len", "bool", "isinstance", "type", "id", "hmac", "sha256",
                              "sha1", "blake2b", "md5", "uuid5", "hexdigest"})
+_MINIMISING_TOKENS = frozenset({"allowlist", "allowed", "whitelist", "project", "projection",
+                                "pick", "minimal", "minimize", "minimise", "sanitise",
+                                "sanitize", "deidentify", "generalise", "generalize",
+                                "coarsen", "pseudonymize", "pseudonymise", "tokenise",
+                                "tokenize"})
+"""Helper-name words that say the helper keeps less of a record than it was given."""
 _SERIALISERS = frozenset({"asdict", "model_dump", "dict", "vars", "to_dict", "astuple"})
 _FILE_SINKS = frozenset({"write", "writelines", "writerow", "writerows", "dump",
                          "add_documents", "insert_one", "insert_many", "to_json", "to_csv"})
@@ -56,7 +62,23 @@ class Leak:
 
 def _is_cleaning(call: ast.Call) -> bool:
     last = dotted(call.func).rsplit(".", 1)[-1]
-    return last in _CLEANING_CALLS or bool(PROTECTION_TOKENS & set(tokens(last)))
+    return last in _CLEANING_CALLS or bool((PROTECTION_TOKENS | _MINIMISING_TOKENS)
+                                           & set(tokens(last)))
+
+
+def _chain(node: ast.expr) -> bool:
+    """``a``, ``a.b``, ``a["b"]``: a path into a value, with no call in it."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Constant):
+            return False
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _filters_keys(comp: ast.DictComp | ast.ListComp | ast.SetComp | ast.GeneratorExp) -> bool:
+    """``{k: v for k, v in rec.items() if k in ALLOWED}``: an allow- or drop-list."""
+    return any(isinstance(n, ast.Compare) and isinstance(n.ops[0], (ast.In, ast.NotIn))
+               for g in comp.generators for cond in g.ifs for n in ast.walk(cond))
 
 
 def _config_owner(owner: ast.expr, values: ModuleValues) -> bool:
@@ -88,35 +110,56 @@ class FieldReader:
         stack: list[ast.AST] = [node]
         while stack:
             item = stack.pop()
+            base: ast.expr | None = None
             if isinstance(item, ast.Call):
                 if _is_cleaning(item):
                     continue
-                name = dotted(item.func)
-                last = name.rsplit(".", 1)[-1]
+                last = dotted(item.func).rsplit(".", 1)[-1]
                 if last in _SERIALISERS and self.record_fields:
                     out.update(self.record_fields)
                 if last == "get" and item.args and isinstance(item.args[0], ast.Constant) \
                         and isinstance(item.args[0].value, str) \
-                        and isinstance(item.func, ast.Attribute) \
-                        and not _config_owner(item.func.value, self.values):
-                    if classify(item.args[0].value):
+                        and isinstance(item.func, ast.Attribute):
+                    base = item.func.value
+                    if classify(item.args[0].value) and not _config_owner(base, self.values):
                         out.add(item.args[0].value)
+                    out.update(self._base(base, tainted))
+                    stack.extend(item.args[1:])
+                    continue
             elif isinstance(item, ast.Compare):
                 continue
             elif isinstance(item, ast.Subscript) and isinstance(item.slice, ast.Constant) \
                     and isinstance(item.slice.value, str):
-                if classify(item.slice.value) and not _config_owner(item.value, self.values):
+                base = item.value
+                if classify(item.slice.value) and not _config_owner(base, self.values):
                     out.add(item.slice.value)
-            elif isinstance(item, ast.Attribute) and item.attr != "name":
-                if classify(item.attr) and not _config_owner(item.value, self.values):
+            elif isinstance(item, ast.Attribute):
+                base = item.value
+                if item.attr != "name" and classify(item.attr) \
+                        and not _config_owner(base, self.values):
                     out.add(item.attr)
             elif isinstance(item, ast.Name) and item.id in tainted:
                 out.update(tainted[item.id])
             elif isinstance(item, (ast.DictComp, ast.ListComp, ast.SetComp,
                                    ast.GeneratorExp)):
+                if _filters_keys(item):
+                    continue
                 out.update(self._projection(item))
+            if base is not None and _chain(base):
+                # One field of a record carries that field, not the whole record.
+                out.update(self._base(base, tainted))
+                continue
             stack.extend(ast.iter_child_nodes(item))
         return out
+
+    @staticmethod
+    def _base(base: ast.expr, tainted: dict[str, set[str]]) -> set[str]:
+        root = base
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        if isinstance(root, ast.Name):
+            return tainted.get(root.id, set()) - {WHOLE_RECORD}
+        return set()
 
     def _projection(self, comp: ast.DictComp | ast.ListComp | ast.SetComp
                     | ast.GeneratorExp) -> set[str]:
