@@ -462,3 +462,47 @@ def test_every_check_is_documented(rule: RiskManagementRule | DataGovernanceRule
     module = __import__(type(rule).__module__, fromlist=["_"])
     assert rule.checks and module.__doc__
     assert any(line.startswith("severity") for line in rule.checks)
+
+
+def test_art9_money_named_tool_with_a_validated_cap() -> None:
+    body = """
+        import httpx
+
+        @tool
+        def process_refund(order_id: str, amount_eur: float) -> str:
+            '''Refund an order through the payments API.'''
+            log.info("refund %s", order_id)
+            return httpx.post(f"{API}/refunds", json={"order": order_id,
+                                                      "amount": amount_eur}, timeout=5).text
+    """
+    assert not _verdict(body, 9).passed
+    capped = body.replace("amount_eur: float)",
+                          "amount_eur: Annotated[float, Field(gt=0, le=200)])")
+    assert _verdict(capped, 9).passed
+
+
+def test_art9_advice_read_from_a_system_message_call() -> None:
+    body = """
+        history = ChatHistory()
+        history.add_system_message("Suggest which pension fund and mortgage suit the caller.")
+    """
+    assert not _verdict(body, 9).passed
+    assert _verdict(body.replace("pension fund and mortgage", "parcel service"), 9).passed
+
+
+def test_art10_yaml_field_list_projection() -> None:
+    body = '''
+        import json, yaml
+        CONFIG = yaml.safe_load("""
+        export_fields:
+          - ticket_id
+          - customer_email
+          - topic
+        """)
+
+        def export(rows, fh):
+            for row in rows:
+                fh.write(json.dumps({f: row[f] for f in CONFIG["export_fields"]}))
+    '''
+    assert not _verdict(body, 10).passed
+    assert _verdict(body.replace("customer_email", "priority"), 10).passed

@@ -19,9 +19,11 @@ from .art09_values import ModuleValues, is_model_call
 
 ADVICE = re.compile(
     r"\b(medicines?|medications?|dos(e|es|ing|age)|symptoms?|self-care|over-the-counter"
-    r"|prescriptions?|side effects|health advice|medical advice"
+    r"|prescriptions?|side effects|health advice|medical advice|mental health"
+    r"|therap(y|ist)|pregnan\w*"
     r"|invest(ing|ment|ments|or|ors)?|portfolios?|stock picks|stocks to buy|stock market"
-    r"|equities|crypto\w*|pensions?|retirement|mortgages?|financial advice"
+    r"|equities|crypto\w*|pensions?|retirement|mortgages?|financial advice|tax advice"
+    r"|debt advice"
     r"|legal advice|lawsuits?|legal rights|tenancy|lawyer|solicitor|attorney)\b",
     re.IGNORECASE)
 """Words that put what the model is told to do in a health, finance or legal advice
@@ -29,7 +31,9 @@ domain, where a wrong answer can harm the person who follows it."""
 _FORBIDDEN = re.compile(r"\b(not|never|no|don't|do not|avoid|without)\b", re.IGNORECASE)
 """An advice word the model is told not to give ("never recommend investments")."""
 INSTRUCTION_KEYWORDS = frozenset({"instructions", "system_message", "system_prompt",
-                                  "system", "backstory", "goal", "expected_output"})
+                                  "system", "backstory", "goal", "expected_output",
+                                  "system_instruction", "preamble", "persona"})
+_SYSTEM_CALLS = frozenset({"add_system_message", "SystemMessage", "SystemMessagePromptTemplate"})
 _PROMPT_NAME_TOKENS = frozenset({"prompt", "system", "instructions", "instruction",
                                  "template"})
 _EMPTINESS_CALLS = frozenset({"strip", "lower", "upper", "len", "isinstance", "get", "bool"})
@@ -57,6 +61,10 @@ def instruction_texts(facts: CodeFacts, values: ModuleValues, *,
     ``from_messages``, ``template=``/``prompt=`` keywords)."""
     out: list[tuple[str, int]] = []
     for call in facts.calls:
+        if call.last in _SYSTEM_CALLS:
+            out.extend((_text(a, values), call.line) for a in call.node.args)
+            out.extend((_text(kw.value, values), call.line) for kw in call.node.keywords
+                       if kw.arg == "content")
         if with_templates and ("template" in tokens(call.last) or call.last in (
                 "from_messages", "PromptTemplate")):
             out.extend((_text(a, values), call.line) for a in call.node.args)

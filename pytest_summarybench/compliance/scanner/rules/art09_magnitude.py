@@ -3,7 +3,8 @@
 A cap counts only when it is checked on the tool's path: an ordering comparison of the
 amount (or a value derived from it, ``value = Decimal(amount)``) against an upper bound,
 membership in a fixed set of allowed values, a ``min(...)`` clamp, or a call that hands
-the amount to a helper in the module that makes such a comparison. A lower-bound test
+the amount to a helper in the module that makes such a comparison, or a validated
+declaration (``Field(le=...)``) of the amount. A lower-bound test
 (``amount <= 0``) is not a cap, and a cap that is only declared (a config key, an
 environment variable, a docstring) is not one.
 """
@@ -133,14 +134,37 @@ def _tool_class_methods(facts: CodeFacts) -> list[FunctionFact]:
 
 
 def _moves_money(function: FunctionFact) -> bool:
+    words = tokens(function.name)
+    if words and words[0] not in READ_ONLY_PREFIXES and set(words) & _MONEY_MOVES:
+        return True  # process_refund, execute_payment: named for the money movement
     via = _action_of(function)
     return via is not None and _category(function, via) == "financial"
+
+
+def _validated_fields(facts: CodeFacts) -> set[str]:
+    """Names whose declaration carries an upper bound the framework validates:
+    ``amount: float = Field(le=500)``, ``Annotated[Decimal, Field(lt=cap)]``."""
+    out = set()
+    for node in ast.walk(facts.tree):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            declared: list[ast.AST] = [node.annotation, *([node.value] if node.value else [])]
+            name = node.target.id
+        elif isinstance(node, ast.arg) and node.annotation is not None:
+            declared, name = [node.annotation], node.arg
+        else:
+            continue
+        for part in declared:
+            if any(isinstance(n, ast.keyword) and n.arg in ("le", "lt", "max_value")
+                   for n in ast.walk(part)):
+                out.add(name)
+    return out
 
 
 def uncapped_money_tools(facts: CodeFacts, values: ModuleValues) -> list[str]:
     """Money-moving tools with an amount (a parameter, or a field of one) that is never
     compared with a cap."""
     found = []
+    validated = _validated_fields(facts)
     candidates = [f for f in agent_tools(facts) if _moves_money(f)]
     for function in (*candidates, *_tool_class_methods(facts)):
         magnitudes = {p for p, annotation in function.params.items()
@@ -157,7 +181,8 @@ def uncapped_money_tools(facts: CodeFacts, values: ModuleValues) -> list[str]:
             continue
         names = _aliases(function.node, magnitudes)
         if _caps(function.node, names, values) or _helper_caps(facts, function.node,
-                                                               names, values):
+                                                               names, values) \
+                or names & validated:
             continue
         found.append(f"line {function.line}: {function.name}"
                      f"({', '.join(sorted(magnitudes))}) moves money with no cap compared")

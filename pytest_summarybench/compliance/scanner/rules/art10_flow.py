@@ -185,12 +185,36 @@ class FieldReader:
         return self.json_lists.get(key, []) if isinstance(key, str) else []
 
 
+_YAML_KEY = re.compile(r"^\s*([A-Za-z_][\w-]*):\s*(\[(.*)\])?\s*$")
+_YAML_ITEM = re.compile(r"^\s*-\s*[\"']?([A-Za-z_][\w.]*)[\"']?\s*$")
+
+
+def _yaml_lists(text: str) -> dict[str, list[str]]:
+    """``key:`` followed by ``- item`` lines, or ``key: [a, b]``, in YAML text."""
+    out: dict[str, list[str]] = {}
+    key = None
+    for line in text.splitlines():
+        head = _YAML_KEY.match(line)
+        if head:
+            key = head.group(1)
+            if head.group(2):
+                out[key] = [i.strip().strip("\"'") for i in head.group(3).split(",")
+                            if i.strip()]
+            continue
+        item = _YAML_ITEM.match(line)
+        if item and key:
+            out.setdefault(key, []).append(item.group(1))
+    return out
+
+
 def _json_lists(facts: CodeFacts) -> dict[str, list[str]]:
-    """Lists of strings under each key of JSON configuration text in the module."""
+    """Lists of strings under each key of JSON or YAML configuration text."""
     out: dict[str, list[str]] = {}
     for text, _line in facts.strings:
         stripped = text.strip()
         if not stripped.startswith("{"):
+            if "\n" in stripped and ":" in stripped:
+                out.update(_yaml_lists(stripped))
             continue
         try:
             data = json.loads(stripped)
