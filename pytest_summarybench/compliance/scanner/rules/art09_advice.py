@@ -78,7 +78,7 @@ def instruction_texts(facts: CodeFacts, values: ModuleValues, *,
     for name, value in values.constants.items():
         if _PROMPT_NAME_TOKENS & set(tokens(name)):
             out.append((_text(value, values), value.lineno))
-    for node in ast.walk(facts.tree):
+    for node in values.nodes(ast.Dict, ast.Tuple):
         if isinstance(node, ast.Dict):
             pairs = {k.value: v for k, v in zip(node.keys, node.values, strict=True)
                      if isinstance(k, ast.Constant)}

@@ -63,7 +63,7 @@ def unbounded_limits(facts: CodeFacts, values: ModuleValues) -> list[str]:
         if isinstance(value, ast.Lambda) and isinstance(value.body, ast.Constant) \
                 and value.body.value is False:
             found.append(f"line {call.line}: is_termination_msg never fires")
-    for node in ast.walk(facts.tree):
+    for node in values.nodes(ast.Dict):
         if isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values, strict=True):
                 if isinstance(key, ast.Constant) and key.value in names:
@@ -150,7 +150,7 @@ def unbounded_loops(facts: CodeFacts, values: ModuleValues) -> list[str]:
     comparison against a counter, deadline or size anywhere in their test or body."""
     drivers = _model_functions(facts)
     found = []
-    for node in ast.walk(facts.tree):
+    for node in values.nodes(ast.While, ast.For, ast.AsyncFor):
         if isinstance(node, ast.While):
             endless = not _bounding(node.test, values)
         elif isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call):

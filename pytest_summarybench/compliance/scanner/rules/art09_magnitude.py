@@ -111,11 +111,11 @@ def _helper_caps(facts: CodeFacts, function: ast.AST, names: set[str],
     return False
 
 
-def _tool_class_methods(facts: CodeFacts) -> list[FunctionFact]:
+def _tool_class_methods(values: ModuleValues) -> list[FunctionFact]:
     """The run methods of tool classes (``class RefundTool(BaseTool): def _run``) whose
     class is named for a money movement, as facts named after the class."""
     out = []
-    for node in ast.walk(facts.tree):
+    for node in values.nodes(ast.ClassDef):
         if not isinstance(node, ast.ClassDef) or not any(
                 "Tool" in dotted(b).rsplit(".", 1)[-1] for b in node.bases):
             continue
@@ -141,11 +141,11 @@ def _moves_money(function: FunctionFact) -> bool:
     return via is not None and _category(function, via) == "financial"
 
 
-def _validated_fields(facts: CodeFacts) -> set[str]:
+def _validated_fields(values: ModuleValues) -> set[str]:
     """Names whose declaration carries an upper bound the framework validates:
     ``amount: float = Field(le=500)``, ``Annotated[Decimal, Field(lt=cap)]``."""
     out = set()
-    for node in ast.walk(facts.tree):
+    for node in values.nodes(ast.AnnAssign, ast.arg):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             declared: list[ast.AST] = [node.annotation, *([node.value] if node.value else [])]
             name = node.target.id
@@ -164,9 +164,9 @@ def uncapped_money_tools(facts: CodeFacts, values: ModuleValues) -> list[str]:
     """Money-moving tools with an amount (a parameter, or a field of one) that is never
     compared with a cap."""
     found = []
-    validated = _validated_fields(facts)
+    validated = _validated_fields(values)
     candidates = [f for f in agent_tools(facts) if _moves_money(f)]
-    for function in (*candidates, *_tool_class_methods(facts)):
+    for function in (*candidates, *_tool_class_methods(values)):
         magnitudes = {p for p, annotation in function.params.items()
                       if p not in ("self", "cls") and (
                           _MONEY_TYPE.search(annotation)

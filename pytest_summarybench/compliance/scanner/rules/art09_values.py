@@ -53,6 +53,13 @@ class ModuleValues:
     """Class name -> annotated field names, in order."""
     instances: dict[str, str] = field(default_factory=dict)
     """Module-level ``name = SomeClass(...)`` -> class name."""
+    by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
+    """Every node of the module by its type, from one walk (the rules' checks look up
+    dicts, loops, classes and declarations here instead of walking the tree again)."""
+
+    def nodes(self, *types: type) -> list[ast.AST]:
+        """The module's nodes of ``types``, in walk order per type."""
+        return [n for t in types for n in self.by_type.get(t, [])]
 
     def resolve(self, node: ast.expr | None, depth: int = 0) -> ast.expr | None:
         """The expression ``node`` stands for, following names, dict keys, ``.get``,
@@ -105,6 +112,8 @@ class ModuleValues:
 def module_values(facts: CodeFacts) -> ModuleValues:
     """Collect the module-level bindings of ``facts`` (one pass over the top level)."""
     values = ModuleValues()
+    for node in ast.walk(facts.tree):
+        values.by_type.setdefault(type(node), []).append(node)
     for stmt in facts.tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
                 and isinstance(stmt.targets[0], ast.Name):
@@ -149,14 +158,12 @@ def scope_nodes(root: ast.AST) -> list[ast.AST]:
     class definitions (their bodies run elsewhere)."""
     out: list[ast.AST] = []
     stack: list[ast.AST] = [root]
-    while stack:
+    while stack:  # pre-order, children pushed in reverse: statements come in source order
         node = stack.pop()
         out.append(node)
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                                      ast.ClassDef)):
-                stack.append(child)
-    return sorted(out, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+        stack.extend(reversed([c for c in ast.iter_child_nodes(node) if not isinstance(
+            c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))]))
+    return out
 
 
 def is_none(node: ast.expr | None) -> bool:
