@@ -506,3 +506,47 @@ def test_art10_yaml_field_list_projection() -> None:
     '''
     assert not _verdict(body, 10).passed
     assert _verdict(body.replace("customer_email", "priority"), 10).passed
+
+
+def test_art9_a_guardrail_that_never_runs_is_not_one() -> None:
+    body = """
+        coach = Agent(name="coach", instructions="Suggest investments for the member.",
+                      output_guardrails=[])
+
+        def _flagged(text):
+            return client.moderations.create(model="omni-moderation-latest", input=text)
+
+        def answer(question):
+            return Runner.run_sync(coach, question, max_turns=3).final_output
+    """
+    assert not _verdict(body, 9).passed
+    used = body.replace("return Runner.run_sync(coach, question, max_turns=3).final_output",
+                        "if _flagged(question).results[0].flagged:\n"
+                        "                return 'I cannot help with that.'\n"
+                        "            return Runner.run_sync(coach, question).final_output")
+    assert _verdict(used, 9).passed
+
+
+def test_art10_a_neutral_tool_reading_a_person_endpoint() -> None:
+    body = """
+        import httpx
+
+        @tool
+        def lookup(ref: str) -> dict:
+            '''Look up a reference for the customer's question.'''
+            return httpx.get(f"{CRM}/patients/{ref}", timeout=5).json()
+    """
+    assert not _verdict(body, 10).passed
+    assert _verdict(body.replace("/patients/", "/parcels/"), 10).passed
+
+
+def test_art10_keyed_hash_is_minimisation() -> None:
+    body = """
+        import hashlib, hmac
+
+        def on_end(rec):
+            log.info("case %s", hmac.new(KEY, rec["policy_number"].encode(), hashlib.sha256))
+    """
+    assert _verdict(body, 10).passed
+    assert not _verdict(body.replace('hmac.new(KEY, rec["policy_number"].encode(), '
+                                     'hashlib.sha256)', 'rec["policy_number"]'), 10).passed

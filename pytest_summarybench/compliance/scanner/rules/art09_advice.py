@@ -15,7 +15,7 @@ import ast
 import re
 
 from ..facts import CodeFacts, dotted, tokens
-from .art09_values import ModuleValues, is_model_call
+from .art09_values import ModuleValues, is_model_call, is_none, is_used
 
 ADVICE = re.compile(
     r"\b(medicines?|medications?|dos(e|es|ing|age)|symptoms?|self-care|over-the-counter"
@@ -119,22 +119,31 @@ def _refusal_branch(body: list[ast.stmt], values: ModuleValues) -> bool:
     return False
 
 
+def _runs(facts: CodeFacts, function: str | None, drivers: set[str]) -> bool:
+    """Code in ``function`` runs: module level, a function that is called, handed over,
+    registered by a decorator, or that itself calls the model."""
+    if function is None or function in drivers or is_used(facts, function):
+        return True
+    fact = facts.functions.get(function)
+    return fact is not None and bool(fact.decorators)
+
+
 def enforced_guardrails(facts: CodeFacts, values: ModuleValues) -> list[str]:
-    """Guardrails that run: moderation calls, framework guardrail registrations, and
-    refusal branches in functions that call the model."""
+    """Guardrails that run: moderation calls in code that runs, non-empty framework
+    guardrail registrations, and refusal branches in functions that call the model or are
+    handed to the framework as hooks (a decorated guardrail never registered does not
+    count)."""
     found = []
+    drivers = {c.function for c in facts.calls if c.function and is_model_call(c.node)}
     for call in facts.calls:
-        if _GUARD_CALL_TOKENS & set(tokens(call.name.replace(".", "_"))):
+        if _GUARD_CALL_TOKENS & set(tokens(call.name.replace(".", "_"))) \
+                and _runs(facts, call.function, drivers):
             found.append(f"line {call.line}: {call.name}()")
         for kw in call.node.keywords:
-            if kw.arg in GUARDRAIL_KEYWORDS and not (
-                    isinstance(kw.value, ast.Constant) and kw.value.value is None):
+            value = values.resolve(kw.value)
+            if kw.arg in GUARDRAIL_KEYWORDS and not is_none(value) and not (
+                    isinstance(value, (ast.List, ast.Tuple)) and not value.elts):
                 found.append(f"line {call.line}: {kw.arg}=")
-    for function in facts.functions.values():
-        if any(_GUARD_CALL_TOKENS & set(tokens(d.rsplit(".", 1)[-1]))
-               for d in function.decorators):
-            found.append(f"line {function.line}: @{function.decorators[0]}")
-    drivers = {c.function for c in facts.calls if c.function and is_model_call(c.node)}
     for function in facts.functions.values():
         calls_model = function.name in drivers or any(
             c.rsplit(".", 1)[-1] in drivers for c in function.callees)

@@ -166,6 +166,17 @@ def scope_nodes(root: ast.AST) -> list[ast.AST]:
     return out
 
 
+def is_used(facts: CodeFacts, name: str) -> bool:
+    """Whether the module calls ``name`` or hands it over as a value (``f``,
+    ``self.f``, ``obj.f``): a helper that is only defined does nothing."""
+    if any(c.last == name for c in facts.calls):
+        return True
+    function = facts.functions.get(name)
+    if function is not None and function.referenced:
+        return True
+    return any(kind == "attr" and ident == name for kind, ident, _ in facts.identifiers)
+
+
 def is_none(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 
 from ..base import ArticleResult
-from ..facts import CodeFacts, FunctionFact, tokens
+from ..facts import CodeFacts, tokens
 from ..vocabulary import PROTECTION_TOKENS
-from .art09_values import module_values
+from .art09_values import is_used, module_values
 from .art10_fields import classify
 from .art10_flow import WHOLE_RECORD, Leak, leaks, template_leaks
 
@@ -57,20 +57,13 @@ def _module_fields(facts: CodeFacts) -> set[str]:
     return found
 
 
-def _used(facts: CodeFacts, function: FunctionFact) -> bool:
-    if function.referenced or any(c.last == function.name for c in facts.calls):
-        return True
-    return any(kind == "attr" and ident == function.name
-               for kind, ident, _ in facts.identifiers)
-
-
 def unapplied_minimisers(facts: CodeFacts) -> tuple[list[str], list[str]]:
     """(minimisation helpers never called, minimisation helpers called)."""
     unused, used = [], []
     for function in facts.functions.values():
         if not _HELPER_TOKENS & set(tokens(function.name)):
             continue
-        if _used(facts, function):
+        if is_used(facts, function.name):
             used.append(function.name)
         else:
             unused.append(f"line {function.line}: {function.name}() is defined but "

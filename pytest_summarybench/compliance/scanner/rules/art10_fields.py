@@ -42,14 +42,16 @@ def classify(identifier: str) -> str | None:
     """``special`` (health, special categories, national identifiers), ``contact``
     (contact data, dates of birth, account-type identifiers), ``name`` or None."""
     words = set(tokens(identifier))
-    if not words or words & (_GENERALISED | _NOT_A_FIELD):
+    if not words or words & _GENERALISED:
+        return None
+    if words & _ID_WORDS and words & _ID_OWNERS:  # policy_number, account_no
+        return "special" if words & _NATIONAL else "contact"
+    if words & _NOT_A_FIELD:
         return None
     lowered = identifier.lower()
     if words & (SPECIAL_CATEGORY_PII | SPECIAL_EXTRA) or lowered in SPECIAL_EXTRA \
             or any(part in lowered for part in NATIONAL_ID_PARTS):
         return "special"
-    if words & _ID_WORDS and words & _ID_OWNERS:
-        return "special" if words & _NATIONAL else "contact"
     if words & CONTACT_PII or words & {"iban", "birthdate", "birthday"}:
         return "contact"
     if lowered in NAME_PII or lowered == "surname" or (

@@ -61,9 +61,10 @@ class Leak:
 
 
 def _is_cleaning(call: ast.Call) -> bool:
-    last = dotted(call.func).rsplit(".", 1)[-1]
-    return last in _CLEANING_CALLS or bool((PROTECTION_TOKENS | _MINIMISING_TOKENS)
-                                           & set(tokens(last)))
+    name = dotted(call.func)
+    last = name.rsplit(".", 1)[-1]
+    return last in _CLEANING_CALLS or name.startswith(("hashlib.", "hmac.")) or bool(
+        (PROTECTION_TOKENS | _MINIMISING_TOKENS) & set(tokens(last)))
 
 
 def _chain(node: ast.expr) -> bool:
@@ -268,6 +269,25 @@ def _loads_a_person(node: ast.Call) -> bool:
         {w.rstrip("s") for w in words[1:]} & _PERSON_NOUNS)
 
 
+def _about_a_person(function: ast.AST) -> bool:
+    """A tool about a person record: its name, or the literal parts of its f-strings (a
+    URL path) and SQL, use a person noun. Docstrings are not read."""
+    name = getattr(function, "name", "")
+    words = {t.rstrip("s") for t in tokens(name)}
+    for node in ast.walk(function):
+        if isinstance(node, ast.JoinedStr):
+            parts = [v.value for v in node.values
+                     if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and "from " in node.value.lower():
+            parts = [node.value]
+        else:
+            continue
+        for part in parts:
+            words.update(w.rstrip("s") for w in re.findall(r"[a-z]+", part.lower()))
+    return bool(words & _PERSON_NOUNS)
+
+
 def _raw_record(node: ast.expr | None, raw_locals: set[str]) -> bool:
     """A whole record fetched from an API or a database, returned unprojected."""
     while isinstance(node, ast.Call) and dotted(node.func).rsplit(".", 1)[-1] in (
@@ -323,7 +343,8 @@ def leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
                 if found:
                     out.append(Leak(tuple(sorted(found)), f"result of tool {name}",
                                     node.lineno))
-                elif _raw_record(node.value, raw) and _PERSON_NOUNS & set(tokens(name)):
+                elif _raw_record(node.value, raw) and _about_a_person(
+                        facts.functions[name].node):
                     out.append(Leak((WHOLE_RECORD,), f"result of tool {name}",
                                     node.lineno))
     return out
