@@ -550,3 +550,53 @@ def test_art10_keyed_hash_is_minimisation() -> None:
     assert _verdict(body, 10).passed
     assert not _verdict(body.replace('hmac.new(KEY, rec["policy_number"].encode(), '
                                      'hashlib.sha256)', 'rec["policy_number"]'), 10).passed
+
+
+@pytest.mark.parametrize("late", [
+    # compared only after the money has moved
+    """
+    @tool
+    def refund_order(order_id: str, amount: float) -> str:
+        '''Refund an order.'''
+        receipt = payments.refund(order_id, amount)
+        if amount > MAX_REFUND:
+            return "flagged for review"
+        return receipt
+    """,
+    # a branch that only logs the breach
+    """
+    @tool
+    def refund_order(order_id: str, amount: float) -> str:
+        '''Refund an order.'''
+        if amount > MAX_REFUND:
+            log.warning("large refund %s", order_id)
+        return payments.refund(order_id, amount)
+    """,
+])
+def test_art9_a_cap_must_act_before_the_money_moves(late: str) -> None:
+    assert not _verdict(late, 9).passed
+    enforced = """
+    @tool
+    def refund_order(order_id: str, amount: float) -> str:
+        '''Refund an order.'''
+        if amount > MAX_REFUND:
+            return "over the refund limit"
+        return payments.refund(order_id, amount)
+    """
+    assert _verdict(enforced, 9).passed
+
+
+def test_art9_huge_ranges_and_folded_limits() -> None:
+    assert not _verdict("for _ in range(10_000):\n    agent.invoke({'input': 'go'})\n",
+                        9).passed
+    assert _verdict("for _ in range(8):\n    agent.invoke({'input': 'go'})\n", 9).passed
+    assert not _verdict("Runner.run_sync(agent, 'go', max_turns=10**6)\n", 9).passed
+
+
+def test_art10_trace_span_attributes_are_a_sink() -> None:
+    body = """
+        def traced(span, customer):
+            span.set_attribute("customer.email", customer["email"])
+    """
+    assert not _verdict(body, 10).passed
+    assert _verdict(body.replace('customer["email"]', 'customer["plan"]'), 10).passed

@@ -18,7 +18,7 @@ from ..vocabulary import LIMIT_KEYWORDS, UNBOUNDED_AT
 from .art09_values import ORDERING, ModuleValues, is_model_call, is_none, number, scope_nodes
 
 _TIME_LIMITS = frozenset({"max_execution_time", "max_rpm"})
-_EXTRA_LIMITS = frozenset({"max_turns", "max_tool_rounds", "max_auto_reply",
+_EXTRA_LIMITS = frozenset({"max_turns", "max_messages", "max_tool_rounds", "max_auto_reply",
                            "maximum_iterations", "maximum_auto_invoke_attempts",
                            "max_loops", "max_tool_calls", "max_steps", "max_rounds"})
 TEAMS_NEEDING_A_STOP = frozenset({"RoundRobinGroupChat", "SelectorGroupChat", "Swarm"})
@@ -126,6 +126,13 @@ def _model_functions(facts: CodeFacts) -> set[str]:
     return {c.function for c in facts.calls if c.function and is_model_call(c.node)}
 
 
+def _huge_range(call: ast.Call, values: ModuleValues) -> bool:
+    """``range(10_000)``, ``range(MAX_ROUNDS)`` with a limit of UNBOUNDED_AT or more."""
+    stop = number(values.resolve(call.args[-1 if len(call.args) < 3 else 1])) \
+        if call.args else None
+    return stop is not None and stop >= UNBOUNDED_AT
+
+
 def _drains(loop: ast.While, body: list[ast.AST]) -> bool:
     """``while pending: item = pending.pop()`` with nothing added back, or ``while
     attempts: attempts -= 1``: the loop consumes a finite supply."""
@@ -154,7 +161,8 @@ def unbounded_loops(facts: CodeFacts, values: ModuleValues) -> list[str]:
         if isinstance(node, ast.While):
             endless = not _bounding(node.test, values)
         elif isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call):
-            endless = dotted(node.iter.func).rsplit(".", 1)[-1] in ("count", "cycle")
+            endless = dotted(node.iter.func).rsplit(".", 1)[-1] in ("count", "cycle") or (
+                dotted(node.iter.func) == "range" and _huge_range(node.iter, values))
         else:
             continue
         if not endless:

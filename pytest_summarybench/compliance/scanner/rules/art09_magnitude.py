@@ -5,7 +5,8 @@ amount (or a value derived from it, ``value = Decimal(amount)``) against an uppe
 membership in a fixed set of allowed values, a ``min(...)`` clamp, or a call that hands
 the amount to a helper in the module that makes such a comparison, or a validated
 declaration (``Field(le=...)``) of the amount. A lower-bound test
-(``amount <= 0``) is not a cap, and a cap that is only declared (a config key, an
+(``amount <= 0``) is not a cap, nor is a comparison after the money has moved or one
+whose branch only logs, and a cap that is only declared (a config key, an
 environment variable, a docstring) is not one.
 """
 
@@ -16,7 +17,7 @@ import re
 
 from ..facts import CodeFacts, FunctionFact, dotted, tokens
 from ..impact import _action_of, _category
-from ..vocabulary import FINANCIAL_ACTIONS, READ_ONLY_PREFIXES
+from ..vocabulary import FINANCIAL_ACTIONS, LOGGER_METHODS, READ_ONLY_PREFIXES
 from .art09_values import ORDERING, ModuleValues, number
 
 MAGNITUDE_WORDS = frozenset({"amount", "quantity", "qty", "total", "price", "sum", "eur",
@@ -24,6 +25,7 @@ MAGNITUDE_WORDS = frozenset({"amount", "quantity", "qty", "total", "price", "sum
 _MONEY_TYPE = re.compile(r"\b(float|Decimal)\b")
 _MONEY_MOVES = frozenset({"refund", "payout", "payment", "transfer", "withdrawal",
                           "disbursement", "wire"})
+_MONEY_CALL_VERBS = FINANCIAL_ACTIONS | _MONEY_MOVES | {"post", "submit", "execute"}
 _RUN_METHODS = frozenset({"_run", "_arun", "run", "arun", "__call__", "invoke"})
 _TOOL_DECORATORS = frozenset({"kernel_function", "register_for_llm", "function_tool",
                               "tool", "FunctionTool"})
@@ -85,19 +87,45 @@ def _is_upper_bound(compare: ast.Compare, names: set[str], values: ModuleValues)
     return False
 
 
-def _caps(function: ast.AST, names: set[str], values: ModuleValues) -> bool:
-    for node in ast.walk(function):
-        if isinstance(node, ast.Compare) and _is_upper_bound(node, names, values):
-            return True
-        if isinstance(node, ast.Call) and dotted(node.func) in ("min", "max", "clamp"):
-            if _mentions(node, names):
-                return True
+def _enforcing(body: list[ast.stmt]) -> bool:
+    """A branch that does something about the breach, not only log or pass."""
+    for stmt in body:
+        if isinstance(stmt, ast.Pass):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and (
+                dotted(stmt.value.func).rsplit(".", 1)[-1] in LOGGER_METHODS | {"print"}):
+            continue
+        return True
     return False
 
 
-def _helper_caps(facts: CodeFacts, function: ast.AST, names: set[str],
-                 values: ModuleValues) -> bool:
-    """The amount is handed to a module helper that compares its parameter."""
+def _cap_lines(function: ast.AST, names: set[str], values: ModuleValues) -> list[int]:
+    """Lines where the amount is capped: an ``if`` on an upper bound whose branch acts
+    (returns, raises, clamps; a branch that only logs is not a cap), any other upper-bound
+    comparison (``ok = amount <= cap``, ``assert``), or a ``min``/``max`` clamp."""
+    lines: list[int] = []
+    in_if_tests: set[int] = set()
+    for node in ast.walk(function):
+        if isinstance(node, (ast.If, ast.While)):
+            bounds = [c for c in ast.walk(node.test)
+                      if isinstance(c, ast.Compare) and _is_upper_bound(c, names, values)]
+            in_if_tests.update(id(c) for c in bounds)
+            if bounds and (_enforcing(node.body) or _enforcing(node.orelse)):
+                lines.append(node.lineno)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Compare) and id(node) not in in_if_tests \
+                and _is_upper_bound(node, names, values):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and dotted(node.func) in ("min", "max", "clamp") \
+                and _mentions(node, names):
+            lines.append(node.lineno)
+    return lines
+
+
+def _helper_cap_lines(facts: CodeFacts, function: ast.AST, names: set[str],
+                      values: ModuleValues) -> list[int]:
+    """Lines where the amount is handed to a module helper that caps its parameter."""
+    lines = []
     for node in ast.walk(function):
         if not isinstance(node, ast.Call):
             continue
@@ -106,9 +134,25 @@ def _helper_caps(facts: CodeFacts, function: ast.AST, names: set[str],
             continue
         passed = [a for a in (*node.args, *(k.value for k in node.keywords))
                   if _mentions(a, names)]
-        if passed and _caps(helper.node, set(helper.params), values):
-            return True
-    return False
+        if passed and _cap_lines(helper.node, set(helper.params), values):
+            lines.append(node.lineno)
+    return lines
+
+
+def _money_line(function: FunctionFact) -> int | None:
+    """The line of the first call that can move the money: the callee that shows the
+    action, or a call with a money or submitting verb (``payments.refund``,
+    ``httpx.post``)."""
+    via = _action_of(function)
+    lines = []
+    for node in ast.walk(function.node):
+        if not isinstance(node, ast.Call):
+            continue
+        name = dotted(node.func)
+        receiver, _, last = name.rpartition(".")
+        if name == via or (receiver and set(tokens(last)) & _MONEY_CALL_VERBS):
+            lines.append(node.lineno)
+    return min(lines) if lines else None
 
 
 def _tool_class_methods(values: ModuleValues) -> list[FunctionFact]:
@@ -180,9 +224,12 @@ def uncapped_money_tools(facts: CodeFacts, values: ModuleValues) -> list[str]:
         if not magnitudes:
             continue
         names = _aliases(function.node, magnitudes)
-        if _caps(function.node, names, values) or _helper_caps(facts, function.node,
-                                                               names, values) \
-                or names & validated:
+        if names & validated:
+            continue
+        caps = [*_cap_lines(function.node, names, values),
+                *_helper_cap_lines(facts, function.node, names, values)]
+        moves = _money_line(function)
+        if caps and (moves is None or min(caps) <= moves):
             continue
         found.append(f"line {function.line}: {function.name}"
                      f"({', '.join(sorted(magnitudes))}) moves money with no cap compared")

@@ -189,4 +189,11 @@ def number(node: ast.expr | None) -> float | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         inner = number(node.operand)
         return -inner if inner is not None else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Pow, ast.Add)):
+        left, right = number(node.left), number(node.right)
+        if left is None or right is None or (isinstance(node.op, ast.Pow) and right > 12):
+            return None
+        if isinstance(node.op, ast.Mult):
+            return left * right
+        return left ** right if isinstance(node.op, ast.Pow) else left + right
     return None

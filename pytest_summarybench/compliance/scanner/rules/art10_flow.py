@@ -34,7 +34,10 @@ _MINIMISING_TOKENS = frozenset({"allowlist", "allowed", "whitelist", "project", 
 """Helper-name words that say the helper keeps less of a record than it was given."""
 _SERIALISERS = frozenset({"asdict", "model_dump", "dict", "vars", "to_dict", "astuple"})
 _FILE_SINKS = frozenset({"write", "writelines", "writerow", "writerows", "dump",
-                         "add_documents", "insert_one", "insert_many", "to_json", "to_csv"})
+                         "add_documents", "insert_one", "insert_many", "to_json", "to_csv",
+                         "set_attribute", "set_attributes", "add_event", "log_event",
+                         "update_current_trace", "update_current_observation"})
+"""Files, datasets, tables and trace spans: anything written to persists."""
 _INDEX_SINKS = frozenset({"Document", "TextNode", "from_texts", "from_documents",
                           "add_texts", "upsert"})
 """Text put into a retrieval index reaches the model with every query that finds it."""
