@@ -600,3 +600,33 @@ def test_art10_trace_span_attributes_are_a_sink() -> None:
     """
     assert not _verdict(body, 10).passed
     assert _verdict(body.replace('customer["email"]', 'customer["plan"]'), 10).passed
+
+
+def test_art10_serialised_record_must_be_named_for_its_class() -> None:
+    body = """
+        import json
+        from dataclasses import asdict, dataclass
+
+        @dataclass
+        class Patient:
+            ref: str
+            nhs_number: str
+
+        @dataclass
+        class RunStats:
+            steps: int
+
+        def close(stats: RunStats, patient: Patient):
+            log.info(json.dumps(asdict(stats)))
+    """
+    assert _verdict(body, 10).passed
+    assert not _verdict(body.replace("asdict(stats)", "asdict(patient)"), 10).passed
+
+
+def test_art10_an_organisations_contact_data_is_not_personal() -> None:
+    body = """
+        def order(supplier, customer):
+            return llm.invoke(f"Order from {supplier['email']} ({supplier['phone']})")
+    """
+    assert _verdict(body, 10).passed
+    assert not _verdict(body.replace("supplier[", "customer["), 10).passed

@@ -28,7 +28,9 @@ _NOT_A_FIELD = frozenset({"client", "service", "sender", "api", "tool", "tools",
                           "subject", "body", "count", "enabled", "verified", "status",
                           "type", "format", "channel", "regex", "pattern", "re", "validator",
                           "field", "fields", "column", "columns", "length", "config",
-                          "settings", "policy", "prompt", "agent", "task"})
+                          "settings", "policy", "prompt", "agent", "task", "smtp",
+                          "noreply", "support", "admin", "ops", "alert", "alerts",
+                          "helpdesk", "from"})
 """Tokens of names that are objects or settings about a kind of data, not the data
 (``email_client``, ``phone_regex``, ``address_fields``)."""
 _PERSON_NAME_OWNERS = frozenset({"customer", "patient", "employee", "candidate",

@@ -33,6 +33,13 @@ _MINIMISING_TOKENS = frozenset({"allowlist", "allowed", "whitelist", "project", 
                                 "tokenize"})
 """Helper-name words that say the helper keeps less of a record than it was given."""
 _SERIALISERS = frozenset({"asdict", "model_dump", "dict", "vars", "to_dict", "astuple"})
+_GENERIC_WORDS = frozenset({"record", "records", "data", "model", "info", "item", "row",
+                            "obj", "self", "dto", "schema", "entry"})
+_BUSINESS_OWNERS = frozenset({"supplier", "vendor", "merchant", "carrier", "company",
+                              "clinic", "store", "shop", "warehouse", "office", "business",
+                              "partner", "organisation", "organization", "org", "hospital",
+                              "pharmacy", "branch", "site", "sender", "smtp", "team"})
+"""Owners whose contact fields describe an organisation, not a person."""
 _FILE_SINKS = frozenset({"write", "writelines", "writerow", "writerows", "dump",
                          "add_documents", "insert_one", "insert_many", "to_json", "to_csv",
                          "set_attribute", "set_attributes", "add_event", "log_event",
@@ -70,6 +77,12 @@ def _is_cleaning(call: ast.Call) -> bool:
         (PROTECTION_TOKENS | _MINIMISING_TOKENS) & set(tokens(last)))
 
 
+def _business(owner: ast.expr) -> bool:
+    """``supplier["email"]``, ``clinic.phone``: an organisation's contact data."""
+    last = dotted(owner).rsplit(".", 1)[-1]
+    return bool({t.rstrip("s") for t in tokens(last)} & _BUSINESS_OWNERS)
+
+
 def _chain(node: ast.expr) -> bool:
     """``a``, ``a.b``, ``a["b"]``: a path into a value, with no call in it."""
     while isinstance(node, (ast.Attribute, ast.Subscript)):
@@ -103,8 +116,9 @@ class FieldReader:
 
     def __init__(self, facts: CodeFacts, values: ModuleValues) -> None:
         self.values = values
-        self.record_fields = sorted({f for fields in values.class_fields.values()
-                                     for f in fields if classify(f)})
+        self.record_classes = {
+            cls: personal for cls, fields in values.class_fields.items()
+            if (personal := [f for f in fields if classify(f)])}
         self.json_lists = _json_lists(facts)
 
     def fields(self, node: ast.AST | None, tainted: dict[str, set[str]]) -> set[str]:
@@ -119,13 +133,14 @@ class FieldReader:
                 if _is_cleaning(item):
                     continue
                 last = dotted(item.func).rsplit(".", 1)[-1]
-                if last in _SERIALISERS and self.record_fields:
-                    out.update(self.record_fields)
+                if last in _SERIALISERS:
+                    out.update(self._serialised(item))
                 if last == "get" and item.args and isinstance(item.args[0], ast.Constant) \
                         and isinstance(item.args[0].value, str) \
                         and isinstance(item.func, ast.Attribute):
                     base = item.func.value
-                    if classify(item.args[0].value) and not _config_owner(base, self.values):
+                    if classify(item.args[0].value) and not _config_owner(base, self.values) \
+                            and not _business(base):
                         out.add(item.args[0].value)
                     out.update(self._base(base, tainted))
                     stack.extend(item.args[1:])
@@ -135,12 +150,13 @@ class FieldReader:
             elif isinstance(item, ast.Subscript) and isinstance(item.slice, ast.Constant) \
                     and isinstance(item.slice.value, str):
                 base = item.value
-                if classify(item.slice.value) and not _config_owner(base, self.values):
+                if classify(item.slice.value) and not _config_owner(base, self.values) \
+                        and not _business(base):
                     out.add(item.slice.value)
             elif isinstance(item, ast.Attribute):
                 base = item.value
                 if item.attr != "name" and classify(item.attr) \
-                        and not _config_owner(base, self.values):
+                        and not _config_owner(base, self.values) and not _business(base):
                     out.add(item.attr)
             elif isinstance(item, ast.Name) and item.id in tainted:
                 out.update(tainted[item.id])
@@ -154,6 +170,21 @@ class FieldReader:
                 out.update(self._base(base, tainted))
                 continue
             stack.extend(ast.iter_child_nodes(item))
+        return out
+
+    def _serialised(self, call: ast.Call) -> set[str]:
+        """``asdict(candidate)``, ``customer.model_dump()``: the personal fields of the
+        record class the serialised value is named after (``candidate`` ->
+        ``Candidate``, ``customer`` -> ``CustomerRecord``)."""
+        target = call.args[0] if call.args else (
+            call.func.value if isinstance(call.func, ast.Attribute) else None)
+        if target is None:
+            return set()
+        words = set(tokens(dotted(target).rsplit(".", 1)[-1])) - _GENERIC_WORDS
+        out: set[str] = set()
+        for cls, personal in self.record_classes.items():
+            if words & (set(tokens(cls)) - _GENERIC_WORDS):
+                out.update(personal)
         return out
 
     @staticmethod
