@@ -14,6 +14,7 @@ from pytest_summarybench.compliance.scanner.rules import (
     DataGovernanceRule,
     RiskManagementRule,
 )
+from pytest_summarybench.compliance.scanner.rules.art10_fields import classify
 
 HEAD = '"""Assistant for the operations team."""\nimport logging\nlog = logging.getLogger("x")\n'
 
@@ -630,3 +631,13 @@ def test_art10_an_organisations_contact_data_is_not_personal() -> None:
     """
     assert _verdict(body, 10).passed
     assert not _verdict(body.replace("supplier[", "customer["), 10).passed
+
+
+@pytest.mark.parametrize(("field", "kind"), [
+    ("email", "contact"), ("shipping_address", "contact"), ("date_of_birth", "contact"),
+    ("policy_number", "contact"), ("nhs_number", "special"), ("diagnosis", "special"),
+    ("customer_age", "contact"), ("full_name", "name"), ("vehicle_age", None),
+    ("age_band", None), ("email_client", None), ("from_address", None), ("order_no", None),
+])
+def test_art10_field_classes(field: str, kind: str | None) -> None:
+    assert classify(field) == kind

@@ -54,7 +54,10 @@ def classify(identifier: str) -> str | None:
     if words & (SPECIAL_CATEGORY_PII | SPECIAL_EXTRA) or lowered in SPECIAL_EXTRA \
             or any(part in lowered for part in NATIONAL_ID_PARTS):
         return "special"
-    if words & CONTACT_PII or words & {"iban", "birthdate", "birthday"}:
+    contact = words & (CONTACT_PII | {"iban", "birthdate", "birthday"})
+    if contact == {"age"} and words - {"age"} - _PERSON_NAME_OWNERS:
+        return None  # vehicle_age, ticket_age: the age of a thing
+    if contact:
         return "contact"
     if lowered in NAME_PII or lowered == "surname" or (
             "name" in words and words & _PERSON_NAME_OWNERS):
