@@ -641,3 +641,9 @@ def test_art10_an_organisations_contact_data_is_not_personal() -> None:
 ])
 def test_art10_field_classes(field: str, kind: str | None) -> None:
     assert classify(field) == kind
+
+
+def test_art9_workflow_without_a_time_limit() -> None:
+    body = "workflow = AgentWorkflow(agents=[triage], root_agent='triage', timeout=None)\n"
+    assert not _verdict(body, 9).passed
+    assert _verdict(body.replace("timeout=None", "timeout=120"), 9).passed

@@ -4,15 +4,17 @@ Each check reads behaviour from the syntax tree (see the ``art09_*`` helper modu
 
 * autonomy (``art09_autonomy``): iteration/turn/round/recursion limits whose configured
   value, followed through config dicts, dataclass defaults, environment defaults and
-  JSON/YAML text, is None or >= ``UNBOUNDED_AT``; ``is_termination_msg`` that is always
-  False; AutoGen AgentChat teams with neither ``termination_condition`` nor
-  ``max_turns``; ``while`` loops that call a model with no counter, deadline or size
-  comparison in their test or body;
-* magnitude (``art09_magnitude``): money-moving tools whose amount is never compared with
-  an upper bound on the tool's path (directly, through a derived local, or in a helper
-  it is handed to);
+  JSON/YAML text, is None, endless or >= ``UNBOUNDED_AT``; ``is_termination_msg`` that
+  is always False; AutoGen AgentChat teams with neither ``termination_condition`` nor
+  ``max_turns``; workflows with ``timeout=None``; loops that call a model with no
+  counter, deadline or size comparison (unless a person types each turn, the loop drains
+  a finite supply or sleeps between polls);
+* magnitude (``art09_magnitude``): money-moving tools whose amount is not compared with
+  an upper bound before the first call that can move the money (directly, through a
+  derived local, in a helper it is handed to, or by a validated ``Field(le=...)``);
 * advice (``art09_advice``): a model told to advise on health, money or legal matters
-  with no moderation call, registered guardrail or refusal branch next to the model call.
+  with no guardrail that runs: a moderation call in live code, a non-empty registered
+  guardrail, or a refusal branch beside the model call or in a registered hook.
 """
 
 from __future__ import annotations
@@ -33,20 +35,30 @@ class RiskManagementRule:
     article = 9
     title = "Risk management"
     checks = (
-        "limits: an iteration/turn/round/recursion limit configured as None or >= "
-        f"{UNBOUNDED_AT}, in a call keyword, a config dict, a config class default or "
-        "JSON/YAML text (values followed through names, dict keys, .get and env defaults)",
+        "limits: an iteration/turn/round/recursion limit configured as None, endless "
+        f"(inf, sys.maxsize) or >= {UNBOUNDED_AT}, in a call keyword, a config dict, a "
+        "config class default or JSON/YAML text (values followed through names, dict "
+        "keys, .get, os.getenv/environ defaults and int()/float()); a Workflow with "
+        "timeout=None",
         "termination: is_termination_msg that always returns False; a RoundRobinGroupChat/"
         "SelectorGroupChat/Swarm with no termination_condition and no max_turns",
-        "loops: a while loop (or a for over itertools.count) that calls a model or agent "
-        "and has no ordering comparison (counter, deadline, size) in its test or body; a "
-        "bound compared with a limit configured as None does not count",
-        "magnitude: a tool that moves money whose amount parameter (or a local derived "
-        "from it) is never compared with an upper bound or clamped, in the tool or in a "
-        "module helper it is passed to; 'amount <= 0' is not a cap",
-        "advice: system prompts, instructions, goals or task descriptions that advise on "
-        "health, money or legal matters, with no moderation call, registered guardrail "
-        "(guardrail=, input/output_guardrails=) or refusal branch beside the model call",
+        "loops: a while loop (or a for over itertools.count or range(N >= "
+        f"{UNBOUNDED_AT})) that calls a model or agent and has no ordering comparison "
+        "(counter, deadline, size) in its test or body; a bound compared with a limit "
+        "configured as None does not count; loops where a person types each turn "
+        "(input()), that drain a finite supply (pop without append, count down) or sleep "
+        "between polls are bounded",
+        "magnitude: a tool that moves money (named for it, a callee with a money verb, "
+        "or a BaseTool class named for it) whose amount (parameter, derived local, or "
+        "args.amount field) is not compared with an upper bound before the first call "
+        "that can move the money, in the tool or a module helper it is passed to, and not "
+        "declared with Field(le=...); 'amount <= 0' and a branch that only logs are not caps",
+        "advice: system prompts, instructions, goals, backstories, task descriptions or "
+        "system messages that advise on health, money or legal matters (not in a sentence "
+        "that forbids it), with no moderation call in code that runs, no non-empty "
+        "guardrail=/input_guardrails=/output_guardrails=, and no refusal branch (a check "
+        "that returns, sets or raises a fixed answer) beside the model call or in a hook "
+        "handed to the framework",
         "severity: CRITICAL for unguarded advice and uncapped money movement; MEDIUM for "
         "unbounded autonomy, HIGH when the agent can also move money or destroy data",
     )

@@ -1,16 +1,19 @@
 """Article 10, data and data governance: personal data is minimised before an agent, a log
 or a dataset sees it.
 
-Two checks, both read from what the code does (see ``art10_flow`` and ``art10_fields``):
+The checks read where values go (see ``art10_flow``; field names are classed by
+``art10_fields``):
 
 * a personal-data field read from a record (contact data, identifiers, special
-  categories; names only alongside another personal field) reaches a model call, a
-  prompt being built, an agent tool's result, a log call or a file/dataset write, with
-  no minimisation call (redact, mask, pseudonymise, hash, ...) on the way; a whole
-  record fetched raw and returned by a tool that names a person record counts too;
+  categories; a name, address or location only alongside another personal field)
+  reaches a model call, a prompt being built, a prompt template, an agent tool's result,
+  a log call, a file, dataset, trace span or retrieval index, with no minimisation call
+  (redact, mask, pseudonymise, hash, allow-list) on the way;
+* a whole person record fetched raw (``.json()``, ``fetchone()``, ``get_customer()``)
+  reaches such a sink, or an agent tool about a person returns it;
 * a minimisation helper (a function named redact/mask/pseudonymise/scrub/...) is
   defined in a module that handles personal fields, but nothing calls or registers it
-  and no other minimisation is applied.
+  and no other minimisation helper is applied.
 """
 
 from __future__ import annotations
@@ -78,27 +81,29 @@ class DataGovernanceRule:
     title = "Data and data governance"
     checks = (
         "leak: a personal-data field read from a record (row['email'], rec.get('dob'), "
-        "patient.nhs_number, asdict() of a class declaring such fields, a projection over "
-        "a field list naming them) reaches a model call, a prompt being built, an agent "
-        "tool's result, a log call or a file/dataset write with no redact/mask/"
-        "pseudonymise/hash call on the way; settings (env, ALL_CAPS or dict constants) "
-        "are not records; a bare name, address or location counts only beside another "
-        "personal field",
+        "patient.nhs_number, asdict()/model_dump() of a value named after a record class "
+        "declaring such fields, a projection over a JSON/YAML/constant field list naming "
+        "them, or a local assigned from any of these) reaches a model call, a prompt being "
+        "built, an agent tool's result, a log call, a file/dataset write or a trace span "
+        "with no redact/mask/pseudonymise/hash/allow-list call on the way",
+        "not records: settings (os.environ, ALL_CAPS, dict constants, config objects), an "
+        "organisation's contact data (supplier, clinic, carrier, ...), object names "
+        "(email_client, phone_regex), coarsened fields (age_band) and the age of things; "
+        "a bare name, address or location counts only beside another personal field",
         "template: a prompt template (task description, instructions, PromptTemplate, "
         "template=) whose {placeholders} name personal fields",
         "index: personal fields put into a retrieval index (Document, TextNode, "
         "from_texts, add_documents) count as reaching the model",
-        "raw record: an agent tool named for a person record (customer, patient, "
-        "candidate, ...) returns the fetched record (.json(), fetchone(), dict(row)) "
-        "unprojected",
-        "raw record: a record fetched raw (.json(), fetchone()) into a local named for a "
-        "person, or from a URL/table naming one, reaches a sink whole",
+        "raw record: a person record fetched whole (.json(), fetchone(), get_customer(), "
+        "load_patient(); the person read from the local's name, the loader's name or the "
+        "URL/table) reaches a sink, or an agent tool about a person (its name, URL or "
+        "SQL) returns the fetched record unprojected",
         "unapplied helper: a redact/mask/pseudonymise/scrub/anonymise function is defined "
         "in a module that names personal fields, but nothing calls or registers it and no "
         "other minimisation helper is applied",
         "severity: CRITICAL for special categories and national identifiers (health, "
-        "ethnicity, NHS/passport/insurance numbers), HIGH for contact data, dates of birth "
-        "and account-type identifiers, MEDIUM for names only",
+        "ethnicity, NHS/passport/insurance numbers), HIGH for contact data, dates of birth, "
+        "account-type identifiers and whole person records, MEDIUM for names only",
     )
 
     def check(self, facts: CodeFacts) -> ArticleResult:
