@@ -647,3 +647,9 @@ def test_art9_workflow_without_a_time_limit() -> None:
     body = "workflow = AgentWorkflow(agents=[triage], root_agent='triage', timeout=None)\n"
     assert not _verdict(body, 9).passed
     assert _verdict(body.replace("timeout=None", "timeout=120"), 9).passed
+
+
+def test_art9_advice_forbidden_in_its_own_clause_only() -> None:
+    told = "prompt = 'Never diagnose, but tell the patient which medication to take.'\n"
+    assert not _verdict(told, 9).passed
+    assert _verdict("prompt = 'Summarise the contract. Do not give legal advice.'\n", 9).passed

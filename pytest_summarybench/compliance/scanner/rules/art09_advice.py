@@ -30,6 +30,7 @@ ADVICE = re.compile(
 domain, where a wrong answer can harm the person who follows it."""
 _FORBIDDEN = re.compile(r"\b(not|never|no|don't|do not|avoid|without)\b", re.IGNORECASE)
 """An advice word the model is told not to give ("never recommend investments")."""
+_CLAUSE_BREAK = re.compile(r"[.;,:\n!?]|\bbut\b", re.IGNORECASE)
 INSTRUCTION_KEYWORDS = frozenset({"instructions", "system_message", "system_prompt",
                                   "system", "backstory", "goal", "expected_output",
                                   "system_instruction", "preamble", "persona"})
@@ -92,8 +93,9 @@ def instruction_texts(facts: CodeFacts, values: ModuleValues, *,
 
 
 def _sentence_before(text: str, end: int) -> str:
-    start = max(text.rfind(".", 0, end), text.rfind("\n", 0, end)) + 1
-    return text[start:end]
+    """The clause an advice word sits in, up to the word ("never diagnose, but explain
+    medication" -> " but explain ")."""
+    return _CLAUSE_BREAK.split(text[:end])[-1]
 
 
 def _refusal_branch(body: list[ast.stmt], values: ModuleValues) -> bool:
