@@ -303,12 +303,11 @@ def _loads_a_person(node: ast.Call) -> bool:
         {w.rstrip("s") for w in words[1:]} & _PERSON_NOUNS)
 
 
-def _about_a_person(function: ast.AST) -> bool:
+def _about_a_person(name: str, body: list[ast.stmt]) -> bool:
     """A tool about a person record: its name, or the literal parts of its f-strings (a
     URL path) and SQL, use a person noun. Docstrings are not read."""
-    name = getattr(function, "name", "")
     words = {t.rstrip("s") for t in tokens(name)}
-    for node in ast.walk(function):
+    for node in (n for stmt in body for n in ast.walk(stmt)):
         if isinstance(node, ast.JoinedStr):
             parts = [v.value for v in node.values
                      if isinstance(v, ast.Constant) and isinstance(v.value, str)]
@@ -342,8 +341,18 @@ def leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
     reader = FieldReader(facts, values)
     tools = {f.name for f in agent_tools(facts)}
     out: list[Leak] = []
-    scopes: list[tuple[str | None, list[ast.stmt]]] = [(None, facts.tree.body)]
-    scopes += [(f.name, f.node.body) for f in facts.functions.values()]
+    # Only scopes that hold a sink (or are tools) can leak: nested functions (wrappers,
+    # hooks) are scopes of their own.
+    sink_lines = [c.line for c in facts.calls if _sink(c.node)]
+    scopes: list[tuple[str | None, list[ast.stmt]]] = []
+    if any(c.function is None and _sink(c.node) for c in facts.calls):
+        scopes.append((None, facts.tree.body))
+    for node in values.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        end = node.end_lineno or node.lineno
+        if node.name in tools or any(node.lineno <= line <= end for line in sink_lines):
+            scopes.append((node.name, node.body))
     for name, body in scopes:
         tainted: dict[str, set[str]] = {}
         raw: set[str] = set()
@@ -377,8 +386,7 @@ def leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
                 if found:
                     out.append(Leak(tuple(sorted(found)), f"result of tool {name}",
                                     node.lineno))
-                elif _raw_record(node.value, raw) and _about_a_person(
-                        facts.functions[name].node):
+                elif _raw_record(node.value, raw) and _about_a_person(name, body):
                     out.append(Leak((WHOLE_RECORD,), f"result of tool {name}",
                                     node.lineno))
     return out
