@@ -653,3 +653,18 @@ def test_art9_advice_forbidden_in_its_own_clause_only() -> None:
     told = "prompt = 'Never diagnose, but tell the patient which medication to take.'\n"
     assert not _verdict(told, 9).passed
     assert _verdict("prompt = 'Summarise the contract. Do not give legal advice.'\n", 9).passed
+
+
+def test_art10_leak_inside_a_decorator_wrapper() -> None:
+    body = """
+        import functools
+
+        def traced(fn):
+            @functools.wraps(fn)
+            def wrapper(record):
+                log.info("calling %s for %s", fn.__name__, record["email"])
+                return fn(record)
+            return wrapper
+    """
+    assert not _verdict(body, 10).passed
+    assert _verdict(body.replace('record["email"]', 'record["ticket_id"]'), 10).passed
