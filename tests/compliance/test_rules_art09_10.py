@@ -668,3 +668,13 @@ def test_art10_leak_inside_a_decorator_wrapper() -> None:
     """
     assert not _verdict(body, 10).passed
     assert _verdict(body.replace('record["email"]', 'record["ticket_id"]'), 10).passed
+
+
+def test_art9_limit_text_in_a_docstring_is_prose_not_config() -> None:
+    body = '''
+        def run(question):
+            """Runs the agent; max_iterations: None would let it loop for ever."""
+            return executor.invoke({"input": question})
+    '''
+    assert _verdict(body, 9).passed
+    assert not _verdict('CONFIG = """\\nmax_iterations: null\\n"""\n', 9).passed

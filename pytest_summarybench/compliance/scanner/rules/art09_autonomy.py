@@ -35,8 +35,10 @@ def _limit_problem(keyword: str, value: ast.expr | None) -> str | None:
     # iteration limit in force, so only counted limits are judged.
     if keyword in _TIME_LIMITS:
         return None
-    if is_none(value) or _endless(value):
+    if is_none(value):
         return f"{keyword}=None"
+    if _endless(value):
+        return f"{keyword} set to a value that never binds"
     amount = number(value)
     if amount is not None and amount >= UNBOUNDED_AT:
         return f"{keyword}={amount:g}"
@@ -76,7 +78,12 @@ def unbounded_limits(facts: CodeFacts, values: ModuleValues) -> list[str]:
                 problem = _limit_problem(name, values.resolve(value))
                 if problem:
                     found.append(f"{cls}.{problem} (config class default)")
+    docstrings = {ast.get_docstring(n, clean=False) for n in values.nodes(  # prose
+        ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
     for text, line in facts.strings:
+        if text in docstrings:
+            continue
         for match in _TEXT_LIMIT.finditer(text):
             raw = match.group(2)
             value = ast.Constant(None if raw in ("null", "None", "~") else int(raw))
