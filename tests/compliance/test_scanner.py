@@ -118,7 +118,8 @@ def test_art9_fires(snippet: str, severity: str) -> None:
 
 @pytest.mark.parametrize("snippet", [
     "AgentExecutor(agent=a, tools=t, max_iterations=8, max_execution_time=120)",
-    "while True:\n    if crew.kickoff(inputs={}).raw == 'done':\n        break",
+    "rounds = 0\nwhile True:\n    rounds += 1\n"
+    "    if crew.kickoff(inputs={}).raw == 'done' or rounds >= 5:\n        break",
     "prompt = 'Never diagnose or recommend medication.'\nflagged = moderation.create(x)",
     "prompt = 'List low stock items and the investigator on duty.'",
 ])
@@ -136,24 +137,31 @@ def test_art9_unlimited_payment_amount() -> None:
         proxy = UserProxyAgent('p', human_input_mode='ALWAYS')
     """
     verdict = _verdict(body, 9)
-    assert not verdict.passed and verdict.severity == "HIGH"
+    # Money moves with no cap: CRITICAL under the rubric (irreversible harm to money).
+    assert not verdict.passed and verdict.severity == "CRITICAL"
     assert _verdict(body, 14).passed
 
 
+# The fields must reach a sink (a model call, a log): a field merely formatted into a
+# local is no longer a finding (it was under the old presence-only word list).
 @pytest.mark.parametrize(("snippet", "severity"), [
-    ("text = f'{r.national_insurance_no} {r.diagnosis}'", "CRITICAL"),
-    ("msg = f'{c.email} {c.phone}'", "HIGH"),
-    ("msg = f'{a[\"full_name\"]} {b.name}'", "MEDIUM"),
+    ("text = f'{r.national_insurance_no} {r.diagnosis}'\nllm.invoke(text)", "CRITICAL"),
+    ("msg = f'{c.email} {c.phone}'\nlog.info(msg)", "HIGH"),
+    ("msg = f'{a[\"full_name\"]} {b.name}'\nlog.info(msg)", "MEDIUM"),
 ])
 def test_art10_fires_on_unminimised_personal_data(snippet: str, severity: str) -> None:
     verdict = _verdict(snippet + "\n", 10)
     assert not verdict.passed and verdict.severity == severity
 
 
-@pytest.mark.parametrize("guard", ["import hashlib", "clean = redact_pii(text)",
-                                   "from presidio_analyzer import AnalyzerEngine"])
+# Minimisation must be applied to the value on its way to the sink; an import of
+# hashlib or presidio alone no longer counts (it was accepted by the old word list).
+@pytest.mark.parametrize("guard", [
+    "hashlib.sha256(c.email.encode()).hexdigest()", "redact_pii(c.email)",
+    "anonymizer.anonymize(text=c.email, analyzer_results=found).text"])
 def test_art10_accepts_minimisation(guard: str) -> None:
-    assert _verdict(f"msg = f'{{c.email}}'\n{guard}\n", 10).passed
+    assert not _verdict("log.info(c.email)\n", 10).passed
+    assert _verdict(f"log.info({guard})\n", 10).passed
 
 
 def test_art10_ignores_builtins_and_tool_names() -> None:

@@ -1,90 +1,32 @@
 """Article 9, risk management: foreseeable risks of the agent are bounded in code.
 
-The rule set looks for the risks an agent's code can show by itself: autonomy without a
-bound (no iteration, turn or time limit, a termination check that never fires, an
-endless driver loop), consequential tools that accept any magnitude, and advice in a
-health, finance or legal domain that reaches people without a guardrail.
+Each check reads behaviour from the syntax tree (see the ``art09_*`` helper modules):
+
+* autonomy (``art09_autonomy``): iteration/turn/round/recursion limits whose configured
+  value, followed through config dicts, dataclass defaults, environment defaults and
+  JSON/YAML text, is None, endless or >= ``UNBOUNDED_AT``; ``is_termination_msg`` that
+  is always False; AutoGen AgentChat teams with neither ``termination_condition`` nor
+  ``max_turns``; workflows with ``timeout=None``; loops that call a model with no
+  counter, deadline or size comparison (unless a person types each turn, the loop drains
+  a finite supply or sleeps between polls);
+* magnitude (``art09_magnitude``): money-moving tools whose amount is not compared with
+  an upper bound before the first call that can move the money (directly, through a
+  derived local, in a helper it is handed to, or by a validated ``Field(le=...)``);
+* advice (``art09_advice``): a model told to advise on health, money or legal matters
+  with no guardrail that runs: a moderation call in live code, a non-empty registered
+  guardrail, or a refusal branch beside the model call or in a registered hook.
 """
 
 from __future__ import annotations
 
-import ast
-
 from ..base import ArticleResult
-from ..facts import CodeFacts, tokens
+from ..facts import CodeFacts
 from ..impact import side_effects
-from ..vocabulary import (
-    GUARDRAIL_TOKENS,
-    LIMIT_KEYWORDS,
-    SENSITIVE_ADVICE,
-    UNBOUNDED_AT,
-)
-
-_AGENT_DRIVERS = frozenset({"invoke", "run", "kickoff", "initiate_chat", "chat", "step",
-                            "stream", "ainvoke", "arun", "run_sync"})
-_TIME_LIMITS = frozenset({"max_execution_time", "max_rpm"})
-MAGNITUDE_WORDS = frozenset({"amount", "quantity", "qty", "total", "price", "sum", "eur",
-                             "usd", "gbp", "shares", "units"})
-
-
-def _unbounded_limits(facts: CodeFacts) -> list[str]:
-    found = []
-    for keyword in sorted(LIMIT_KEYWORDS):
-        for call, value in facts.keyword_values(keyword):
-            literal = value.value if isinstance(value, ast.Constant) else ...
-            if literal is None:
-                found.append(f"line {call.line}: {keyword}=None on {call.name}")
-            elif (keyword not in _TIME_LIMITS and isinstance(literal, int)
-                  and not isinstance(literal, bool) and literal >= UNBOUNDED_AT):
-                found.append(f"line {call.line}: {keyword}={literal} on {call.name}")
-    for call, value in facts.keyword_values("is_termination_msg"):
-        if (isinstance(value, ast.Lambda) and isinstance(value.body, ast.Constant)
-                and value.body.value is False):
-            found.append(f"line {call.line}: is_termination_msg never fires")
-    for loop in facts.while_true:
-        nodes = list(ast.walk(loop))
-        exits = any(isinstance(n, (ast.Break, ast.Return, ast.Raise)) for n in nodes)
-        drives = [n for n in nodes if isinstance(n, ast.Call)
-                  and isinstance(n.func, ast.Attribute) and n.func.attr in _AGENT_DRIVERS]
-        if drives and not exits:
-            found.append(f"line {loop.lineno}: 'while True' drives the agent with no exit")
-    return found
-
-
-def _unlimited_magnitudes(facts: CodeFacts) -> list[str]:
-    found = []
-    for effect in side_effects(facts):
-        function = facts.functions.get(effect.tool)
-        if function is None or effect.category != "financial":
-            continue
-        magnitudes = [p for p, annotation in function.params.items()
-                      if annotation in ("float", "int", "Decimal")
-                      or set(tokens(p)) & MAGNITUDE_WORDS]
-        guarded: set[str] = set()
-        for node in ast.walk(function.node):
-            if isinstance(node, ast.Compare) or (
-                    isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                    and node.func.id in ("min", "max")):
-                guarded.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
-        for param in magnitudes:
-            if param not in guarded:
-                found.append(f"line {function.line}: {function.name}({param}=...) moves "
-                             f"money with no limit check on {param}")
-    return found
-
-
-def _unguarded_advice(facts: CodeFacts) -> list[str]:
-    hits = []
-    for text, line in facts.strings:
-        words = sorted({m.group(0).lower() for m in SENSITIVE_ADVICE.finditer(text)})
-        if words:
-            hits.append(f"line {line}: advice domain ({', '.join(words)})")
-    if not hits:
-        return []
-    for _, identifier, _line in facts.identifiers:
-        if GUARDRAIL_TOKENS & set(tokens(identifier)):
-            return []
-    return [*hits[:3], "no moderation, guardrail or escalation step on the answers"]
+from ..vocabulary import UNBOUNDED_AT
+from .art09_advice import unguarded_advice
+from .art09_autonomy import unbounded_limits, unbounded_loops, unstoppable_teams
+from .art09_magnitude import uncapped_money_tools
+from .art09_values import module_values
 
 
 class RiskManagementRule:
@@ -93,29 +35,45 @@ class RiskManagementRule:
     article = 9
     title = "Risk management"
     checks = (
-        f"iteration/turn/round limits ({', '.join(sorted(LIMIT_KEYWORDS))}) set to None, "
-        f"or to {UNBOUNDED_AT} or more",
-        "is_termination_msg that always returns False; 'while True' loops that drive an "
-        "agent (invoke, kickoff, initiate_chat, ...) with no break/return",
-        "money-moving tools whose amount parameters are never compared or clamped",
-        "prompts in a health, finance or legal advice domain (diagnosis, medication, "
-        "invest, crypto, ...) with no moderation/guardrail/escalation identifier in the "
-        "module",
-        "severity: CRITICAL for unguarded advice, HIGH for unlimited money movement, "
-        "MEDIUM for unbounded autonomy (HIGH when the agent has acting tools)",
+        "limits: an iteration/turn/round/recursion limit configured as None, endless "
+        f"(inf, sys.maxsize) or >= {UNBOUNDED_AT}, in a call keyword, a config dict, a "
+        "config class default or JSON/YAML text (values followed through names, dict "
+        "keys, .get, os.getenv/environ defaults and int()/float()); a Workflow with "
+        "timeout=None",
+        "termination: is_termination_msg that always returns False; a RoundRobinGroupChat/"
+        "SelectorGroupChat/Swarm with no termination_condition and no max_turns",
+        "loops: a while loop (or a for over itertools.count or range(N >= "
+        f"{UNBOUNDED_AT})) that calls a model or agent and has no ordering comparison "
+        "(counter, deadline, size) in its test or body; a bound compared with a limit "
+        "configured as None does not count; loops where a person types each turn "
+        "(input()), that drain a finite supply (pop without append, count down) or sleep "
+        "between polls are bounded",
+        "magnitude: a tool that moves money (named for it, a callee with a money verb, "
+        "or a BaseTool class named for it) whose amount (parameter, derived local, or "
+        "args.amount field) is not compared with an upper bound before the first call "
+        "that can move the money, in the tool or a module helper it is passed to, and not "
+        "declared with Field(le=...); 'amount <= 0' and a branch that only logs are not caps",
+        "advice: system prompts, instructions, goals, backstories, task descriptions or "
+        "system messages that advise on health, money or legal matters (not in a sentence "
+        "that forbids it), with no moderation call in code that runs, no non-empty "
+        "guardrail=/input_guardrails=/output_guardrails=, and no refusal branch (a check "
+        "that returns, sets or raises a fixed answer) beside the model call or in a hook "
+        "handed to the framework",
+        "severity: CRITICAL for unguarded advice and uncapped money movement; MEDIUM for "
+        "unbounded autonomy, HIGH when the agent can also move money or destroy data",
     )
 
     def check(self, facts: CodeFacts) -> ArticleResult:
-        advice = _unguarded_advice(facts)
-        money = _unlimited_magnitudes(facts)
-        loops = _unbounded_limits(facts)
-        if advice:
+        values = module_values(facts)
+        advice = unguarded_advice(facts, values)
+        money = uncapped_money_tools(facts, values)
+        loops = [*unbounded_limits(facts, values), *unstoppable_teams(facts, values),
+                 *unbounded_loops(facts, values)]
+        if advice or money:
             return ArticleResult.violation(self.article, "CRITICAL", *advice, *money, *loops)
-        if money:
-            return ArticleResult.violation(self.article, "HIGH", *money, *loops)
         if loops:
-            severity = "HIGH" if side_effects(facts) else "MEDIUM"
-            return ArticleResult.violation(self.article, severity, *loops)
-        limits = [f"line {c.line}: {k}" for k in sorted(LIMIT_KEYWORDS)
-                  for c, _ in facts.keyword_values(k)]
-        return ArticleResult.ok(self.article, *(limits or ["no unbounded autonomy found"]))
+            grave = any(effect.grave for effect in side_effects(facts))
+            return ArticleResult.violation(self.article, "HIGH" if grave else "MEDIUM",
+                                           *loops)
+        return ArticleResult.ok(self.article, "no unbounded autonomy, uncapped money "
+                                              "movement or unguarded advice found")

@@ -1,97 +1,130 @@
-"""Article 10, data and data governance: personal data is minimised before an agent or a
-log sees it.
+"""Article 10, data and data governance: personal data is minimised before an agent, a log
+or a dataset sees it.
 
-Record fields that name personal data (contact details, identifiers, special categories
-such as health or ethnicity) may only be used when the module also minimises them:
-redaction, anonymisation (Presidio), masking, hashing or pseudonymisation.
+The checks read where values go (see ``art10_flow``; field names are classed by
+``art10_fields``):
+
+* a personal-data field read from a record (contact data, identifiers, special
+  categories; a name, address or location only alongside another personal field)
+  reaches a model call, a prompt being built, a prompt template, an agent tool's result,
+  a log call, a file, dataset, trace span or retrieval index, with no minimisation call
+  (redact, mask, pseudonymise, hash, allow-list) on the way;
+* a whole person record fetched raw (``.json()``, ``fetchone()``, ``get_customer()``)
+  reaches such a sink, or an agent tool about a person returns it;
+* a minimisation helper (a function named redact/mask/pseudonymise/scrub/...) is
+  defined in a module that handles personal fields, but nothing calls or registers it
+  and no other minimisation helper is applied.
 """
 
 from __future__ import annotations
 
+import re
+
 from ..base import ArticleResult
 from ..facts import CodeFacts, tokens
-from ..vocabulary import (
-    CONTACT_PII,
-    NAME_PII,
-    NATIONAL_ID_PARTS,
-    PROTECTION_TOKENS,
-    SPECIAL_CATEGORY_PII,
-)
+from ..vocabulary import PROTECTION_TOKENS
+from .art09_values import is_used, module_values
+from .art10_fields import classify
+from .art10_flow import WHOLE_RECORD, Leak, leaks, template_leaks
 
-# Plain variable names are left out: a local called ``email`` is usually a parameter
-# already counted, and builtins such as zip() would otherwise look like data fields.
-_FIELD_KINDS = frozenset({"attr", "key", "placeholder", "param", "keyword"})
-
-
-def _classify(identifier: str) -> str | None:
-    lowered = identifier.lower()
-    words = set(tokens(identifier))
-    if words & SPECIAL_CATEGORY_PII or any(part in lowered for part in NATIONAL_ID_PARTS):
-        return "special"
-    if words & CONTACT_PII:
-        return "contact"
-    if lowered in NAME_PII:
-        return "name"
-    return None
+_WEAK_FIELDS = frozenset({"name", "address", "location"})
+"""Fields that also describe shops, clinics and offices: a leak needs one more."""
+_SEVERITY = {"special": "CRITICAL", "contact": "HIGH", "name": "MEDIUM"}
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,40}")
+_HELPER_TOKENS = PROTECTION_TOKENS - {"hash", "hashlib", "sha256"}
 
 
-def personal_fields(facts: CodeFacts) -> dict[str, list[tuple[str, int]]]:
-    """Personal-data identifiers by class (special, contact, name), first use each."""
-    found: dict[str, list[tuple[str, int]]] = {"special": [], "contact": [], "name": []}
-    seen: set[str] = set()
-    for kind, identifier, line in facts.identifiers:
-        if kind not in _FIELD_KINDS or identifier in seen:
+def _severity(fields: set[str]) -> str:
+    classes = {classify(f) for f in fields} - {None}
+    if WHOLE_RECORD in fields:
+        classes.add("contact")  # a whole person record carries contact data at least
+    for category in ("special", "contact", "name"):
+        if category in classes:
+            return _SEVERITY[category]
+    return "HIGH"
+
+
+def _module_fields(facts: CodeFacts) -> set[str]:
+    """Personal field names anywhere the module names record fields, including the
+    column lists of SQL and configuration text."""
+    found = {i for kind, i, _ in facts.identifiers
+             if kind in ("attr", "key", "placeholder", "param", "keyword") and classify(i)}
+    for text, _line in facts.strings:
+        if text.isidentifier():  # a field name written as a string: ("email", "phone")
+            if classify(text):
+                found.add(text)
             continue
-        category = _classify(identifier)
-        if category is not None:
-            seen.add(identifier)
-            found[category].append((identifier, line))
+        found.update(w for w in _WORD.findall(text) if "_" in w and classify(w))
+    for fields in module_values(facts).class_fields.values():
+        found.update(f for f in fields if classify(f))
     return found
 
 
-def protections(facts: CodeFacts) -> list[str]:
-    """Minimisation mechanisms in the module, as evidence strings."""
-    out = [f"import {m}" for m in sorted(facts.imports)
-           if PROTECTION_TOKENS & set(tokens(m.replace(".", "_")))]
-    for _, identifier, line in facts.identifiers:
-        if PROTECTION_TOKENS & set(tokens(identifier)):
-            out.append(f"line {line}: {identifier}")
-    return out
+def unapplied_minimisers(facts: CodeFacts) -> tuple[list[str], list[str]]:
+    """(minimisation helpers never called, minimisation helpers called)."""
+    unused, used = [], []
+    for function in facts.functions.values():
+        if not _HELPER_TOKENS & set(tokens(function.name)):
+            continue
+        if is_used(facts, function.name):
+            used.append(function.name)
+        else:
+            unused.append(f"line {function.line}: {function.name}() is defined but "
+                          f"never applied")
+    return unused, used
 
 
 class DataGovernanceRule:
-    """Personal data must be minimised before it reaches a model or a log."""
+    """Personal data must be minimised before it reaches a model, a log or a dataset."""
 
     article = 10
     title = "Data and data governance"
     checks = (
-        "collect record fields naming personal data from attributes, dict keys, template "
-        "placeholders, parameters and keyword arguments: special categories and national "
-        "identifiers (ssn, diagnosis, ethnicity, national_insurance, ...), contact data "
-        "(email, phone, address, date of birth, age, ...) and full names",
-        "accept as minimisation: presidio imports, hashlib, and identifiers with redact, "
-        "anonymise, mask, pseudonym, scrub or hash tokens",
-        "severity: CRITICAL for special categories or national identifiers, HIGH for "
-        "contact data, MEDIUM for names only",
+        "leak: a personal-data field read from a record (row['email'], rec.get('dob'), "
+        "patient.nhs_number, asdict()/model_dump() of a value named after a record class "
+        "declaring such fields, a projection over a JSON/YAML/constant field list naming "
+        "them, or a local assigned from any of these) reaches a model call, a prompt being "
+        "built, an agent tool's result, a log call, a file/dataset write or a trace span "
+        "with no redact/mask/pseudonymise/hash/allow-list call on the way",
+        "not records: settings (os.environ, ALL_CAPS, dict constants, config objects), an "
+        "organisation's contact data (supplier, clinic, carrier, ...), object names "
+        "(email_client, phone_regex), coarsened fields (age_band) and the age of things; "
+        "a bare name, address or location counts only beside another personal field",
+        "template: a prompt template (task description, instructions, PromptTemplate, "
+        "template=) whose {placeholders} name personal fields",
+        "index: personal fields put into a retrieval index (Document, TextNode, "
+        "from_texts, add_documents) count as reaching the model",
+        "raw record: a person record fetched whole (.json(), fetchone(), get_customer(), "
+        "load_patient(); the person read from the local's name, the loader's name or the "
+        "URL/table) reaches a sink, or an agent tool about a person (its name, URL or "
+        "SQL) returns the fetched record unprojected",
+        "unapplied helper: a redact/mask/pseudonymise/scrub/anonymise function is defined "
+        "in a module that names personal fields, but nothing calls or registers it and no "
+        "other minimisation helper is applied",
+        "severity: CRITICAL for special categories and national identifiers (health, "
+        "ethnicity, NHS/passport/insurance numbers), HIGH for contact data, dates of birth, "
+        "account-type identifiers and whole person records, MEDIUM for names only",
     )
 
     def check(self, facts: CodeFacts) -> ArticleResult:
-        fields = personal_fields(facts)
-        if not any(fields.values()):
-            return ArticleResult.ok(self.article, "no personal-data fields")
-        guards = protections(facts)
-        if guards:
-            return ArticleResult.ok(self.article, *guards[:5])
-        if fields["special"]:
-            severity = "CRITICAL"
-        elif fields["contact"]:
-            severity = "HIGH"
-        elif len(fields["name"]) >= 2:
-            severity = "MEDIUM"
-        else:
-            return ArticleResult.ok(self.article, "only a single name field")
-        evidence = [f"line {line}: personal data field {identifier!r} ({category})"
-                    for category in ("special", "contact", "name")
-                    for identifier, line in fields[category]]
-        evidence.append("no redaction, anonymisation, masking or pseudonymisation")
-        return ArticleResult.violation(self.article, severity, *evidence)
+        values = module_values(facts)
+        found: list[Leak] = [leak for leak in (*leaks(facts, values),
+                                               *template_leaks(facts, values))
+                             if set(leak.fields) - _WEAK_FIELDS]
+        unused, used = unapplied_minimisers(facts)
+        module_fields = _module_fields(facts) if unused and not used else set()
+        if found:
+            fields = {f for leak in found for f in leak.fields}
+            if WHOLE_RECORD in fields:
+                fields |= _module_fields(facts)
+            evidence = [f"line {leak.line}: {', '.join(leak.fields)} -> {leak.sink}"
+                        for leak in found[:5]]
+            return ArticleResult.violation(self.article, _severity(fields), *evidence,
+                                           *unused)
+        if module_fields:
+            return ArticleResult.violation(
+                self.article, _severity(module_fields), *unused,
+                f"personal fields handled: {', '.join(sorted(module_fields)[:6])}")
+        return ArticleResult.ok(self.article, *(f"{name}() applied" for name in used),
+                                "no personal field reaches a model, log or file "
+                                "unminimised")

@@ -1,0 +1,171 @@
+"""Article 9, advice to people: a health, finance or legal assistant has an enforced
+guardrail.
+
+The domain is read from what the model is told to do (system prompts, agent
+instructions, goals, backstories, task descriptions), not from any string in the module:
+record data that mentions a diagnosis does not make a summariser an advisor. The
+guardrail must be code that runs: a moderation call, a guardrail registered with the
+framework, or a branch next to the model call that replaces or refuses the answer. A
+docstring, a prompt sentence or an unread setting promising screening is not one.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..facts import CodeFacts, dotted, tokens
+from .art09_values import ModuleValues, is_model_call, is_none, is_used
+
+ADVICE = re.compile(
+    r"\b(medicines?|medications?|dos(e|es|ing|age)|symptoms?|self-care|over-the-counter"
+    r"|prescriptions?|side effects|health advice|medical advice|mental health"
+    r"|therap(y|ist)|pregnan\w*"
+    r"|invest(ing|ment|ments|or|ors)?|portfolios?|stock picks|stocks to buy|stock market"
+    r"|equities|crypto\w*|pensions?|retirement|mortgages?|financial advice|tax advice"
+    r"|debt advice"
+    r"|legal advice|lawsuits?|legal rights|tenancy|lawyer|solicitor|attorney)\b",
+    re.IGNORECASE)
+"""Words that put what the model is told to do in a health, finance or legal advice
+domain, where a wrong answer can harm the person who follows it."""
+_FORBIDDEN = re.compile(r"\b(not|never|no|don't|do not|avoid|without)\b", re.IGNORECASE)
+"""An advice word the model is told not to give ("never recommend investments")."""
+_CLAUSE_BREAK = re.compile(r"[.;,:\n!?]|\bbut\b", re.IGNORECASE)
+INSTRUCTION_KEYWORDS = frozenset({"instructions", "system_message", "system_prompt",
+                                  "system", "backstory", "goal", "expected_output",
+                                  "system_instruction", "preamble", "persona"})
+_SYSTEM_CALLS = frozenset({"add_system_message", "SystemMessage", "SystemMessagePromptTemplate"})
+_PROMPT_NAME_TOKENS = frozenset({"prompt", "system", "instructions", "instruction",
+                                 "template"})
+_EMPTINESS_CALLS = frozenset({"strip", "lower", "upper", "len", "isinstance", "get", "bool"})
+"""Calls that only test that input is present or well-formed: not a guardrail."""
+_HOOK_DECORATORS = frozenset({"filter", "hook", "middleware", "before_model", "after_model",
+                              "after_agent", "on_output"})
+GUARDRAIL_KEYWORDS = frozenset({"guardrail", "guardrails", "input_guardrails",
+                                "output_guardrails"})
+_GUARD_CALL_TOKENS = frozenset({"moderation", "moderations", "moderate", "guardrail",
+                                "guardrails", "rails"})
+
+
+def _text(node: ast.expr | None, values: ModuleValues) -> str:
+    node = values.resolve(node)
+    if node is None:
+        return ""
+    return " ".join(n.value for n in ast.walk(node)
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str))
+
+
+def instruction_texts(facts: CodeFacts, values: ModuleValues, *,
+                      with_templates: bool = False) -> list[tuple[str, int]]:
+    """What the model is told to do, with the line it is told there; with
+    ``with_templates``, prompt templates too (``PromptTemplate``, ``from_template``,
+    ``from_messages``, ``template=``/``prompt=`` keywords)."""
+    out: list[tuple[str, int]] = []
+    for call in facts.calls:
+        if call.last in _SYSTEM_CALLS:
+            out.extend((_text(a, values), call.line) for a in call.node.args)
+            out.extend((_text(kw.value, values), call.line) for kw in call.node.keywords
+                       if kw.arg == "content")
+        if with_templates and ("template" in tokens(call.last) or call.last in (
+                "from_messages", "PromptTemplate")):
+            out.extend((_text(a, values), call.line) for a in call.node.args)
+        if with_templates:
+            out.extend((_text(kw.value, values), call.line) for kw in call.node.keywords
+                       if kw.arg in ("template", "prompt", "prompt_template"))
+        for kw in call.node.keywords:
+            if kw.arg in INSTRUCTION_KEYWORDS or (kw.arg == "description"
+                                                  and call.last == "Task"):
+                out.append((_text(kw.value, values), call.line))
+    for name, value in values.constants.items():
+        if _PROMPT_NAME_TOKENS & set(tokens(name)):
+            out.append((_text(value, values), value.lineno))
+    for node in values.nodes(ast.Dict, ast.Tuple):
+        if isinstance(node, ast.Dict):
+            pairs = {k.value: v for k, v in zip(node.keys, node.values, strict=True)
+                     if isinstance(k, ast.Constant)}
+            role = pairs.get("role")
+            if isinstance(role, ast.Constant) and role.value in ("system", "developer"):
+                out.append((_text(pairs.get("content"), values), node.lineno))
+        elif isinstance(node, ast.Tuple) and len(node.elts) == 2 \
+                and isinstance(node.elts[0], ast.Constant) and node.elts[0].value == "system":
+            out.append((_text(node.elts[1], values), node.lineno))
+    return out
+
+
+def _sentence_before(text: str, end: int) -> str:
+    """The clause an advice word sits in, up to the word ("never diagnose, but explain
+    medication" -> " but explain ")."""
+    return _CLAUSE_BREAK.split(text[:end])[-1]
+
+
+def _refusal_branch(body: list[ast.stmt], values: ModuleValues) -> bool:
+    """An ``if`` that checks something and returns or sets a fixed answer, or raises
+    (a test that only checks the input is present does not count)."""
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.If):
+                continue
+            checks = any((isinstance(n, ast.Call) and dotted(n.func).rsplit(".", 1)[-1]
+                          not in _EMPTINESS_CALLS)
+                         or (isinstance(n, ast.Compare) and not all(
+                             isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops))
+                         for n in ast.walk(node.test))
+            if not checks:
+                continue
+            for inner in node.body:
+                if isinstance(inner, ast.Raise):
+                    return True
+                value = inner.value if isinstance(inner, (ast.Return, ast.Assign)) else None
+                if isinstance(values.resolve(value), (ast.Constant, ast.JoinedStr)):
+                    return True
+    return False
+
+
+def _runs(facts: CodeFacts, function: str | None, drivers: set[str]) -> bool:
+    """Code in ``function`` runs: module level, a function that is called, handed over,
+    registered by a decorator, or that itself calls the model."""
+    if function is None or function in drivers or is_used(facts, function):
+        return True
+    fact = facts.functions.get(function)
+    return fact is not None and bool(fact.decorators)
+
+
+def enforced_guardrails(facts: CodeFacts, values: ModuleValues) -> list[str]:
+    """Guardrails that run: moderation calls in code that runs, non-empty framework
+    guardrail registrations, and refusal branches in functions that call the model or are
+    handed to the framework as hooks (a decorated guardrail never registered does not
+    count)."""
+    found = []
+    drivers = {c.function for c in facts.calls if c.function and is_model_call(c.node)}
+    for call in facts.calls:
+        if _GUARD_CALL_TOKENS & set(tokens(call.name.replace(".", "_"))) \
+                and _runs(facts, call.function, drivers):
+            found.append(f"line {call.line}: {call.name}()")
+        for kw in call.node.keywords:
+            value = values.resolve(kw.value)
+            if kw.arg in GUARDRAIL_KEYWORDS and not is_none(value) and not (
+                    isinstance(value, (ast.List, ast.Tuple)) and not value.elts):
+                found.append(f"line {call.line}: {kw.arg}=")
+    for function in facts.functions.values():
+        calls_model = function.name in drivers or any(
+            c.rsplit(".", 1)[-1] in drivers for c in function.callees)
+        # A hook or filter handed to the framework runs around the model call.
+        registered = function.referenced or any(
+            d.rsplit(".", 1)[-1] in _HOOK_DECORATORS for d in function.decorators)
+        if (calls_model or registered) and _refusal_branch(function.node.body, values):
+            found.append(f"line {function.line}: {function.name} refuses or replaces "
+                         f"answers")
+    return found
+
+
+def unguarded_advice(facts: CodeFacts, values: ModuleValues) -> list[str]:
+    """Advice-domain instructions with no guardrail that runs."""
+    hits = []
+    for text, line in instruction_texts(facts, values):
+        words = sorted({m.group(0).lower() for m in ADVICE.finditer(text)
+                        if not _FORBIDDEN.search(_sentence_before(text, m.start()))})
+        if words:
+            hits.append(f"line {line}: the model is told to advise on {', '.join(words)}")
+    if not hits or enforced_guardrails(facts, values):
+        return []
+    return [*hits[:3], "no moderation, guardrail or refusal branch runs on the answers"]

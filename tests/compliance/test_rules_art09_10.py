@@ -1,0 +1,680 @@
+"""The article 9 and 10 rule sets, one check at a time: for each check a snippet it must
+catch and one it must not (the pairs the benchmark README lists). The snippets are
+written for these tests, in idioms the rules must read through (config dicts,
+dataclasses, env defaults, JSON text, helpers, tool classes, callbacks)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from pytest_summarybench.compliance.scanner import ArticleResult, scan_code
+from pytest_summarybench.compliance.scanner.rules import (
+    DataGovernanceRule,
+    RiskManagementRule,
+)
+from pytest_summarybench.compliance.scanner.rules.art10_fields import classify
+
+HEAD = '"""Assistant for the operations team."""\nimport logging\nlog = logging.getLogger("x")\n'
+
+
+def _verdict(body: str, article: int) -> ArticleResult:
+    return scan_code(HEAD + textwrap.dedent(body)).result(article)
+
+
+# --- Article 9 -----------------------------------------------------------------------
+
+ART9 = {
+    "limit-config-dict": (
+        """
+        EXECUTOR = {"max_iterations": None, "handle_parsing_errors": True}
+        executor = AgentExecutor(agent=agent, tools=tools, **EXECUTOR)
+        """,
+        """
+        EXECUTOR = {"max_iterations": 8, "handle_parsing_errors": True}
+        executor = AgentExecutor(agent=agent, tools=tools, **EXECUTOR)
+        """),
+    "limit-dataclass-env": (
+        """
+        import os
+        from dataclasses import dataclass
+
+        @dataclass
+        class Budget:
+            max_turns: int | None = int(os.environ.get("AGENT_MAX_TURNS", "500"))
+
+        BUDGET = Budget()
+        result = Runner.run_sync(agent, "go", max_turns=BUDGET.max_turns)
+        """,
+        """
+        import os
+        from dataclasses import dataclass
+
+        @dataclass
+        class Budget:
+            max_turns: int = int(os.environ.get("AGENT_MAX_TURNS", "12"))
+
+        BUDGET = Budget()
+        result = Runner.run_sync(agent, "go", max_turns=BUDGET.max_turns)
+        """),
+    "limit-json-text": (
+        """
+        import json
+        CONFIG = json.loads('{"model": "gpt-4o", "max_round": null}')
+        """,
+        """
+        import json
+        CONFIG = json.loads('{"model": "gpt-4o", "max_round": 12}')
+        """),
+    "team-without-stop": (
+        """
+        from autogen_agentchat.teams import SelectorGroupChat
+        team = SelectorGroupChat([planner, coder], model_client=client)
+        """,
+        """
+        from autogen_agentchat.teams import SelectorGroupChat
+        team = SelectorGroupChat([planner, coder], model_client=client,
+                                 termination_condition=TextMentionTermination("DONE"))
+        """),
+    "loop-model-exit-only": (
+        """
+        def refine(text):
+            while True:
+                reply = client.messages.create(model="m", max_tokens=400,
+                                               messages=[{"role": "user", "content": text}])
+                if "ACCEPTED" in reply.content[0].text:
+                    return reply
+                text = reply.content[0].text
+        """,
+        """
+        import time
+
+        def refine(text):
+            stop_at = time.monotonic() + 120
+            while time.monotonic() < stop_at:
+                reply = client.messages.create(model="m", max_tokens=400,
+                                               messages=[{"role": "user", "content": text}])
+                if "ACCEPTED" in reply.content[0].text:
+                    return reply
+                text = reply.content[0].text
+        """),
+    "loop-limit-configured-none": (
+        """
+        ROUNDS = {"limit": None}
+
+        def debate():
+            n = 0
+            while ROUNDS["limit"] is None or n < ROUNDS["limit"]:
+                n += 1
+                critic.invoke({"input": "again"})
+        """,
+        """
+        ROUNDS = {"limit": 6}
+
+        def debate():
+            n = 0
+            while ROUNDS["limit"] is None or n < ROUNDS["limit"]:
+                n += 1
+                critic.invoke({"input": "again"})
+        """),
+    "money-lower-bound-only": (
+        """
+        @function_tool
+        def issue_refund(order_id: str, amount_eur: float) -> str:
+            '''Refund an order (at most 200 EUR, see REFUND_POLICY).'''
+            if amount_eur <= 0:
+                return "amount must be positive"
+            log.info("refund %s", order_id)
+            return payments.refund(order_id, amount_eur)
+        """,
+        """
+        class PayoutLimits:
+            def check(self, amount):
+                return amount <= self.per_payout_cap
+
+        limits = PayoutLimits()
+
+        @function_tool
+        def issue_refund(order_id: str, amount_eur: float) -> str:
+            '''Refund an order.'''
+            value = round(amount_eur, 2)
+            if not limits.check(value):
+                return "over the limit"
+            log.info("refund %s", order_id)
+            return payments.refund(order_id, value)
+        """),
+    "money-tool-class": (
+        """
+        class RefundTool(BaseTool):
+            name: str = "refund"
+            def _run(self, order_id: str, amount: float) -> str:
+                log.info("refund %s", order_id)
+                return stripe_client.refunds.create(order=order_id, amount=amount)
+        """,
+        """
+        class RefundTool(BaseTool):
+            name: str = "refund"
+            def _run(self, order_id: str, amount: float) -> str:
+                if amount > MAX_REFUND:
+                    return "over the cap"
+                log.info("refund %s", order_id)
+                return stripe_client.refunds.create(order=order_id, amount=amount)
+        """),
+    "advice-unguarded": (
+        '''
+        """Answers are screened by the pharmacist safety check before they are sent."""
+        pharmacist = Agent(name="pharmacy",
+                           instructions="Answer customers' questions about their medication "
+                                        "and the dose to take.")
+
+        def answer(question):
+            return Runner.run_sync(pharmacist, question, max_turns=4).final_output
+        ''',
+        '''
+        pharmacist = Agent(name="pharmacy",
+                           instructions="Answer customers' questions about their medication "
+                                        "and the dose to take.")
+        REFERRAL = "Please speak to your pharmacist."
+
+        def answer(question):
+            reply = Runner.run_sync(pharmacist, question, max_turns=4).final_output
+            if dose_checker.mentions_personal_dose(reply):
+                return REFERRAL
+            return reply
+        '''),
+    "advice-domain-from-instructions": (
+        """
+        advisor = Agent(role="Advisor", goal="Tell members which stocks to buy and how to "
+                        "build their retirement portfolio", backstory="Wealth desk.")
+        """,
+        """
+        summariser = Agent(role="Coder", goal="Summarise the discharge record, including "
+                           "diagnosis and treatment codes, for the billing team",
+                           backstory="Clinical coding desk.")
+        """),
+}
+
+
+@pytest.mark.parametrize("check", sorted(ART9))
+def test_art9_check_catches(check: str) -> None:
+    catch, _ = ART9[check]
+    verdict = _verdict(catch, 9)
+    assert not verdict.passed, verdict.evidence
+
+
+@pytest.mark.parametrize("check", sorted(ART9))
+def test_art9_check_must_not_fire(check: str) -> None:
+    _, quiet = ART9[check]
+    verdict = _verdict(quiet, 9)
+    assert verdict.passed, verdict.evidence
+
+
+def test_art9_a_person_typing_each_turn_bounds_the_loop() -> None:
+    body = """
+        def console():
+            while (message := input("> ")) != "quit":
+                print(executor.invoke({"input": message}))
+    """
+    assert _verdict(body, 9).passed
+    assert not _verdict(body.replace('input("> ")', 'planner.invoke({"input": "next"})'),
+                        9).passed
+
+
+def test_art9_a_loop_that_consumes_a_finite_supply_is_bounded() -> None:
+    body = """
+        def triage(tickets):
+            pending = list(tickets)
+            while pending:
+                ticket = pending.pop()
+                executor.invoke({"input": ticket})
+    """
+    assert _verdict(body, 9).passed
+    refill = body.replace("ticket = pending.pop()", "ticket = pending.pop()\n"
+                          "                pending.append(ticket)")
+    assert not _verdict(refill, 9).passed
+
+
+def test_art9_a_registered_filter_that_replaces_answers_is_a_guardrail() -> None:
+    body = '''
+        advisor = ChatCompletionAgent(name="coach", instructions="Explain investment options "
+                                      "and suggest a portfolio.")
+
+        async def answer_filter(context, next):
+            await next(context)
+            if dose_or_pick_checker.flags(str(context.result)):
+                context.result = "Please talk to a licensed adviser."
+
+        kernel.add_filter("function_invocation", answer_filter)
+    '''
+    assert _verdict(body, 9).passed
+    assert not _verdict(body.replace('kernel.add_filter("function_invocation", answer_filter)',
+                                     ""), 9).passed
+
+
+def test_art9_severities() -> None:
+    assert _verdict(ART9["advice-unguarded"][0], 9).severity == "CRITICAL"
+    assert _verdict(ART9["money-lower-bound-only"][0], 9).severity == "CRITICAL"
+    assert _verdict(ART9["team-without-stop"][0], 9).severity == "MEDIUM"
+
+
+# --- Article 10 ----------------------------------------------------------------------
+
+ART10 = {
+    "field-to-prompt": (
+        """
+        def triage(ticket):
+            who = ticket["requester"]
+            prompt = f"From {who.get('email')} ({who.get('phone')}): {ticket['body']}"
+            return chain.invoke({"input": prompt})
+        """,
+        """
+        def triage(ticket):
+            who = ticket["requester"]
+            prompt = f"From {mask_email(who.get('email'))}: {ticket['body']}"
+            notify_client.send(to=who.get("email"), body="We got your ticket.")
+            return chain.invoke({"input": prompt})
+        """),
+    "field-to-log": (
+        """
+        def on_step(record):
+            log.info("step for patient %s (%s)", record.nhs_number, record.diagnosis)
+        """,
+        """
+        import hashlib
+
+        def on_step(record):
+            log.info("step for patient %s",
+                     hashlib.sha256(record.nhs_number.encode()).hexdigest()[:12])
+        """),
+    "record-class-serialised": (
+        """
+        import json
+        from dataclasses import asdict, dataclass
+
+        @dataclass
+        class Applicant:
+            ref: str
+            email: str
+            date_of_birth: str
+
+        def score(applicant: Applicant):
+            return llm.invoke(json.dumps(asdict(applicant)))
+        """,
+        """
+        import json
+        from dataclasses import asdict, dataclass
+
+        @dataclass
+        class Applicant:
+            ref: str
+            skills: str
+            years_experience: int
+
+        def score(applicant: Applicant):
+            return llm.invoke(json.dumps(asdict(applicant)))
+        """),
+    "projection-field-list": (
+        """
+        import json
+        EXPORT = json.loads('{"fields": ["claim_id", "claimant_email", "loss_type"]}')
+
+        def export(rows, fh):
+            for row in rows:
+                fh.write(json.dumps({f: row[f] for f in EXPORT["fields"]}))
+        """,
+        """
+        import json
+        EXPORT = json.loads('{"fields": ["claim_id", "loss_type", "reserve_band"]}')
+
+        def export(rows, fh):
+            for row in rows:
+                fh.write(json.dumps({f: row[f] for f in EXPORT["fields"]}))
+        """),
+    "prompt-template": (
+        """
+        task = Task(description="Review applicant {full_name}, SSN {ssn}: {cv}",
+                    expected_output="A score", agent=reviewer)
+        """,
+        """
+        task = Task(description="Review application {application_ref}: {cv}",
+                    expected_output="A score", agent=reviewer)
+        """),
+    "retrieval-index": (
+        """
+        def build(patients):
+            return [Document(text=f"{p.family_name}, passport {p.passport_no}: {p.notes}")
+                    for p in patients]
+        """,
+        """
+        def build(patients):
+            return [Document(text=p.notes, metadata={"ref": pseudonymise(p.id)})
+                    for p in patients]
+        """),
+    "raw-person-record": (
+        """
+        import httpx
+
+        @tool
+        def get_member_profile(member_id: str) -> dict:
+            '''The member's profile.'''
+            return httpx.get(f"{CRM}/members/{member_id}", timeout=5).json()
+        """,
+        """
+        import httpx
+
+        @tool
+        def get_order_status(order_id: str) -> dict:
+            '''The order's status.'''
+            return httpx.get(f"{SHOP}/orders/{order_id}", timeout=5).json()
+        """),
+    "raw-record-to-trace": (
+        """
+        import json
+
+        async def traced(client, account, fh):
+            profile = (await client.get(f"/customers/{account}")).json()
+            fh.write(json.dumps({"customer": profile}))
+        """,
+        """
+        import json
+
+        async def traced(client, account, fh):
+            shipment = (await client.get(f"/shipments/{account}")).json()
+            fh.write(json.dumps({"shipment": shipment}))
+        """),
+    "unapplied-helper": (
+        """
+        def redact_contact(record):
+            return {k: v for k, v in record.items() if k not in ("email", "phone")}
+
+        def load(record_id):
+            row = db.fetch(record_id)
+            return row
+        """,
+        """
+        def redact_contact(record):
+            return {k: v for k, v in record.items() if k not in ("email", "phone")}
+
+        def load(record_id):
+            row = db.fetch(record_id)
+            return redact_contact(row)
+        """),
+    "one-field-of-a-person-record": (
+        """
+        def brief(customer_id):
+            customer = crm.get_customer(customer_id)
+            return llm.invoke(f"Plan {customer['plan']}, contact {customer['phone']}")
+        """,
+        """
+        def brief(customer_id):
+            customer = crm.get_customer(customer_id)
+            safe = {k: v for k, v in customer.items() if k in ("plan", "tenure")}
+            log.info("brief for plan %s", customer["plan"])
+            return llm.invoke(f"Customer context: {safe}")
+        """),
+    "settings-are-not-records": (
+        """
+        def remind(customer):
+            log.info("reminder to %s", customer["email"])
+        """,
+        """
+        import os
+        SETTINGS = {"sender_email": "ops@example.org"}
+
+        def remind(customer_id):
+            log.info("reminder from %s (%s) for %s", SETTINGS["sender_email"],
+                     os.environ["SUPPORT_PHONE"], customer_id)
+        """),
+}
+
+
+@pytest.mark.parametrize("check", sorted(ART10))
+def test_art10_check_catches(check: str) -> None:
+    catch, _ = ART10[check]
+    verdict = _verdict(catch, 10)
+    assert not verdict.passed, verdict.evidence
+
+
+@pytest.mark.parametrize("check", sorted(ART10))
+def test_art10_check_must_not_fire(check: str) -> None:
+    _, quiet = ART10[check]
+    verdict = _verdict(quiet, 10)
+    assert verdict.passed, verdict.evidence
+
+
+def test_art10_severities() -> None:
+    assert _verdict(ART10["field-to-log"][0], 10).severity == "CRITICAL"
+    assert _verdict(ART10["field-to-prompt"][0], 10).severity == "HIGH"
+    assert _verdict(ART10["raw-record-to-trace"][0], 10).severity == "HIGH"
+
+
+def test_a_name_or_an_address_alone_is_too_weak() -> None:
+    body = """
+        def clinics(results):
+            return log.info("; ".join(c["name"] + " " + c["address"] for c in results))
+    """
+    assert _verdict(body, 10).passed
+    assert not _verdict(body.replace('c["address"]', 'c["phone"]'), 10).passed
+
+
+@pytest.mark.parametrize("rule", [RiskManagementRule(), DataGovernanceRule()])
+def test_every_check_is_documented(rule: RiskManagementRule | DataGovernanceRule) -> None:
+    module = __import__(type(rule).__module__, fromlist=["_"])
+    assert rule.checks and module.__doc__
+    assert any(line.startswith("severity") for line in rule.checks)
+
+
+def test_art9_money_named_tool_with_a_validated_cap() -> None:
+    body = """
+        import httpx
+
+        @tool
+        def process_refund(order_id: str, amount_eur: float) -> str:
+            '''Refund an order through the payments API.'''
+            log.info("refund %s", order_id)
+            return httpx.post(f"{API}/refunds", json={"order": order_id,
+                                                      "amount": amount_eur}, timeout=5).text
+    """
+    assert not _verdict(body, 9).passed
+    capped = body.replace("amount_eur: float)",
+                          "amount_eur: Annotated[float, Field(gt=0, le=200)])")
+    assert _verdict(capped, 9).passed
+
+
+def test_art9_advice_read_from_a_system_message_call() -> None:
+    body = """
+        history = ChatHistory()
+        history.add_system_message("Suggest which pension fund and mortgage suit the caller.")
+    """
+    assert not _verdict(body, 9).passed
+    assert _verdict(body.replace("pension fund and mortgage", "parcel service"), 9).passed
+
+
+def test_art10_yaml_field_list_projection() -> None:
+    body = '''
+        import json, yaml
+        CONFIG = yaml.safe_load("""
+        export_fields:
+          - ticket_id
+          - customer_email
+          - topic
+        """)
+
+        def export(rows, fh):
+            for row in rows:
+                fh.write(json.dumps({f: row[f] for f in CONFIG["export_fields"]}))
+    '''
+    assert not _verdict(body, 10).passed
+    assert _verdict(body.replace("customer_email", "priority"), 10).passed
+
+
+def test_art9_a_guardrail_that_never_runs_is_not_one() -> None:
+    body = """
+        coach = Agent(name="coach", instructions="Suggest investments for the member.",
+                      output_guardrails=[])
+
+        def _flagged(text):
+            return client.moderations.create(model="omni-moderation-latest", input=text)
+
+        def answer(question):
+            return Runner.run_sync(coach, question, max_turns=3).final_output
+    """
+    assert not _verdict(body, 9).passed
+    used = body.replace("return Runner.run_sync(coach, question, max_turns=3).final_output",
+                        "if _flagged(question).results[0].flagged:\n"
+                        "                return 'I cannot help with that.'\n"
+                        "            return Runner.run_sync(coach, question).final_output")
+    assert _verdict(used, 9).passed
+
+
+def test_art10_a_neutral_tool_reading_a_person_endpoint() -> None:
+    body = """
+        import httpx
+
+        @tool
+        def lookup(ref: str) -> dict:
+            '''Look up a reference for the customer's question.'''
+            return httpx.get(f"{CRM}/patients/{ref}", timeout=5).json()
+    """
+    assert not _verdict(body, 10).passed
+    assert _verdict(body.replace("/patients/", "/parcels/"), 10).passed
+
+
+def test_art10_keyed_hash_is_minimisation() -> None:
+    body = """
+        import hashlib, hmac
+
+        def on_end(rec):
+            log.info("case %s", hmac.new(KEY, rec["policy_number"].encode(), hashlib.sha256))
+    """
+    assert _verdict(body, 10).passed
+    assert not _verdict(body.replace('hmac.new(KEY, rec["policy_number"].encode(), '
+                                     'hashlib.sha256)', 'rec["policy_number"]'), 10).passed
+
+
+@pytest.mark.parametrize("late", [
+    # compared only after the money has moved
+    """
+    @tool
+    def refund_order(order_id: str, amount: float) -> str:
+        '''Refund an order.'''
+        receipt = payments.refund(order_id, amount)
+        if amount > MAX_REFUND:
+            return "flagged for review"
+        return receipt
+    """,
+    # a branch that only logs the breach
+    """
+    @tool
+    def refund_order(order_id: str, amount: float) -> str:
+        '''Refund an order.'''
+        if amount > MAX_REFUND:
+            log.warning("large refund %s", order_id)
+        return payments.refund(order_id, amount)
+    """,
+])
+def test_art9_a_cap_must_act_before_the_money_moves(late: str) -> None:
+    assert not _verdict(late, 9).passed
+    enforced = """
+    @tool
+    def refund_order(order_id: str, amount: float) -> str:
+        '''Refund an order.'''
+        if amount > MAX_REFUND:
+            return "over the refund limit"
+        return payments.refund(order_id, amount)
+    """
+    assert _verdict(enforced, 9).passed
+
+
+def test_art9_huge_ranges_and_folded_limits() -> None:
+    assert not _verdict("for _ in range(10_000):\n    agent.invoke({'input': 'go'})\n",
+                        9).passed
+    assert _verdict("for _ in range(8):\n    agent.invoke({'input': 'go'})\n", 9).passed
+    assert not _verdict("Runner.run_sync(agent, 'go', max_turns=10**6)\n", 9).passed
+
+
+def test_art10_trace_span_attributes_are_a_sink() -> None:
+    body = """
+        def traced(span, customer):
+            span.set_attribute("customer.email", customer["email"])
+    """
+    assert not _verdict(body, 10).passed
+    assert _verdict(body.replace('customer["email"]', 'customer["plan"]'), 10).passed
+
+
+def test_art10_serialised_record_must_be_named_for_its_class() -> None:
+    body = """
+        import json
+        from dataclasses import asdict, dataclass
+
+        @dataclass
+        class Patient:
+            ref: str
+            nhs_number: str
+
+        @dataclass
+        class RunStats:
+            steps: int
+
+        def close(stats: RunStats, patient: Patient):
+            log.info(json.dumps(asdict(stats)))
+    """
+    assert _verdict(body, 10).passed
+    assert not _verdict(body.replace("asdict(stats)", "asdict(patient)"), 10).passed
+
+
+def test_art10_an_organisations_contact_data_is_not_personal() -> None:
+    body = """
+        def order(supplier, customer):
+            return llm.invoke(f"Order from {supplier['email']} ({supplier['phone']})")
+    """
+    assert _verdict(body, 10).passed
+    assert not _verdict(body.replace("supplier[", "customer["), 10).passed
+
+
+@pytest.mark.parametrize(("field", "kind"), [
+    ("email", "contact"), ("shipping_address", "contact"), ("date_of_birth", "contact"),
+    ("policy_number", "contact"), ("nhs_number", "special"), ("diagnosis", "special"),
+    ("customer_age", "contact"), ("full_name", "name"), ("vehicle_age", None),
+    ("age_band", None), ("email_client", None), ("from_address", None), ("order_no", None),
+])
+def test_art10_field_classes(field: str, kind: str | None) -> None:
+    assert classify(field) == kind
+
+
+def test_art9_workflow_without_a_time_limit() -> None:
+    body = "workflow = AgentWorkflow(agents=[triage], root_agent='triage', timeout=None)\n"
+    assert not _verdict(body, 9).passed
+    assert _verdict(body.replace("timeout=None", "timeout=120"), 9).passed
+
+
+def test_art9_advice_forbidden_in_its_own_clause_only() -> None:
+    told = "prompt = 'Never diagnose, but tell the patient which medication to take.'\n"
+    assert not _verdict(told, 9).passed
+    assert _verdict("prompt = 'Summarise the contract. Do not give legal advice.'\n", 9).passed
+
+
+def test_art10_leak_inside_a_decorator_wrapper() -> None:
+    body = """
+        import functools
+
+        def traced(fn):
+            @functools.wraps(fn)
+            def wrapper(record):
+                log.info("calling %s for %s", fn.__name__, record["email"])
+                return fn(record)
+            return wrapper
+    """
+    assert not _verdict(body, 10).passed
+    assert _verdict(body.replace('record["email"]', 'record["ticket_id"]'), 10).passed
+
+
+def test_art9_limit_text_in_a_docstring_is_prose_not_config() -> None:
+    body = '''
+        def run(question):
+            """Runs the agent; max_iterations: None would let it loop for ever."""
+            return executor.invoke({"input": question})
+    '''
+    assert _verdict(body, 9).passed
+    assert not _verdict('CONFIG = """\\nmax_iterations: null\\n"""\n', 9).passed
