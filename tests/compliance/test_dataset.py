@@ -32,6 +32,10 @@ INDEPENDENT = {
         "d79357c4237af16ae7a9d00d73488ac17096d2161dc83a369dd7657948bed6ee",
     "independent_test.jsonl":
         "9c2970dc4363dc785922fd2613838c8ea441ae1613ada92dfb219823ba9ac17e",
+    # written by seven further writers after the dev-tuned rules existed (first look before
+    # any tuning on it: 85.7%, macro F1 0.862); rules may be tuned on it afterwards
+    "independent_val.jsonl":
+        "8ad26ea9d7d7ae5a6357a55c3661426f1f5b8fa2c6a978dd114f5d72e6d030f3",
 }
 STACKS = {"autogen", "crewai", "langchain", "llama_index", "openai-agents", "provider-sdk",
           "semantic-kernel"}
