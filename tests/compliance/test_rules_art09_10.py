@@ -678,3 +678,51 @@ def test_art9_limit_text_in_a_docstring_is_prose_not_config() -> None:
     '''
     assert _verdict(body, 9).passed
     assert not _verdict('CONFIG = """\\nmax_iterations: null\\n"""\n', 9).passed
+
+
+def test_art9_a_decorator_that_caps_the_amount_before_calling_through() -> None:
+    body = """
+        import functools
+
+        def within_granted(tool):
+            @functools.wraps(tool)
+            def guarded(case_id: str, amount_eur: float) -> str:
+                granted = ledger.granted(case_id)
+                if not 0 < amount_eur <= granted:
+                    return "above the granted amount"
+                return tool(case_id, amount_eur)
+            return guarded
+
+        @{decorator}
+        @function_tool
+        def refund_case(case_id: str, amount_eur: float) -> str:
+            '''Refund a case.'''
+            log.info("refund %s", case_id)
+            return payments.refund(case_id, amount_eur)
+    """
+    assert _verdict(body.format(decorator="within_granted"), 9).passed
+    # The same wrapper checking only that the amount is positive caps nothing.
+    weak = body.replace("if not 0 < amount_eur <= granted:", "if amount_eur <= 0:")
+    assert not _verdict(weak.format(decorator="within_granted"), 9).passed
+
+
+def test_art9_a_check_that_refers_the_question_to_a_person_is_a_guardrail() -> None:
+    body = '''
+        advisor = Agent(name="pensions", instructions="Answer members' questions about "
+                        "their pension and retirement options.")
+        HANDOVER = "An adviser will call you back about this."
+
+        def refer(member_id, question):
+            worklist.execute("INSERT INTO callbacks VALUES (?, ?)", (member_id, question))
+            return HANDOVER
+
+        def answer(member_id, question):
+            reply = Runner.run_sync(advisor, question, max_turns=4).final_output
+            if personal_recommendation.search(reply):
+                return refer(member_id, question)
+            return reply
+    '''
+    assert _verdict(body, 9).passed
+    # A helper that answers with the model's own text is no referral.
+    assert not _verdict(body.replace("return HANDOVER", "return advisor.draft(question)"),
+                        9).passed

@@ -5,7 +5,9 @@ The domain is read from what the model is told to do (system prompts, agent
 instructions, goals, backstories, task descriptions), not from any string in the module:
 record data that mentions a diagnosis does not make a summariser an advisor. The
 guardrail must be code that runs: a moderation call, a guardrail registered with the
-framework, or a branch next to the model call that replaces or refuses the answer. A
+framework, or a branch next to the model call that replaces or refuses the answer (with a
+fixed text, or through a referral helper that hands the question to a person and answers
+with one). A
 docstring, a prompt sentence or an unread setting promising screening is not one.
 """
 
@@ -98,9 +100,26 @@ def _sentence_before(text: str, end: int) -> str:
     return _CLAUSE_BREAK.split(text[:end])[-1]
 
 
-def _refusal_branch(body: list[ast.stmt], values: ModuleValues) -> bool:
-    """An ``if`` that checks something and returns or sets a fixed answer, or raises
-    (a test that only checks the input is present does not count)."""
+def _fixed_answer(value: ast.expr | None, facts: CodeFacts, values: ModuleValues,
+                  depth: int = 0) -> bool:
+    """A fixed text, or a call of a module function (a referral path: hand the question
+    to a person, then answer with a fixed text) whose every return is one."""
+    if isinstance(values.resolve(value), (ast.Constant, ast.JoinedStr)):
+        return True
+    if not isinstance(value, ast.Call) or depth > 1:
+        return False
+    helper = facts.functions.get(dotted(value.func).rsplit(".", 1)[-1])
+    if helper is None:
+        return False
+    returns = [n.value for n in ast.walk(helper.node) if isinstance(n, ast.Return)]
+    return bool(returns) and all(_fixed_answer(r, facts, values, depth + 1) for r in returns)
+
+
+def _refusal_branch(body: list[ast.stmt], values: ModuleValues,
+                    facts: CodeFacts) -> bool:
+    """An ``if`` that checks something and returns or sets a fixed answer (directly or
+    through a referral helper), or raises (a test that only checks the input is present
+    does not count)."""
     for stmt in body:
         for node in ast.walk(stmt):
             if not isinstance(node, ast.If):
@@ -116,7 +135,7 @@ def _refusal_branch(body: list[ast.stmt], values: ModuleValues) -> bool:
                 if isinstance(inner, ast.Raise):
                     return True
                 value = inner.value if isinstance(inner, (ast.Return, ast.Assign)) else None
-                if isinstance(values.resolve(value), (ast.Constant, ast.JoinedStr)):
+                if value is not None and _fixed_answer(value, facts, values):
                     return True
     return False
 
@@ -152,7 +171,7 @@ def enforced_guardrails(facts: CodeFacts, values: ModuleValues) -> list[str]:
         # A hook or filter handed to the framework runs around the model call.
         registered = function.referenced or any(
             d.rsplit(".", 1)[-1] in _HOOK_DECORATORS for d in function.decorators)
-        if (calls_model or registered) and _refusal_branch(function.node.body, values):
+        if (calls_model or registered) and _refusal_branch(function.node.body, values, facts):
             found.append(f"line {function.line}: {function.name} refuses or replaces "
                          f"answers")
     return found

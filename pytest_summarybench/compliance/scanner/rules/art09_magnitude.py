@@ -3,8 +3,9 @@
 A cap counts only when it is checked on the tool's path: an ordering comparison of the
 amount (or a value derived from it, ``value = Decimal(amount)``) against an upper bound,
 membership in a fixed set of allowed values, a ``min(...)`` clamp, or a call that hands
-the amount to a helper in the module that makes such a comparison, or a validated
-declaration (``Field(le=...)``) of the amount. A lower-bound test
+the amount to a helper in the module that makes such a comparison, a module decorator
+whose wrapper makes it on its own amount parameter before calling the tool, or a
+validated declaration (``Field(le=...)``) of the amount. A lower-bound test
 (``amount <= 0``) is not a cap, nor is a comparison after the money has moved or one
 whose branch only logs, and a cap that is only declared (a config key, an
 environment variable, a docstring) is not one.
@@ -139,6 +140,30 @@ def _helper_cap_lines(facts: CodeFacts, function: ast.AST, names: set[str],
     return lines
 
 
+def _decorator_cap_lines(facts: CodeFacts, function: FunctionFact, magnitudes: set[str],
+                         values: ModuleValues) -> list[int]:
+    """Lines where a module decorator around the tool caps the amount: its wrapper
+    compares its own amount parameter with an upper bound before calling through, so
+    the cap runs before the tool body."""
+    lines: list[int] = []
+    for decorator in function.decorators:
+        helper = facts.functions.get(decorator.rsplit(".", 1)[-1])
+        if helper is None or helper.node is function.node:
+            continue
+        for inner in ast.walk(helper.node):
+            if inner is helper.node or not isinstance(inner, (ast.FunctionDef,
+                                                              ast.AsyncFunctionDef)):
+                continue
+            params = {a.arg for a in (*inner.args.args, *inner.args.kwonlyargs)}
+            amounts = {p for p in params if p in magnitudes or set(tokens(p)) & MAGNITUDE_WORDS}
+            through = [n.lineno for n in ast.walk(inner) if isinstance(n, ast.Call)
+                       and isinstance(n.func, ast.Name) and n.func.id in helper.params]
+            if amounts and through:
+                lines.extend(line for line in _cap_lines(inner, _aliases(inner, amounts), values)
+                             if line <= min(through))
+    return lines
+
+
 def _money_line(function: FunctionFact) -> int | None:
     """The line of the first call that can move the money: the callee that shows the
     action, or a call with a money or submitting verb (``payments.refund``,
@@ -226,6 +251,8 @@ def uncapped_money_tools(facts: CodeFacts, values: ModuleValues) -> list[str]:
         names = _aliases(function.node, magnitudes)
         if names & validated:
             continue
+        if _decorator_cap_lines(facts, function, magnitudes, values):
+            continue  # the wrapper caps the amount before the tool body runs
         caps = [*_cap_lines(function.node, names, values),
                 *_helper_cap_lines(facts, function.node, names, values)]
         moves = _money_line(function)

@@ -11,10 +11,12 @@ Each check reads behaviour from the syntax tree (see the ``art09_*`` helper modu
   a finite supply or sleeps between polls);
 * magnitude (``art09_magnitude``): money-moving tools whose amount is not compared with
   an upper bound before the first call that can move the money (directly, through a
-  derived local, in a helper it is handed to, or by a validated ``Field(le=...)``);
+  derived local, in a helper it is handed to, in the wrapper of a module decorator
+  around the tool, or by a validated ``Field(le=...)``);
 * advice (``art09_advice``): a model told to advise on health, money or legal matters
   with no guardrail that runs: a moderation call in live code, a non-empty registered
-  guardrail, or a refusal branch beside the model call or in a registered hook.
+  guardrail, or a refusal branch (a fixed answer, directly or through a referral helper)
+  beside the model call or in a registered hook.
 """
 
 from __future__ import annotations
@@ -51,13 +53,15 @@ class RiskManagementRule:
         "magnitude: a tool that moves money (named for it, a callee with a money verb, "
         "or a BaseTool class named for it) whose amount (parameter, derived local, or "
         "args.amount field) is not compared with an upper bound before the first call "
-        "that can move the money, in the tool or a module helper it is passed to, and not "
+        "that can move the money, in the tool, a module helper it is passed to or the "
+        "wrapper of a module decorator around the tool, and not "
         "declared with Field(le=...); 'amount <= 0' and a branch that only logs are not caps",
         "advice: system prompts, instructions, goals, backstories, task descriptions or "
         "system messages that advise on health, money or legal matters (not in a sentence "
         "that forbids it), with no moderation call in code that runs, no non-empty "
         "guardrail=/input_guardrails=/output_guardrails=, and no refusal branch (a check "
-        "that returns, sets or raises a fixed answer) beside the model call or in a hook "
+        "that returns, sets or raises a fixed answer, directly or through a referral helper "
+        "whose every return is one) beside the model call or in a hook "
         "handed to the framework",
         "severity: CRITICAL for unguarded advice and uncapped money movement; MEDIUM for "
         "unbounded autonomy, HIGH when the agent can also move money or destroy data",
