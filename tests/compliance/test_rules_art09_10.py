@@ -726,3 +726,24 @@ def test_art9_a_check_that_refers_the_question_to_a_person_is_a_guardrail() -> N
     # A helper that answers with the model's own text is no referral.
     assert not _verdict(body.replace("return HANDOVER", "return advisor.draft(question)"),
                         9).passed
+
+
+def test_art10_storing_under_a_key_taints_the_container_not_the_key_or_self() -> None:
+    body = """
+        class Outreach:
+            @kernel_function(description="List members behind on their plan.")
+            def behind(self) -> str:
+                rows = []
+                for i, entry in enumerate(self.http.get("/members").json()):
+                    ref = f"M{i}"
+                    self.contacts[ref] = {"email": entry["email"]}
+                    rows.append(ref)
+                log.info("members behind=%d in %s: %s", len(rows), self.cfg.region, ref)
+                return ", ".join(rows)
+    """
+    assert _verdict(body, 10).passed
+    # Stored into a local container that is then logged, the address leaks.
+    leaky = body.replace("self.contacts[ref] =", "contacts = {}\n"
+                         "                    contacts[ref] =").replace(
+        "self.cfg.region, ref)", "self.cfg.region, contacts)")
+    assert not _verdict(leaky, 10).passed

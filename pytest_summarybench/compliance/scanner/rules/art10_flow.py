@@ -4,7 +4,8 @@ reaches (a model prompt, a tool result, a log, a trace or dataset file).
 Within each function a value is *personal* when it reads a personal-data field of a
 record (``row["email"]``, ``rec.get("dob")``, ``patient.nhs_number``), serialises a
 record class that declares such fields (``asdict(candidate)``), projects a field list
-that names them, or is a local assigned from such a value. A minimisation call
+that names them, or is a local assigned from such a value (or a local container such a
+value is stored into; the key it is stored under and ``self`` are not tainted). A minimisation call
 (redact, mask, pseudonymise, hash, ...) on the way cleans it; so do ``len()`` and
 comparisons, which keep nothing of the value. Values read from configuration (module
 constants, ``os.environ``) are settings, not records.
@@ -336,6 +337,24 @@ def _raw_record(node: ast.expr | None, raw_locals: set[str]) -> bool:
         dotted(node.func).rsplit(".", 1)[-1] in _RAW_RECORD_CALLS or _loads_a_person(node))
 
 
+def _stored_names(target: ast.expr) -> list[ast.Name]:
+    """The locals an assignment stores into: the names unpacked into, and the container
+    of ``d[k] = v`` / ``d.k = v``; not the key ``k``, nor ``self`` (a value stored on one
+    attribute of the instance says nothing of its other attributes)."""
+    if isinstance(target, ast.Name):
+        return [target]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _stored_names(e)]
+    if isinstance(target, ast.Starred):
+        return _stored_names(target.value)
+    root = target
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    if isinstance(root, ast.Name) and root.id not in ("self", "cls"):
+        return [root]
+    return []
+
+
 def leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
     """Personal fields that reach a model, a tool result, a log or a file unminimised."""
     reader = FieldReader(facts, values)
@@ -363,7 +382,7 @@ def leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
                     found = reader.fields(node.value, tainted)
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     for target in targets:
-                        for t in ast.walk(target):
+                        for t in _stored_names(target):
                             if isinstance(t, ast.Name):
                                 if found:
                                     tainted.setdefault(t.id, set()).update(found)
