@@ -747,3 +747,18 @@ def test_art10_storing_under_a_key_taints_the_container_not_the_key_or_self() ->
                          "                    contacts[ref] =").replace(
         "self.cfg.region, ref)", "self.cfg.region, contacts)")
     assert not _verdict(leaky, 10).passed
+
+
+def test_art10_the_reply_of_a_send_is_not_the_payload() -> None:
+    body = """
+        @function_tool
+        def send_survey(ticket_id: int) -> str:
+            '''Email the requester the satisfaction survey.'''
+            ticket = http.get(f"/tickets/{ticket_id}").json()
+            sent = http.post(MAILER, json={"to": ticket["requester_email"], "text": SURVEY})
+            log.info("survey sent for %s: %s", ticket_id, sent.json()["id"])
+            return "sent"
+    """
+    assert _verdict(body, 10).passed
+    assert not _verdict(body.replace('sent.json()["id"]', 'ticket["requester_email"]'),
+                        10).passed

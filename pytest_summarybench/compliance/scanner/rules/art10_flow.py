@@ -7,7 +7,8 @@ record class that declares such fields (``asdict(candidate)``), projects a field
 that names them, or is a local assigned from such a value (or a local container such a
 value is stored into; the key it is stored under and ``self`` are not tainted). A minimisation call
 (redact, mask, pseudonymise, hash, ...) on the way cleans it; so do ``len()`` and
-comparisons, which keep nothing of the value. Values read from configuration (module
+comparisons, which keep nothing of the value, and the reply of a service a payload is
+posted or sent to is not the payload. Values read from configuration (module
 constants, ``os.environ``) are settings, not records.
 """
 
@@ -46,6 +47,9 @@ _FILE_SINKS = frozenset({"write", "writelines", "writerow", "writerows", "dump",
                          "set_attribute", "set_attributes", "add_event", "log_event",
                          "update_current_trace", "update_current_observation"})
 """Files, datasets, tables and trace spans: anything written to persists."""
+_WRITE_CALLS = frozenset({"post", "put", "patch", "send", "send_message", "sendmail",
+                          "publish"})
+"""Calls that send a payload out and return the receiver's reply."""
 _INDEX_SINKS = frozenset({"Document", "TextNode", "from_texts", "from_documents",
                           "add_texts", "upsert"})
 """Text put into a retrieval index reaches the model with every query that finds it."""
@@ -134,6 +138,11 @@ class FieldReader:
                 if _is_cleaning(item):
                     continue
                 last = dotted(item.func).rsplit(".", 1)[-1]
+                if last in _WRITE_CALLS and isinstance(item.func, ast.Attribute):
+                    # The reply of a service written to (a message id, a status) is not
+                    # the payload sent to it.
+                    stack.append(item.func.value)
+                    continue
                 if last in _SERIALISERS:
                     out.update(self._serialised(item))
                 if last == "get" and item.args and isinstance(item.args[0], ast.Constant) \
