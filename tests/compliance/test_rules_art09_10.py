@@ -762,3 +762,30 @@ def test_art10_the_reply_of_a_send_is_not_the_payload() -> None:
     assert _verdict(body, 10).passed
     assert not _verdict(body.replace('sent.json()["id"]', 'ticket["requester_email"]'),
                         10).passed
+
+
+def test_art10_a_loader_wrapped_in_an_allow_list_view_is_minimised() -> None:
+    body = """
+        import functools
+
+        def only(*fields):
+            def wrap(fetch):
+                @functools.wraps(fetch)
+                def view(customer_id):
+                    row = fetch(customer_id)
+                    return {k: row[k] for k in fields if k in row}
+                return view
+            return wrap
+
+        @only("plan", "tenure")
+        def load_customer(customer_id):
+            return crm.get(f"/customers/{customer_id}").json()
+
+        def brief(session):
+            facts = load_customer(session.customer_number)
+            log.info("brief for %s", facts["plan"])
+            return llm.invoke(f"Customer context: {facts}")
+    """
+    assert _verdict(body, 10).passed
+    # Without the view the customer number flows into the prompt with the record.
+    assert not _verdict(body.replace('@only("plan", "tenure")', ""), 10).passed

@@ -6,7 +6,9 @@ record (``row["email"]``, ``rec.get("dob")``, ``patient.nhs_number``), serialise
 record class that declares such fields (``asdict(candidate)``), projects a field list
 that names them, or is a local assigned from such a value (or a local container such a
 value is stored into; the key it is stored under and ``self`` are not tainted). A minimisation call
-(redact, mask, pseudonymise, hash, ...) on the way cleans it; so do ``len()`` and
+(redact, mask, pseudonymise, hash, ...) on the way cleans it, as does a call of a module
+function whose result is minimised (it returns an allow-listed projection, or a decorator
+wraps it in a wrapper that does); so do ``len()`` and
 comparisons, which keep nothing of the value, and the reply of a service a payload is
 posted or sent to is not the payload. Values read from configuration (module
 constants, ``os.environ``) are settings, not records.
@@ -116,11 +118,49 @@ def _config_owner(owner: ast.expr, values: ModuleValues) -> bool:
     return isinstance(values.constants.get(head), ast.Dict)
 
 
+def _minimised(expr: ast.expr | None, function: ast.AST) -> bool:
+    """An allow-/drop-list comprehension, a minimisation call, or a local every
+    assignment of which is one."""
+    if isinstance(expr, (ast.DictComp, ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        return _filters_keys(expr)
+    if isinstance(expr, ast.Call):
+        return _is_cleaning(expr)
+    if isinstance(expr, ast.Name):
+        sources = [n.value for n in ast.walk(function) if isinstance(n, ast.Assign)
+                   and any(isinstance(t, ast.Name) and t.id == expr.id for t in n.targets)]
+        return bool(sources) and all(_minimised(v, function) for v in sources)
+    return False
+
+
+def _returns_minimised(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    returns = [n.value for n in ast.walk(function)
+               if isinstance(n, ast.Return) and n.value is not None]
+    return bool(returns) and all(_minimised(r, function) for r in returns)
+
+
+def minimising_functions(facts: CodeFacts) -> set[str]:
+    """Module functions whose result is minimised: every return is an allow-listed
+    projection or a minimisation call, or a module decorator wraps the function in a
+    wrapper whose result is (``@view("plan", "price")`` around a record loader)."""
+    out = {name for name, f in facts.functions.items() if _returns_minimised(f.node)}
+    for name, function in facts.functions.items():
+        for decorator in function.decorators:
+            outer = facts.functions.get(decorator.rsplit(".", 1)[-1])
+            if outer is None or outer.node is function.node:
+                continue
+            wrappers = [n for n in ast.walk(outer.node) if n is not outer.node
+                        and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            if wrappers and _returns_minimised(wrappers[-1]):
+                out.add(name)
+    return out
+
+
 class FieldReader:
     """Personal fields an expression carries, given tainted locals and record classes."""
 
     def __init__(self, facts: CodeFacts, values: ModuleValues) -> None:
         self.values = values
+        self.minimisers = minimising_functions(facts)
         self.record_classes = {
             cls: personal for cls, fields in values.class_fields.items()
             if (personal := [f for f in fields if classify(f)])}
@@ -135,9 +175,9 @@ class FieldReader:
             item = stack.pop()
             base: ast.expr | None = None
             if isinstance(item, ast.Call):
-                if _is_cleaning(item):
-                    continue
                 last = dotted(item.func).rsplit(".", 1)[-1]
+                if _is_cleaning(item) or last in self.minimisers:
+                    continue
                 if last in _WRITE_CALLS and isinstance(item.func, ast.Attribute):
                     # The reply of a service written to (a message id, a status) is not
                     # the payload sent to it.
@@ -331,8 +371,10 @@ def _about_a_person(name: str, body: list[ast.stmt]) -> bool:
     return bool(words & _PERSON_NOUNS)
 
 
-def _raw_record(node: ast.expr | None, raw_locals: set[str]) -> bool:
-    """A whole record fetched from an API or a database, returned unprojected."""
+def _raw_record(node: ast.expr | None, raw_locals: set[str],
+                minimisers: frozenset[str] | set[str] = frozenset()) -> bool:
+    """A whole record fetched from an API or a database, returned unprojected (a
+    loader whose result is minimised does not return one)."""
     while isinstance(node, ast.Call) and dotted(node.func).rsplit(".", 1)[-1] in (
             "dumps", "str", "dict"):
         if not node.args:
@@ -342,8 +384,9 @@ def _raw_record(node: ast.expr | None, raw_locals: set[str]) -> bool:
         node = node.value
     if isinstance(node, ast.Name):
         return node.id in raw_locals
-    return isinstance(node, ast.Call) and (
-        dotted(node.func).rsplit(".", 1)[-1] in _RAW_RECORD_CALLS or _loads_a_person(node))
+    return isinstance(node, ast.Call) and dotted(node.func).rsplit(".", 1)[-1] not in \
+        minimisers and (dotted(node.func).rsplit(".", 1)[-1] in _RAW_RECORD_CALLS
+                        or _loads_a_person(node))
 
 
 def _stored_names(target: ast.expr) -> list[ast.Name]:
@@ -395,7 +438,7 @@ def leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
                             if isinstance(t, ast.Name):
                                 if found:
                                     tainted.setdefault(t.id, set()).update(found)
-                                if _raw_record(node.value, raw):
+                                if _raw_record(node.value, raw, reader.minimisers):
                                     raw.add(t.id)
                                     if _names_a_person(t.id, node.value):
                                         tainted.setdefault(t.id, set()).add(WHOLE_RECORD)
@@ -414,7 +457,8 @@ def leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
                 if found:
                     out.append(Leak(tuple(sorted(found)), f"result of tool {name}",
                                     node.lineno))
-                elif _raw_record(node.value, raw) and _about_a_person(name, body):
+                elif _raw_record(node.value, raw, reader.minimisers) \
+                        and _about_a_person(name, body):
                     out.append(Leak((WHOLE_RECORD,), f"result of tool {name}",
                                     node.lineno))
     return out
