@@ -8,7 +8,8 @@ The checks read where values go (see ``art10_flow``; field names are classed by
   categories; a name, address or location only alongside another personal field)
   reaches a model call, a prompt being built, a prompt template, an agent tool's result,
   a log call, a file, dataset, trace span or retrieval index, with no minimisation call
-  (redact, mask, pseudonymise, hash, allow-list) on the way;
+  (redact, mask, pseudonymise, hash, allow-list, or a module function whose result is an
+  allow-listed projection, itself or through its decorator's wrapper) on the way;
 * a whole person record fetched raw (``.json()``, ``fetchone()``, ``get_customer()``)
   reaches such a sink, or an agent tool about a person returns it;
 * a minimisation helper (a function named redact/mask/pseudonymise/scrub/...) is
@@ -85,7 +86,10 @@ class DataGovernanceRule:
         "declaring such fields, a projection over a JSON/YAML/constant field list naming "
         "them, or a local assigned from any of these) reaches a model call, a prompt being "
         "built, an agent tool's result, a log call, a file/dataset write or a trace span "
-        "with no redact/mask/pseudonymise/hash/allow-list call on the way",
+        "with no redact/mask/pseudonymise/hash/allow-list call on the way (a module "
+        "function returning an allow-listed projection, or wrapped by a decorator whose "
+        "wrapper does, is one); the reply of a service a payload is posted or sent to "
+        "does not carry the payload",
         "not records: settings (os.environ, ALL_CAPS, dict constants, config objects), an "
         "organisation's contact data (supplier, clinic, carrier, ...), object names "
         "(email_client, phone_regex), coarsened fields (age_band) and the age of things; "
