@@ -789,3 +789,18 @@ def test_art10_a_loader_wrapped_in_an_allow_list_view_is_minimised() -> None:
     assert _verdict(body, 10).passed
     # Without the view the customer number flows into the prompt with the record.
     assert not _verdict(body.replace('@only("plan", "tenure")', ""), 10).passed
+
+
+def test_art10_a_flag_about_what_an_answer_says_is_not_the_persons_data() -> None:
+    body = """
+        async def answer(session_id, question):
+            result = await Runner.run(assistant, question, max_turns=4)
+            review = result.final_output_as(ScopeCheck)
+            log.warning("session=%s flagged diagnosis=%s", session_id,
+                        review.mentions_diagnosis)
+            return result.final_output
+    """
+    assert _verdict(body, 10).passed
+    assert classify("mentions_diagnosis") is None
+    assert not _verdict(body.replace("review.mentions_diagnosis", "patient.diagnosis"),
+                        10).passed

@@ -1,8 +1,9 @@
 """Article 10, what a personal-data field is called: the class of a record field name.
 
 Generic vocabulary only (GDPR categories and the usual names of contact fields and
-identifiers), matched on identifier tokens, so ``sender`` is not ``send`` and
-``age_band`` (already generalised) is not ``age``.
+identifiers), matched on identifier tokens, so ``sender`` is not ``send``, ``age_band``
+(already generalised) is not ``age`` and ``mentions_diagnosis`` (a flag about a text) is
+not a diagnosis.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ _NOT_A_FIELD = frozenset({"client", "service", "sender", "api", "tool", "tools",
                           "helpdesk", "from"})
 """Tokens of names that are objects or settings about a kind of data, not the data
 (``email_client``, ``phone_regex``, ``address_fields``)."""
+_TEXT_PREDICATES = frozenset({"gives", "contains", "mentions", "includes", "reveals",
+                              "suggests", "recommends", "misses", "cites", "asks",
+                              "requests", "detects", "exposes", "leaks", "quotes"})
+"""Leading verbs of a flag about what a text does (``mentions_diagnosis``,
+``contains_email``): the flag is a yes/no about an answer, not the person's data."""
 _PERSON_NAME_OWNERS = frozenset({"customer", "patient", "employee", "candidate",
                                  "applicant", "student", "claimant", "policyholder",
                                  "recipient", "member", "tenant", "guest", "contact",
@@ -43,8 +49,9 @@ _PERSON_NAME_OWNERS = frozenset({"customer", "patient", "employee", "candidate",
 def classify(identifier: str) -> str | None:
     """``special`` (health, special categories, national identifiers), ``contact``
     (contact data, dates of birth, account-type identifiers), ``name`` or None."""
-    words = set(tokens(identifier))
-    if not words or words & _GENERALISED:
+    ordered = tokens(identifier)
+    words = set(ordered)
+    if not words or words & _GENERALISED or ordered[0] in _TEXT_PREDICATES:
         return None
     if words & _ID_WORDS and words & _ID_OWNERS:  # policy_number, account_no
         return "special" if words & _NATIONAL else "contact"
