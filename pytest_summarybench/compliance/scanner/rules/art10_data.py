@@ -92,7 +92,8 @@ class DataGovernanceRule:
         "does not carry the payload",
         "not records: settings (os.environ, ALL_CAPS, dict constants, config objects), an "
         "organisation's contact data (supplier, clinic, carrier, ...), object names "
-        "(email_client, phone_regex), coarsened fields (age_band) and the age of things; "
+        "(email_client, phone_regex), coarsened fields (age_band), flags about what a text "
+        "does (mentions_diagnosis) and the age of things; "
         "a bare name, address or location counts only beside another personal field",
         "template: a prompt template (task description, instructions, PromptTemplate, "
         "template=) whose {placeholders} name personal fields",
