@@ -804,3 +804,20 @@ def test_art10_a_flag_about_what_an_answer_says_is_not_the_persons_data() -> Non
     assert classify("mentions_diagnosis") is None
     assert not _verdict(body.replace("review.mentions_diagnosis", "patient.diagnosis"),
                         10).passed
+
+
+def test_art10_a_record_minimised_in_one_place_and_returned_raw_in_another() -> None:
+    body = """
+        def pseudonymise(application: dict) -> dict:
+            '''Drop direct identifiers.'''
+            return {k: v for k, v in application.items() if k not in DIRECT_IDENTIFIERS}
+
+        @kernel_function(description="Fetch one job application.")
+        def get_application(application_id: str) -> str:
+            application = http.get(f"/applications/{application_id}").json()
+            log.info("loaded %s", pseudonymise(application)["ref"])
+            return json.dumps(application)
+    """
+    assert not _verdict(body, 10).passed
+    assert _verdict(body.replace("json.dumps(application)",
+                                 "json.dumps(pseudonymise(application))"), 10).passed

@@ -11,7 +11,9 @@ The checks read where values go (see ``art10_flow``; field names are classed by
   (redact, mask, pseudonymise, hash, allow-list, or a module function whose result is an
   allow-listed projection, itself or through its decorator's wrapper) on the way;
 * a whole person record fetched raw (``.json()``, ``fetchone()``, ``get_customer()``)
-  reaches such a sink, or an agent tool about a person returns it;
+  reaches such a sink, or an agent tool about a person returns it; a raw record the code
+  itself hands to a minimisation helper holds personal data by the code's own account,
+  so it leaks whole wherever it is handed over raw;
 * a minimisation helper (a function named redact/mask/pseudonymise/scrub/...) is
   defined in a module that handles personal fields, but nothing calls or registers it
   and no other minimisation helper is applied.
@@ -102,7 +104,8 @@ class DataGovernanceRule:
         "raw record: a person record fetched whole (.json(), fetchone(), get_customer(), "
         "load_patient(); the person read from the local's name, the loader's name or the "
         "URL/table) reaches a sink, or an agent tool about a person (its name, URL or "
-        "SQL) returns the fetched record unprojected",
+        "SQL) returns the fetched record unprojected; a raw record the same code passes "
+        "to a minimisation helper counts as a person record wherever it goes raw",
         "unapplied helper: a redact/mask/pseudonymise/scrub/anonymise function is defined "
         "in a module that names personal fields, but nothing calls or registers it and no "
         "other minimisation helper is applied",

@@ -84,6 +84,14 @@ def _is_cleaning(call: ast.Call) -> bool:
         (PROTECTION_TOKENS | _MINIMISING_TOKENS) & set(tokens(last)))
 
 
+def _minimises(call: ast.Call, minimisers: set[str]) -> bool:
+    """A call of a helper named for minimising (redact, pseudonymise, allow-list, ...)
+    or a module function whose result is minimised; not ``len()`` and the like."""
+    last = dotted(call.func).rsplit(".", 1)[-1]
+    return last in minimisers or bool((PROTECTION_TOKENS | _MINIMISING_TOKENS)
+                                      & set(tokens(last)))
+
+
 def _business(owner: ast.expr) -> bool:
     """``supplier["email"]``, ``clinic.phone``: an organisation's contact data."""
     last = dotted(owner).rsplit(".", 1)[-1]
@@ -442,6 +450,13 @@ def leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
                                     raw.add(t.id)
                                     if _names_a_person(t.id, node.value):
                                         tainted.setdefault(t.id, set()).add(WHOLE_RECORD)
+        # A raw record the code itself hands to a minimisation helper is one it knows
+        # holds personal data: handed over raw elsewhere, it leaks whole.
+        for node in nodes:
+            if isinstance(node, ast.Call) and _minimises(node, reader.minimisers):
+                for arg in node.args:
+                    if isinstance(arg, ast.Name) and arg.id in raw:
+                        tainted.setdefault(arg.id, set()).add(WHOLE_RECORD)
         for node in nodes:
             if isinstance(node, ast.Call):
                 sink = _sink(node)
