@@ -344,3 +344,52 @@ def test_art12_checks_are_documented() -> None:
     for word in ("tool body", "callback", "after the agent's run call", "runtime_logging",
                  "print()", "severity"):
         assert word in checks
+
+
+def test_art12_a_store_reached_through_a_declared_field_records() -> None:
+    code = DOC + EVENT_TABLE + textwrap.dedent("""
+        from dataclasses import dataclass
+        from agents import RunHooks, Runner
+
+        @dataclass
+        class Run:
+            run_id: str
+            store: Events
+
+        class Steps(RunHooks):
+            async def on_tool_end(self, context, agent, tool, result):
+                context.context.store.append(tool.name, str(result))
+
+        async def ask(question):
+            return await Runner.run(agent, question, context=Run("r1", Events()),
+                                    hooks=Steps())
+    """)
+    assert not _fires(code, 12)
+    # The same hook writing to a store of no known class keeps nothing we can see.
+    assert _fires(code.replace("store: Events", "store: object").replace(
+        "Run(\"r1\", Events())", "Run(\"r1\", object())"), 12)
+
+
+def test_art12_hooks_dispatched_by_name_from_a_registry_record() -> None:
+    code = DOC + EVENT_TABLE + textwrap.dedent("""
+        import anthropic
+
+        class StepSink:
+            '''Writes each step to the events table.'''
+
+            def on_tool_call(self, name, args):
+                events.append(name, str(args))
+
+        HOOKS = [StepSink()]
+
+        def emit(event, *args):
+            for hook in HOOKS:
+                getattr(hook, event)(*args)
+
+        def answer(question):
+            reply = claude.messages.create(model="m", max_tokens=100, messages=[])
+            emit("on_tool_call", "search", question)
+            return reply
+    """)
+    assert not _fires(code, 12)
+    assert _fires(code.replace("events.append(name, str(args))", "print(name, args)"), 12)

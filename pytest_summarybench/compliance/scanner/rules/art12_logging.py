@@ -5,7 +5,9 @@ An agent module passes when a persistent write is reached on the path its action
 
 * a tool body (or a decorator wrapped around a tool) writes: a logger call, an SQL
   ``INSERT``, a row/document insert, an append to a file, a tracing span, directly or
-  through the module's own helper (``events.append(...)`` whose method inserts a row);
+  through the module's own helper (``events.append(...)`` whose method inserts a row,
+  with ``events`` assigned, declared or passed as that class, or a hook of a module
+  registry reached by ``getattr(hook, event)(...)``);
 * a callback, hook, filter or handler registered with the framework (``callbacks=[...]``,
   ``step_callback=``, ``hooks=``, ``register(...)``, ``@kernel.filter``) writes, or is
   defined outside the module (a tracer or callback handler imported from a library) and is
@@ -71,8 +73,10 @@ class RecordKeepingRule:
     checks = (
         "agent code (imports an agent framework or model SDK) must keep records",
         "a persistent write (logger call, SQL INSERT, row/document insert, file append, "
-        "tracing span), direct or through the module's own helper, inside a tool body or a "
-        "decorator around a tool",
+        "tracing span), direct or through the module's own helper (an instance bound, "
+        "declared as a field or parameter, or passed as a keyword; or hooks in a module "
+        "registry dispatched with getattr), inside a tool body or a decorator around a "
+        "tool",
         "or inside a callback/hook/filter/handler registered with the framework; a "
         "registered handler defined outside the module counts unless it is a console one",
         "or in the driving code after the agent's run call or in the loop around it "

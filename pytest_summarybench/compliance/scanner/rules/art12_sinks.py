@@ -6,8 +6,10 @@ A *record* is a write that outlives the process: a call on a logger whose output
 SQL ``INSERT``, a row/document insert, an ORM add+commit, a file opened for appending (or
 a handle to one), a tracing span, an HTTP write to an audit or log service. A function or
 method that makes such a write, directly or through the module's own helpers (an
-``EventStore.append`` that inserts a row, an ``AuditTrail.record`` that calls its logger),
-is a *sink*. Where those writes happen is :mod:`.art12_records`' question.
+``EventStore.append`` that inserts a row, an ``AuditTrail.record`` that calls its logger,
+reached through a name bound, declared or passed as that class, or dispatched with
+``getattr(hook, event)(...)`` to hooks listed in a module registry), is a *sink*.
+Where those writes happen is :mod:`.art12_records`' question.
 """
 
 from __future__ import annotations
@@ -224,18 +226,53 @@ class SinkMap:
         return names
 
     def _instances(self) -> dict[str, str]:
-        """Variable or attribute name -> module class it holds (``events = EventStore()``)."""
+        """Variable, attribute or field name -> module class it holds: assigned
+        (``events = EventStore()``), passed as a keyword (``Run(events=EventStore())``),
+        declared (``events: EventStore`` in a dataclass, a parameter annotation), or a
+        loop variable over a module list of instances (``for hook in HOOKS``)."""
         classes = self.consts.classes
+
+        def cls_of(node: ast.expr | None) -> str | None:
+            if isinstance(node, ast.Call):
+                node = node.func
+            name = dotted(node).rsplit(".", 1)[-1] if node is not None else ""
+            return name if name in classes else None
+
         out: dict[str, str] = {}
+        registries: dict[str, str] = {}
         for node in self.surface.nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                cls = dotted(node.value.func).rsplit(".", 1)[-1]
-                if cls in classes:
+                cls = cls_of(node.value)
+                if cls is not None:
                     for target in node.targets:
                         if isinstance(target, ast.Name):
                             out[target.id] = cls
                         elif isinstance(target, ast.Attribute):
                             out[target.attr] = cls
+            elif isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.Tuple)):
+                members = {cls_of(e) if isinstance(e, ast.Call) else None
+                           for e in node.value.elts}
+                member = members.pop() if len(members) == 1 else None
+                if member is not None:
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            registries[target.id] = member
+            elif isinstance(node, ast.keyword) and node.arg and isinstance(node.value, ast.Call):
+                cls = cls_of(node.value)
+                if cls is not None:
+                    out.setdefault(node.arg, cls)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                cls = cls_of(node.annotation)
+                if cls is not None:
+                    out.setdefault(node.target.id, cls)
+            elif isinstance(node, ast.arg) and node.annotation is not None:
+                cls = cls_of(node.annotation)
+                if cls is not None:
+                    out.setdefault(node.arg, cls)
+        for node in self.surface.nodes:
+            if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.target, ast.Name) \
+                    and isinstance(node.iter, ast.Name) and node.iter.id in registries:
+                out.setdefault(node.target.id, registries[node.iter.id])
         return out
 
     def _direct_write(self, call: ast.Call) -> str | None:
@@ -282,6 +319,9 @@ class SinkMap:
         func = call.func
         if isinstance(func, ast.Name):
             return self.surface.defs.get(func.id)
+        if isinstance(func, ast.Call) and dotted(func.func) == "getattr" \
+                and len(func.args) >= 2 and isinstance(func.args[0], ast.Name):
+            return self._dispatched(func.args[0].id, func.args[1])
         if isinstance(func, ast.Attribute):
             base = func.value
             cls = None
@@ -293,6 +333,21 @@ class SinkMap:
                 cls = self.instances.get(base.attr)
             if cls is not None:
                 return self.surface.methods.get((cls, func.attr))
+        return None
+
+    def _dispatched(self, holder: str, attribute: ast.expr) -> FunctionNode | None:
+        """``getattr(hook, event)(...)`` on an instance of a module class: the named
+        method when the name is a literal, else the first of its public methods that
+        writes (a dispatcher handing events to a recording hook)."""
+        cls = self.instances.get(holder)
+        if cls is None:
+            return None
+        name = self.consts.resolve(attribute)
+        if isinstance(name, str):
+            return self.surface.methods.get((cls, name))
+        for (owner, method), fn in self.surface.methods.items():
+            if owner == cls and not method.startswith("_") and self.sink(fn):
+                return fn
         return None
 
     @staticmethod
