@@ -393,3 +393,33 @@ def test_art12_hooks_dispatched_by_name_from_a_registry_record() -> None:
     """)
     assert not _fires(code, 12)
     assert _fires(code.replace("events.append(name, str(args))", "print(name, args)"), 12)
+
+
+def test_art12_a_request_line_before_an_acting_agent_runs_is_no_record() -> None:
+    driver = textwrap.dedent("""
+        import asyncio
+        import logging
+        log = logging.getLogger("desk")
+
+        async def main(question):
+            log.info("desk agent started")
+            result = await executor.ainvoke({"input": question})
+            print(result)
+
+        if __name__ == "__main__":
+            asyncio.run(main("unlock bob"))
+    """)
+    # The tools change the directory: a start line before the run records none of it.
+    assert _fires(_tool() + driver, 12)
+    # A read-only agent's request line is the record of that request.
+    read_only = DOC + textwrap.dedent("""
+        from langchain_core.tools import tool
+
+        @tool
+        def search_runbooks(query: str) -> str:
+            '''Full-text search over the ops runbooks.'''
+            return index.search(query)
+    """)
+    assert not _fires(read_only + driver, 12)
+    assert not _fires(_tool() + driver.replace("    print(result)",
+                                               "    log.info('answered %s', result)"), 12)

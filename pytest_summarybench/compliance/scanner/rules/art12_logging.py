@@ -14,7 +14,8 @@ An agent module passes when a persistent write is reached on the path its action
   not a console handler;
 * the code driving the agent writes after the run call or in the loop around it (a record
   of the result or of each step); a write before the agent starts is not a record of what
-  it did;
+  it did (in a function taking the request it records the request, which is enough only
+  for an agent whose tools change nothing);
 * a framework feature persists runs by itself (AutoGen ``runtime_logging.start``,
   ``FileCallbackHandler``, CrewAI ``output_log_file``).
 
@@ -80,7 +81,9 @@ class RecordKeepingRule:
         "or inside a callback/hook/filter/handler registered with the framework; a "
         "registered handler defined outside the module counts unless it is a console one",
         "or in the driving code after the agent's run call or in the loop around it "
-        "(a write only before the agent starts does not count)",
+        "(a write only before the agent starts does not count; in a function taking the "
+        "request, a write before the run counts only when the agent's tools change "
+        "nothing; a call of a function that itself runs the agent is judged inside it)",
         "or a framework feature that persists runs: runtime_logging.start, "
         "FileCallbackHandler, output_log_file",
         "print(), verbose=True, console callbacks and loggers configured but not called "
@@ -96,11 +99,11 @@ class RecordKeepingRule:
         if not has_agent_code(facts, AGENT_FRAMEWORKS):
             return ArticleResult.ok(self.article, "no agent framework in use")
         records = RecordMap(facts, surface_of(facts))
-        found = records.records()
-        if found:
-            return ArticleResult.ok(self.article, *found[:4])
         effects = side_effects(facts)
         acting = _acting_tools(records)
+        found = records.records(acting=bool(effects or acting))
+        if found:
+            return ArticleResult.ok(self.article, *found[:4])
         if any(e.grave for e in effects):
             # Money moved or data destroyed with no trace of who decided it: the record
             # is what a person harmed would need (the previous rule's grading, kept).

@@ -4,9 +4,10 @@ agent's actions take.
 The *action path* is the code that runs because the agent acted: the tools' bodies (and
 decorators wrapped around them), callbacks, hooks, filters and handlers registered with
 the framework, and, in the function that drives the agent, the statements after the run
-call or in the loop around it (anywhere in a function that takes the request). A sink
-that is only defined, configured, or called once before the agent starts is not on the
-path.
+call or in the loop around it (anywhere in a function that takes the request, unless the
+agent's tools act: then a line before the run records the request, not the actions). A
+sink that is only defined, configured, or called once before the agent starts is not on
+the path.
 """
 
 from __future__ import annotations
@@ -180,15 +181,18 @@ class RecordMap(SinkMap):
                     out.append(entry)
         return out
 
-    def driver_records(self) -> Iterator[Record]:
+    def driver_records(self, acting: bool = False) -> Iterator[Record]:
         """Writes after the agent's run call (or in the loop around it) in the code that
-        drives the agent: functions and the module's top level."""
+        drives the agent: functions and the module's top level. With ``acting`` (the
+        agent's tools change other systems) a write before the run call records only
+        that a request came in, not what the agent did, so it does not count."""
         scopes: list[tuple[str, list[ast.stmt], str | None, bool]] = [
             ("module", self.facts.tree.body, None, False)]
         for fn in [*self.surface.defs.values(), *self.surface.methods.values()]:
             args = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)
                     if a.arg not in ("self", "cls")]
-            scopes.append((fn.name, fn.body, self.surface.owner.get(fn), bool(args)))
+            scopes.append((fn.name, fn.body, self.surface.owner.get(fn),
+                           bool(args) and not acting))
         for name, body, context, per_request in scopes:
             yield from self._after_run(name, body, context, per_request)
 
@@ -219,6 +223,9 @@ class RecordMap(SinkMap):
         run_loops = [loop for loop in loops if any(loop.lineno <= c.lineno <= (
             loop.end_lineno or loop.lineno) for c in runs)]
         for call in own_calls:
+            callee = self.resolve_callee(call, context)
+            if callee is not None and self._drives(callee):
+                continue  # a function that runs the agent is judged in its own scope
             in_loop = any(loop.lineno <= call.lineno <= (loop.end_lineno or loop.lineno)
                           for loop in run_loops)
             if call.lineno < first and not in_loop and not per_request:
@@ -227,6 +234,13 @@ class RecordMap(SinkMap):
             if write:
                 when = "per request" if per_request else "after the agent runs"
                 yield Record(call.lineno, write, f"{name} ({when})")
+
+    @staticmethod
+    def _drives(fn: FunctionNode) -> bool:
+        """Whether ``fn`` hands control to the agent itself (its writes are judged by
+        where they stand relative to that run call)."""
+        return any(dotted(c.func).rsplit(".", 1)[-1] in _RUN_METHODS and receiver_of(c)
+                   for c in calls_in(fn))
 
     def framework_records(self) -> list[str]:
         """Framework features that persist runs by themselves."""
@@ -250,8 +264,9 @@ class RecordMap(SinkMap):
                     out.append(f"line {call.line}: output_log_file on {call.name}")
         return out
 
-    def records(self) -> list[str]:
-        """Evidence of persistent records on the action path (empty: none)."""
+    def records(self, acting: bool = False) -> list[str]:
+        """Evidence of persistent records on the action path (empty: none); ``acting``
+        as for :meth:`driver_records`."""
         out: list[str] = list(self.framework_records())
         for where, body in self._bodies():
             context = self.surface.owner.get(body) if isinstance(
@@ -265,7 +280,7 @@ class RecordMap(SinkMap):
                 orm = self.orm_write(body)
                 if orm:
                     out.append(str(Record(getattr(body, "lineno", 0), orm, where)))
-        out.extend(str(r) for r in self.driver_records())
+        out.extend(str(r) for r in self.driver_records(acting))
         out.extend(self.external_handlers())
         out.extend(self.traced_functions())
         return out
