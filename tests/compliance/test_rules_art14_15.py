@@ -100,6 +100,23 @@ def test_polled_ticket_status_gates_without_the_usual_words() -> None:
     assert not _verdict(ungated, 14).passed
 
 
+def test_a_leading_verb_of_messaging_acts_whatever_noun_follows() -> None:
+    body = """
+        import smtplib
+
+        @tool
+        def send_progress_note(learner_ref: str, body: str) -> str:
+            '''Email a progress note to a learner.'''
+            with smtplib.SMTP("smtp.example.edu", 587, timeout=15) as smtp:
+                smtp.send_message(build_message(learner_ref, body))
+            log.info("note sent %s", learner_ref)
+            return "sent"
+    """
+    assert not _verdict(body, 14).passed
+    # Adding a note to a record is bookkeeping.
+    assert _verdict(body.replace("send_progress_note", "add_progress_note"), 14).passed
+
+
 DECORATED_REFUND = """
     import functools
 

@@ -6,8 +6,9 @@ a mail or message send, a payment-SDK ``create``, a verb-first client call such 
 function's name, the called method or the literal parts of the request (URL path, SQL)
 carry a generic verb or noun of action (pay, refund, send, suspend, revoke, deploy, ...).
 Writes whose function drafts, saves, notes, queues or proposes are internal bookkeeping
-(a person acts on them later) and do not count. A function that calls an acting function
-of the module acts too, through it.
+(a person acts on them later) and do not count; a function named with a leading verb of
+messaging or paying acts whatever record noun follows (``send_progress_note``). A
+function that calls an acting function of the module acts too, through it.
 """
 
 from __future__ import annotations
@@ -171,7 +172,10 @@ def _classify(function: FunctionFact, call: ast.Call) -> tuple[bool, bool]:
     name = tokens(function.name)
     if name[:1] and name[0] in BOOKKEEPING:
         return False, False
-    if (_target_words(call) | set(name)) & _RECORDS:
+    # A function whose leading verb reaches people or moves money acts whatever it
+    # calls the thing it sends (``send_progress_note`` is an email, not a note).
+    named_nouns = set() if name[:1] and name[0] in OUTREACH | FINANCIAL else set(name)
+    if (_target_words(call) | named_nouns) & _RECORDS:
         return False, False
     words = _words_of(function, call)
     verbs = words & _VERBS
