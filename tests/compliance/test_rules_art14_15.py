@@ -117,6 +117,68 @@ def test_a_leading_verb_of_messaging_acts_whatever_noun_follows() -> None:
     assert _verdict(body.replace("send_progress_note", "add_progress_note"), 14).passed
 
 
+CHANGE_GATED_DEPLOY = """
+    class ChangeDesk:
+        '''Reads change records.'''
+
+        def covers(self, change_id: str, service: str) -> tuple[bool, str]:
+            rec = requests.get(f"https://itsm.example/{records}/{{change_id}}",
+                               timeout=10).json()
+            if rec.get("status") != "scheduled" or rec.get("service") != service:
+                return False, "no scheduled change covers this"
+            return True, "ok"
+
+    desk = ChangeDesk()
+
+    @tool
+    def deploy_service(service: str, change_id: str) -> str:
+        '''Deploy a service under its change record.'''
+        ok, reason = desk.covers(change_id, service)
+        if not ok:
+            return reason
+        requests.post("https://deployer.example/deployments",
+                      json={{"service": service}}, timeout=30)
+        log.info("deployed %s", service)
+        return "deployed"
+"""
+
+
+def test_a_decision_recorded_on_a_change_record_gates_the_action() -> None:
+    assert _verdict(CHANGE_GATED_DEPLOY.format(records="changes"), 14).passed
+    # The status of a service (or an order) is no one's decision.
+    assert not _verdict(CHANGE_GATED_DEPLOY.format(records="services"), 14).passed
+
+
+def test_a_method_acting_only_on_a_closed_case_gates_its_callers() -> None:
+    body = """
+        class CaseDesk:
+            '''Moderation cases and member sanctions.'''
+
+            def case(self, case_id: str) -> dict:
+                return requests.get(f"https://desk.example/cases/{case_id}", timeout=5).json()
+
+            def suspend_if_decided(self, case_id: str) -> str:
+                ticket = self.case(case_id)
+                if ticket["outcome"] != "suspend":
+                    return "nothing decided yet"
+                requests.post(f"https://desk.example/members/{ticket['member']}/suspensions",
+                              json={"days": 7}, timeout=5)
+                return "suspended"
+
+        desk = CaseDesk()
+
+        @tool
+        def carry_out_suspension(case_id: str) -> str:
+            '''Apply the suspension a moderator decided on a case.'''
+            outcome = desk.suspend_if_decided(case_id)
+            log.info("case %s: %s", case_id, outcome)
+            return outcome
+    """
+    assert _verdict(body, 14).passed
+    ungated = body.replace('if ticket["outcome"] != "suspend":', "if not ticket:")
+    assert not _verdict(ungated, 14).passed
+
+
 DECORATED_REFUND = """
     import functools
 

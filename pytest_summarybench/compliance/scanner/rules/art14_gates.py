@@ -2,12 +2,15 @@
 
 A test is an approval test when it depends on a human decision: a console ``input()``, a
 graph ``interrupt()``, a workflow's wait for a response event, a call of a module function
-that asks or waits for one (polling a ticket or approvals service in a loop that sleeps),
-a value assigned from any of these, or a comparison with an assent word (``"yes"``,
-``"approved"``). An action is gated when it runs only on the branch where such a test
-held (see :func:`art14_flow.guarded_by`); a decorator, middleware or dispatch loop gates
-the calls it guards. A flag that says approval is required, a docstring that promises it,
-or an approval helper that nothing calls is not a gate.
+that asks or waits for one (polling a ticket or approvals service in a loop that sleeps,
+or reading a ticket, case or change record and leaving early unless its recorded
+decision holds: see :mod:`.art14_decisions`), a value assigned from any of these, a
+comparison of such a record's decision field with literal values, or a comparison with
+an assent word (``"yes"``, ``"approved"``). An action is gated when it runs only on the
+branch where such a test held (see :func:`art14_flow.guarded_by`); a decorator,
+middleware or dispatch loop gates the calls it guards. A flag that says approval is
+required, a docstring that promises it, or an approval helper that nothing calls is not a
+gate.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import ast
 from dataclasses import dataclass, field
 
 from ..facts import CodeFacts, FunctionFact, dotted, tokens
+from .art14_decisions import Decisions
 from .art14_flow import ConfigResolver, body_nodes, guarded_by, parents
 
 ASSENT = frozenset({"y", "yes", "approve", "approved", "approval", "confirm", "granted",
@@ -64,6 +68,8 @@ class Gates:
     """Decorators whose wrapper calls the wrapped function only after approval."""
     module_wide: list[str] = field(default_factory=list)
     """Evidence of gates that cover every tool call (framework settings, middleware)."""
+    decisions: Decisions | None = None
+    """Work items (tickets, cases, change records) whose recorded decision is tested."""
     _parents: dict[str, dict[ast.AST, ast.AST]] = field(default_factory=dict)
     _tainted: dict[str, set[str]] = field(default_factory=dict)
 
@@ -106,6 +112,8 @@ class Gates:
 
     def is_gate(self, test: ast.expr, function: FunctionFact) -> bool:
         """Whether ``test`` depends on a person's decision (see the module docstring)."""
+        if self.decisions is not None and self.decisions.is_decision_test(test, function):
+            return True
         tainted = self._tainted_names(function)
         for node in ast.walk(test):
             if isinstance(node, ast.Call) and self._asks(node, function.name):
@@ -227,7 +235,8 @@ def _function_values_called(function: FunctionFact, facts: CodeFacts) -> list[as
 def find_gates(facts: CodeFacts) -> Gates:
     """The module's approval gates."""
     config = ConfigResolver(facts.tree)
-    gates = Gates(facts, config)
+    decisions = Decisions(facts)
+    gates = Gates(facts, config, asking=set(decisions.deciders), decisions=decisions)
     for function in facts.functions.values():
         asks = any(isinstance(n, ast.Call) and n.func is not None
                    and dotted(n.func).rsplit(".", 1)[-1] in _HUMAN_CALLS

@@ -21,8 +21,10 @@ Checks (each has a firing and a quiet example in tests/compliance/test_rules_art
    function name, method or literal request parts carry a generic verb of action;
    bookkeeping writes (draft, save, note, queue, propose, ...) are not actions.
 2. gated in place: the write runs only inside, or after an early exit of, an approval test
-   in the same function; a write whose result that test waits on (the approval request
-   message or ticket) is part of the gate, not an action.
+   in the same function (a test of a person's answer, or of the decision recorded on a
+   ticket, case or change record, ``art14_decisions``); a write whose result that test
+   waits on (the approval request message or ticket) is part of the gate, not an action;
+   a client call of a method the module defines is judged by that method's body.
 3. gated by a wrapper: the function is decorated by a decorator whose wrapper calls it
    only after an approval test.
 4. gated by its callers: a helper that is not exposed to the agent and whose every call
@@ -174,6 +176,7 @@ class _Oversight:
         actions = self.acting.get(function.name, [])
         if actions and all(self.gates.guarded(a.node, function)
                            or self.gates.requests_approval(a.node, function)
+                           or self._own_method_gated(a, function, depth)
                            for a in actions):
             return True
         callers = self._callers.get(function.name, [])
@@ -181,6 +184,20 @@ class _Oversight:
             return all(self.gates.guarded(call, caller) or self.gated(caller.name, depth + 1)
                        for caller, call in callers)
         return False
+
+
+    def _own_method_gated(self, action: Action, function: FunctionFact, depth: int) -> bool:
+        """A client call of a method the module defines (``desk.suspend_if_decided()``)
+        is judged by that method's body: gated when its own writes are, or when it makes
+        none."""
+        node = action.node
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute) \
+                or depth >= 4:
+            return False
+        callee = node.func.attr
+        if callee == function.name or callee not in self.facts.functions:
+            return False
+        return callee not in self.acting or self.gated(callee, depth + 1)
 
 
 class HumanOversightRule:
@@ -193,11 +210,16 @@ class HumanOversightRule:
         "DELETE, mail or message send, payment-SDK create, verb-first client call, SQL "
         "UPDATE/DELETE, subprocess) whose name, method or URL/SQL text carries a verb of "
         "paying, messaging, suspending, revoking, deploying...; drafts, notes and queues "
-        "are bookkeeping",
+        "are bookkeeping (a leading verb of messaging or paying acts whatever record noun "
+        "follows)",
         "gated in place: the write runs only inside, or after an early return of, a test "
         "on a person's decision (input(), interrupt(), a response event, a polled ticket "
-        "or approvals status, a value compared with 'yes'/'approved'); a write whose "
-        "result that test waits on is the approval request, not an action",
+        "or approvals status, a value compared with 'yes'/'approved', the state/status/"
+        "outcome/sign-off field of a ticket, case, change or approval record read from its "
+        "service and compared with literal values, or the result of a module function "
+        "that leaves early unless such a field holds); a write whose result that test "
+        "waits on is the approval request, not an action; a client call of a method the "
+        "module defines is judged by that method's body",
         "gated by a wrapper: a decorator whose wrapper calls the function only after such "
         "a test",
         "gated by its callers: an unexposed helper whose every call site is gated",
