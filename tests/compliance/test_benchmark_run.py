@@ -221,3 +221,46 @@ def test_bad_model_or_endpoint_is_a_usage_error(bench: pytest.Pytester, args: li
     result = _run(bench, "--compliance-test-mode", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+def test_structured_answers_through_fake_ollama(bench: pytest.Pytester) -> None:
+    """The run asks Ollama for the answer schema (its ``format``) and reads the JSON."""
+    import json as _json
+
+    def respond(body: dict[str, Any]) -> str:
+        assert isinstance(body.get("format"), dict)
+        verdict = "15" if "eval(" in body["messages"][-1]["content"] else "NONE"
+        return _json.dumps({"article": verdict,
+                            "severity": "CRITICAL" if verdict != "NONE" else "NONE",
+                            "finding": "scripted"})
+
+    with FakeOllama(respond=respond) as server:
+        result = _run(bench, "--compliance-test-mode", "--compliance-endpoint", server.url)
+        formats = [r.get("format") for r in server.chat_requests]
+    result.assert_outcomes(passed=20)
+    assert len(formats) == 10
+    assert all(f["properties"]["article"]["enum"][-1] == "NONE" for f in formats)
+    block = _results(bench)["llm_models"]["ollama/air-compliance-v2"]
+    assert block["num_scored"] == 10 and block["unparsed"] == 0
+
+
+def test_stack_and_idiom_accuracy_with_intervals(pytester: pytest.Pytester) -> None:
+    for name in ("conftest.py", "test_compliance.py"):
+        (pytester.path / name).write_text((BENCH / name).read_text(encoding="utf-8"),
+                                          encoding="utf-8")
+    lines = (BENCH / "independent_dev.jsonl").read_text(encoding="utf-8").splitlines()
+    (pytester.path / "eval_data.jsonl").write_text("\n".join(lines[:30]) + "\n",
+                                                   encoding="utf-8")
+    result = _run(pytester, "--compliance-no-llm")
+    result.assert_outcomes(passed=30, skipped=30)
+    result.stdout.fnmatch_lines(["*stack (framework)*95% CI (bootstrap)*",
+                                 "*idiom*correct*total*accuracy*",
+                                 "*hard negatives*"])
+    results = _results(pytester)
+    stacks, idioms = results["stack_accuracy"], results["idiom_accuracy"]
+    assert sum(s["total"] for s in stacks.values()) == 30
+    assert sum(i["total"] for i in idioms.values()) == 30
+    for group in (*stacks.values(), *idioms.values()):
+        low, high = group["ci"]
+        assert low <= group["accuracy"] <= high
+        assert group["accuracy"] == pytest.approx(group["correct"] / group["total"])
