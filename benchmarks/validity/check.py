@@ -152,6 +152,8 @@ def main() -> None:
     parser.add_argument("files", nargs="+", type=Path, help="the data set's files")
     parser.add_argument("--extra-code", type=Path,
                         help="cosqa: code_idx_map.txt, more functions in the index")
+    parser.add_argument("--exclude", type=Path, nargs="*", default=[],
+                        help="cosqa: files whose queries are left out (the tuning files)")
     parser.add_argument("--cache", type=Path, default=Path("sb-validity.sqlite"),
                         help="store whose embedding cache is used (default: %(default)s)")
     parser.add_argument("--methods", default=",".join(offline.METHODS),
@@ -171,7 +173,7 @@ def main() -> None:
     from pytest_summarybench.embeddings import get_embedder
     from pytest_summarybench.store import Store
 
-    qset = load(args.dataset, args.files, args.extra_code)
+    qset = load(args.dataset, args.files, args.extra_code, args.exclude)
     if args.sample and args.sample < len(qset.queries):
         keep = sorted(Random(args.seed).sample(range(len(qset.queries)), args.sample))
         qset = QuerySet(qset.name, qset.present, qset.stripped,

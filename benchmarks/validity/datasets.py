@@ -44,15 +44,24 @@ def _uid(prefix: str, code: str) -> str:
 
 
 # -- CoSQA ---------------------------------------------------------------------------------
-def load_cosqa(paths: list[Path], extra_code: Path | None = None) -> QuerySet:
-    """Relevant (query, function) pairs of the CoSQA files at ``paths`` (cosqa-dev.json,
-    cosqa-retrieval-{dev,test}-500.json), deduplicated; ``extra_code``: a JSON object
-    whose keys are more functions to index (``code_idx_map.txt``), distractors only."""
+def _cosqa_pairs(paths: list[Path]) -> dict[tuple[str, str], None]:
     pairs: dict[tuple[str, str], None] = {}
     for path in paths:
         for row in json.loads(path.read_text(encoding="utf-8")):
             if int(row["label"]) == 1:
                 pairs[(row["doc"].strip(), row["code"])] = None
+    return pairs
+
+
+def load_cosqa(paths: list[Path], extra_code: Path | None = None,
+               exclude: tuple[Path, ...] | list[Path] = ()) -> QuerySet:
+    """Relevant (query, function) pairs of the CoSQA files at ``paths`` (cosqa-dev.json,
+    cosqa-retrieval-{dev,test}-500.json), deduplicated; ``extra_code``: a JSON object
+    whose keys are more functions to index (``code_idx_map.txt``), distractors only;
+    ``exclude``: files whose queries are left out (the tuning queries, for a held-out
+    figure; their functions stay in the index when these files label them too)."""
+    held_back = {query for query, _ in _cosqa_pairs(list(exclude))}
+    pairs = {p: None for p in _cosqa_pairs(paths) if p[0] not in held_back}
     codes = list(dict.fromkeys(code for _, code in pairs))
     if extra_code is not None:
         codes += [c for c in json.loads(extra_code.read_text(encoding="utf-8"))
@@ -167,9 +176,10 @@ def _strip_snippet(unit: CodeUnit) -> CodeUnit:
     return unit.model_copy(update={"docstring": None, "content": content})
 
 
-def load(kind: str, paths: list[Path], extra: Path | None = None) -> QuerySet:
+def load(kind: str, paths: list[Path], extra: Path | None = None,
+         exclude: tuple[Path, ...] | list[Path] = ()) -> QuerySet:
     if kind == "cosqa":
-        return load_cosqa(paths, extra)
+        return load_cosqa(paths, extra, exclude)
     if kind == "ncs":
         if len(paths) != 1:
             raise SystemExit(f"ncs takes one file (287_android_questions.json), got {paths}")
