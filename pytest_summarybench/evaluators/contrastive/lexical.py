@@ -7,8 +7,8 @@ words alone, so a bag of identifiers ranks first (docs/validity.md, "External va
 Kendall's tau with real-query retrieval +0.53 with docstrings on CoSQA's dev queries). When
 every distractor uses most of the target's identifier words, copied words stop telling the
 target apart and the summary has to say what the code does. Chosen on CoSQA's dev queries
-(tau +1.00 present and stripped); on the held-out sets it did not validate (CoSQA test
-+0.40 / +0.56, NCS Android +0.80 / +0.94), so it is not the default.
+(tau +0.80 present, +1.00 stripped); on the held-out sets it did not validate (CoSQA test
++0.40 / +0.56, NCS Android +0.80 / +0.78), so it is not the default.
 
 Selection: for each sampled unit, the ``distractors`` units of the same language and type
 whose identifier words (``generate.builtin.identifier_words``, what ``builtin/identifiers``
