@@ -51,6 +51,7 @@ from pytest_summarybench.stats.ir import Ranking  # noqa: E402
 from pytest_summarybench.validity.external import (  # noqa: E402
     FIGURES,
     adjacent_steps,
+    ceiling,
     kendall_tau,
     ordering,
 )
@@ -100,7 +101,7 @@ def retrieval_rr(queries: list[tuple[str, frozenset[str]]], ids: list[str],
 
 
 def condition(qset: QuerySet, units: list[CodeUnit], summaries: dict[str, dict[str, str]],
-              embedder: Any, methods: list[str], seed: int) -> dict[str, Any]:
+              embedder: Any, methods: list[str], seed: int, resamples: int) -> dict[str, Any]:
     ids = [u.id for u in units]
     per_obs: dict[str, dict[str, np.ndarray]] = {"retrieval": {}}
     for model, texts in summaries.items():
@@ -124,6 +125,12 @@ def condition(qset: QuerySet, units: list[CodeUnit], summaries: dict[str, dict[s
             "tau_all": None if family == "retrieval" else kendall_tau(reference, means),
             "steps": [s.as_dict() for s in adjacent_steps(scores, seed=seed)],
         }
+    if resamples:
+        spreads = ceiling({m: per_obs["retrieval"][m] for m in BUILTINS},
+                          {method: {m: per_obs[method][m] for m in BUILTINS}
+                           for method in methods}, resamples=resamples, seed=seed)
+        out["ceiling"] = {kind: {who: spread.as_dict() for who, spread in by.items()}
+                          for kind, by in spreads.items()}
     return out
 
 
@@ -144,6 +151,18 @@ def show(name: str, cond: str, result: dict[str, Any]) -> None:
             print(f"      {step['higher'].removeprefix('builtin/'):>12} - "
                   f"{step['lower'].removeprefix('builtin/'):<12} {step['difference']:+.3f} "
                   f"[{low:+.3f}, {high:+.3f}]{sig}")
+    for kind, by in result.get("ceiling", {}).items():
+        real = by["real"]
+        print(f"  ceiling, {kind} ({real['resamples']} resamples): tau with real queries "
+              f"median, share >= 0.8, middle 90%")
+        for who, spread in by.items():
+            label = "real queries themselves" if who == "real" else who
+            if "median" not in spread:
+                print(f"    {label:<24} undefined")
+                continue
+            low, high = spread["middle_90"]
+            print(f"    {label:<24} {spread['median']:+.2f}  {spread['share_at_least_target']:.3f}"
+                  f"  [{low:+.2f}, {high:+.2f}]")
 
 
 def main() -> None:
@@ -165,6 +184,9 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=0,
                         help="at most this many queries (seeded), 0 for all")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--resamples", type=int, default=1000,
+                        help="split-half and bootstrap resamples of the ceiling (0: none; "
+                             "default: %(default)s)")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--record", metavar="LABEL",
                         help="merge the tau figures into validity/external.json as LABEL")
@@ -187,7 +209,8 @@ def main() -> None:
         summaries = builtin_summaries(units, args.seed)
         if store is not None:
             summaries.update(stored_summaries(store, units))
-        results[cond] = condition(qset, units, summaries, embedder, methods, args.seed)
+        results[cond] = condition(qset, units, summaries, embedder, methods, args.seed,
+                                  args.resamples)
         show(args.dataset, cond, results[cond])
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
@@ -208,6 +231,12 @@ def record(label: str, results: dict[str, Any], methods: list[str]) -> None:
         per_set[label] = dict(zip(("tau_docstrings", "tau_stripped"),
                                   (None if t is None else round(t, 3) for t in taus),
                                   strict=True))
+        if all("ceiling" in results[c] for c in ("present", "stripped")):
+            # The method's spread beside real queries' own, at the same sample sizes.
+            per_set[label]["ceiling"] = {
+                cond: {kind: {"real_queries": by["real"], "method": by[method]}
+                       for kind, by in results[c]["ceiling"].items()}
+                for cond, c in (("docstrings", "present"), ("stripped", "stripped"))}
         entry.update({
             "dataset": ", ".join(sorted(per_set)),
             "tau_docstrings": _lowest(per_set, "tau_docstrings"),

@@ -13,8 +13,10 @@ from scipy import stats
 from pytest_summarybench.validity.external import (
     FIGURES,
     adjacent_steps,
+    ceiling,
     kendall_tau,
     ordering,
+    tau_b_rows,
 )
 
 REAL = {"lead": 0.694, "docstring": 0.672, "identifiers": 0.597, "signature": 0.588,
@@ -69,3 +71,62 @@ def test_recorded_figures_name_a_doc_and_a_verdict() -> None:
         assert entry["doc"] == "docs/validity.md#external-validity"
         taus = [entry["tau_docstrings"], entry["tau_stripped"]]
         assert entry["validated"] == all(t is not None and t >= 0.8 for t in taus)
+
+
+def test_tau_b_rows_is_scipys_row_by_row_with_ties() -> None:
+    rng = np.random.default_rng(3)
+    # Scores from three values over five names: most rows have ties, some are constant.
+    a = rng.integers(0, 3, (400, 5)).astype(float)
+    b = rng.integers(0, 3, (400, 5)).astype(float)
+    got = tau_b_rows(a, b)
+    for row_a, row_b, tau in zip(a, b, got, strict=True):
+        expected = stats.kendalltau(row_a, row_b).statistic
+        if np.isnan(expected):
+            assert np.isnan(tau)
+        else:
+            assert tau == pytest.approx(expected)
+    assert np.isnan(got).any() and (got == 1.0).any()
+    with pytest.raises(ValueError, match="one shape"):
+        tau_b_rows(a, b[:, :4])
+
+
+def test_ceiling_of_a_clear_ordering_a_noisy_one_and_a_reversed_method() -> None:
+    rng = np.random.default_rng(0)
+    n = 300
+    clear = {name: rng.normal(level, 0.05, n) for name, level in
+             (("a", 0.9), ("b", 0.6), ("c", 0.3), ("d", 0.0))}
+    reversed_ = {name: 1.0 - values for name, values in clear.items()}
+    spread = ceiling(clear, {"same": clear, "reversed": reversed_}, resamples=200, seed=1)
+    for kind in ("split_half", "bootstrap"):
+        real = spread[kind]["real"].as_dict()
+        assert real == {"resamples": 200, "undefined": 0, "median": 1.0,
+                        "share_at_least_target": 1.0, "middle_90": [1.0, 1.0]}
+        assert spread[kind]["same"].as_dict()["median"] == 1.0
+        assert spread[kind]["reversed"].as_dict()["median"] == -1.0
+        assert spread[kind]["reversed"].as_dict()["share_at_least_target"] == 0.0
+
+    # "b" is "a"'s scores in another order: equal on all queries, so on two disjoint halves
+    # covering them all whichever leads on one half trails on the other. Real queries
+    # then never agree with themselves about that pair (tau 4/6 in every split).
+    tied = dict(clear, b=rng.permutation(clear["a"]))
+    halves = ceiling(tied, {}, resamples=300, seed=2)["split_half"]["real"]
+    assert np.allclose(halves.taus, 2 / 3)
+    assert halves.as_dict()["share_at_least_target"] == 0.0
+
+
+def test_ceiling_splits_are_disjoint_halves_of_the_queries() -> None:
+    # Per-query scores that are 1 on one query and 0 elsewhere: a name's half-sample mean
+    # is positive on exactly one of the two halves when the halves are disjoint.
+    n = 11
+    one_hot = {f"q{i}": np.eye(n)[i] for i in range(4)}
+    spread = ceiling(one_hot, {}, resamples=50, seed=0)["split_half"]["real"]
+    # Each name is positive on at most one half, so no pair is ordered alike on both
+    # halves: tau is never positive.
+    assert np.nanmax(spread.taus) <= 0
+
+
+def test_ceiling_refuses_a_method_that_scores_other_names() -> None:
+    with pytest.raises(ValueError, match="real queries"):
+        ceiling({"a": [1.0, 0.0], "b": [0.0, 1.0]}, {"m": {"a": [1.0, 1.0]}})
+    with pytest.raises(ValueError, match="at least two"):
+        ceiling({"a": [1.0], "b": [0.0]}, {})
