@@ -15,6 +15,9 @@ from typing import Any
 
 import numpy as np
 
+#: Per-observation scores (a list or an array), paired by position across names.
+Observations = Sequence[float] | np.ndarray
+
 #: The measured figures, per family or evaluator name.
 FIGURES = Path(__file__).with_name("external.json")
 
@@ -60,7 +63,7 @@ class Step:
                 "interval": [round(self.low, 4), round(self.high, 4)]}
 
 
-def adjacent_steps(scores: Mapping[str, Sequence[float]], *, seed: int = 0) -> list[Step]:
+def adjacent_steps(scores: Mapping[str, Observations], *, seed: int = 0) -> list[Step]:
     """The differences between neighbours of the ordering of ``scores`` (per-observation
     scores of each name, paired by position), each with its paired bootstrap interval."""
     from ..stats.significance import bootstrap_interval
@@ -124,15 +127,15 @@ class TauSpread:
                 "middle_90": [round(float(low), 3), round(float(high), 3)]}
 
 
-def _means(scores: Mapping[str, Sequence[float]], names: list[str],
+def _means(scores: Mapping[str, Observations], names: list[str],
            rows: np.ndarray) -> np.ndarray:
     """(resamples x names): each name's mean over each row of observation indices."""
     return np.stack([np.asarray(scores[n], dtype=float)[rows].mean(axis=1) for n in names],
                     axis=1)
 
 
-def ceiling(real: Mapping[str, Sequence[float]],
-            methods: Mapping[str, Mapping[str, Sequence[float]]], *,
+def ceiling(real: Mapping[str, Observations],
+            methods: Mapping[str, Mapping[str, Observations]], *,
             resamples: int = 1000, seed: int = 0) -> dict[str, dict[str, TauSpread]]:
     """How well real-query retrieval agrees with itself, and each method with it, at the
     same sample sizes.
