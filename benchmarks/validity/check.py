@@ -13,7 +13,10 @@ built-ins, and any model whose summaries a run stored) is scored
 
 It prints each ordering, Kendall's tau of each method's ordering against the real-query
 one, and the paired bootstrap interval of each adjacent difference (queries paired for
-retrieval, units for contrastive). ``--json`` writes the figures;
+retrieval, units for contrastive), and the ceiling: how often real queries agree with
+themselves (two disjoint halves of the queries; bootstrap resamples against all of them)
+and each method with them under the same resampling (``validity.external.ceiling``,
+``--resamples``). ``--json`` writes the figures;
 ``--record`` merges them into ``pytest_summarybench/validity/external.json``.
 
 Usage (from the repository root; the data files are not shipped, see docs/validity.md)::
