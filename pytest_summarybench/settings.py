@@ -153,7 +153,7 @@ class JudgeSection(SBModel):
 class ContrastiveSection(SBModel):
     enabled: bool = True
     distractors: int = Field(default=9, ge=1)
-    methods: list[Literal["embedding", "llm"]] = ["embedding"]
+    methods: list[Literal["embedding", "lexical", "llm"]] = ["embedding"]
     embedding_model: str = "builtin/minilm"
 
 
@@ -333,7 +333,9 @@ class Settings(SBModel):
         ``config`` of the store's run): the same values, under the spec's names."""
         ev = self.evaluation
         methods = sorted(set(ev.contrastive.methods))
-        method = "both" if len(methods) == 2 else methods[0] if methods else "embedding"
+        # One method by its name; several (spec 2.4 knows "both") joined with "+".
+        method = ("both" if methods == ["embedding", "llm"] else "+".join(methods)
+                  if methods else "embedding")
         return BenchmarkConfig(
             sample_size=ev.sample_size,
             sampling_strategy=ev.sampling,

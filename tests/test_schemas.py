@@ -140,7 +140,8 @@ def test_default_weights_are_the_spec_defaults() -> None:
                               "downstream": 0.20}
     s = cfg["scoring"]
     assert s["judgeWeights"] == {"pointwise": 0.4, "pairwise": 0.6}
-    assert s["contrastiveWeights"] == {"embedding": 0.5, "llm": 0.5}
+    # the spec's two, and contrastive/lexical's (not in the spec; used only when selected)
+    assert s["contrastiveWeights"] == {"embedding": 0.5, "lexical": 0.5, "llm": 0.5}
     assert s["retrievalWeights"] == {"precision1": 0.3, "precision5": 0.4, "mrr": 0.3}
     assert s["downstreamWeights"] == {"completion": 0.4, "bugLocalization": 0.3,
                                       "functionSelection": 0.3}

@@ -14,6 +14,8 @@ BUILTIN_EVALUATORS: dict[str, str] = {
     "judge/pairwise": "pytest_summarybench.evaluators.judge.pairwise:JudgePairwise",
     "contrastive/embedding":
         "pytest_summarybench.evaluators.contrastive.embedding:ContrastiveEmbedding",
+    "contrastive/lexical":
+        "pytest_summarybench.evaluators.contrastive.lexical:ContrastiveLexical",
     "contrastive/llm": "pytest_summarybench.evaluators.contrastive.llm:ContrastiveLLM",
     "retrieval/embedding": "pytest_summarybench.evaluators.retrieval.embedding:RetrievalEmbedding",
     "downstream/completion":

@@ -140,17 +140,21 @@ def lead_summary(unit: CodeUnit) -> str:
     return clip(" ".join(kept[:LEAD_LINES]))
 
 
-def identifiers_summary(unit: CodeUnit) -> str:
-    """The ``builtin/identifiers`` summary: distinct non-keyword words of the identifiers
-    (comments and string literals are not identifiers)."""
+def identifier_words(unit: CodeUnit) -> list[str]:
+    """Distinct non-keyword words of the unit's name and identifiers, in order of first
+    use (comments and string literals are not identifiers)."""
     seen: dict[str, None] = {}
     for ident in [unit.short_name, *_IDENT.findall(code_only(unit.content, unit.language))]:
         for word in split_words(ident):
             if len(word) > 1 and word not in _KEYWORDS and not word.isdigit():
                 seen.setdefault(word, None)
-        if len(seen) >= MAX_IDENTIFIER_WORDS:
-            break
-    words = list(seen)[:MAX_IDENTIFIER_WORDS]
+    return list(seen)
+
+
+def identifiers_summary(unit: CodeUnit) -> str:
+    """The ``builtin/identifiers`` summary: the first ``MAX_IDENTIFIER_WORDS`` of
+    ``identifier_words``."""
+    words = identifier_words(unit)[:MAX_IDENTIFIER_WORDS]
     return " ".join(words) if words else _phrase(unit.short_name)
 
 

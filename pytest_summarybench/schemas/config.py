@@ -121,6 +121,7 @@ class JudgeWeights(SBModel):
 
 class ContrastiveWeights(SBModel):
     embedding: float = Field(default=0.5, ge=0)
+    lexical: float = Field(default=0.5, ge=0)
     llm: float = Field(default=0.5, ge=0)
 
 

@@ -40,7 +40,7 @@ class ContrastiveResults(SBModel):
     correct: bool
     predicted_rank: int
     distractor_ids: list[str]
-    method: Literal["embedding", "llm"]
+    method: Literal["embedding", "lexical", "llm"]
     confidence_gap: float | None = None
     difficulty: Literal["easy", "medium", "hard"] | None = None
 

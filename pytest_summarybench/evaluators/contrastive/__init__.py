@@ -3,7 +3,9 @@ distractors of the same language and type?
 
 ``distractors`` selects the distractor sets (spec 6.1); ``base`` holds the family's base,
 ``ContrastiveEvaluator``; ``embedding`` is ``contrastive/embedding`` (spec 6.2, cosine
-ranking) and ``llm`` is ``contrastive/llm`` (spec 6.3, a helper model picks an option).
+ranking), ``lexical`` is ``contrastive/lexical`` (the same ranking against distractors that
+share the target's identifiers, so copied words do not pick the code out) and ``llm`` is
+``contrastive/llm`` (spec 6.3, a helper model picks an option).
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 from .base import ContrastiveEvaluator
 from .distractors import DistractorSet, matchable_unit_ids
 from .embedding import ContrastiveEmbedding
+from .lexical import ContrastiveLexical
 from .llm import ContrastiveLLM
 
-__all__ = ["ContrastiveEmbedding", "ContrastiveEvaluator", "ContrastiveLLM", "DistractorSet",
-           "matchable_unit_ids"]
+__all__ = ["ContrastiveEmbedding", "ContrastiveEvaluator", "ContrastiveLLM",
+           "ContrastiveLexical", "DistractorSet", "matchable_unit_ids"]

@@ -31,17 +31,23 @@ class ContrastiveEmbedding(ContrastiveEvaluator):
 
     name: ClassVar[str] = "contrastive/embedding"
     family: ClassVar[str] = "contrastive"
+    method: ClassVar[str] = "embedding"
+    """Its name in ``evaluation.contrastive.methods`` and in each record's details."""
     components: ClassVar[tuple[Component, ...]] = (
         Component("correct", "embedding", "embedding contrastive accuracy"),)
 
     def skip_reason(self, ctx: RunContext) -> str | None:
-        if "embedding" not in ctx.settings.evaluation.contrastive.methods:
-            return ("evaluation.contrastive.methods does not include 'embedding' "
+        if self.method not in ctx.settings.evaluation.contrastive.methods:
+            return (f"evaluation.contrastive.methods does not include '{self.method}' "
                     f"(it is {ctx.settings.evaluation.contrastive.methods})")
         return None
 
     def prepare(self, ctx: RunContext) -> None:
         super().prepare(ctx)
+        self.embed_summaries(ctx)
+
+    def embed_summaries(self, ctx: RunContext) -> None:
+        """Every summary into the embedding cache (workers only read it)."""
         self.embedder(ctx).embed(sorted({s.summary for u in ctx.units for m in ctx.models
                                          if (s := ctx.summary(u.id, m.id)) is not None}),
                                  what="summaries")
@@ -67,7 +73,7 @@ class ContrastiveEmbedding(ContrastiveEvaluator):
             unit_id=item.unit_id, model_id=item.model_id, evaluator=self.name,
             metrics={"correct": ranking.hit_at(1), "predicted_rank": rank,
                      "confidence_gap": gap},
-            details={"method": "embedding", "embeddingModel": embedder.name,
+            details={"method": self.method, "embeddingModel": embedder.name,
                      "summaryId": summary.id, "options": len(candidates),
                      "targetSimilarity": round(sims[0], 6),
                      "margin": round(sims[0] - max(sims[1:], default=0.0), 6),
