@@ -62,6 +62,7 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
         p = f"p={c.p_value:.3g}, " if c.p_value is not None else ""
         out.append(f"top pair: {c.model_a} vs {c.model_b}: {c.score_difference:+.3f} "
                    f"({p}{verdict}); {record_text(c)}")
+    out += reference_lines(report)
     for err in report.errors:
         out.append(f"errors: {err.model_id} {err.evaluator}: {err.count} "
                    f"(e.g. {err.examples[0]})")
@@ -69,6 +70,29 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
         deltas = ", ".join(f"{m} {d:+.3f}" for m, d in report.baseline.deltas.items())
         out.append(f"baseline {report.baseline.source}: {deltas or 'no shared model'}")
     return out
+
+
+def table_lines(headers: list[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
+    """A fixed-width table: the first column left-aligned, the others right-aligned."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(headers)]
+    return [indent + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+            for cells in [headers, *rows]]
+
+
+def reference_lines(report: BenchmarkReport) -> list[str]:
+    """Retrieval's reference rows: each model's summaries against indexing the code itself
+    (none when retrieval did not run)."""
+    from .sections import references_block
+
+    block = references_block(report.evaluator_details.get("retrieval/embedding") or {})
+    if block is None:
+        return []
+    return [f"{block.title[0].lower()}{block.title[1:]} (reference rows, not ranked):",
+            *table_lines([h[0].lower() + h[1:] for h in block.headers], block.rows),
+            f"  {block.note.split('. ')[0]}; differences: per-unit reciprocal rank "
+            "paired with the code row, 95% bootstrap interval"]
 
 
 def validity_lines(validity: ValiditySection) -> list[str]:
