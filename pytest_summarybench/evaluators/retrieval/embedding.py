@@ -9,7 +9,7 @@ summarise is in the index too, as an empty document, so that every model is sear
 against the same number of units (its own item for that unit is an error). ``evaluate``
 (any worker) only reads: it searches the model's collection with each of the unit's queries.
 ``prepare`` also indexes the reference documents of ``references.py`` (the code alone; each
-model's summary above the code), and ``evaluate`` searches them with the same queries into
+model's summary fused with the code), and ``evaluate`` searches them with the same queries into
 ``details["references"]``: reported beside the models, never scored.
 
 One record per unit x model: ``hit@K`` for every K of ``kValues`` and ``reciprocal_rank``
@@ -133,36 +133,35 @@ class RetrievalEmbedding(Evaluator):
                                for q in qs}), what="queries")
         client = chroma_client(ctx)
         units = list(ctx.units)
+        code = embedder.embed([references.document(references.CODE, u, None) for u in units],
+                              what="code")
         for model in ctx.models:
             # A unit the model has no summary for stays in the index as an empty document:
             # every model's index holds the same units, so one model's failures do not
             # leave fewer competitors for the queries of its other units.
             found = [ctx.summary(u.id, model.id) for u in units]
             texts = [s.summary if s is not None else MISSING_TEXT for s in found]
-            self._index(ctx, client, model.id, units, texts,
-                        [{"path": u.path, "name": u.name, "missing": s is None}
-                         for u, s in zip(units, found, strict=True)],
-                        f"summaries of {model.id}")
-        # The reference rows (references.py): the code alone, and each model's summary
-        # above its code.
-        self._index(ctx, client, references.index_key(references.CODE, ""), units,
-                    [references.document(references.CODE, u, None) for u in units],
-                    [{"path": u.path, "name": u.name} for u in units], "code")
-        for model in ctx.models:
+            missing = [{"path": u.path, "name": u.name, "missing": s is None}
+                       for u, s in zip(units, found, strict=True)]
+            vectors = embedder.embed(texts, what=f"summaries of {model.id}")
+            self._index(ctx, client, model.id, units, texts, vectors, missing)
             if references.has_references(model.id):
-                found = [ctx.summary(u.id, model.id) for u in units]
+                # Its reference row: the summary's vector fused with the code's.
                 self._index(
                     ctx, client, references.index_key(references.CODE_SUMMARY, model.id),
                     units, [references.document(references.CODE_SUMMARY, u, s)
                             for u, s in zip(units, found, strict=True)],
-                    [{"path": u.path, "name": u.name, "missing": s is None}
-                     for u, s in zip(units, found, strict=True)],
-                    f"code with the summaries of {model.id}")
+                    references.fused(code, vectors, [references.has_text(s) for s in found]),
+                    missing)
+        # The code row: the code alone.
+        self._index(ctx, client, references.index_key(references.CODE, ""), units,
+                    [references.document(references.CODE, u, None) for u in units], code,
+                    [{"path": u.path, "name": u.name} for u in units])
         self._collections.clear()
 
     def _index(self, ctx: RunContext, client: Any, key: str, units: list[CodeUnit],
-               texts: list[str], metadatas: list[dict[str, Any]], what: str) -> None:
-        """(Re)create the collection ``key`` names, holding ``texts`` of ``units``."""
+               texts: list[str], vectors: Matrix, metadatas: list[dict[str, Any]]) -> None:
+        """(Re)create the collection ``key`` names: ``texts`` of ``units`` as ``vectors``."""
         embedder = self.embedder(ctx)
         name = collection_name(ctx, key, embedder.backend.cache_key)
         try:
@@ -172,9 +171,6 @@ class RetrievalEmbedding(Evaluator):
         collection = client.create_collection(
             name, configuration={"hnsw": HNSW}, embedding_function=None,
             metadata={"model_id": key, "embedding_model": embedder.name})
-        if not units:
-            return
-        vectors = embedder.embed(texts, what=what)
         for start in range(0, len(units), ADD_BATCH):  # chroma caps one add's size
             part = slice(start, start + ADD_BATCH)
             collection.add(ids=[u.id for u in units[part]],
@@ -218,9 +214,9 @@ class RetrievalEmbedding(Evaluator):
         k_values = sorted(set(ctx.settings.evaluation.retrieval.k_values))
         embedder = self.embedder(ctx)
         texts = [q.query for q in queries] + [summary.summary]
-        kinds = references.DOCUMENTS if references.has_references(item.model_id) else ()
-        unit = ctx.unit(item.unit_id)
-        texts += [references.document(kind, unit, summary) for kind in kinds]
+        refs = references.has_references(item.model_id)
+        if refs:
+            texts.append(references.document(references.CODE, ctx.unit(item.unit_id), None))
         vectors = embedder.cached(texts)
         if vectors is None:
             vectors = embedder.embed(texts)
@@ -234,15 +230,18 @@ class RetrievalEmbedding(Evaluator):
         details: dict[str, Any] = {
             "embeddingModel": embedder.name, "summaryId": summary.id,
             "indexSize": collection.count(), "kValues": k_values, "queries": per_query}
-        if kinds:
+        if refs:
             # The same queries against the reference indexes: reported, never scored.
+            code = vectors[own + 1:own + 2]
+            targets = {references.CODE: code[0], references.CODE_SUMMARY: references.fused(
+                code, vectors[own:own + 1], [references.has_text(summary)])[0]}
             details["references"] = {
                 kind: [{key: r[key] for key in ("type", "rank", "hits", "reciprocalRank")}
                        for r in (self._search(
                            self._collection(ctx, references.index_key(kind, item.model_id)),
-                           q, vectors[i], vectors[own + 1 + j], item.unit_id, k_values)
+                           q, vectors[i], targets[kind], item.unit_id, k_values)
                            for i, q in enumerate(queries))]
-                for j, kind in enumerate(kinds)}
+                for kind in references.DOCUMENTS}
         return [ScoreRecord(
             unit_id=item.unit_id, model_id=item.model_id, evaluator=self.name,
             metrics=metrics, details=details)]
