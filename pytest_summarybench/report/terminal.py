@@ -100,8 +100,11 @@ def validity_lines(validity: ValiditySection) -> list[str]:
     score of each level, whether each step is significant, the A/A rate; then a DISTRUST
     line for every flagged family or judge."""
     short = [m.removeprefix(LADDER_PREFIX) for m in validity.levels]
-    out = [f"instrument validity: known-answer ladder on {validity.ladder_units} documented "
-           f"units, known order {' > '.join(short)}"]
+    out = [f"instrument validity: {validity.verdict}" if validity.verdict
+           else "instrument validity:"]
+    out += [f"  {f.family}: {f.external_text()}" for f in validity.families]
+    out.append(f"known-answer ladder on {validity.ladder_units} documented units, known order "
+               f"{' > '.join(short)}")
     header = ["family", "tau", *(s.split("-", 1)[0] for s in short), "steps", "A/A", "status"]
     rows = []
     for f in validity.families:
