@@ -119,11 +119,7 @@ def validity_lines(validity: ValiditySection) -> list[str]:
                          else f"{j.pointwise_tau:+.2f}",
                          *(_fmt(j.pointwise_means.get(m)) for m in validity.levels),
                          "-", "-", f"flips {_fmt(j.flip_rate)}"])
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
-              for i, h in enumerate(header)]
-    for cells in [header, *rows]:
-        out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                             for i, (c, w) in enumerate(zip(cells, widths, strict=True))))
+    out += table_lines(header, rows, indent="")
     out.append("steps: adjacent levels, paired t-test on per-unit scores, Holm over the "
                "steps; A/A: level 1 vs its twin, share of bootstrap reseeds significant")
     out += [f"DISTRUST {msg}" for msg in validity.flagged]
