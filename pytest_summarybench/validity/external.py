@@ -24,11 +24,13 @@ FIELDS = ("dataset", "tau_docstrings", "tau_stripped", "validated", "doc")
 MAX_BYTES = 1_000_000
 
 
-def load_external(path: Path = EXTERNAL_PATH) -> dict[str, ExternalValidity]:
-    """The figures by family or evaluator name; empty when the file is missing. An entry
-    that does not have the documented fields is left out (it cannot be quoted)."""
+def load_external(path: Path | None = None) -> dict[str, ExternalValidity]:
+    """The figures by family or evaluator name in ``path`` (default ``EXTERNAL_PATH``);
+    empty when the file is missing. An entry that does not have the documented fields is
+    left out (it cannot be quoted)."""
     from pydantic import ValidationError
 
+    path = EXTERNAL_PATH if path is None else path
     try:
         if path.stat().st_size > MAX_BYTES:
             return {}

@@ -68,6 +68,19 @@ def test_analyze_quotes_the_table_and_heads_the_section_with_a_verdict(config) -
     assert data["families"][0]["external"][0]["tauDocstrings"] == 0.8
 
 
+def test_the_report_reads_the_shipped_file(config, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "external.json"
+    path.write_text(json.dumps({"judge": ENTRY}))
+    monkeypatch.setattr(external, "EXTERNAL_PATH", path)
+    section = analyze(_judge_records("local/a", honest=True), config, 12)
+    assert section.families[0].external_text() == (
+        "externally validated on CoSQA: tau +0.80 with docstrings, +1.00 stripped")
+    monkeypatch.setattr(external, "EXTERNAL_PATH", tmp_path / "none.json")
+    section = analyze(_judge_records("local/a", honest=True), config, 12)
+    assert section.families[0].external_text() == "not externally validated"
+
+
 def test_the_verdict_names_what_to_distrust_first() -> None:
     good = ValidityFamily(family="retrieval", units=9, kendall_tau=1.0, status="low resolution")
     bad = ValidityFamily(family="contrastive", units=9, kendall_tau=0.67,
