@@ -7,8 +7,8 @@ a model, with ``--sb-validate`` in the others, or ``summarybench validate`` for 
 alone); ``wiring`` decides when and keeps them out of the ranking; ``analysis`` measures
 how well each evaluator family orders them (Kendall's tau, significance of each step, an
 A/A check, judge consistency) and writes the verdict that heads the report's "Instrument
-validity" section; ``external`` reads the figures against real developer queries that the
-section quotes for each family (``external.json``).
+validity" section; ``quote`` reads the figures against real developer queries that the
+section quotes for each family (``external.json``, measured by ``benchmarks/validity/``).
 """
 
 from __future__ import annotations

@@ -219,7 +219,7 @@ def analyze(records: Sequence[ScoreRecord], config: BenchmarkConfig,
     """The validity section from the ladder models' records of a run (``scoring``: the
     run's; default the built-in evaluators' under ``config``; ``external``: the figures
     against real queries by family or evaluator name, default ``external.json``'s)."""
-    from .external import external_for, load_external
+    from .quote import external_for, load_external
 
     scoring = scoring or builtin_scoring(config)
     table = load_external() if external is None else external

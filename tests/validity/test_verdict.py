@@ -11,7 +11,7 @@ import pytest
 
 from pytest_summarybench.schemas.report import ExternalValidity, ValidityFamily, ValiditySection
 from pytest_summarybench.settings import load_settings
-from pytest_summarybench.validity import external
+from pytest_summarybench.validity import quote
 from pytest_summarybench.validity.analysis import analyze, verdict
 from pytest_summarybench.validity.wiring import costs_no_calls
 from tests.validity.test_analysis import _judge_records
@@ -21,15 +21,15 @@ ENTRY = {"dataset": "CoSQA", "tau_docstrings": 0.8, "tau_stripped": 1.0, "valida
 
 
 def test_a_missing_file_or_a_bad_entry_means_not_externally_validated(tmp_path: Path) -> None:
-    assert external.load_external(tmp_path / "absent.json") == {}
+    assert quote.load_external(tmp_path / "absent.json") == {}
     path = tmp_path / "external.json"
     path.write_text("not json")
-    assert external.load_external(path) == {}
+    assert quote.load_external(path) == {}
     path.write_text(json.dumps({
         "contrastive/identity": {**ENTRY, "second_set": "measured too"},
         "retrieval": {"dataset": "CoSQA", "validated": True},  # no taus: not quotable
         "judge": "validated"}))
-    table = external.load_external(path)
+    table = quote.load_external(path)
     assert list(table) == ["contrastive/identity"]
     assert table["contrastive/identity"].tau_stripped == 1.0
 
@@ -38,11 +38,11 @@ def test_figures_follow_the_evaluators_that_ran() -> None:
     table = {"contrastive": ExternalValidity(name="contrastive", **{**ENTRY, "validated": False,
                                                                     "tau_stripped": 0.11}),
              "contrastive/identity": ExternalValidity(name="contrastive/identity", **ENTRY)}
-    assert external.external_for("contrastive", {"contrastive/identity"}, table) == [
+    assert quote.external_for("contrastive", {"contrastive/identity"}, table) == [
         table["contrastive/identity"]]
-    assert external.external_for("contrastive", {"contrastive/embedding"}, table) == [
+    assert quote.external_for("contrastive", {"contrastive/embedding"}, table) == [
         table["contrastive"]]
-    assert external.external_for("retrieval", {"retrieval/embedding"}, table) == []
+    assert quote.external_for("retrieval", {"retrieval/embedding"}, table) == []
     family = ValidityFamily(family="contrastive", units=3,
                             external=[table["contrastive/identity"]])
     assert family.external_text() == ("contrastive/identity: externally validated on CoSQA: "
@@ -72,11 +72,11 @@ def test_the_report_reads_the_shipped_file(config, tmp_path: Path,  # type: igno
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "external.json"
     path.write_text(json.dumps({"judge": ENTRY}))
-    monkeypatch.setattr(external, "EXTERNAL_PATH", path)
+    monkeypatch.setattr(quote, "EXTERNAL_PATH", path)
     section = analyze(_judge_records("local/a", honest=True), config, 12)
     assert section.families[0].external_text() == (
         "externally validated on CoSQA: tau +0.80 with docstrings, +1.00 stripped")
-    monkeypatch.setattr(external, "EXTERNAL_PATH", tmp_path / "none.json")
+    monkeypatch.setattr(quote, "EXTERNAL_PATH", tmp_path / "none.json")
     section = analyze(_judge_records("local/a", honest=True), config, 12)
     assert section.families[0].external_text() == "not externally validated"
 

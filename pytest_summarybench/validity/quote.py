@@ -1,7 +1,7 @@
-"""External validity as measured offline (``benchmarks/validity/``, docs/validity.md
-"External validity"): how each family's ordering of summarizers agreed with retrieval by
-real, human-labelled developer queries. The figures live in ``external.json`` next to this
-module, ``{"<family or evaluator>": {"dataset", "tau_docstrings", "tau_stripped",
+"""What the report quotes of external validity as measured offline
+(``benchmarks/validity/``, docs/validity.md "External validity"): how each family's
+ordering of summarizers agreed with retrieval by real, human-labelled developer queries.
+The figures live in ``external.json`` next to this module, ``{"<family or evaluator>": {"dataset", "tau_docstrings", "tau_stripped",
 "validated", "doc"}}``; the report quotes them for each family that scored the ladder. A
 family or evaluator the file does not name (or no file) is "not externally validated":
 nothing is ever estimated in its place.
@@ -26,8 +26,9 @@ MAX_BYTES = 1_000_000
 
 def load_external(path: Path | None = None) -> dict[str, ExternalValidity]:
     """The figures by family or evaluator name in ``path`` (default ``EXTERNAL_PATH``);
-    empty when the file is missing. An entry that does not have the documented fields is
-    left out (it cannot be quoted)."""
+    empty when the file is missing. Only the documented fields of an entry are read (the
+    measuring scripts record more: the ceiling, per-set figures), bounded and validated;
+    an entry without them is left out (it cannot be quoted)."""
     from pydantic import ValidationError
 
     path = EXTERNAL_PATH if path is None else path
