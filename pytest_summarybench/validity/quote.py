@@ -1,10 +1,10 @@
 """What the report quotes of external validity as measured offline
 (``benchmarks/validity/``, docs/validity.md "External validity"): how each family's
 ordering of summarizers agreed with retrieval by real, human-labelled developer queries.
-The figures live in ``external.json`` next to this module, ``{"<family or evaluator>": {"dataset", "tau_docstrings", "tau_stripped",
-"validated", "doc"}}``; the report quotes them for each family that scored the ladder. A
-family or evaluator the file does not name (or no file) is "not externally validated":
-nothing is ever estimated in its place.
+The figures live in ``external.json`` next to this module, ``{"<family or evaluator>":
+{"dataset", "tau_docstrings", "tau_stripped", "validated", "doc"}}``; the report quotes
+them for each family that scored the ladder. A family or evaluator the file does not name
+(or no file) is "not externally validated": nothing is ever estimated in its place.
 """
 
 from __future__ import annotations
