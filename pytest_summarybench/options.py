@@ -42,6 +42,10 @@ def validate_options(config: pytest.Config) -> None:
             _check_model(flag, spec)
     for spec in config.getini("summarybench_models"):
         _check_model("ini summarybench_models", spec)
+    if validating(config) and not_validating(config):
+        raise pytest.UsageError("--sb-validate and --sb-no-validate were both given: pass "
+                                "--sb-validate to add the validity ladder, --sb-no-validate "
+                                "to leave it out")
     families = config.getoption("sb_eval")
     if families is not None:
         parse_families("--sb-eval", families)
@@ -85,6 +89,11 @@ def validating(config: pytest.Config) -> bool:
     its models to the settings (``validity.wiring.with_ladder``) on top of the overrides
     below, so the ladder joins whichever models the YAML file or ``--sb-model`` chose."""
     return bool(config.getoption("sb_validate", False))
+
+
+def not_validating(config: pytest.Config) -> bool:
+    """Whether ``--sb-no-validate`` left out the ladder a run would get by default."""
+    return bool(config.getoption("sb_no_validate", False))
 
 
 def overrides(config: pytest.Config) -> dict[str, Any]:

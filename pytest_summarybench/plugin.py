@@ -104,7 +104,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sb-validate", action="store_true", default=False,
                     help="Add the instrument-validity ladder (validate/* models: summaries of "
                          "known quality from the codebase's docstrings) and report how well "
-                         "each evaluator family orders it; -m validate runs the ladder alone.")
+                         "each evaluator family orders it, also when its evaluators call "
+                         "models (judges, a task model); without this flag it runs only when "
+                         "no evaluator can call a model. -m validate runs the ladder alone.")
+    group.addoption("--sb-no-validate", action="store_true", default=False,
+                    help="Leave the instrument-validity ladder out of a run in which it would "
+                         "run by default (no evaluator can call a model).")
     parser.addini("summarybench_config", "Path of summarybench.yaml.", default=None)
     parser.addini("summarybench_codebase", "Codebase root (like --sb-codebase).", default=None)
     parser.addini("summarybench_output", "Output directory (like --sb-output).", default=None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
@@ -153,6 +153,10 @@ class SummaryBenchState:
         self._bound = False
         self._progress: Progress | None = None
         self._deselected: list[MatrixItem] = []
+        self.ladder: Literal["asked", "default"] | None = None
+        """Whether the validity ladder is in this run: ``asked`` (``--sb-validate``),
+        ``default`` (no evaluator can call a model, and no ``--sb-no-validate``) or None;
+        set with the settings."""
 
     # -- lazily built run state ------------------------------------------------------
     @property
@@ -166,9 +170,13 @@ class SummaryBenchState:
                                                base_dir=self.config.rootpath)
             except SettingsError as exc:
                 raise pytest.UsageError(str(exc)) from None
-            if options.validating(self.config):
-                from .validity.wiring import with_ladder
+            from .validity.wiring import costs_no_calls, with_ladder
 
+            if options.validating(self.config):
+                self.ladder = "asked"
+            elif not options.not_validating(self.config) and costs_no_calls(self._settings):
+                self.ladder = "default"
+            if self.ladder is not None:
                 self._settings = with_ladder(self._settings)
         return self._settings
 
@@ -263,11 +271,17 @@ class SummaryBenchState:
                 key = ev.family if all(e.family != ev.family for e in active.values()) \
                     else name
                 self.skipped_families[key] = f"{name}: {failure(exc)}"
-        if options.validating(self.config):
+        if self.ladder is not None:
+            from .evaluators.base import makes_calls
             from .validity.wiring import documented_ids, keep_item
 
             documented = documented_ids(ctx.units)
-            items = [it for it in items if keep_item(it, ctx, documented)]
+            # The default ladder makes no model call: an evaluator that asks for calls per
+            # item (a hook's) scores it only with --sb-validate.
+            free = {name: self.ladder == "asked" or not makes_calls(ev)
+                    for name, ev in active.items()}
+            items = [it for it in items
+                     if keep_item(it, ctx, documented, calls=free.get(it.evaluator, True))]
         return sorted(items, key=lambda it: (it.test_id, it))
 
     def bound_context(self) -> RunContext:

@@ -100,7 +100,7 @@ def test_dependency_warnings_stay_out_of_the_benchmarks_warnings_summary(
         '''))
     pytester.path.joinpath("summarybench.yaml").write_text("weights: {noisy: 0.1}\n")
     # Only the custom family runs: the judge family has no judge here.
-    result = _run(pytester, "-W", "default", families="judge")
+    result = _run(pytester, "-W", "default", "--sb-no-validate", families="judge")
     result.assert_outcomes(passed=1 + 3 * 5)
     summary = result.stdout.str().split("warnings summary")[1].split("-- Docs")[0]
     assert "test_mine.py" in summary

@@ -115,8 +115,9 @@ def test_default_matrix_runs_and_writes_results(pytester: pytest.Pytester,
     result = _run(pytester, *run_mode)
     outcomes = result.parseoutcomes()
     assert result.ret == 0, result.stdout.str()
-    # 7 units (2 files, 2 functions, Cart, Cart.__init__, Cart.add) x 5 built-in models
-    assert outcomes == {"passed": 35}
+    # 7 units (2 files, 2 functions, Cart, Cart.__init__, Cart.add) x 5 built-in models,
+    # and the validity ladder, on by default offline: 4 documented units x 5 ladder models
+    assert outcomes == {"passed": 35 + 4 * 5}
     result.stdout.fnmatch_lines([
         "*summarybench ranking*",
         "rank*model*overall*judge*contrastive*retrieval*downstream*",
@@ -135,6 +136,18 @@ def test_default_matrix_runs_and_writes_results(pytester: pytest.Pytester,
     # identifiers are built from the name: they always share a word with it
     ident = next(r for r in rankings if r["modelId"] == "builtin/identifiers")
     assert ident["overallScore"] == 1.0 and ident["rank"] == 1
+    # The ladder is reported, never ranked; its verdict heads the validity section.
+    validity = json.loads((pytester.path / "out" / "results.json").read_text())["validity"]
+    assert validity["verdict"] and validity["families"][0]["family"] == "contrastive"
+    result.stdout.fnmatch_lines(["instrument validity: *known-answer ladder*",
+                                 "  contrastive: not externally validated"])
+
+
+def test_validate_and_no_validate_together_are_refused(pytester: pytest.Pytester) -> None:
+    _project(pytester)
+    result = _run(pytester, "--sb-validate", "--sb-no-validate")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--sb-validate and --sb-no-validate were both given*"])
 
 
 def test_rankings_identical_with_and_without_xdist(pytester: pytest.Pytester) -> None:
@@ -267,7 +280,7 @@ def test_a_broken_evaluator_is_skipped_with_its_reason(pytester: pytest.Pytester
         extraction: {minLines: 2}
         evaluation: {sampling: all, judge: {enabled: false}, downstream: {enabled: false}}
         """))
-    result = _run(pytester)
+    result = _run(pytester, "--sb-no-validate")
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines([
         "skipped retrieval: retrieval/embedding: ValueError: queries.jsonl line 3: "

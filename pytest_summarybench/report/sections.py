@@ -36,6 +36,47 @@ def dec(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, (int, float)) else NOT_MEASURED
 
 
+def _versus(test: Any) -> str:
+    if not isinstance(test, Mapping) or not isinstance(test.get("mrrDifference"), (int, float)):
+        return NOT_MEASURED
+    low, high = test.get("interval") or (None, None)
+    ci = (f" [{low:+.3f}, {high:+.3f}]" if isinstance(low, (int, float))
+          and isinstance(high, (int, float)) else "")
+    return f"{test['mrrDifference']:+.3f}{ci}"
+
+
+def references_block(d: Mapping[str, Any]) -> Block | None:
+    """Retrieval's reference rows (``evaluatorDetails["retrieval/embedding"].references``)
+    as one table: per model, its summaries alone and its summaries above the code, each
+    against indexing the code alone; None when the run has no reference rows."""
+    refs = d.get("references")
+    if not isinstance(refs, Mapping) or not isinstance(refs.get("code"), Mapping):
+        return None
+    code = refs["code"]
+    combined = refs.get("code+summary") or {}
+    versus = refs.get("versusCode") or {}
+    overall = d.get("overall") or {}
+    block = Block(
+        title="Retrieval: summaries against indexing the code itself",
+        headers=["Model", "Summary MRR", "Summary - code (95% CI)", "Code + summary MRR",
+                 "Code + summary - code (95% CI)"],
+        note=(f"Code alone (the reference, not ranked): MRR {dec(code.get('mrr'))}, "
+              + ", ".join(f"P@{k} {dec(code.get(f'precision@{k}'))}"
+                          for k in (d.get("kValues") or [])[:2])
+              + f" on {code.get('queries', '-')} queries of {code.get('units', '-')} units. "
+              "The same queries, embedder and metrics; code + summary indexes the model's "
+              "summary above the code as one document. Differences are per-unit reciprocal "
+              "ranks paired with the code row; an interval that excludes 0 is a real "
+              "difference."))
+    models = sorted(combined, key=lambda m: (-(combined[m].get("mrr") or 0.0), m))
+    for model in models:
+        vs = versus.get(model) or {}
+        block.rows.append([model, dec((overall.get(model) or {}).get("mrr")),
+                           _versus(vs.get("summary")), dec(combined[model].get("mrr")),
+                           _versus(vs.get("code+summary"))])
+    return block
+
+
 def _retrieval_blocks(d: Mapping[str, Any]) -> list[Block]:
     ks = [k for k in d.get("kValues") or [1, 3, 5, 10] if isinstance(k, int)]
     meaning = d.get("precisionMeans")
@@ -57,7 +98,8 @@ def _retrieval_blocks(d: Mapping[str, Any]) -> list[Block]:
         for qtype, row in by_type.items():
             block.rows.append([qtype.replace("_", " "), *(dec(row.get(m)) for m in models)])
         blocks.append(block)
-    return blocks
+    refs = references_block(d)
+    return blocks if refs is None else [refs, *blocks]
 
 
 #: Evaluator -> (the keys its layout needs, the layout).

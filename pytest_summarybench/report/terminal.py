@@ -62,6 +62,7 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
         p = f"p={c.p_value:.3g}, " if c.p_value is not None else ""
         out.append(f"top pair: {c.model_a} vs {c.model_b}: {c.score_difference:+.3f} "
                    f"({p}{verdict}); {record_text(c)}")
+    out += reference_lines(report)
     for err in report.errors:
         out.append(f"errors: {err.model_id} {err.evaluator}: {err.count} "
                    f"(e.g. {err.examples[0]})")
@@ -71,13 +72,39 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
     return out
 
 
+def table_lines(headers: list[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
+    """A fixed-width table: the first column left-aligned, the others right-aligned."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(headers)]
+    return [indent + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+            for cells in [headers, *rows]]
+
+
+def reference_lines(report: BenchmarkReport) -> list[str]:
+    """Retrieval's reference rows: each model's summaries against indexing the code itself
+    (none when retrieval did not run)."""
+    from .sections import references_block
+
+    block = references_block(report.evaluator_details.get("retrieval/embedding") or {})
+    if block is None:
+        return []
+    return [f"{block.title[0].lower()}{block.title[1:]} (reference rows, not ranked):",
+            *table_lines([h[0].lower() + h[1:] for h in block.headers], block.rows),
+            f"  {block.note.split('. ')[0]}; differences: per-unit reciprocal rank "
+            "paired with the code row, 95% bootstrap interval"]
+
+
 def validity_lines(validity: ValiditySection) -> list[str]:
     """The instrument-validity table: per family Kendall's tau on the ladder, the mean
     score of each level, whether each step is significant, the A/A rate; then a DISTRUST
     line for every flagged family or judge."""
     short = [m.removeprefix(LADDER_PREFIX) for m in validity.levels]
-    out = [f"instrument validity: known-answer ladder on {validity.ladder_units} documented "
-           f"units, known order {' > '.join(short)}"]
+    out = [f"instrument validity: {validity.verdict}" if validity.verdict
+           else "instrument validity:"]
+    out += [f"  {f.family}: {f.external_text()}" for f in validity.families]
+    out.append(f"known-answer ladder on {validity.ladder_units} documented units, known order "
+               f"{' > '.join(short)}")
     header = ["family", "tau", *(s.split("-", 1)[0] for s in short), "steps", "A/A", "status"]
     rows = []
     for f in validity.families:
@@ -92,11 +119,7 @@ def validity_lines(validity: ValiditySection) -> list[str]:
                          else f"{j.pointwise_tau:+.2f}",
                          *(_fmt(j.pointwise_means.get(m)) for m in validity.levels),
                          "-", "-", f"flips {_fmt(j.flip_rate)}"])
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
-              for i, h in enumerate(header)]
-    for cells in [header, *rows]:
-        out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                             for i, (c, w) in enumerate(zip(cells, widths, strict=True))))
+    out += table_lines(header, rows, indent="")
     out.append("steps: adjacent levels, paired t-test on per-unit scores, Holm over the "
                "steps; A/A: level 1 vs its twin, share of bootstrap reseeds significant")
     out += [f"DISTRUST {msg}" for msg in validity.flagged]

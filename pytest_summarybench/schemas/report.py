@@ -330,6 +330,34 @@ class ValidityStep(SBModel):
     """Smallest true step this test detects with 80% power at this sample size."""
 
 
+class ExternalValidity(SBModel):
+    """How one evaluator (or family) ordered summarizers against real developer queries,
+    as ``pytest_summarybench/validity/external.json`` records it (docs/validity.md,
+    "External validity"): quoted, never measured by the run."""
+
+    name: str
+    """The family or evaluator the figures are of (``contrastive/embedding``)."""
+    dataset: str
+    """The human-labelled query set (``CoSQA``)."""
+    tau_docstrings: float
+    """Kendall's tau between this evaluator's ordering of the built-in summarizers and
+    real-query retrieval's, on units with their docstrings."""
+    tau_stripped: float
+    """The same with the docstrings stripped from the code."""
+    validated: bool
+    """Whether both taus met the bar docs/validity.md sets."""
+    doc: str = "docs/validity.md#external-validity"
+    """Where the figures and the commands that measured them are."""
+
+    def text(self) -> str:
+        """``externally validated on CoSQA: tau +0.90 with docstrings, +0.85 stripped``."""
+        figures = (f"tau {self.tau_docstrings:+.2f} with docstrings, "
+                   f"{self.tau_stripped:+.2f} stripped")
+        if self.validated:
+            return f"externally validated on {self.dataset}: {figures}"
+        return f"failed external validation on {self.dataset}: {figures}"
+
+
 class ValidityFamily(SBModel):
     """How well one evaluator family orders the known-answer ladder."""
 
@@ -359,6 +387,16 @@ class ValidityFamily(SBModel):
     flagged: bool = False
     """True when this family's scores should be distrusted."""
     note: str = ""
+    external: list[ExternalValidity] = Field(default_factory=list)
+    """Its evaluators' (or the family's) figures against real developer queries; empty:
+    not externally validated."""
+
+    def external_text(self) -> str:
+        """What the report says of the family's external validity."""
+        if not self.external:
+            return "not externally validated"
+        return "; ".join(f"{e.name}: {e.text()}" if e.name != self.family else e.text()
+                         for e in self.external)
 
 
 class ValidityJudge(SBModel):
@@ -394,6 +432,9 @@ class ValiditySection(SBModel):
     weights; pairwise winners)."""
     flagged: list[str] = Field(default_factory=list)
     """Families (and ``judge <id>``) whose scores should be distrusted, with the reason."""
+    verdict: str = ""
+    """One sentence that heads the validity section: which families order the ladder and
+    which to distrust."""
 
 
 class BenchmarkReport(SBModel):
@@ -413,7 +454,8 @@ class BenchmarkReport(SBModel):
     gate_failures: list[str] = Field(default_factory=list)
     """Messages of the CI gate (configured thresholds and ranking hooks) that failed."""
     validity: ValiditySection | None = None
-    """Instrument validity on the known-answer ladder, when the run had ``--sb-validate``."""
+    """Instrument validity on the known-answer ladder, when the run had it (by default
+    when no evaluator can call a model; ``--sb-validate``)."""
 
     @property
     def families(self) -> list[str]:

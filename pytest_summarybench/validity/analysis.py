@@ -25,6 +25,7 @@ from ..aggregate.scores import unit_breakdowns
 from ..aggregate.scoring import Scoring, builtin_scoring
 from ..schemas import BenchmarkConfig, ScoreRecord
 from ..schemas.report import (
+    ExternalValidity,
     ValidityFamily,
     ValidityJudge,
     ValiditySection,
@@ -180,11 +181,48 @@ def _per_judge(records: Sequence[ScoreRecord]) -> tuple[list[ValidityJudge], dic
     return judges, agreement
 
 
+def verdict(section: ValiditySection) -> str:
+    """The sentence that heads the validity section: which families order the ladder
+    (their tau and status) and which to distrust."""
+    if not section.families:
+        return "no evaluator family scored the known-answer ladder: nothing was checked"
+    trusted = [f for f in section.families if not f.flagged]
+    distrusted = [f for f in section.families if f.flagged]
+
+    def listed(families: list[ValidityFamily]) -> str:
+        return ", ".join(f"{f.family} (tau {_tau(f.kendall_tau)}, {f.status})"
+                         for f in families)
+
+    parts = []
+    if distrusted:
+        parts.append(f"DISTRUST {listed(distrusted)}: "
+                     f"{'it does' if len(distrusted) == 1 else 'they do'} not order the "
+                     "known-answer ladder")
+    if trusted:
+        who = ("every family that scored it orders" if not distrusted
+               else "the other family orders" if len(trusted) == 1
+               else "the other families order")
+        parts.append(f"{who} the known-answer ladder: {listed(trusted)}")
+    judges = [j.judge for j in section.judges if j.flagged]
+    if judges:
+        parts.append(f"distrust judge{'s' if len(judges) > 1 else ''} {', '.join(judges)}")
+    return "; ".join(parts)
+
+
+def _tau(tau: float | None) -> str:
+    return "none" if tau is None else f"{tau:+.2f}"
+
+
 def analyze(records: Sequence[ScoreRecord], config: BenchmarkConfig,
-            ladder_units: int, scoring: Scoring | None = None) -> ValiditySection:
+            ladder_units: int, scoring: Scoring | None = None, *,
+            external: Mapping[str, ExternalValidity] | None = None) -> ValiditySection:
     """The validity section from the ladder models' records of a run (``scoring``: the
-    run's; default the built-in evaluators' under ``config``)."""
+    run's; default the built-in evaluators' under ``config``; ``external``: the figures
+    against real queries by family or evaluator name, default ``external.json``'s)."""
+    from .quote import external_for, load_external
+
     scoring = scoring or builtin_scoring(config)
+    table = load_external() if external is None else external
     ladder = [r for r in records if is_ladder_model(r.model_id)]
     models = sorted({r.model_id for r in ladder if "~" not in r.model_id})
     per_unit = unit_breakdowns(ladder, scoring, models)
@@ -194,6 +232,8 @@ def analyze(records: Sequence[ScoreRecord], config: BenchmarkConfig,
                       if family in fb.families} for m, units in per_unit.items()}
         result = family_validity(family, scores, seed=config.seed)
         if result is not None:
+            ran = {r.evaluator for r in ladder if r.evaluator.split("/", 1)[0] == family}
+            result.external = external_for(family, ran, table)
             section.families.append(result)
             if result.flagged:
                 section.flagged.append(f"{family}: {result.note}")
@@ -201,4 +241,5 @@ def analyze(records: Sequence[ScoreRecord], config: BenchmarkConfig,
     for judge in section.judges:
         if judge.flagged:
             section.flagged.append(f"judge {judge.judge}: {judge.note}")
+    section.verdict = verdict(section)
     return section

@@ -16,6 +16,24 @@ if TYPE_CHECKING:
     from ..schemas import BenchmarkReport, CodeUnit
     from ..settings import Settings
 
+def costs_no_calls(settings: Settings) -> bool:
+    """Whether the ladder would cost no model call in a run with ``settings``, so that it
+    runs by default (``--sb-no-validate`` leaves it out; ``--sb-validate`` adds it anyway).
+
+    The ladder's summaries are built in; what it can cost is its evaluators' calls, and
+    evaluators call only the judges (judge verdicts, and the helper's contrastive picks
+    and retrieval queries) and the downstream task model. So it is free when no enabled
+    family has one of those to call: no judge model for the judge, contrastive and
+    retrieval families, no task model for downstream. An evaluator of a hook that asks
+    for calls anyway does not score the default ladder (``keep_item``).
+    """
+    ev = settings.evaluation
+    if ev.downstream.enabled and ev.downstream.completion_model:
+        return False
+    uses_judges = ev.judge.enabled or ev.contrastive.enabled or ev.retrieval.enabled
+    return not (uses_judges and settings.models.judge)
+
+
 def with_ladder(settings: Settings) -> Settings:
     """``settings`` with the ladder models added to the models under test (the configured
     ones, or the default offline ones). ``-m validate`` then runs the ladder alone, which
@@ -39,14 +57,17 @@ def documented_ids(units: list[CodeUnit]) -> frozenset[str]:
     return frozenset(u.id for u in units if ladder_doc(u) is not None)
 
 
-def keep_item(item: MatrixItem, ctx: RunContext, documented: frozenset[str]) -> bool:
+def keep_item(item: MatrixItem, ctx: RunContext, documented: frozenset[str], *,
+              calls: bool = True) -> bool:
     """Whether a matrix item belongs in the run: ladder models are scored only on
-    documented units and are judged against each other, never against a real model."""
+    documented units and are judged against each other, never against a real model.
+    ``calls`` False: the ladder runs by default, and the item's evaluator asks for model
+    calls (a hook's), which the default ladder never makes."""
     parts = item.model_id.split("~")
     ladder = [is_ladder_model(p) for p in parts]
     if not any(ladder):
         return True
-    if not all(ladder):
+    if not all(ladder) or not calls:
         return False
     known = {u.id for u in ctx.all_units}
     return item.unit_id not in known or item.unit_id in documented

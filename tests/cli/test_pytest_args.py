@@ -59,15 +59,19 @@ def test_last_failed_and_friends_reach_pytest(project: Path) -> None:
         assert proc.returncode == 0, (flags, proc.stdout[-2000:], proc.stderr[-2000:])
         assert "unrecognized arguments" not in proc.stderr
     (project / "flaky.py").write_text(textwrap.dedent(FLAKY))
+    # The package first on the path as the caller had it (a work tree), then the plugin.
+    path = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(project)) if p)
     failed = sb(project, "evaluate", "--only", "contrastive", "--", "-q", "-p", "flaky",
-                env={"FAIL_LEAD": "1", "PYTHONPATH": str(project)})
+                env={"FAIL_LEAD": "1", "PYTHONPATH": path})
     assert failed.returncode == 1, failed.stdout[-2000:] + failed.stderr[-2000:]
-    assert "2 failed, 8 passed" in failed.stdout
+    # 2 units x 5 built-in models, and 2 documented units x the 5 validity-ladder models
+    # (on by default offline; the ladder has no builtin/lead)
+    assert "2 failed, 18 passed" in failed.stdout
     rerun = sb(project, "evaluate", "--only", "contrastive", "--", "--lf", "-q")
     assert rerun.returncode == 0, rerun.stdout[-2000:] + rerun.stderr[-2000:]
     # Only the two failed tests ran again (pytest's last-failed selection).
-    assert "2 passed, 8 deselected" in rerun.stdout
+    assert "2 passed, 18 deselected" in rerun.stdout
     # What follows -- reaches pytest as given: -k with spaces.
     proc = sb(project, "run", "--", "-q", "-k", "builtin/lead and add_vat")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert "1 passed, 9 deselected" in proc.stdout
+    assert "1 passed, 19 deselected" in proc.stdout

@@ -41,17 +41,20 @@ def _run(pytester: pytest.Pytester, port: int, *args: str) -> pytest.RunResult:
 def test_the_ranking_leads_and_the_compliance_benchmark_takes_a_few_lines(
         both: pytest.Pytester, refusing_port: int) -> None:
     result = _run(both, refusing_port)
-    result.assert_outcomes(passed=10 + 2 * 5, skipped=10)
+    # 10 compliance examples, 2 units x 5 built-in models, and the validity ladder (on by
+    # default offline): 2 documented units x 5 ladder models
+    result.assert_outcomes(passed=10 + 2 * 5 + 2 * 5, skipped=10)
     result.stdout.fnmatch_lines([
         "*= summarybench ranking =*",
         "rank  model*",
+        "instrument validity: *",
         "*= compliance benchmark =*",
         "rule-scanner: accuracy *% [[]*], macro-F1 * [[]*] on 10 examples",
         "LLM classifier: not run, its 10 tests skipped (Ollama not reachable at "
         f"http://127.0.0.1:{refusing_port}*--compliance-no-llm*)",
         "the full tables: pytest -p summarybench_compliance benchmarks/compliance (or this "
         "run with -v); results: *eval_results.json",
-        "*= 20 passed, 10 skipped in *",
+        "*= 30 passed, 10 skipped in *",
     ], consecutive=False)
     out = result.stdout.str()
     section = out.split("= compliance benchmark =")[1].split("\n")[1:]

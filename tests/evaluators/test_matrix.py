@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -58,23 +59,30 @@ def _project(pytester: pytest.Pytester) -> None:
 
 
 def _records(pytester: pytest.Pytester, *args: str
-             ) -> dict[tuple[str, str, str], dict[str, float]]:
+             ) -> tuple[dict[tuple[str, str, str], dict[str, float]], dict[str, Any]]:
+    """The run's records' metrics, and the report's reference rows and validity section."""
     result = pytester.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider",
                                            "--sb-output", "out", "--sb-eval",
                                            "contrastive,retrieval", *args)
     assert result.ret == 0, result.stdout.str()
-    # 6 units x 5 built-in models x (contrastive/embedding + retrieval/embedding)
-    assert result.parseoutcomes() == {"passed": 60}
+    # 6 units x (5 built-in models + the 5 ladder models, on by default offline) x
+    # (contrastive/embedding + retrieval/embedding); every unit is documented
+    assert result.parseoutcomes() == {"passed": 60 + 6 * 5 * 2}
     data = json.loads((pytester.path / "out" / "results.json").read_text())
     details = data["evaluatorDetails"]["retrieval/embedding"]["overall"]
     assert details["builtin/docstring"]["queries"] == 6
     assert {"precision@1", "precision@3", "mrr"} <= set(details["builtin/docstring"])
+    assert "validate/l1-docstring" not in details
+    references = data["evaluatorDetails"]["retrieval/embedding"]["references"]
+    assert references["code"]["queries"] == 6
+    assert set(references["code+summary"]) == {r["modelId"] for r in data["rankings"]}
     store = Store(pytester.path / "out" / "store.sqlite")
     run_id = store.latest_run_id()
     assert run_id is not None
     try:
-        return {(r.unit_id, r.model_id, r.evaluator): r.metrics
-                for r in store.load_records(run_id)}
+        return ({(r.unit_id, r.model_id, r.evaluator): r.metrics
+                 for r in store.load_records(run_id)},
+                {"references": references, "validity": data["validity"]})
     finally:
         store.close()
 
@@ -82,8 +90,9 @@ def _records(pytester: pytest.Pytester, *args: str
 def test_objective_evaluators_in_the_matrix_match_across_xdist(
         pytester: pytest.Pytester) -> None:
     _project(pytester)
-    plain = _records(pytester, "-n", "0")
-    assert plain == _records(pytester, "-n", "2")
+    plain, report = _records(pytester, "-n", "0")
+    assert (plain, report) == _records(pytester, "-n", "2")
+    assert report["validity"]["verdict"]
     retrieval = [m for (_, _, ev), m in plain.items() if ev == "retrieval/embedding"]
     assert all(set(m) == {"hit@1", "hit@3", "reciprocal_rank"} for m in retrieval)
     contrastive = [m for (_, _, ev), m in plain.items() if ev == "contrastive/embedding"]

@@ -151,3 +151,77 @@ def test_skip_reason_with_a_judge_of_a_tested_family_says_why_it_cannot_write(
     assert "configure a judge model" not in reason
     assert "local/j: same family as builtin/good (builtin)" in reason
     assert "add a judge of another family" in reason
+
+
+def test_reference_rows_search_the_code_with_the_same_queries(ctx: RunContext) -> None:
+    import numpy as np
+
+    from pytest_summarybench.evaluators.retrieval import references
+
+    ev = RetrievalEmbedding()
+    ev.prepare(ctx)
+    records = {(r.unit_id, r.model_id): r for item in ev.items(ctx)
+               for r in ev.evaluate(item, ctx)}
+    rec = records[(ctx.units[0].id, "builtin/good")]
+    # Reported beside the metrics, never among them: the ranking reads only metrics.
+    assert set(rec.metrics) == {"hit@1", "hit@3", "hit@5", "reciprocal_rank"}
+    refs = rec.details["references"]
+    assert set(refs) == {"code", "code+summary"}
+    assert all(len(refs[k]) == len(rec.details["queries"]) for k in refs)
+    # The code index is the same for every model.
+    other = records[(ctx.units[0].id, "builtin/shuffled")].details["references"]
+    assert other["code"] == refs["code"]
+    # What code + summary indexes: the model's summary above the code.
+    summary = ctx.summary(ctx.units[0].id, "builtin/good")
+    assert summary is not None
+    stored = ev._collection(ctx, references.index_key("code+summary", "builtin/good")).get(
+        ids=[ctx.units[0].id], include=["documents"])
+    assert stored["documents"] == [f"{summary.summary}\n\n{ctx.units[0].content}"]
+    # The code row's reciprocal ranks, by brute-force cosine over every sampled unit's code.
+    embedder = ev.embedder(ctx)
+    code = embedder.embed([u.content for u in ctx.units])
+    checked = 0
+    for (unit_id, model_id), r in records.items():
+        if model_id != "builtin/good":
+            continue
+        target = [u.id for u in ctx.units].index(unit_id)
+        for q, ref in zip(r.details["queries"], r.details["references"]["code"], strict=True):
+            scores = code @ embedder.embed([q["query"]])[0]
+            if np.sum(np.abs(scores - scores[target]) <= 1e-6) > 1:
+                continue  # a tie: stats/ir.py's expected rank, checked in test_ir.py
+            rank = 1 + int(np.sum(scores > scores[target]))
+            assert ref["reciprocalRank"] == pytest.approx(1 / rank if rank <= 5 else 0.0)
+            checked += 1
+    assert checked >= 10
+
+
+def test_summarize_pairs_each_model_with_the_code_row(ctx: RunContext) -> None:
+    import numpy as np
+    from scipy import stats
+
+    ev = RetrievalEmbedding()
+    ev.prepare(ctx)
+    records = [r for item in ev.items(ctx) for r in ev.evaluate(item, ctx)]
+    refs = ev.summarize(records, ctx)["references"]
+    assert refs["code"]["units"] == 11 and refs["code"]["queries"] == 22
+    assert set(refs["code+summary"]) == {"builtin/good", "builtin/shuffled"}
+    good = [r for r in records if r.model_id == "builtin/good"]
+    code_rr = [np.mean([q["reciprocalRank"] for q in r.details["references"]["code"]])
+               for r in good]
+    own_rr = [r.metrics["reciprocal_rank"] for r in good]
+    versus = refs["versusCode"]["builtin/good"]["summary"]
+    assert versus["mrrDifference"] == pytest.approx(np.mean(own_rr) - np.mean(code_rr))
+    assert versus["pValue"] == pytest.approx(stats.ttest_rel(own_rr, code_rr).pvalue)
+    low, high = versus["interval"]
+    assert low <= versus["mrrDifference"] <= high and versus["units"] == 11
+    # Another unit's summary above the code hides the code: worse than the code alone.
+    shuffled = refs["versusCode"]["builtin/shuffled"]["code+summary"]
+    assert shuffled["mrrDifference"] < 0
+    assert refs["code+summary"]["builtin/shuffled"]["mrr"] < refs["code"]["mrr"]
+
+
+def test_ladder_models_get_no_reference_rows() -> None:
+    from pytest_summarybench.evaluators.retrieval.references import has_references
+
+    assert has_references("builtin/docstring") and has_references("openai/gpt-4o")
+    assert not has_references("validate/l1-docstring")

@@ -245,3 +245,32 @@ def test_a_model_with_no_scored_unit_shows_no_score_anywhere() -> None:
     assert f"No score for: {broken}" in scatter.note
     assert all(broken not in (c.model_a, c.model_b) for c in report.comparisons)
     assert all(r.model_id != broken for r in report.recommendations)
+
+
+def test_retrieval_reference_rows_render_beside_the_models() -> None:
+    from pytest_summarybench.report.terminal import reference_lines
+
+    report = make_report()
+    vs = {"mrrDifference": 0.096, "interval": [0.041, 0.151], "pValue": 0.001,
+          "significant": True, "units": 50}
+    report.evaluator_details["retrieval/embedding"] = {
+        "kValues": [1, 5], "overall": {"builtin/docstring": {"mrr": 0.603}},
+        "references": {
+            "code": {"precision@1": 0.38, "precision@5": 0.74, "mrr": 0.531, "queries": 250,
+                     "units": 50},
+            "code+summary": {"builtin/docstring": {"mrr": 0.628}, "<b>x</b>": {"mrr": 0.1}},
+            "versusCode": {"builtin/docstring": {"summary": None, "code+summary": vs}}}}
+    lines = reference_lines(report)
+    assert lines[0].startswith("retrieval: summaries against indexing the code itself")
+    assert any("builtin/docstring" in ln and "0.628" in ln and "+0.096 [+0.041, +0.151]" in ln
+               and "not measured" in ln for ln in lines)
+    assert "Code alone (the reference, not ranked): MRR 0.531, P@1 0.380, P@5 0.740" in lines[-1]
+    markdown = render_markdown(report)
+    assert "### Retrieval: summaries against indexing the code itself" in markdown
+    assert "| builtin/docstring | 0.603 | not measured | 0.628 | +0.096 \\[+0.041, +0.151\\] |" \
+        in markdown
+    html = render_html(report)
+    assert "Retrieval: summaries against indexing the code itself" in html
+    assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
+    # Reference rows are not models: the ranking is unchanged.
+    assert [r.model_id for r in report.rankings] == [r.model_id for r in make_report().rankings]

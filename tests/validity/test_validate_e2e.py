@@ -156,7 +156,12 @@ def test_validate_flags_a_content_ignoring_judge(
 
     # -- every report shows it --------------------------------------------------------------
     result.stdout.fnmatch_lines([
-        "instrument validity: known-answer ladder on 8 documented units*",
+        "instrument validity: DISTRUST judge (tau none, cannot order): it does not order the "
+        "known-answer ladder; the other family orders the known-answer ladder: contrastive "
+        "(tau +1.00, *); distrust judge local/*",
+        "  judge: not externally validated",
+        "  contrastive: not externally validated",
+        "known-answer ladder on 8 documented units*",
         "contrastive * +1.00 *",
         "DISTRUST judge: scored every level the same",
         f"DISTRUST judge local/{POSITION}: *flipped*"])

@@ -8,13 +8,16 @@ into the store's cache, and writes one chromadb collection per model under
 summarise is in the index too, as an empty document, so that every model is searched
 against the same number of units (its own item for that unit is an error). ``evaluate``
 (any worker) only reads: it searches the model's collection with each of the unit's queries.
+``prepare`` also indexes the reference documents of ``references.py`` (the code alone; each
+model's summary fused with the code), and ``evaluate`` searches them with the same queries into
+``details["references"]``: reported beside the models, never scored.
 
 One record per unit x model: ``hit@K`` for every K of ``kValues`` and ``reciprocal_rank``
 (0 beyond the largest K, as the spec has it), each the mean over the unit's queries; every
 query's type, rank and hits are in ``details``. Tied scores follow ``stats/ir.py``
 (expected value over tie orders; cosines within 1e-6 are tied). ``summarize`` gives the
 spec's aggregate per model: precision (hit rate) at each K and MRR over all queries, and
-the same by query type.
+the same by query type, then the reference rows (``references``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..base import Component, EvaluationError, Evaluator, MatrixItem, unit_items
+from . import references
 from .queries import (
     Query,
     ensure_queries,
@@ -37,7 +41,7 @@ if TYPE_CHECKING:
     from ...embeddings import Embedder
     from ...embeddings.base import Matrix
     from ...llm.requests import ModelRequest
-    from ...schemas import ScoreRecord
+    from ...schemas import CodeUnit, ScoreRecord
 
 TIE_TOLERANCE = 1e-6
 #: HNSW parameters: with ``ef_search`` of 200 the search finds the true nearest summaries
@@ -128,33 +132,50 @@ class RetrievalEmbedding(Evaluator):
         embedder.embed(sorted({q.query for qs in queries.values() if isinstance(qs, list)
                                for q in qs}), what="queries")
         client = chroma_client(ctx)
+        units = list(ctx.units)
+        code = embedder.embed([references.document(references.CODE, u, None) for u in units],
+                              what="code")
         for model in ctx.models:
-            units = list(ctx.units)
-            name = collection_name(ctx, model.id, embedder.backend.cache_key)
-            try:
-                client.delete_collection(name)
-            except Exception:  # chroma raises its NotFoundError (or ValueError) if absent
-                pass
-            collection = client.create_collection(
-                name, configuration={"hnsw": HNSW}, embedding_function=None,
-                metadata={"model_id": model.id, "embedding_model": embedder.name})
-            if not units:
-                continue
             # A unit the model has no summary for stays in the index as an empty document:
             # every model's index holds the same units, so one model's failures do not
             # leave fewer competitors for the queries of its other units.
             found = [ctx.summary(u.id, model.id) for u in units]
             texts = [s.summary if s is not None else MISSING_TEXT for s in found]
+            missing = [{"path": u.path, "name": u.name, "missing": s is None}
+                       for u, s in zip(units, found, strict=True)]
             vectors = embedder.embed(texts, what=f"summaries of {model.id}")
-            for start in range(0, len(units), ADD_BATCH):  # chroma caps one add's size
-                part = slice(start, start + ADD_BATCH)
-                collection.add(ids=[u.id for u in units[part]],
-                               embeddings=vectors[part].tolist(), documents=texts[part],
-                               metadatas=[{"path": u.path, "name": u.name,
-                                           "missing": s is None}
-                                          for u, s in zip(units[part], found[part],
-                                                          strict=True)])
+            self._index(ctx, client, model.id, units, texts, vectors, missing)
+            if references.has_references(model.id):
+                # Its reference row: the summary's vector fused with the code's.
+                self._index(
+                    ctx, client, references.index_key(references.CODE_SUMMARY, model.id),
+                    units, [references.document(references.CODE_SUMMARY, u, s)
+                            for u, s in zip(units, found, strict=True)],
+                    references.fused(code, vectors, [references.has_text(s) for s in found]),
+                    missing)
+        # The code row: the code alone.
+        self._index(ctx, client, references.index_key(references.CODE, ""), units,
+                    [references.document(references.CODE, u, None) for u in units], code,
+                    [{"path": u.path, "name": u.name} for u in units])
         self._collections.clear()
+
+    def _index(self, ctx: RunContext, client: Any, key: str, units: list[CodeUnit],
+               texts: list[str], vectors: Matrix, metadatas: list[dict[str, Any]]) -> None:
+        """(Re)create the collection ``key`` names: ``texts`` of ``units`` as ``vectors``."""
+        embedder = self.embedder(ctx)
+        name = collection_name(ctx, key, embedder.backend.cache_key)
+        try:
+            client.delete_collection(name)
+        except Exception:  # chroma raises its NotFoundError (or ValueError) if absent
+            pass
+        collection = client.create_collection(
+            name, configuration={"hnsw": HNSW}, embedding_function=None,
+            metadata={"model_id": key, "embedding_model": embedder.name})
+        for start in range(0, len(units), ADD_BATCH):  # chroma caps one add's size
+            part = slice(start, start + ADD_BATCH)
+            collection.add(ids=[u.id for u in units[part]],
+                           embeddings=vectors[part].tolist(), documents=texts[part],
+                           metadatas=metadatas[part])
 
     # -- any process --------------------------------------------------------------------
     def _collection(self, ctx: RunContext, model_id: str) -> Any:
@@ -193,21 +214,37 @@ class RetrievalEmbedding(Evaluator):
         k_values = sorted(set(ctx.settings.evaluation.retrieval.k_values))
         embedder = self.embedder(ctx)
         texts = [q.query for q in queries] + [summary.summary]
+        refs = references.has_references(item.model_id)
+        if refs:
+            texts.append(references.document(references.CODE, ctx.unit(item.unit_id), None))
         vectors = embedder.cached(texts)
         if vectors is None:
             vectors = embedder.embed(texts)
+        own = len(queries)
         collection = self._collection(ctx, item.model_id)
-        per_query = [self._search(collection, q, vectors[i], vectors[-1], item.unit_id,
+        per_query = [self._search(collection, q, vectors[i], vectors[own], item.unit_id,
                                   k_values) for i, q in enumerate(queries)]
         n = len(per_query)
         metrics = {f"hit@{k}": sum(r["hits"][str(k)] for r in per_query) / n for k in k_values}
         metrics["reciprocal_rank"] = sum(r["reciprocalRank"] for r in per_query) / n
+        details: dict[str, Any] = {
+            "embeddingModel": embedder.name, "summaryId": summary.id,
+            "indexSize": collection.count(), "kValues": k_values, "queries": per_query}
+        if refs:
+            # The same queries against the reference indexes: reported, never scored.
+            code = vectors[own + 1:own + 2]
+            targets = {references.CODE: code[0], references.CODE_SUMMARY: references.fused(
+                code, vectors[own:own + 1], [references.has_text(summary)])[0]}
+            details["references"] = {
+                kind: [{key: r[key] for key in ("type", "rank", "hits", "reciprocalRank")}
+                       for r in (self._search(
+                           self._collection(ctx, references.index_key(kind, item.model_id)),
+                           q, vectors[i], targets[kind], item.unit_id, k_values)
+                           for i, q in enumerate(queries))]
+                for kind in references.DOCUMENTS}
         return [ScoreRecord(
             unit_id=item.unit_id, model_id=item.model_id, evaluator=self.name,
-            metrics=metrics,
-            details={"embeddingModel": embedder.name, "summaryId": summary.id,
-                     "indexSize": collection.count(), "kValues": k_values,
-                     "queries": per_query})]
+            metrics=metrics, details=details)]
 
     @staticmethod
     def _search(collection: Any, query: Query, vector: Matrix, target_vector: Matrix,
@@ -258,16 +295,16 @@ class RetrievalEmbedding(Evaluator):
                     q["type"], {k: float(q["hits"][str(k)]) for k in k_values},
                     float(q["reciprocalRank"])))
 
-        def row(agg: dict[str, Any]) -> dict[str, Any]:
-            out: dict[str, Any] = {f"precision@{k}": agg["precision"][k] for k in k_values}
-            return {**out, "mrr": agg["mrr"], "queries": agg["count"]}
-
         overall: dict[str, Any] = {}
         by_type: dict[str, Any] = {}
         for model, rows in sorted(by_model.items()):
             agg = aggregate(rows, k_values)
-            overall[model] = row(agg)
+            overall[model] = references.metrics_row(agg, k_values)
             for qtype, sub in agg["byQueryType"].items():  # type: ignore[attr-defined]
-                by_type[f"{model} / {qtype}"] = row(sub)
-        return {"precisionMeans": "hit rate: a query counts when its unit is in the top K",
-                "kValues": k_values, "overall": overall, "byQueryType": by_type}
+                by_type[f"{model} / {qtype}"] = references.metrics_row(sub, k_values)
+        out = {"precisionMeans": "hit rate: a query counts when its unit is in the top K",
+               "kValues": k_values, "overall": overall, "byQueryType": by_type}
+        refs = references.summarize_references(records, self.name, k_values, ctx)
+        if refs is not None:
+            out["references"] = refs
+        return out
