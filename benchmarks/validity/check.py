@@ -52,12 +52,12 @@ from pytest_summarybench.generate.builtin import BUILTIN_NAMES, summarize_builti
 from pytest_summarybench.schemas import CodeUnit  # noqa: E402
 from pytest_summarybench.stats.ir import Ranking  # noqa: E402
 from pytest_summarybench.validity.external import (  # noqa: E402
-    FIGURES,
     adjacent_steps,
     ceiling,
     kendall_tau,
     ordering,
 )
+from pytest_summarybench.validity.quote import EXTERNAL_PATH  # noqa: E402
 
 BUILTINS = [f"builtin/{n}" for n in BUILTIN_NAMES]
 #: The code as the indexed document: a reference row of retrieval, not a summarizer.
@@ -225,7 +225,8 @@ def record(label: str, results: dict[str, Any], methods: list[str]) -> None:
     """Merge this data set's tau figures into ``external.json``: per method, the figures of
     each data set recorded so far, and at the top the lowest tau over them (what the
     report quotes); validated when every one is at least 0.8."""
-    figures = json.loads(FIGURES.read_text(encoding="utf-8")) if FIGURES.exists() else {}
+    figures = (json.loads(EXTERNAL_PATH.read_text(encoding="utf-8"))
+               if EXTERNAL_PATH.exists() else {})
     for method in methods:
         entry = figures.setdefault(f"contrastive/{method}", {})
         per_set = entry.setdefault("datasets", {})
@@ -247,7 +248,7 @@ def record(label: str, results: dict[str, Any], methods: list[str]) -> None:
             "doc": "docs/validity.md#external-validity"})
         entry["validated"] = all(t is not None and t >= 0.8 for t in
                                  (entry["tau_docstrings"], entry["tau_stripped"]))
-    FIGURES.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    EXTERNAL_PATH.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _lowest(per_set: dict[str, dict[str, float | None]], key: str) -> float | None:

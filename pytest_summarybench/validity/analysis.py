@@ -113,9 +113,17 @@ def family_validity(family: str, scores: Mapping[str, Mapping[str, float]], *,
         out.status, out.flagged = "cannot order", True
         out.note = ("scored every level the same" if tau is None
                     else f"measured order {_order(out.measured_order)} (tau {tau:+.2f})")
-    elif tau < 1.0:
+    elif tau < 1.0 and any(s.p_adjusted < ALPHA and s.mean_difference < 0
+                           for s in out.steps):
         out.status, out.flagged = "partial order", True
         out.note = f"measured order {_order(out.measured_order)} (tau {tau:+.2f})"
+    elif tau < 1.0:
+        # Out of order only where the steps are not told apart (two levels tied at 0 on a
+        # small codebase): too few units to tell, not an instrument to distrust.
+        out.status = "low resolution"
+        out.note = (f"measured order {_order(out.measured_order)} (tau {tau:+.2f}), no step "
+                    f"significantly reversed at {len(shared)} units: "
+                    f"{', '.join(weak) or 'none'} not significant")
     elif aa_significant:
         out.status, out.flagged = "cannot order", True
         out.note = "the same summaries under two names came out significantly different"

@@ -1,25 +1,20 @@
 """External validity: does an offline family order summarizers as real developer queries
 do? The comparison itself (orderings, Kendall's tau, paired intervals of adjacent
 differences) and the figures measured with it (``external.json``, written by
-``benchmarks/validity/check.py`` and quoted by the report; docs/validity.md, "External
-validity").
+``benchmarks/validity/check.py`` and read for the report by ``validity/quote.py``;
+docs/validity.md, "External validity").
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 #: Per-observation scores (a list or an array), paired by position across names.
 Observations = Sequence[float] | np.ndarray
-
-#: The measured figures, per family or evaluator name.
-FIGURES = Path(__file__).with_name("external.json")
 
 
 def ordering(means: Mapping[str, float]) -> list[str]:
@@ -75,13 +70,6 @@ def adjacent_steps(scores: Mapping[str, Observations], *, seed: int = 0) -> list
         low, high = bootstrap_interval(scores[higher], scores[lower], seed=seed)
         steps.append(Step(higher, lower, means[higher] - means[lower], low, high))
     return steps
-
-
-def figures() -> dict[str, dict[str, Any]]:
-    """The measured figures (``external.json``); empty when none were recorded."""
-    if not FIGURES.exists():
-        return {}
-    return json.loads(FIGURES.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
 # -- How far real-query retrieval agrees with itself ---------------------------------------

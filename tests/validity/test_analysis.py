@@ -159,3 +159,16 @@ def test_a_competent_judge_passes_and_judges_agree(config) -> None:  # type: ign
     assert [j.pointwise_tau for j in section.judges] == [pytest.approx(1.0)] * 2
     assert section.judge_agreement["rubric"]["cohen"][0]["kappa"] == pytest.approx(1.0)
     assert section.judge_agreement["pairwise"]["cohen"][0]["kappa"] == pytest.approx(1.0)
+
+
+def test_a_tie_or_a_reversal_within_noise_is_low_resolution_not_distrust() -> None:
+    """A small codebase's ladder often ties boilerplate and another unit's docstring at 0
+    (tau < 1); only a step reversed significantly makes the family one to distrust."""
+    rng = np.random.default_rng(4)
+    scores = _scores(rng, {L1: 0.9, L2: 0.6})
+    scores[L3] = {u: 0.0 for u in UNITS}
+    scores[L4] = {u: 0.0 for u in UNITS}
+    tied = family_validity("contrastive", scores, seed=0)
+    assert tied is not None and tied.kendall_tau is not None and tied.kendall_tau < 1.0
+    assert tied.status == "low resolution" and not tied.flagged
+    assert "l3-boilerplate > l4-other" in tied.note

@@ -11,13 +11,13 @@ import pytest
 from scipy import stats
 
 from pytest_summarybench.validity.external import (
-    FIGURES,
     adjacent_steps,
     ceiling,
     kendall_tau,
     ordering,
     tau_b_rows,
 )
+from pytest_summarybench.validity.quote import EXTERNAL_PATH
 
 REAL = {"lead": 0.694, "docstring": 0.672, "identifiers": 0.597, "signature": 0.588,
         "shuffled": 0.014}
@@ -65,7 +65,7 @@ def test_ordering_and_adjacent_steps() -> None:
 
 
 def test_recorded_figures_name_a_doc_and_a_verdict() -> None:
-    figures = json.loads(FIGURES.read_text(encoding="utf-8"))
+    figures = json.loads(EXTERNAL_PATH.read_text(encoding="utf-8"))
     assert {"contrastive/embedding", "contrastive/lexical"} <= set(figures)
     for entry in figures.values():
         assert entry["doc"] == "docs/validity.md#external-validity"

@@ -160,7 +160,9 @@ def test_validate_flags_a_content_ignoring_judge(
         "known-answer ladder; the other family orders the known-answer ladder: contrastive "
         "(tau +1.00, *); distrust judge local/*",
         "  judge: not externally validated",
-        "  contrastive: not externally validated",
+        # quoted from validity/external.json as shipped
+        "  contrastive: contrastive/embedding: * external validation on *: tau * with "
+        "docstrings, * stripped",
         "known-answer ladder on 8 documented units*",
         "contrastive * +1.00 *",
         "DISTRUST judge: scored every level the same",
