@@ -75,7 +75,8 @@ ART9 = {
         """
         from autogen_agentchat.teams import SelectorGroupChat
         team = SelectorGroupChat([planner, coder], model_client=client,
-                                 termination_condition=TextMentionTermination("DONE"))
+                                 termination_condition=TextMentionTermination("DONE")
+                                 | MaxMessageTermination(30))
         """),
     "loop-model-exit-only": (
         """
@@ -821,3 +822,106 @@ def test_art10_a_record_minimised_in_one_place_and_returned_raw_in_another() -> 
     assert not _verdict(body, 10).passed
     assert _verdict(body.replace("json.dumps(application)",
                                  "json.dumps(pseudonymise(application))"), 10).passed
+
+
+def test_art9_a_limit_that_falls_back_to_none() -> None:
+    body = """
+        import os
+        MAX_ROUNDS = int(os.getenv("MAX_ROUNDS", "0")) or None
+
+        def revise(draft):
+            rounds = 0
+            while True:
+                rounds += 1
+                draft = writer.invoke(draft)
+                if MAX_ROUNDS and rounds >= MAX_ROUNDS:
+                    break
+            return draft
+    """
+    assert not _verdict(body, 9).passed
+    assert _verdict(body.replace('"0")) or None', '"6")) or None'), 9).passed
+
+
+def test_art9_a_team_that_stops_only_on_a_phrase() -> None:
+    body = """
+        def build(writer, critic):
+            stop = TextMentionTermination("SIGNED OFF")
+            return RoundRobinGroupChat([writer, critic], termination_condition=stop)
+    """
+    assert not _verdict(body, 9).passed
+    assert _verdict(body.replace('stop = TextMentionTermination("SIGNED OFF")',
+                                 'stop = TextMentionTermination("SIGNED OFF") | '
+                                 'MaxMessageTermination(20)'), 9).passed
+    assert _verdict(body.replace("termination_condition=stop",
+                                 "termination_condition=stop, max_turns=12"), 9).passed
+
+
+def test_art9_a_wall_clock_deadline_around_the_run_bounds_it() -> None:
+    body = """
+        import asyncio
+
+        async def review(task):
+            team = RoundRobinGroupChat([writer, critic],
+                                       termination_condition=TextMentionTermination("DONE"))
+            return await asyncio.wait_for(team.run(task=task), timeout=WINDOW)
+    """
+    assert _verdict(body.replace("WINDOW", "600"), 9).passed
+    assert not _verdict(body.replace("WINDOW", "None"), 9).passed
+
+
+def test_art9_a_stop_the_model_must_grant_is_no_bound() -> None:
+    body = """
+        SETTINGS = {"target": 8}
+
+        def refine(topic):
+            rounds = 0
+            while True:
+                rounds += 1
+                review = crew.kickoff(inputs={"topic": topic})
+                score = grade(review.raw)
+                if score >= SETTINGS["target"]:
+                    break
+            return review
+    """
+    assert not _verdict(body, 9).passed
+    assert _verdict(body.replace('if score >= SETTINGS["target"]:',
+                                 'if score >= SETTINGS["target"] or rounds >= 5:'), 9).passed
+
+
+def test_art9_a_back_off_sleep_is_not_a_polling_loop() -> None:
+    body = """
+        import time
+
+        def build(request):
+            while True:
+                try:
+                    draft = agent.run(request)
+                except Exception:
+                    time.sleep(5)
+                    continue
+                if "PASS" in draft:
+                    return draft
+    """
+    assert not _verdict(body, 9).passed
+    polling = body.replace('                if "PASS" in draft:',
+                           '                time.sleep(30)\n                if "PASS" in draft:')
+    assert _verdict(polling, 9).passed
+
+
+def test_art9_a_callback_that_stops_the_run_at_a_clock_bounds_it() -> None:
+    body = """
+        import time
+
+        class RunClock(BaseCallbackHandler):
+            def __init__(self, seconds=120.0):
+                self.ends_at = time.monotonic() + seconds
+
+            def on_agent_action(self, action, **kwargs):
+                if time.monotonic() > self.ends_at:
+                    raise RuntimeError("window closed")
+
+        executor = AgentExecutor(agent=agent, tools=tools, max_iterations=None)
+        executor.invoke({"input": "triage"}, config={"callbacks": [RunClock()]})
+    """
+    assert _verdict(body, 9).passed
+    assert not _verdict(body.replace('[RunClock()]', '[]'), 9).passed

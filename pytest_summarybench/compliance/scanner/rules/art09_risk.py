@@ -6,9 +6,12 @@ Each check reads behaviour from the syntax tree (see the ``art09_*`` helper modu
   value, followed through config dicts, dataclass defaults, environment defaults and
   JSON/YAML text, is None, endless or >= ``UNBOUNDED_AT``; ``is_termination_msg`` that
   is always False; AutoGen AgentChat teams with neither ``termination_condition`` nor
-  ``max_turns``; workflows with ``timeout=None``; loops that call a model with no
-  counter, deadline or size comparison (unless a person types each turn, the loop drains
-  a finite supply or sleeps between polls);
+  ``max_turns``, or whose only termination is a phrase a message may never say;
+  workflows with ``timeout=None``; loops that call a model with no counter, deadline or
+  size comparison (a comparison of the model's own answer with a setting is none; a
+  person typing each turn, a loop draining a finite supply or sleeping between polls, and
+  a wall-clock deadline around the run are bounds); a handler that raises at a counter or
+  clock bound stops a run whose limit is None;
 * magnitude (``art09_magnitude``): money-moving tools whose amount is not compared with
   an upper bound before the first call that can move the money (directly, through a
   derived local, in a helper it is handed to, in the wrapper of a module decorator
@@ -26,7 +29,12 @@ from ..facts import CodeFacts
 from ..impact import side_effects
 from ..vocabulary import UNBOUNDED_AT
 from .art09_advice import unguarded_advice
-from .art09_autonomy import unbounded_limits, unbounded_loops, unstoppable_teams
+from .art09_autonomy import (
+    run_stoppers,
+    unbounded_limits,
+    unbounded_loops,
+    unstoppable_teams,
+)
 from .art09_magnitude import uncapped_money_tools
 from .art09_values import module_values
 
@@ -43,13 +51,21 @@ class RiskManagementRule:
         "keys, .get, os.getenv/environ defaults and int()/float()); a Workflow with "
         "timeout=None",
         "termination: is_termination_msg that always returns False; a RoundRobinGroupChat/"
-        "SelectorGroupChat/Swarm with no termination_condition and no max_turns",
+        "SelectorGroupChat/Swarm with no termination_condition and no max_turns, or whose "
+        "termination is only phrase conditions (TextMentionTermination and the like, "
+        "followed through locals and | / &) with no max_turns and no wall-clock deadline "
+        "(wait_for/asyncio.timeout/fail_after with a limit) around the run",
         "loops: a while loop (or a for over itertools.count or range(N >= "
         f"{UNBOUNDED_AT})) that calls a model or agent and has no ordering comparison "
         "(counter, deadline, size) in its test or body; a bound compared with a limit "
-        "configured as None does not count; loops where a person types each turn "
-        "(input()), that drain a finite supply (pop without append, count down) or sleep "
-        "between polls are bounded",
+        "configured as None (also through 'x or None') does not count, nor one comparing "
+        "only values read from the model's answers with fixed settings (score >= TARGET); "
+        "loops where a person types each turn (input()), that drain a finite supply (pop "
+        "without append, count down), sleep between polls (not only in an except handler) "
+        "or run under a wall-clock deadline are bounded",
+        "stoppers: a handler class the module instantiates, or a function it hands over, "
+        "that raises when a counter or clock passes its bound stops the run, so a limit "
+        "configured as None or a phrase-only team is then bounded",
         "magnitude: a tool that moves money (named for it, a callee with a money verb, "
         "or a BaseTool class named for it) whose amount (parameter, derived local, or "
         "args.amount field) is not compared with an upper bound before the first call "
@@ -71,7 +87,11 @@ class RiskManagementRule:
         values = module_values(facts)
         advice = unguarded_advice(facts, values)
         money = uncapped_money_tools(facts, values)
-        loops = [*unbounded_limits(facts, values), *unstoppable_teams(facts, values),
+        # A callback that stops the run at a counter or clock bounds what a limit
+        # configured as None or a phrase-only team leaves open.
+        stopped = bool(run_stoppers(facts, values))
+        loops = [*([] if stopped else [*unbounded_limits(facts, values),
+                                       *unstoppable_teams(facts, values)]),
                  *unbounded_loops(facts, values)]
         if advice or money:
             return ArticleResult.violation(self.article, "CRITICAL", *advice, *money, *loops)
