@@ -925,3 +925,78 @@ def test_art9_a_callback_that_stops_the_run_at_a_clock_bounds_it() -> None:
     """
     assert _verdict(body, 9).passed
     assert not _verdict(body.replace('[RunClock()]', '[]'), 9).passed
+
+
+def test_art9_a_guardrail_declared_but_never_attached() -> None:
+    body = '''
+        @output_guardrail
+        async def clinical_check(ctx, agent, output):
+            verdict = (await Runner.run(reviewer, output, max_turns=2)).final_output
+            return GuardrailFunctionOutput(output_info=verdict,
+                                           tripwire_triggered=verdict.unsafe)
+
+        guide = Agent(name="symptoms", instructions="Suggest self-care and which "
+                      "over-the-counter medicine may help.")
+
+        async def answer(message):
+            return (await Runner.run(guide, message, max_turns=6)).final_output
+    '''
+    assert not _verdict(body, 9).passed
+    attached = body.replace('"over-the-counter medicine may help.")',
+                            '"over-the-counter medicine may help.",\n'
+                            '                      output_guardrails=[clinical_check])')
+    assert _verdict(attached, 9).passed
+
+
+def test_art9_a_hook_that_passes_safe_replies_and_replaces_the_rest() -> None:
+    body = '''
+        HANDOFF = "A pharmacist will call you back about this."
+        helper = ConversableAgent("helper", llm_config=cfg, system_message="Explain "
+                                  "over-the-counter medicines and their side effects.")
+
+        def hold_back(sender, message, recipient, silent):
+            if not CLINICAL.search(message.get("content", "")):
+                return message
+            callbacks.append(message)
+            return {**message, "content": HANDOFF}
+
+        helper.register_hook("process_message_before_send", hold_back)
+    '''
+    assert _verdict(body, 9).passed
+    # The same hook handing the model's text on in both branches replaces nothing.
+    assert not _verdict(body.replace('"content": HANDOFF', '"content": message["content"]'),
+                        9).passed
+
+
+def test_art9_a_check_the_answer_is_handed_to_replaces_it() -> None:
+    body = '''
+        HANDOFF = "An adviser will pick this up and message you within a working day."
+        helper = FunctionAgent(name="tenancy", system_prompt="Explain tenancy rules.")
+
+        class Routing:
+            def review(self, question, draft):
+                own_case = any(term in question.lower() for term in COURT_TERMS)
+                if own_case:
+                    return HANDOFF
+                return draft
+
+        routing = Routing()
+
+        async def reply(question):
+            draft = str(await helper.run(user_msg=question))
+            return routing.review(question, draft)
+    '''
+    assert _verdict(body, 9).passed
+    # The same check, written but never applied to the answer, replaces nothing.
+    assert not _verdict(body.replace("return routing.review(question, draft)",
+                                     "return draft"), 9).passed
+
+
+def test_art9_savings_and_fund_picks_are_financial_advice() -> None:
+    body = '''
+        coach = AssistantAgent("coach", model_client=client, system_message=(
+            "Look at the customer's allocation and {task}."))
+    '''
+    assert not _verdict(body.format(task="recommend which funds to buy or sell and how "
+                                         "much of their savings to move"), 9).passed
+    assert _verdict(body.format(task="explain the fee schedule"), 9).passed

@@ -18,8 +18,10 @@ Each check reads behaviour from the syntax tree (see the ``art09_*`` helper modu
   around the tool, or by a validated ``Field(le=...)``);
 * advice (``art09_advice``): a model told to advise on health, money or legal matters
   with no guardrail that runs: a moderation call in live code, a non-empty registered
-  guardrail, or a refusal branch (a fixed answer, directly or through a referral helper)
-  beside the model call or in a registered hook.
+  guardrail (a guardrail-decorated function no agent is given is none), or a refusal
+  branch (a fixed answer, directly or through a referral helper; also a check that lets
+  safe answers through early and replaces the rest) beside the model call, in a
+  registered hook or in a check the model's answer is handed to.
 """
 
 from __future__ import annotations
@@ -77,8 +79,10 @@ class RiskManagementRule:
         "that forbids it), with no moderation call in code that runs, no non-empty "
         "guardrail=/input_guardrails=/output_guardrails=, and no refusal branch (a check "
         "that returns, sets or raises a fixed answer, directly or through a referral helper "
-        "whose every return is one) beside the model call or in a hook "
-        "handed to the framework",
+        "whose every return is one, or a message dict whose text is one; or a check that "
+        "returns early and a fixed answer after it) beside the model call, in a hook "
+        "handed to the framework or in a module function the model's answer is passed to; "
+        "a function decorated as a guardrail that nothing attaches does not run",
         "severity: CRITICAL for unguarded advice and uncapped money movement; MEDIUM for "
         "unbounded autonomy, HIGH when the agent can also move money or destroy data",
     )
