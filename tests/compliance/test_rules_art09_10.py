@@ -1000,3 +1000,49 @@ def test_art9_savings_and_fund_picks_are_financial_advice() -> None:
     assert not _verdict(body.format(task="recommend which funds to buy or sell and how "
                                          "much of their savings to move"), 9).passed
     assert _verdict(body.format(task="explain the fee schedule"), 9).passed
+
+
+def test_art10_the_reply_of_a_chat_post_is_not_the_payload() -> None:
+    body = """
+        def propose(application_id, body):
+            cand = ats.get(f"/applications/{application_id}").json()
+            text = body.replace("{first_name}", cand["first_name"]) + cand["email"]
+            msg = slack.chat_postMessage(channel=REVIEW_CHANNEL, text=text)
+            click = wait_for_click(msg["ts"])
+            log.info("app=%s click=%s", application_id, click)
+    """
+    assert _verdict(body, 10).passed
+    # Logging what was posted leaks the address.
+    assert not _verdict(body.replace("application_id, click)", "application_id, text)"),
+                        10).passed
+
+
+def test_art10_a_comprehension_carries_what_its_elements_read() -> None:
+    body = """
+        @function_tool
+        async def list_assignments(case_id: str) -> list[str]:
+            '''List the apps assigned to the user of a case.'''
+            links = http.get(f"/users/{case_id}/appLinks").json()
+            return sorted({f"{link['appInstanceId']}:{link['label']}" for link in links})
+    """
+    assert _verdict(body, 10).passed
+    # The elements whole, or a personal field of each, still leak.
+    assert not _verdict(body.replace("""f"{link['appInstanceId']}:{link['label']}" """,
+                                     "str(link) "), 10).passed
+    assert not _verdict(body.replace("link['label']", "link['email']"), 10).passed
+
+
+def test_art10_a_placeholder_filled_after_the_model_is_not_in_the_prompt() -> None:
+    body = """
+        SYSTEM = "Write a short status email. Address the candidate as {first_name}."
+
+        def draft(candidate_id, person):
+            reply = client.chat.completions.create(model="m", messages=[
+                {"role": "system", "content": SYSTEM}])
+            text = reply.choices[0].message.content
+            return text.replace("{first_name}", mask_name(person))
+    """
+    assert _verdict(body, 10).passed
+    # Formatted into the prompt, the name reaches the model.
+    assert not _verdict(body.replace('"content": SYSTEM}', '"content": SYSTEM.format('
+                                     'first_name=person["first_name"])}'), 10).passed
