@@ -1046,3 +1046,17 @@ def test_art10_a_placeholder_filled_after_the_model_is_not_in_the_prompt() -> No
     # Formatted into the prompt, the name reaches the model.
     assert not _verdict(body.replace('"content": SYSTEM}', '"content": SYSTEM.format('
                                      'first_name=person["first_name"])}'), 10).passed
+
+
+def test_art10_a_bare_health_field_also_describes_a_service() -> None:
+    body = """
+        @kernel_function(description="Report the canary health of a service.")
+        def canary_health(service):
+            health = http.get(f"/applications/{service}").json()["status"]["health"]
+            return f"{service}: {health['status']}"
+    """
+    assert _verdict(body, 10).passed
+    # Beside another personal field it is a person's health.
+    assert not _verdict(body.replace("""return f"{service}: {health['status']}" """.strip(),
+                                     """rec = http.get("/patients/1").json()
+            return f"{rec['email']}: {health}" """.strip()), 10).passed
