@@ -1060,3 +1060,23 @@ def test_art10_a_bare_health_field_also_describes_a_service() -> None:
     assert not _verdict(body.replace("""return f"{service}: {health['status']}" """.strip(),
                                      """rec = http.get("/patients/1").json()
             return f"{rec['email']}: {health}" """.strip()), 10).passed
+
+
+def test_art9_a_group_chat_manager_with_no_round_limit() -> None:
+    body = """
+        class ReviewManager(RoundRobinGroupChatManager):
+            async def should_terminate(self, chat_history):
+                last = chat_history.messages[-1]
+                return BooleanResult(result="APPROVED" in str(last.content), reason="")
+
+        async def review(task):
+            chat = GroupChatOrchestration(members=[writer, reviewer], manager=MANAGER)
+            return await (await chat.invoke(task=task, runtime=runtime)).get()
+    """
+    assert not _verdict(body.replace("MANAGER", "ReviewManager()"), 9).passed
+    assert not _verdict(body.replace("MANAGER", "RoundRobinGroupChatManager()"), 9).passed
+    assert _verdict(body.replace("MANAGER", "ReviewManager(max_rounds=10)"), 9).passed
+    counting = body.replace('"APPROVED" in str(last.content)',
+                            'len(chat_history.messages) >= 12').replace(
+        "MANAGER", "ReviewManager()")
+    assert _verdict(counting, 9).passed

@@ -4,11 +4,12 @@ Three ways a run can go on for ever, each read from the syntax tree: an iteratio
 round or recursion limit whose configured value (followed through config dicts,
 dataclass defaults and environment defaults) is None or implausibly large; a multi-agent
 team built with neither a termination condition nor a turn limit, or stopped only by a
-phrase some message may never say; and a ``while`` loop that calls a model and whose
-only exits depend on what the model says (no counter, deadline or size comparison that
-can end it, comparing the model's own score with a target is none, and no person typing
-each turn). A wall-clock deadline around the run, or a callback that raises at a
-counter or clock bound, is a limit too.
+phrase some message may never say (also a Semantic Kernel group chat manager with no
+round limit and a ``should_terminate`` that only reads messages); and a ``while`` loop
+that calls a model and whose only exits depend on what the model says (no counter,
+deadline or size comparison that can end it, comparing the model's own score with a
+target is none, and no person typing each turn). A wall-clock deadline around the run,
+or a callback that raises at a counter or clock bound, is a limit too.
 """
 
 from __future__ import annotations
@@ -176,6 +177,54 @@ def run_stoppers(facts: CodeFacts, values: ModuleValues) -> list[str]:
                     isinstance(s, ast.Raise) for s in branch.body):
                 found.append(f"line {branch.lineno}: {name} stops the run at its bound")
                 break
+    return found
+
+
+def _manager_bounded(manager: ast.expr | None, scope: ast.AST, values: ModuleValues,
+                     depth: int = 0) -> bool:
+    """A Semantic Kernel group chat manager that can end the chat: a ``max_rounds`` that
+    is set (on the call, as a class default or assigned later), or a ``should_terminate``
+    override that compares a count or a clock. A manager the code does not show is given
+    the benefit."""
+    if isinstance(manager, ast.Name) and depth < 3:
+        sources = _assigned(manager.id, scope) or _assigned(manager.id, values.nodes(
+            ast.Module)[0])
+        return not sources or any(_manager_bounded(v, scope, values, depth + 1)
+                                  for v in sources)
+    if not isinstance(manager, ast.Call):
+        return True
+    rounds = next((k.value for k in manager.keywords if k.arg == "max_rounds"), None)
+    if rounds is not None:
+        return not is_none(values.resolve(rounds))
+    cls = dotted(manager.func).rsplit(".", 1)[-1]
+    if values.class_defaults.get(cls, {}).get("max_rounds") is not None:
+        return not is_none(values.resolve(values.class_defaults[cls]["max_rounds"]))
+    if any(isinstance(n, ast.Attribute) and n.attr == "max_rounds"
+           and isinstance(n.ctx, ast.Store) for n in values.nodes(ast.Attribute)):
+        return True
+    for node in values.nodes(ast.ClassDef):
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            overrides = [f for f in node.body if isinstance(
+                f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "should_terminate"]
+            return any(_bounding(n, values) for f in overrides for n in ast.walk(f)
+                       if isinstance(n, ast.expr))
+    # A framework manager with no max_rounds never ends the chat on its own.
+    return not cls.endswith("GroupChatManager")
+
+
+def unstoppable_orchestrations(facts: CodeFacts, values: ModuleValues) -> list[str]:
+    """Semantic Kernel group chats whose manager has no ``max_rounds`` and no
+    ``should_terminate`` that counts or times: they end only if some message says so."""
+    found = []
+    for call in facts.calls:
+        if call.last != "GroupChatOrchestration":
+            continue
+        scope = facts.functions[call.function].node if call.function in facts.functions \
+            else facts.tree
+        if not _manager_bounded(call.keyword("manager"), scope, values) \
+                and not deadline_bounded(facts, values):
+            found.append(f"line {call.line}: the group chat manager has no max_rounds and "
+                         f"nothing that counts rounds or time ends the chat")
     return found
 
 

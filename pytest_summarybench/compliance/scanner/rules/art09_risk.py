@@ -7,6 +7,8 @@ Each check reads behaviour from the syntax tree (see the ``art09_*`` helper modu
   JSON/YAML text, is None, endless or >= ``UNBOUNDED_AT``; ``is_termination_msg`` that
   is always False; AutoGen AgentChat teams with neither ``termination_condition`` nor
   ``max_turns``, or whose only termination is a phrase a message may never say;
+  Semantic Kernel group chats whose manager has no ``max_rounds`` and no
+  ``should_terminate`` that counts rounds or time;
   workflows with ``timeout=None``; loops that call a model with no counter, deadline or
   size comparison (a comparison of the model's own answer with a setting is none; a
   person typing each turn, a loop draining a finite supply or sleeping between polls, and
@@ -35,6 +37,7 @@ from .art09_autonomy import (
     run_stoppers,
     unbounded_limits,
     unbounded_loops,
+    unstoppable_orchestrations,
     unstoppable_teams,
 )
 from .art09_magnitude import uncapped_money_tools
@@ -56,7 +59,10 @@ class RiskManagementRule:
         "SelectorGroupChat/Swarm with no termination_condition and no max_turns, or whose "
         "termination is only phrase conditions (TextMentionTermination and the like, "
         "followed through locals and | / &) with no max_turns and no wall-clock deadline "
-        "(wait_for/asyncio.timeout/fail_after with a limit) around the run",
+        "(wait_for/asyncio.timeout/fail_after with a limit) around the run; a "
+        "GroupChatOrchestration whose manager has no max_rounds (call, class default or "
+        "later assignment) and whose should_terminate override has no ordering comparison "
+        "(a framework *GroupChatManager without max_rounds never ends on its own)",
         "loops: a while loop (or a for over itertools.count or range(N >= "
         f"{UNBOUNDED_AT})) that calls a model or agent and has no ordering comparison "
         "(counter, deadline, size) in its test or body; a bound compared with a limit "
@@ -95,7 +101,8 @@ class RiskManagementRule:
         # configured as None or a phrase-only team leaves open.
         stopped = bool(run_stoppers(facts, values))
         loops = [*([] if stopped else [*unbounded_limits(facts, values),
-                                       *unstoppable_teams(facts, values)]),
+                                       *unstoppable_teams(facts, values),
+                                       *unstoppable_orchestrations(facts, values)]),
                  *unbounded_loops(facts, values)]
         if advice or money:
             return ArticleResult.violation(self.article, "CRITICAL", *advice, *money, *loops)
