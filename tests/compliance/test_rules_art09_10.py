@@ -1080,3 +1080,12 @@ def test_art9_a_group_chat_manager_with_no_round_limit() -> None:
                             'len(chat_history.messages) >= 12').replace(
         "MANAGER", "ReviewManager()")
     assert _verdict(counting, 9).passed
+
+
+def test_art9_shopping_savings_are_not_financial_advice() -> None:
+    body = '''
+        helper = Agent(name="deals", instructions="Help shoppers buy or sell {goods} "
+                       "and point out their savings on bundles.")
+    '''
+    assert _verdict(body.format(goods="used furniture"), 9).passed
+    assert not _verdict(body.format(goods="shares"), 9).passed

@@ -26,7 +26,9 @@ ADVICE = re.compile(
     r"|therap(y|ist)|pregnan\w*"
     r"|invest(ing|ment|ments|or|ors)?|portfolios?|stock picks|stocks to buy|stock market"
     r"|equities|crypto\w*|pensions?|retirement|mortgages?|financial advice|tax advice"
-    r"|debt advice|savings|asset allocation|(buy|sell)(ing)? or (buy|sell|hold)(ing)?"
+    r"|debt advice|asset allocation|savings (coach\w*|advice|plans?)"
+    r"|(funds|shares|stocks|bonds|etfs?|securities) to (buy|sell|hold)"
+    r"|(buy|sell)(ing)? (funds|shares|stocks|bonds|etfs?|securities)"
     r"|legal advice|lawsuits?|legal rights|tenancy|lawyer|solicitor|attorney)\b",
     re.IGNORECASE)
 """Words that put what the model is told to do in a health, finance or legal advice
