@@ -75,7 +75,8 @@ ART9 = {
         """
         from autogen_agentchat.teams import SelectorGroupChat
         team = SelectorGroupChat([planner, coder], model_client=client,
-                                 termination_condition=TextMentionTermination("DONE"))
+                                 termination_condition=TextMentionTermination("DONE")
+                                 | MaxMessageTermination(30))
         """),
     "loop-model-exit-only": (
         """
@@ -821,3 +822,270 @@ def test_art10_a_record_minimised_in_one_place_and_returned_raw_in_another() -> 
     assert not _verdict(body, 10).passed
     assert _verdict(body.replace("json.dumps(application)",
                                  "json.dumps(pseudonymise(application))"), 10).passed
+
+
+def test_art9_a_limit_that_falls_back_to_none() -> None:
+    body = """
+        import os
+        MAX_ROUNDS = int(os.getenv("MAX_ROUNDS", "0")) or None
+
+        def revise(draft):
+            rounds = 0
+            while True:
+                rounds += 1
+                draft = writer.invoke(draft)
+                if MAX_ROUNDS and rounds >= MAX_ROUNDS:
+                    break
+            return draft
+    """
+    assert not _verdict(body, 9).passed
+    assert _verdict(body.replace('"0")) or None', '"6")) or None'), 9).passed
+
+
+def test_art9_a_team_that_stops_only_on_a_phrase() -> None:
+    body = """
+        def build(writer, critic):
+            stop = TextMentionTermination("SIGNED OFF")
+            return RoundRobinGroupChat([writer, critic], termination_condition=stop)
+    """
+    assert not _verdict(body, 9).passed
+    assert _verdict(body.replace('stop = TextMentionTermination("SIGNED OFF")',
+                                 'stop = TextMentionTermination("SIGNED OFF") | '
+                                 'MaxMessageTermination(20)'), 9).passed
+    assert _verdict(body.replace("termination_condition=stop",
+                                 "termination_condition=stop, max_turns=12"), 9).passed
+
+
+def test_art9_a_wall_clock_deadline_around_the_run_bounds_it() -> None:
+    body = """
+        import asyncio
+
+        async def review(task):
+            team = RoundRobinGroupChat([writer, critic],
+                                       termination_condition=TextMentionTermination("DONE"))
+            return await asyncio.wait_for(team.run(task=task), timeout=WINDOW)
+    """
+    assert _verdict(body.replace("WINDOW", "600"), 9).passed
+    assert not _verdict(body.replace("WINDOW", "None"), 9).passed
+
+
+def test_art9_a_stop_the_model_must_grant_is_no_bound() -> None:
+    body = """
+        SETTINGS = {"target": 8}
+
+        def refine(topic):
+            rounds = 0
+            while True:
+                rounds += 1
+                review = crew.kickoff(inputs={"topic": topic})
+                score = grade(review.raw)
+                if score >= SETTINGS["target"]:
+                    break
+            return review
+    """
+    assert not _verdict(body, 9).passed
+    assert _verdict(body.replace('if score >= SETTINGS["target"]:',
+                                 'if score >= SETTINGS["target"] or rounds >= 5:'), 9).passed
+
+
+def test_art9_a_back_off_sleep_is_not_a_polling_loop() -> None:
+    body = """
+        import time
+
+        def build(request):
+            while True:
+                try:
+                    draft = agent.run(request)
+                except Exception:
+                    time.sleep(5)
+                    continue
+                if "PASS" in draft:
+                    return draft
+    """
+    assert not _verdict(body, 9).passed
+    polling = body.replace('                if "PASS" in draft:',
+                           '                time.sleep(30)\n                if "PASS" in draft:')
+    assert _verdict(polling, 9).passed
+
+
+def test_art9_a_callback_that_stops_the_run_at_a_clock_bounds_it() -> None:
+    body = """
+        import time
+
+        class RunClock(BaseCallbackHandler):
+            def __init__(self, seconds=120.0):
+                self.ends_at = time.monotonic() + seconds
+
+            def on_agent_action(self, action, **kwargs):
+                if time.monotonic() > self.ends_at:
+                    raise RuntimeError("window closed")
+
+        executor = AgentExecutor(agent=agent, tools=tools, max_iterations=None)
+        executor.invoke({"input": "triage"}, config={"callbacks": [RunClock()]})
+    """
+    assert _verdict(body, 9).passed
+    assert not _verdict(body.replace('[RunClock()]', '[]'), 9).passed
+
+
+def test_art9_a_guardrail_declared_but_never_attached() -> None:
+    body = '''
+        @output_guardrail
+        async def clinical_check(ctx, agent, output):
+            verdict = (await Runner.run(reviewer, output, max_turns=2)).final_output
+            return GuardrailFunctionOutput(output_info=verdict,
+                                           tripwire_triggered=verdict.unsafe)
+
+        guide = Agent(name="symptoms", instructions="Suggest self-care and which "
+                      "over-the-counter medicine may help.")
+
+        async def answer(message):
+            return (await Runner.run(guide, message, max_turns=6)).final_output
+    '''
+    assert not _verdict(body, 9).passed
+    attached = body.replace('"over-the-counter medicine may help.")',
+                            '"over-the-counter medicine may help.",\n'
+                            '                      output_guardrails=[clinical_check])')
+    assert _verdict(attached, 9).passed
+
+
+def test_art9_a_hook_that_passes_safe_replies_and_replaces_the_rest() -> None:
+    body = '''
+        HANDOFF = "A pharmacist will call you back about this."
+        helper = ConversableAgent("helper", llm_config=cfg, system_message="Explain "
+                                  "over-the-counter medicines and their side effects.")
+
+        def hold_back(sender, message, recipient, silent):
+            if not CLINICAL.search(message.get("content", "")):
+                return message
+            callbacks.append(message)
+            return {**message, "content": HANDOFF}
+
+        helper.register_hook("process_message_before_send", hold_back)
+    '''
+    assert _verdict(body, 9).passed
+    # The same hook handing the model's text on in both branches replaces nothing.
+    assert not _verdict(body.replace('"content": HANDOFF', '"content": message["content"]'),
+                        9).passed
+
+
+def test_art9_a_check_the_answer_is_handed_to_replaces_it() -> None:
+    body = '''
+        HANDOFF = "An adviser will pick this up and message you within a working day."
+        helper = FunctionAgent(name="tenancy", system_prompt="Explain tenancy rules.")
+
+        class Routing:
+            def review(self, question, draft):
+                own_case = any(term in question.lower() for term in COURT_TERMS)
+                if own_case:
+                    return HANDOFF
+                return draft
+
+        routing = Routing()
+
+        async def reply(question):
+            draft = str(await helper.run(user_msg=question))
+            return routing.review(question, draft)
+    '''
+    assert _verdict(body, 9).passed
+    # The same check, written but never applied to the answer, replaces nothing.
+    assert not _verdict(body.replace("return routing.review(question, draft)",
+                                     "return draft"), 9).passed
+
+
+def test_art9_savings_and_fund_picks_are_financial_advice() -> None:
+    body = '''
+        coach = AssistantAgent("coach", model_client=client, system_message=(
+            "Look at the customer's allocation and {task}."))
+    '''
+    assert not _verdict(body.format(task="recommend which funds to buy or sell and how "
+                                         "much of their savings to move"), 9).passed
+    assert _verdict(body.format(task="explain the fee schedule"), 9).passed
+
+
+def test_art10_the_reply_of_a_chat_post_is_not_the_payload() -> None:
+    body = """
+        def propose(application_id, body):
+            cand = ats.get(f"/applications/{application_id}").json()
+            text = body.replace("{first_name}", cand["first_name"]) + cand["email"]
+            msg = slack.chat_postMessage(channel=REVIEW_CHANNEL, text=text)
+            click = wait_for_click(msg["ts"])
+            log.info("app=%s click=%s", application_id, click)
+    """
+    assert _verdict(body, 10).passed
+    # Logging what was posted leaks the address.
+    assert not _verdict(body.replace("application_id, click)", "application_id, text)"),
+                        10).passed
+
+
+def test_art10_a_comprehension_carries_what_its_elements_read() -> None:
+    body = """
+        @function_tool
+        async def list_assignments(case_id: str) -> list[str]:
+            '''List the apps assigned to the user of a case.'''
+            links = http.get(f"/users/{case_id}/appLinks").json()
+            return sorted({f"{link['appInstanceId']}:{link['label']}" for link in links})
+    """
+    assert _verdict(body, 10).passed
+    # The elements whole, or a personal field of each, still leak.
+    assert not _verdict(body.replace("""f"{link['appInstanceId']}:{link['label']}" """,
+                                     "str(link) "), 10).passed
+    assert not _verdict(body.replace("link['label']", "link['email']"), 10).passed
+
+
+def test_art10_a_placeholder_filled_after_the_model_is_not_in_the_prompt() -> None:
+    body = """
+        SYSTEM = "Write a short status email. Address the candidate as {first_name}."
+
+        def draft(candidate_id, person):
+            reply = client.chat.completions.create(model="m", messages=[
+                {"role": "system", "content": SYSTEM}])
+            text = reply.choices[0].message.content
+            return text.replace("{first_name}", mask_name(person))
+    """
+    assert _verdict(body, 10).passed
+    # Formatted into the prompt, the name reaches the model.
+    assert not _verdict(body.replace('"content": SYSTEM}', '"content": SYSTEM.format('
+                                     'first_name=person["first_name"])}'), 10).passed
+
+
+def test_art10_a_bare_health_field_also_describes_a_service() -> None:
+    body = """
+        @kernel_function(description="Report the canary health of a service.")
+        def canary_health(service):
+            health = http.get(f"/applications/{service}").json()["status"]["health"]
+            return f"{service}: {health['status']}"
+    """
+    assert _verdict(body, 10).passed
+    # Beside another personal field it is a person's health.
+    assert not _verdict(body.replace("""return f"{service}: {health['status']}" """.strip(),
+                                     """rec = http.get("/patients/1").json()
+            return f"{rec['email']}: {health}" """.strip()), 10).passed
+
+
+def test_art9_a_group_chat_manager_with_no_round_limit() -> None:
+    body = """
+        class ReviewManager(RoundRobinGroupChatManager):
+            async def should_terminate(self, chat_history):
+                last = chat_history.messages[-1]
+                return BooleanResult(result="APPROVED" in str(last.content), reason="")
+
+        async def review(task):
+            chat = GroupChatOrchestration(members=[writer, reviewer], manager=MANAGER)
+            return await (await chat.invoke(task=task, runtime=runtime)).get()
+    """
+    assert not _verdict(body.replace("MANAGER", "ReviewManager()"), 9).passed
+    assert not _verdict(body.replace("MANAGER", "RoundRobinGroupChatManager()"), 9).passed
+    assert _verdict(body.replace("MANAGER", "ReviewManager(max_rounds=10)"), 9).passed
+    counting = body.replace('"APPROVED" in str(last.content)',
+                            'len(chat_history.messages) >= 12').replace(
+        "MANAGER", "ReviewManager()")
+    assert _verdict(counting, 9).passed
+
+
+def test_art9_shopping_savings_are_not_financial_advice() -> None:
+    body = '''
+        helper = Agent(name="deals", instructions="Help shoppers buy or sell {goods} "
+                       "and point out their savings on bundles.")
+    '''
+    assert _verdict(body.format(goods="used furniture"), 9).passed
+    assert not _verdict(body.format(goods="shares"), 9).passed

@@ -7,8 +7,9 @@ record data that mentions a diagnosis does not make a summariser an advisor. The
 guardrail must be code that runs: a moderation call, a guardrail registered with the
 framework, or a branch next to the model call that replaces or refuses the answer (with a
 fixed text, or through a referral helper that hands the question to a person and answers
-with one). A
-docstring, a prompt sentence or an unread setting promising screening is not one.
+with one), in a hook the framework runs or in a check the answer is handed to. A
+docstring, a prompt sentence, an unread setting promising screening or a guardrail
+function no agent is given is not one.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ ADVICE = re.compile(
     r"|therap(y|ist)|pregnan\w*"
     r"|invest(ing|ment|ments|or|ors)?|portfolios?|stock picks|stocks to buy|stock market"
     r"|equities|crypto\w*|pensions?|retirement|mortgages?|financial advice|tax advice"
-    r"|debt advice"
+    r"|debt advice|asset allocation|savings (coach\w*|advice|plans?)"
+    r"|(funds|shares|stocks|bonds|etfs?|securities) to (buy|sell|hold)"
+    r"|(buy|sell)(ing)? (funds|shares|stocks|bonds|etfs?|securities)"
     r"|legal advice|lawsuits?|legal rights|tenancy|lawyer|solicitor|attorney)\b",
     re.IGNORECASE)
 """Words that put what the model is told to do in a health, finance or legal advice
@@ -45,6 +48,8 @@ _HOOK_DECORATORS = frozenset({"filter", "hook", "middleware", "before_model", "a
                               "after_agent", "on_output"})
 GUARDRAIL_KEYWORDS = frozenset({"guardrail", "guardrails", "input_guardrails",
                                 "output_guardrails"})
+_ANSWER_KEYS = frozenset({"content", "text", "output", "answer", "reply", "message"})
+"""Keys under which a message dict carries its text."""
 _GUARD_CALL_TOKENS = frozenset({"moderation", "moderations", "moderate", "guardrail",
                                 "guardrails", "rails"})
 
@@ -104,8 +109,17 @@ def _fixed_answer(value: ast.expr | None, facts: CodeFacts, values: ModuleValues
                   depth: int = 0) -> bool:
     """A fixed text, or a call of a module function (a referral path: hand the question
     to a person, then answer with a fixed text) whose every return is one."""
-    if isinstance(values.resolve(value), (ast.Constant, ast.JoinedStr)):
+    resolved = values.resolve(value)
+    if isinstance(resolved, (ast.Constant, ast.JoinedStr)):
         return True
+    if isinstance(value, ast.IfExp):
+        return _fixed_answer(value.body, facts, values, depth) \
+            and _fixed_answer(value.orelse, facts, values, depth)
+    if isinstance(value, ast.Dict):
+        # ``{**message, "content": HANDOFF}``: the message passed on with its text replaced.
+        return any(isinstance(k, ast.Constant) and k.value in _ANSWER_KEYS
+                   and _fixed_answer(v, facts, values, depth)
+                   for k, v in zip(value.keys, value.values, strict=True))
     if not isinstance(value, ast.Call) or depth > 1:
         return False
     helper = facts.functions.get(dotted(value.func).rsplit(".", 1)[-1])
@@ -115,21 +129,41 @@ def _fixed_answer(value: ast.expr | None, facts: CodeFacts, values: ModuleValues
     return bool(returns) and all(_fixed_answer(r, facts, values, depth + 1) for r in returns)
 
 
+def _examines(node: ast.AST) -> bool:
+    """A call that examines something (not only that input is present)."""
+    if isinstance(node, ast.Await):
+        node = node.value
+    return isinstance(node, ast.Call) and dotted(node.func).rsplit(".", 1)[-1] \
+        not in _EMPTINESS_CALLS
+
+
+def _verdicts(body: list[ast.stmt]) -> set[str]:
+    """Locals assigned the result of an examining call (a classifier's verdict,
+    ``any(term in text for term in TERMS)``)."""
+    return {t.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Assign)
+            and _examines(n.value) for t in n.targets if isinstance(t, ast.Name)}
+
+
+def _checks(test: ast.expr, verdicts: set[str]) -> bool:
+    """A test that examines something (a call, a comparison, or a verdict one computed),
+    not only that input is present."""
+    return any(_examines(n)
+               or (isinstance(n, ast.Compare) and not all(
+                   isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops))
+               or (isinstance(n, ast.Name) and n.id in verdicts)
+               for n in ast.walk(test))
+
+
 def _refusal_branch(body: list[ast.stmt], values: ModuleValues,
                     facts: CodeFacts) -> bool:
     """An ``if`` that checks something and returns or sets a fixed answer (directly or
     through a referral helper), or raises (a test that only checks the input is present
-    does not count)."""
+    does not count); or its mirror image, a check that lets the answer through early,
+    followed by a fixed answer for everything else."""
+    verdicts = _verdicts(body)
     for stmt in body:
         for node in ast.walk(stmt):
-            if not isinstance(node, ast.If):
-                continue
-            checks = any((isinstance(n, ast.Call) and dotted(n.func).rsplit(".", 1)[-1]
-                          not in _EMPTINESS_CALLS)
-                         or (isinstance(n, ast.Compare) and not all(
-                             isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops))
-                         for n in ast.walk(node.test))
-            if not checks:
+            if not isinstance(node, ast.If) or not _checks(node.test, verdicts):
                 continue
             for inner in node.body:
                 if isinstance(inner, ast.Raise):
@@ -137,16 +171,58 @@ def _refusal_branch(body: list[ast.stmt], values: ModuleValues,
                 value = inner.value if isinstance(inner, (ast.Return, ast.Assign)) else None
                 if value is not None and _fixed_answer(value, facts, values):
                     return True
+    for block in (body, *(getattr(n, "body", []) for s in body for n in ast.walk(s)
+                          if isinstance(n, (ast.For, ast.While, ast.With, ast.Try)))):
+        for i, stmt in enumerate(block):
+            if isinstance(stmt, ast.If) and _checks(stmt.test, verdicts) and stmt.body \
+                    and isinstance(stmt.body[-1], ast.Return) and any(
+                        isinstance(after, ast.Return) and _fixed_answer(after.value, facts,
+                                                                        values)
+                        for after in block[i + 1:]):
+                return True
     return False
+
+
+def _unattached_guardrail(facts: CodeFacts, function: str | None) -> bool:
+    """A function declared a guardrail by its decorator (``@output_guardrail``) that no
+    agent is given: declaring it does not attach it."""
+    fact = facts.functions.get(function or "")
+    return fact is not None and any("guardrail" in tokens(d.rsplit(".", 1)[-1])
+                                    for d in fact.decorators) \
+        and not is_used(facts, fact.name)
 
 
 def _runs(facts: CodeFacts, function: str | None, drivers: set[str]) -> bool:
     """Code in ``function`` runs: module level, a function that is called, handed over,
-    registered by a decorator, or that itself calls the model."""
+    registered by a decorator, or that itself calls the model; not a guardrail-decorated
+    function nothing attaches."""
+    if _unattached_guardrail(facts, function):
+        return False
     if function is None or function in drivers or is_used(facts, function):
         return True
     fact = facts.functions.get(function)
     return fact is not None and bool(fact.decorators)
+
+
+def _answer_checks(facts: CodeFacts, drivers: set[str]) -> set[str]:
+    """Module functions a model-calling function hands the model's answer to
+    (``draft = agent.run(q); return review(draft)``): checks applied to the answer."""
+    out: set[str] = set()
+    for name in drivers:
+        fact = facts.functions.get(name)
+        if fact is None:
+            continue
+        answers: set[str] = set()
+        for node in ast.walk(fact.node):
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(n, ast.Call) and is_model_call(n) for n in ast.walk(node.value)):
+                answers |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(fact.node):
+            if isinstance(node, ast.Call) and any(
+                    isinstance(a, ast.Name) and a.id in answers
+                    for a in (*node.args, *(k.value for k in node.keywords))):
+                out.add(dotted(node.func).rsplit(".", 1)[-1])
+    return out
 
 
 def enforced_guardrails(facts: CodeFacts, values: ModuleValues) -> list[str]:
@@ -165,11 +241,15 @@ def enforced_guardrails(facts: CodeFacts, values: ModuleValues) -> list[str]:
             if kw.arg in GUARDRAIL_KEYWORDS and not is_none(value) and not (
                     isinstance(value, (ast.List, ast.Tuple)) and not value.elts):
                 found.append(f"line {call.line}: {kw.arg}=")
+    checked = _answer_checks(facts, drivers)
     for function in facts.functions.values():
+        if _unattached_guardrail(facts, function.name):
+            continue
         calls_model = function.name in drivers or any(
             c.rsplit(".", 1)[-1] in drivers for c in function.callees)
-        # A hook or filter handed to the framework runs around the model call.
-        registered = function.referenced or any(
+        # A hook or filter handed to the framework runs around the model call; a check
+        # the answering function hands the answer to runs on every answer.
+        registered = function.referenced or function.name in checked or any(
             d.rsplit(".", 1)[-1] in _HOOK_DECORATORS for d in function.decorators)
         if (calls_model or registered) and _refusal_branch(function.node.body, values, facts):
             found.append(f"line {function.line}: {function.name} refuses or replaces "

@@ -3,9 +3,13 @@
 Three ways a run can go on for ever, each read from the syntax tree: an iteration, turn,
 round or recursion limit whose configured value (followed through config dicts,
 dataclass defaults and environment defaults) is None or implausibly large; a multi-agent
-team built with neither a termination condition nor a turn limit; and a ``while`` loop
+team built with neither a termination condition nor a turn limit, or stopped only by a
+phrase some message may never say (also a Semantic Kernel group chat manager with no
+round limit and a ``should_terminate`` that only reads messages); and a ``while`` loop
 that calls a model and whose only exits depend on what the model says (no counter,
-deadline or size comparison that can end it, and no person typing each turn).
+deadline or size comparison that can end it, comparing the model's own score with a
+target is none, and no person typing each turn). A wall-clock deadline around the run,
+or a callback that raises at a counter or clock bound, is a limit too.
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ TEAMS_NEEDING_A_STOP = frozenset({"RoundRobinGroupChat", "SelectorGroupChat", "S
 """AutoGen AgentChat teams that run until a termination condition or ``max_turns``
 stops them (both default to None)."""
 _TEAM_STOPS = ("termination_condition", "max_turns")
+PHRASE_TERMINATIONS = frozenset({"TextMentionTermination", "StopMessageTermination",
+                                 "TextMessageTermination", "SourceMatchTermination",
+                                 "FunctionCallTermination"})
+"""AutoGen termination conditions that fire only on what a message says or who sends
+it; unlike a message, token or time limit they may never fire."""
 _TEXT_LIMIT = re.compile(
     r"[\"']?\b(" + "|".join(sorted(LIMIT_KEYWORDS | _EXTRA_LIMITS)) + r")\b[\"']?\s*[:=]\s*"
     r"(null|None|~|\d+)\b")
@@ -93,14 +102,149 @@ def unbounded_limits(facts: CodeFacts, values: ModuleValues) -> list[str]:
     return sorted(set(found))
 
 
+def _assigned(name: str, scope: ast.AST) -> list[ast.expr]:
+    """What the local or module name ``name`` is assigned in ``scope``."""
+    return [n.value for n in ast.walk(scope) if isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+
+
+def _phrase_only(stop: ast.expr | None, scope: ast.AST, depth: int = 0) -> bool:
+    """A termination condition that ends the run only when some message says a phrase
+    (``TextMentionTermination("APPROVE")``, several of them joined): nothing ends it if
+    the phrase never comes. A condition the code does not show is given the benefit."""
+    if stop is None or depth > 3:
+        return False
+    if isinstance(stop, ast.BinOp) and isinstance(stop.op, (ast.BitOr, ast.BitAnd)):
+        left = _phrase_only(stop.left, scope, depth + 1)
+        right = _phrase_only(stop.right, scope, depth + 1)
+        # ``a | b`` ends when either fires; ``a & b`` only when both do.
+        return (left and right) if isinstance(stop.op, ast.BitOr) else (left or right)
+    if isinstance(stop, ast.Name):
+        sources = _assigned(stop.id, scope)
+        return bool(sources) and all(_phrase_only(v, scope, depth + 1) for v in sources)
+    return isinstance(stop, ast.Call) and dotted(stop.func).rsplit(".", 1)[-1] in \
+        PHRASE_TERMINATIONS
+
+
+_DEADLINE_CONTEXTS = frozenset({"timeout", "timeout_at", "fail_after", "move_on_after"})
+
+
+def _deadline(call: ast.Call, values: ModuleValues) -> bool:
+    """``asyncio.wait_for(run(), timeout=900)``, ``asyncio.timeout(60)``,
+    ``anyio.fail_after(60)``: a wall-clock limit that is not None."""
+    last = dotted(call.func).rsplit(".", 1)[-1]
+    if last == "wait_for":
+        limit = call.args[1] if len(call.args) > 1 else next(
+            (k.value for k in call.keywords if k.arg == "timeout"), None)
+    elif last in _DEADLINE_CONTEXTS and dotted(call.func) != "timeout":
+        limit = call.args[0] if call.args else next(
+            (k.value for k in call.keywords if k.arg in ("delay", "seconds", "when")), None)
+    else:
+        return False
+    resolved = values.resolve(limit)
+    return limit is not None and not is_none(resolved) and not _endless(resolved)
+
+
+def deadline_bounded(facts: CodeFacts, values: ModuleValues) -> bool:
+    """Whether a run of the model or agent is held to a wall-clock deadline: a deadline
+    in a function that drives the model, or one around a call of such a function."""
+    drivers = _model_functions(facts)
+    for call in facts.calls:
+        if not _deadline(call.node, values):
+            continue
+        if call.function in drivers:
+            return True
+        wrapped = call.node.args[0] if call.node.args else None
+        if isinstance(wrapped, ast.Call) and (
+                is_model_call(wrapped) or dotted(wrapped.func).rsplit(".", 1)[-1] in drivers):
+            return True
+    return False
+
+
+def run_stoppers(facts: CodeFacts, values: ModuleValues) -> list[str]:
+    """Callbacks that end a run: a handler class the module instantiates, or a function
+    it hands over, that raises when a counter or a clock passes its bound
+    (``if self.steps > 8 or time.monotonic() > self.ends_at: raise``)."""
+    found = []
+    instantiated = {c.last for c in facts.calls}
+    candidates: list[tuple[str, ast.AST]] = [
+        (n.name, n) for n in values.nodes(ast.ClassDef)
+        if isinstance(n, ast.ClassDef) and n.bases and n.name in instantiated]
+    candidates += [(f.name, f.node) for f in facts.functions.values() if f.referenced]
+    for name, node in candidates:
+        for branch in ast.walk(node):
+            if isinstance(branch, ast.If) and _bounding(branch.test, values) and any(
+                    isinstance(s, ast.Raise) for s in branch.body):
+                found.append(f"line {branch.lineno}: {name} stops the run at its bound")
+                break
+    return found
+
+
+def _manager_bounded(manager: ast.expr | None, scope: ast.AST, values: ModuleValues,
+                     depth: int = 0) -> bool:
+    """A Semantic Kernel group chat manager that can end the chat: a ``max_rounds`` that
+    is set (on the call, as a class default or assigned later), or a ``should_terminate``
+    override that compares a count or a clock. A manager the code does not show is given
+    the benefit."""
+    if isinstance(manager, ast.Name) and depth < 3:
+        sources = _assigned(manager.id, scope) or _assigned(manager.id, values.nodes(
+            ast.Module)[0])
+        return not sources or any(_manager_bounded(v, scope, values, depth + 1)
+                                  for v in sources)
+    if not isinstance(manager, ast.Call):
+        return True
+    rounds = next((k.value for k in manager.keywords if k.arg == "max_rounds"), None)
+    if rounds is not None:
+        return not is_none(values.resolve(rounds))
+    cls = dotted(manager.func).rsplit(".", 1)[-1]
+    if values.class_defaults.get(cls, {}).get("max_rounds") is not None:
+        return not is_none(values.resolve(values.class_defaults[cls]["max_rounds"]))
+    if any(isinstance(n, ast.Attribute) and n.attr == "max_rounds"
+           and isinstance(n.ctx, ast.Store) for n in values.nodes(ast.Attribute)):
+        return True
+    for node in values.nodes(ast.ClassDef):
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            overrides = [f for f in node.body if isinstance(
+                f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "should_terminate"]
+            return any(_bounding(n, values) for f in overrides for n in ast.walk(f)
+                       if isinstance(n, ast.expr))
+    # A framework manager with no max_rounds never ends the chat on its own.
+    return not cls.endswith("GroupChatManager")
+
+
+def unstoppable_orchestrations(facts: CodeFacts, values: ModuleValues) -> list[str]:
+    """Semantic Kernel group chats whose manager has no ``max_rounds`` and no
+    ``should_terminate`` that counts or times: they end only if some message says so."""
+    found = []
+    for call in facts.calls:
+        if call.last != "GroupChatOrchestration":
+            continue
+        scope = facts.functions[call.function].node if call.function in facts.functions \
+            else facts.tree
+        if not _manager_bounded(call.keyword("manager"), scope, values) \
+                and not deadline_bounded(facts, values):
+            found.append(f"line {call.line}: the group chat manager has no max_rounds and "
+                         f"nothing that counts rounds or time ends the chat")
+    return found
+
+
 def unstoppable_teams(facts: CodeFacts, values: ModuleValues) -> list[str]:
-    """Teams that rotate agents with no termination condition and no turn limit."""
+    """Teams that rotate agents with no termination condition and no turn limit, or
+    whose only termination is a phrase some agent may never say."""
     found = []
     for call in facts.calls:
         if call.last not in TEAMS_NEEDING_A_STOP:
             continue
         stops = [values.resolve(call.keyword(k)) for k in _TEAM_STOPS if call.keyword(k)]
         if len(call.node.args) >= 2 or any(not is_none(s) for s in stops):
+            turns = values.resolve(call.keyword("max_turns"))
+            scope = facts.functions[call.function].node if call.function in \
+                facts.functions else facts.tree
+            if (turns is None or is_none(turns)) and len(call.node.args) < 2 \
+                    and _phrase_only(call.keyword("termination_condition"), scope) \
+                    and not deadline_bounded(facts, values):
+                found.append(f"line {call.line}: {call.last} stops only when a message "
+                             f"says a phrase, with no turn, message or time limit")
             continue
         found.append(f"line {call.line}: {call.last} has no termination_condition or "
                      f"max_turns")
@@ -116,16 +260,52 @@ def _endless(value: ast.expr | None) -> bool:
     return dotted(value) in ("math.inf", "sys.maxsize", "inf", "numpy.inf", "np.inf")
 
 
-def _bounding(test: ast.expr, values: ModuleValues) -> bool:
+def _bounding(test: ast.expr, values: ModuleValues,
+              answers: frozenset[str] | set[str] = frozenset()) -> bool:
     """Whether ``test`` holds an ordering comparison whose bound is a real value (a
-    counter, a deadline, a size), not a limit configured as None."""
+    counter, a deadline, a size), not a limit configured as None; with ``answers`` (locals
+    read from the model's replies), a comparison of an answer with a fixed setting
+    (``score >= TARGET``) is a stop the model may never grant, not a bound."""
     for node in ast.walk(test):
         if isinstance(node, ast.Compare) and any(isinstance(op, ORDERING) for op in node.ops):
             operands = [node.left, *node.comparators]
             resolved = [values.resolve(o) for o in operands]
-            if not any(is_none(r) or _endless(r) for r in resolved):
-                return True
+            if any(is_none(r) or _endless(r) for r in resolved):
+                continue
+            if answers and not any(_moves(o, values, answers) for o in operands):
+                continue
+            return True
     return False
+
+
+def _moves(operand: ast.expr, values: ModuleValues, answers: frozenset[str] | set[str]
+           ) -> bool:
+    """An operand that advances on its own (a counter, a clock, a size): not one read
+    from the model's answers, nor a fixed setting."""
+    names = {n.id for n in ast.walk(operand) if isinstance(n, ast.Name)}
+    if names and names <= answers:
+        return False
+    calls = any(isinstance(n, ast.Call) for n in ast.walk(operand))
+    return calls or not names <= set(values.constants) | answers
+
+
+def _answers(body: list[ast.AST], drivers: set[str]) -> set[str]:
+    """Locals of a loop assigned from what the model says (a model call, or a value
+    computed from one); a running total (``used = used + reply.tokens``) is a budget."""
+    answers: set[str] = set()
+    for _ in range(2):
+        for node in body:
+            if not isinstance(node, ast.Assign):
+                continue
+            targets = {t.id for t in node.targets if isinstance(t, ast.Name)}
+            read = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            if targets & read:
+                continue
+            if read & answers or any(isinstance(n, ast.Call) and (
+                    is_model_call(n) or dotted(n.func).rsplit(".", 1)[-1] in drivers)
+                    for n in ast.walk(node.value)):
+                answers |= targets
+    return answers
 
 
 def _model_functions(facts: CodeFacts) -> set[str]:
@@ -164,6 +344,7 @@ def unbounded_loops(facts: CodeFacts, values: ModuleValues) -> list[str]:
     comparison against a counter, deadline or size anywhere in their test or body."""
     drivers = _model_functions(facts)
     found = []
+    deadline: bool | None = None
     for node in values.nodes(ast.While, ast.For, ast.AsyncFor):
         if isinstance(node, ast.While):
             endless = not _bounding(node.test, values)
@@ -178,13 +359,24 @@ def unbounded_loops(facts: CodeFacts, values: ModuleValues) -> list[str]:
         drives = any(isinstance(n, ast.Call) and (
             is_model_call(n) or dotted(n.func).rsplit(".", 1)[-1] in drivers) for n in body)
         # A loop that waits for a person each turn (input()) is driven by that person; a
-        # loop that sleeps between rounds is a scheduler polling for new work.
-        if not drives or any(isinstance(n, ast.Call) and dotted(n.func).rsplit(".", 1)[-1]
-                             in ("input", "sleep") for n in body):
+        # loop that sleeps between rounds is a scheduler polling for new work (a sleep
+        # only in an error handler is a retry back-off, and retries forever).
+        handling = {id(n) for h in ast.walk(node) if isinstance(h, ast.ExceptHandler)
+                    for n in ast.walk(h)}
+        if not drives or any(isinstance(n, ast.Call) and (
+                dotted(n.func).rsplit(".", 1)[-1] == "input" or (
+                    dotted(n.func).rsplit(".", 1)[-1] == "sleep" and id(n) not in handling))
+                for n in body):
             continue
         if isinstance(node, ast.While) and _drains(node, body):
             continue
-        guarded = any(isinstance(n, (ast.If, ast.While)) and _bounding(n.test, values)
+        if deadline is None:
+            deadline = deadline_bounded(facts, values)
+        if deadline:
+            continue
+        answers = _answers(body, drivers)
+        guarded = any(isinstance(n, (ast.If, ast.While)) and _bounding(n.test, values,
+                                                                        answers)
                       for n in body if n is not node)
         if not guarded:
             found.append(f"line {node.lineno}: loop drives the model with no counter, "

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from ..facts import CodeFacts, dotted
 
 MODEL_CALLS = frozenset({
-    "invoke", "ainvoke", "run", "arun", "run_sync", "run_streamed", "stream", "astream",
+    "invoke", "ainvoke", "run", "arun", "run_sync", "run_streamed", "run_stream", "stream",
+    "astream", "structured_predict", "astructured_predict",
     "kickoff", "kickoff_async", "initiate_chat", "a_initiate_chat", "chat", "achat",
     "step", "get_response", "invoke_prompt", "get_chat_message_content",
     "get_chat_message_contents", "generate_reply", "a_generate_reply", "complete",
@@ -63,7 +64,8 @@ class ModuleValues:
 
     def resolve(self, node: ast.expr | None, depth: int = 0) -> ast.expr | None:
         """The expression ``node`` stands for, following names, dict keys, ``.get``,
-        attribute access on config instances and ``int(os.environ.get(k, default))``."""
+        attribute access on config instances, ``int(os.environ.get(k, default))`` and
+        ``a or b`` (a falsy constant gives way to the next operand)."""
         if node is None or depth > 4:
             return node
         if isinstance(node, ast.Name) and node.id in self.constants:
@@ -78,6 +80,16 @@ class ModuleValues:
                 if default is not None:
                     return self.resolve(default, depth + 1)
             return node
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            # ``int(os.getenv("MAX_ROUNDS", "0")) or None``: the first operand that is
+            # not a falsy constant is the value.
+            for operand in node.values:
+                inner = self.resolve(operand, depth + 1)
+                if not isinstance(inner, ast.Constant):
+                    return node
+                if inner.value:
+                    return inner
+            return self.resolve(node.values[-1], depth + 1)
         if isinstance(node, ast.Call):
             name = dotted(node.func)
             if name in ("os.getenv", "getenv") and node.args:

@@ -5,11 +5,12 @@ The checks read where values go (see ``art10_flow``; field names are classed by
 ``art10_fields``):
 
 * a personal-data field read from a record (contact data, identifiers, special
-  categories; a name, address or location only alongside another personal field)
-  reaches a model call, a prompt being built, a prompt template, an agent tool's result,
-  a log call, a file, dataset, trace span or retrieval index, with no minimisation call
+  categories; a name, address, location or bare health only alongside another personal
+  field) reaches a model call, a prompt being built, a prompt template, an agent tool's
+  result, a log call, a file, dataset, trace span or retrieval index, with no minimisation call
   (redact, mask, pseudonymise, hash, allow-list, or a module function whose result is an
-  allow-listed projection, itself or through its decorator's wrapper) on the way;
+  allow-listed projection, itself or through its decorator's wrapper) on the way (a
+  placeholder the code fills into the model's text afterwards is not in the prompt);
 * a whole person record fetched raw (``.json()``, ``fetchone()``, ``get_customer()``)
   reaches such a sink, or an agent tool about a person returns it; a raw record the code
   itself hands to a minimisation helper holds personal data by the code's own account,
@@ -30,8 +31,9 @@ from .art09_values import is_used, module_values
 from .art10_fields import classify
 from .art10_flow import WHOLE_RECORD, Leak, leaks, template_leaks
 
-_WEAK_FIELDS = frozenset({"name", "address", "location"})
-"""Fields that also describe shops, clinics and offices: a leak needs one more."""
+_WEAK_FIELDS = frozenset({"name", "address", "location", "health"})
+"""Fields that also describe shops, clinics, offices and services (a deployment's
+``health``): a leak needs one more."""
 _SEVERITY = {"special": "CRITICAL", "contact": "HIGH", "name": "MEDIUM"}
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,40}")
 _HELPER_TOKENS = PROTECTION_TOKENS - {"hash", "hashlib", "sha256"}
@@ -91,14 +93,19 @@ class DataGovernanceRule:
         "with no redact/mask/pseudonymise/hash/allow-list call on the way (a module "
         "function returning an allow-listed projection, or wrapped by a decorator whose "
         "wrapper does, is one); the reply of a service a payload is posted or sent to "
-        "does not carry the payload",
+        "(post/put/patch/send/publish/upload/submit, also as a word of the method name: "
+        "chat_postMessage) does not carry the payload; a comprehension carries what its "
+        "elements read of each item ([r['label'] for r in rows] is no whole record)",
         "not records: settings (os.environ, ALL_CAPS, dict constants, config objects), an "
         "organisation's contact data (supplier, clinic, carrier, ...), object names "
         "(email_client, phone_regex), coarsened fields (age_band), flags about what a text "
         "does (mentions_diagnosis) and the age of things; "
-        "a bare name, address or location counts only beside another personal field",
+        "a bare name, address, location or health (also the state of a service) counts "
+        "only beside another personal field",
         "template: a prompt template (task description, instructions, PromptTemplate, "
-        "template=) whose {placeholders} name personal fields",
+        "template=) whose {placeholders} name personal fields; a placeholder the code "
+        "fills into the model's text afterwards (.replace('{first_name}', ...)) and "
+        "never formats into a prompt (no such keyword or dict key) is not one",
         "index: personal fields put into a retrieval index (Document, TextNode, "
         "from_texts, add_documents) count as reaching the model",
         "raw record: a person record fetched whole (.json(), fetchone(), get_customer(), "

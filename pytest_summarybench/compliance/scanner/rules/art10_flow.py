@@ -10,8 +10,9 @@ value is stored into; the key it is stored under and ``self`` are not tainted). 
 function whose result is minimised (it returns an allow-listed projection, or a decorator
 wraps it in a wrapper that does); so do ``len()`` and
 comparisons, which keep nothing of the value, and the reply of a service a payload is
-posted or sent to is not the payload. Values read from configuration (module
-constants, ``os.environ``) are settings, not records.
+posted or sent to is not the payload. A comprehension carries what its elements read of
+each item. Values read from configuration (module constants, ``os.environ``) are
+settings, not records.
 """
 
 from __future__ import annotations
@@ -52,6 +53,15 @@ _FILE_SINKS = frozenset({"write", "writelines", "writerow", "writerows", "dump",
 _WRITE_CALLS = frozenset({"post", "put", "patch", "send", "send_message", "sendmail",
                           "publish"})
 """Calls that send a payload out and return the receiver's reply."""
+_WRITE_VERBS = frozenset({"post", "send", "publish", "sendmail", "upload", "submit"})
+"""Words of a method that sends a payload out (``chat_postMessage``, ``send_email``)."""
+
+
+def _writes(method: str) -> bool:
+    """A call that sends a payload out and returns the receiver's reply."""
+    return method in _WRITE_CALLS or bool(_WRITE_VERBS & set(tokens(method)))
+
+
 _INDEX_SINKS = frozenset({"Document", "TextNode", "from_texts", "from_documents",
                           "add_texts", "upsert"})
 """Text put into a retrieval index reaches the model with every query that finds it."""
@@ -186,7 +196,7 @@ class FieldReader:
                 last = dotted(item.func).rsplit(".", 1)[-1]
                 if _is_cleaning(item) or last in self.minimisers:
                     continue
-                if last in _WRITE_CALLS and isinstance(item.func, ast.Attribute):
+                if _writes(last) and isinstance(item.func, ast.Attribute):
                     # The reply of a service written to (a message id, a status) is not
                     # the payload sent to it.
                     stack.append(item.func.value)
@@ -223,12 +233,31 @@ class FieldReader:
                 if _filters_keys(item):
                     continue
                 out.update(self._projection(item))
+                out.update(self._comprehension(item, tainted))
+                continue
             if base is not None and _chain(base):
                 # One field of a record carries that field, not the whole record.
                 out.update(self._base(base, tainted))
                 continue
             stack.extend(ast.iter_child_nodes(item))
         return out
+
+    def _comprehension(self, comp: ast.DictComp | ast.ListComp | ast.SetComp
+                       | ast.GeneratorExp, tainted: dict[str, set[str]]) -> set[str]:
+        """What a comprehension's elements carry: its loop variables stand for the items
+        of what they iterate, so ``[r["label"] for r in rows]`` carries one field of each
+        row and ``[r for r in rows]`` the rows whole; the ``if`` filters keep nothing."""
+        scope = dict(tainted)
+        for generator in comp.generators:
+            carried = self.fields(generator.iter, scope)
+            for target in ast.walk(generator.target):
+                if isinstance(target, ast.Name):
+                    if carried:
+                        scope[target.id] = set(carried)
+                    else:
+                        scope.pop(target.id, None)
+        parts = [comp.key, comp.value] if isinstance(comp, ast.DictComp) else [comp.elt]
+        return {f for part in parts for f in self.fields(part, scope)}
 
     def _serialised(self, call: ast.Call) -> set[str]:
         """``asdict(candidate)``, ``customer.model_dump()``: the personal fields of the
@@ -479,12 +508,28 @@ def leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
     return out
 
 
+def _filled_after_the_model(facts: CodeFacts) -> set[str]:
+    """Placeholders the code itself fills in the model's text afterwards
+    (``body.replace("{first_name}", person["first_name"])``) and never formats into a
+    prompt: the model writes the placeholder and never sees the value."""
+    replaced = {m for c in facts.calls if c.last == "replace" and c.node.args
+                and isinstance(c.node.args[0], ast.Constant)
+                and isinstance(c.node.args[0].value, str)
+                for m in _PLACEHOLDER.findall(c.node.args[0].value)}
+    formatted = {k.arg for c in facts.calls for k in c.node.keywords if k.arg} | {
+        str(k.value) for c in facts.calls for a in c.node.args if isinstance(a, ast.Dict)
+        for k in a.keys if isinstance(k, ast.Constant)}
+    return replaced - formatted
+
+
 def template_leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
     """Prompt templates (task descriptions, instructions, prompt constants) whose
     ``{placeholders}`` name personal fields: the record is filled into the prompt."""
     out = []
+    late = _filled_after_the_model(facts)
     for text, line in instruction_texts(facts, values, with_templates=True):
-        fields = {p for p in _PLACEHOLDER.findall(text.replace("{{", "")) if classify(p)}
+        fields = {p for p in _PLACEHOLDER.findall(text.replace("{{", ""))
+                  if classify(p) and p not in late}
         if fields:
             out.append(Leak(tuple(sorted(fields)), "prompt template", line))
     return out
