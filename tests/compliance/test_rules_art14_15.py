@@ -500,3 +500,68 @@ def test_a_service_status_check_is_not_an_approval() -> None:
     asked = body.replace('if health["status"] != "ok":',
                          'if health["status"] != "ok" or input("Refund? ") != "yes":')
     assert _verdict(asked, 14).passed
+
+
+TICKET_REPLY = """
+    @tool
+    def post_reply(ticket_id: int, body: str) -> str:
+        '''Comment on a help-desk ticket.'''
+        payload = {"ticket": {"comment": {"body": body, "public": VISIBLE}}}
+        requests.put(f"https://desk.example/api/tickets/{ticket_id}.json", json=payload,
+                     timeout=10).raise_for_status()
+        log.info("comment on %s", ticket_id)
+        return "done"
+"""
+
+
+def test_a_public_comment_on_a_ticket_reaches_the_requester() -> None:
+    assert not _verdict(TICKET_REPLY.replace("VISIBLE", "True"), 14).passed
+    # An internal comment on the same record is bookkeeping.
+    assert _verdict(TICKET_REPLY.replace("VISIBLE", "False"), 14).passed
+
+
+PURCHASE_ORDER = """
+    @tool
+    def create_purchase_order(sku: str, quantity: int) -> str:
+        '''Order stock from the wholesaler.'''
+        r = requests.post("https://erp.example/api/purchase-orders", timeout=10,
+                          json={"sku": sku, "quantity": quantity, "status": "STATE"})
+        log.info("order %s", r.text)
+        return r.text
+"""
+
+
+def test_a_record_created_for_a_person_to_release_is_not_an_action() -> None:
+    assert not _verdict(PURCHASE_ORDER.replace("STATE", "submitted"), 14).passed
+    assert _verdict(PURCHASE_ORDER.replace("STATE", "PENDING_RELEASE"), 14).passed
+
+
+CLUSTER_OPS = """
+    from kubernetes import client
+
+    class ClusterOps:
+        '''Kubernetes operations for the on-call agent.'''
+
+        def __init__(self) -> None:
+            self.apps = client.AppsV1Api()
+
+        def restart(self, namespace: str, name: str) -> str:
+            '''Restart a deployment.'''
+            self.apps.METHOD(name, namespace, {"spec": {}}, _request_timeout=10)
+            log.info("restart %s/%s", namespace, name)
+            return "restarted"
+
+    ops = ClusterOps()
+    agent = ReActAgent(tools=[FunctionTool.from_defaults(fn=ops.restart)], llm=llm)
+"""
+
+
+def test_a_client_update_of_a_deployment_acts_and_bound_methods_are_exposed() -> None:
+    verdict = _verdict(CLUSTER_OPS.replace("METHOD", "patch_namespaced_deployment"), 14)
+    assert not verdict.passed
+    assert any("restart" in e for e in verdict.evidence)
+    assert _verdict(CLUSTER_OPS.replace("METHOD", "read_namespaced_deployment"), 14).passed
+    # The same method, never handed to the agent, is an operator's script.
+    hidden = CLUSTER_OPS.replace("METHOD", "patch_namespaced_deployment").replace(
+        "fn=ops.restart", "fn=len")
+    assert _verdict(hidden, 14).passed

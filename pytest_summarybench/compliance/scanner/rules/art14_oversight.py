@@ -17,9 +17,11 @@ nothing unless a test reads them.
 Checks (each has a firing and a quiet example in tests/compliance/test_rules_art14_15.py):
 
 1. acting functions: an outbound write (HTTP POST/PUT/PATCH/DELETE, mail or message
-   send, payment-SDK create, verb-first client call, SQL UPDATE/DELETE, subprocess) whose
-   function name, method or literal request parts carry a generic verb of action;
-   bookkeeping writes (draft, save, note, queue, propose, ...) are not actions.
+   send, payment-SDK create, verb-first client call, patch_/replace_ client update, SQL
+   UPDATE/DELETE, subprocess) whose function name, method or literal request parts carry
+   a generic verb of action; bookkeeping writes (draft, save, note, queue, propose, ...)
+   and records created pending a person's release are not actions, a payload marked
+   public is; bound methods handed to the agent (``tools=[ops.restart]``) are exposed.
 2. gated in place: the write runs only inside, or after an early exit of, an approval test
    in the same function (a test of a person's answer, or of the decision recorded on a
    ticket, case or change record, ``art14_decisions``); a write whose result that test
@@ -92,6 +94,14 @@ def _exposed(function: FunctionFact) -> bool:
     return function.referenced or any(_registers(d) for d in function.decorators)
 
 
+def _methods_passed_as_values(tree: ast.Module) -> set[str]:
+    """Attribute names loaded as values, not called (``obj.method`` in a tools list or a
+    wrapper's argument)."""
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+            and isinstance(n.ctx, ast.Load) and id(n) not in called}
+
+
 def _with_nested_tools(facts: CodeFacts) -> CodeFacts:
     """``facts`` whose function table also holds tools defined inside other functions
     (``@tool`` functions built in a factory method), which the collector leaves inside
@@ -114,6 +124,12 @@ def _with_nested_tools(facts: CodeFacts) -> CodeFacts:
             functions[node.name] = FunctionFact(
                 name=node.name, node=node, docstring=ast.get_docstring(node),
                 decorators=decorators, params=params, referenced=node.name in loaded)
+    # A bound method handed over as a value (``FunctionTool.from_defaults(fn=ops.restart)``,
+    # ``tools=[ops.restart, ops.scale]``) is exposed like a function named bare.
+    for name in _methods_passed_as_values(facts.tree):
+        fact = functions.get(name)
+        if fact is not None and not fact.referenced:
+            functions[name] = dataclasses.replace(fact, referenced=True)
     # A tool class (``class RefundTool(BaseTool)``) hands its run method to the agent.
     for node in facts.tree.body:
         if not isinstance(node, ast.ClassDef) or not any(
@@ -127,7 +143,7 @@ def _with_nested_tools(facts: CodeFacts) -> CodeFacts:
                     name=key, node=method, docstring=ast.get_docstring(method),
                     decorators=[dotted(d) for d in method.decorator_list],
                     params={a.arg: "" for a in method.args.args}, referenced=True)
-    if len(functions) == len(facts.functions):
+    if functions == facts.functions:
         return facts
     return dataclasses.replace(facts, functions=functions)
 
@@ -207,11 +223,14 @@ class HumanOversightRule:
     title = "Human oversight"
     checks = (
         "acting functions, read from their bodies: an outbound write (HTTP POST/PUT/PATCH/"
-        "DELETE, mail or message send, payment-SDK create, verb-first client call, SQL "
-        "UPDATE/DELETE, subprocess) whose name, method or URL/SQL text carries a verb of "
-        "paying, messaging, suspending, revoking, deploying...; drafts, notes and queues "
-        "are bookkeeping (a leading verb of messaging or paying acts whatever record noun "
-        "follows)",
+        "DELETE, mail or message send, payment-SDK create, verb-first client call, "
+        "patch_/replace_ client update, SQL UPDATE/DELETE, subprocess) whose name, method "
+        "or URL/SQL text carries a verb of paying, messaging, suspending, revoking, "
+        "deploying...; drafts, notes, queues and records created pending a person's "
+        "release ('status': 'pending', 'draft': True) are bookkeeping, a payload marked "
+        "'public': True reaches people on any record (a leading verb of messaging or "
+        "paying acts whatever record noun follows); functions and bound methods "
+        "(tools=[ops.restart]) handed to the agent are its tools",
         "gated in place: the write runs only inside, or after an early return of, a test "
         "on a person's decision (input(), interrupt(), a response event, a polled ticket "
         "or approvals status, a value compared with 'yes'/'approved', the state/status/"
