@@ -565,3 +565,25 @@ def test_a_client_update_of_a_deployment_acts_and_bound_methods_are_exposed() ->
     hidden = CLUSTER_OPS.replace("METHOD", "patch_namespaced_deployment").replace(
         "fn=ops.restart", "fn=len")
     assert _verdict(hidden, 14).passed
+
+
+def test_a_confirmation_run_in_a_worker_thread_gates_the_action() -> None:
+    body = """
+        import asyncio
+
+        def clerk_confirms(invoice_id: str, amount_eur: float) -> bool:
+            return input(f"Pay {amount_eur} for {invoice_id}? ").strip().lower() == "y"
+
+        @tool
+        async def pay_invoice(invoice_id: str, amount_eur: float) -> str:
+            '''Pay a supplier invoice.'''
+            if not await asyncio.to_thread(HELPER, invoice_id, amount_eur):
+                return "not confirmed"
+            requests.post("https://bank.example/payments", json={"amount": amount_eur},
+                          timeout=10).raise_for_status()
+            log.info("paid %s", invoice_id)
+            return "paid"
+    """
+    assert _verdict(body.replace("HELPER", "clerk_confirms"), 14).passed
+    # A worker thread running something else asks nobody.
+    assert not _verdict(body.replace("HELPER", "len"), 14).passed

@@ -2,7 +2,8 @@
 
 A test is an approval test when it depends on a human decision: a console ``input()``, a
 graph ``interrupt()``, a workflow's wait for a response event, a call of a module function
-that asks or waits for one (polling a ticket or approvals service in a loop that sleeps,
+that asks or waits for one (directly or handed to a thread runner such as
+``asyncio.to_thread``; polling a ticket or approvals service in a loop that sleeps,
 or reading a ticket, case or change record and leaving early unless its recorded
 decision holds: see :mod:`.art14_decisions`), a value assigned from any of these, a
 comparison of such a record's decision field with literal values, or a comparison with
@@ -83,8 +84,10 @@ class Gates:
         words = tokens(last)
         if set(tokens(name.replace(".", "_"))) & _ASKING or words[:1] == ["ask"]:
             return True
-        # asyncio.to_thread(input, ...), loop.run_in_executor(None, input, ...)
-        return any(isinstance(a, ast.Name) and a.id in _HUMAN_CALLS for a in call.args)
+        # asyncio.to_thread(input, ...), loop.run_in_executor(None, confirm_payout, ...):
+        # a function handed to a thread runner is called by it.
+        return any(isinstance(a, ast.Name) and (a.id in _HUMAN_CALLS or a.id in self.asking
+                                                and a.id != own) for a in call.args)
 
     def _tainted_names(self, function: FunctionFact) -> set[str]:
         if function.name in self._tainted:

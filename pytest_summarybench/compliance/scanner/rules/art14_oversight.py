@@ -232,7 +232,8 @@ class HumanOversightRule:
         "paying acts whatever record noun follows); functions and bound methods "
         "(tools=[ops.restart]) handed to the agent are its tools",
         "gated in place: the write runs only inside, or after an early return of, a test "
-        "on a person's decision (input(), interrupt(), a response event, a polled ticket "
+        "on a person's decision (input() or a module function asking one, also when run "
+        "through asyncio.to_thread, interrupt(), a response event, a polled ticket "
         "or approvals status, a value compared with 'yes'/'approved', the state/status/"
         "outcome/sign-off field of a ticket, case, change or approval record read from its "
         "service and compared with literal values, or the result of a module function "
