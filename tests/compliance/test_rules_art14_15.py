@@ -587,3 +587,31 @@ def test_a_confirmation_run_in_a_worker_thread_gates_the_action() -> None:
     assert _verdict(body.replace("HELPER", "clerk_confirms"), 14).passed
     # A worker thread running something else asks nobody.
     assert not _verdict(body.replace("HELPER", "len"), 14).passed
+
+
+def test_a_method_returning_a_ticket_decision_gates_the_action() -> None:
+    body = """
+        class ServiceDesk:
+            def ticket(self, key: str) -> dict:
+                resp = requests.get(f"https://desk.example/tickets/{key}", timeout=10)
+                return resp.json()
+
+            def authorised(self, key: str) -> bool:
+                t = self.ticket(key)
+                return t.get("state") == "Authorised"
+
+        desk = ServiceDesk()
+
+        @tool
+        def revoke_access(key: str, user_id: str) -> str:
+            '''Disable a leaver's accounts.'''
+            if not desk.authorised(key):
+                return "not authorised yet"
+            requests.post(f"https://idp.example/users/{user_id}/disable",
+                          timeout=10).raise_for_status()
+            log.info("revoked %s", user_id)
+            return "revoked"
+    """
+    assert _verdict(body, 14).passed
+    # The same method returning something other than the recorded decision asks nobody.
+    assert not _verdict(body.replace('t.get("state") == "Authorised"', "bool(t)"), 14).passed

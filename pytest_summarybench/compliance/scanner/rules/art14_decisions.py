@@ -7,8 +7,9 @@ literal target (URL path, table) names a ticket, case, change or approval. A mod
 function that returns what such a read fetched is a *record reader*. A *decision test*
 compares a decision field of that record (``state``, ``status``, ``outcome``,
 ``decision``, ``signoff``, ...) with a literal or a constant set of values. A function
-that leaves early on a failed decision test *reads a person's decision*: tests on what it
-returns are approval tests, as tests on ``input()`` are. An order's or a service's status
+that leaves early on a failed decision test, or returns the outcome of one, *reads a
+person's decision*: tests on what it returns are approval tests, as tests on ``input()``
+are. An order's or a service's status
 is not a work item: a health or delivery check before an action is no approval.
 """
 
@@ -137,10 +138,14 @@ class Decisions:
         return bool(records) and is_decision_test(test, records)
 
     def _decides(self, function: FunctionFact) -> bool:
-        """Leaves early unless a decision test on a work item holds."""
+        """Leaves early unless a decision test on a work item holds, or returns the
+        outcome of such a test (``return ticket["state"] == "Authorised"``)."""
         for node in ast.walk(function.node):
             if isinstance(node, ast.If) and self.is_decision_test(node.test, function) \
                     and any(isinstance(s, (ast.Return, ast.Raise))
                             for s in (*node.body, *node.orelse)):
+                return True
+            if isinstance(node, ast.Return) and node.value is not None \
+                    and self.is_decision_test(node.value, function):
                 return True
         return False

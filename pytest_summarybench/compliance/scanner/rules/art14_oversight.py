@@ -237,8 +237,9 @@ class HumanOversightRule:
         "or approvals status, a value compared with 'yes'/'approved', the state/status/"
         "outcome/sign-off field of a ticket, case, change or approval record read from its "
         "service and compared with literal values, or the result of a module function "
-        "that leaves early unless such a field holds); a write whose result that test "
-        "waits on is the approval request, not an action; a client call of a method the "
+        "that leaves early unless such a field holds or returns that comparison); a "
+        "write whose result that test waits on is the approval request, not an action; "
+        "a client call of a method the "
         "module defines is judged by that method's body",
         "gated by a wrapper: a decorator whose wrapper calls the function only after such "
         "a test",
