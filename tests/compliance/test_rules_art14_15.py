@@ -615,3 +615,37 @@ def test_a_method_returning_a_ticket_decision_gates_the_action() -> None:
     assert _verdict(body, 14).passed
     # The same method returning something other than the recorded decision asks nobody.
     assert not _verdict(body.replace('t.get("state") == "Authorised"', "bool(t)"), 14).passed
+
+
+def test_a_wrapper_polling_for_a_reaction_gates_the_tool_it_wraps() -> None:
+    body = """
+        import time
+
+        def _reaction(ts: str) -> str | None:
+            resp = slack.reactions_get(channel="C1", timestamp=ts)
+            return resp["message"].get("verdict")
+
+        def held_for_lead(action):
+            def run(user_id: str) -> str:
+                post = slack.chat_postMessage(channel="C1", text=f"Suspend {user_id}?")
+                verdict, stop_at = None, time.monotonic() + 600
+                while verdict is None and time.monotonic() < stop_at:
+                    time.sleep(30)
+                    verdict = _reaction(post["ts"])
+                if verdict != "go":
+                    return "not done"
+                return action(user_id)
+            return run
+
+        def suspend_account(user_id: str) -> str:
+            '''Suspend a user's account.'''
+            requests.post(f"https://idp.example/users/{user_id}/suspend",
+                          timeout=10).raise_for_status()
+            log.info("suspended %s", user_id)
+            return "suspended"
+
+        agent = FunctionAgent(tools=[FunctionTool.from_defaults(fn=held_for_lead(suspend_account))])
+    """
+    assert _verdict(body, 14).passed
+    # Read once, without waiting, the same value is no one's answer.
+    assert not _verdict(body.replace("time.sleep(30)", "pass"), 14).passed

@@ -3,7 +3,8 @@
 A test is an approval test when it depends on a human decision: a console ``input()``, a
 graph ``interrupt()``, a workflow's wait for a response event, a call of a module function
 that asks or waits for one (directly or handed to a thread runner such as
-``asyncio.to_thread``; polling a ticket or approvals service in a loop that sleeps,
+``asyncio.to_thread``; polling a ticket, approvals service or chat message in a loop
+that sleeps and compares or re-reads the value it tests,
 or reading a ticket, case or change record and leaving early unless its recorded
 decision holds: see :mod:`.art14_decisions`), a value assigned from any of these, a
 comparison of such a record's decision field with literal values, or a comparison with
@@ -38,9 +39,21 @@ _ASKING = frozenset({"approve", "approved", "approval", "approvals", "approver",
 (``request_approval``, ``wait_for_confirmation``, ``approvals.wait_for_decision``)."""
 
 
+def _rereads(loop: ast.For | ast.While | ast.AsyncFor, inner: list[ast.AST]) -> bool:
+    """The loop tests a value it reads again on every pass (``while verdict is None:
+    ... verdict = poll()``, ``row = fetch(); if row: return row``)."""
+    read = {t.id for n in inner if isinstance(n, ast.Assign) and any(
+        isinstance(c, ast.Call) for c in ast.walk(n.value))
+        for t in n.targets if isinstance(t, ast.Name)}
+    tests = [loop.test] if isinstance(loop, ast.While) else []
+    tests.extend(n.test for n in inner if isinstance(n, ast.If))
+    return any(isinstance(n, ast.Name) and n.id in read for t in tests for n in ast.walk(t))
+
+
 def _loops_that_wait(node: ast.AST) -> list[ast.For | ast.While | ast.AsyncFor]:
-    """Loops that sleep between attempts and compare a value with a string: waiting
-    for a status someone else sets."""
+    """Loops that sleep between attempts and compare a value with a string, or test a
+    value they read again on every pass: waiting for a status or an answer someone
+    else sets."""
     out = []
     for loop in ast.walk(node):
         if not isinstance(loop, (ast.For, ast.While, ast.AsyncFor)):
@@ -48,11 +61,13 @@ def _loops_that_wait(node: ast.AST) -> list[ast.For | ast.While | ast.AsyncFor]:
         inner = list(ast.walk(loop))
         sleeps = any(isinstance(n, ast.Call) and dotted(n.func).endswith("sleep")
                      for n in inner)
+        if not sleeps:
+            continue
         compares = any(isinstance(n, ast.Compare) and any(
             isinstance(c, ast.Constant) and isinstance(c.value, str)
             or isinstance(c, (ast.Set, ast.Tuple, ast.List))
             for c in n.comparators) for n in inner)
-        if sleeps and compares:
+        if compares or _rereads(loop, inner):
             out.append(loop)
     return out
 

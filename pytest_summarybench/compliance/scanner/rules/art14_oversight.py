@@ -233,8 +233,9 @@ class HumanOversightRule:
         "(tools=[ops.restart]) handed to the agent are its tools",
         "gated in place: the write runs only inside, or after an early return of, a test "
         "on a person's decision (input() or a module function asking one, also when run "
-        "through asyncio.to_thread, interrupt(), a response event, a polled ticket "
-        "or approvals status, a value compared with 'yes'/'approved', the state/status/"
+        "through asyncio.to_thread, interrupt(), a response event, a value a loop that "
+        "sleeps polls until it is set or matches (a ticket or approvals status, a chat "
+        "reaction or button press), a value compared with 'yes'/'approved', the state/status/"
         "outcome/sign-off field of a ticket, case, change or approval record read from its "
         "service and compared with literal values, or the result of a module function "
         "that leaves early unless such a field holds or returns that comparison); a "
