@@ -649,3 +649,36 @@ def test_a_wrapper_polling_for_a_reaction_gates_the_tool_it_wraps() -> None:
     assert _verdict(body, 14).passed
     # Read once, without waiting, the same value is no one's answer.
     assert not _verdict(body.replace("time.sleep(30)", "pass"), 14).passed
+
+
+def test_the_approval_request_may_be_read_back_through_derived_values() -> None:
+    body = """
+        import sqlite3
+        import time
+
+        def wait_for_click(message_ts: str) -> str:
+            with sqlite3.connect("clicks.db") as db:
+                for _ in range(120):
+                    row = db.execute("SELECT action FROM clicks WHERE ts = ?",
+                                     (message_ts,)).fetchone()
+                    if row:
+                        return row[0]
+                    time.sleep(10)
+            return ""
+
+        @tool
+        def send_offer_email(candidate: str, body: str) -> str:
+            '''E-mail a candidate once the recruiter presses Send.'''
+            msg = slack.chat_postMessage(channel="C1", text=body)
+            ts = msg["ts"]
+            click = wait_for_click(KEY)
+            if click != "send":
+                return "not sent"
+            mailer.send_message(to=candidate, body=body)
+            log.info("sent to %s", candidate)
+            return "sent"
+    """
+    assert _verdict(body.replace("KEY", "ts"), 14).passed
+    # A poll that does not read back this message leaves the post an unreviewed message.
+    verdict = _verdict(body.replace("KEY", "'latest'"), 14)
+    assert not verdict.passed and any("chat_postMessage" in e for e in verdict.evidence)

@@ -162,7 +162,8 @@ class Gates:
 
     def requests_approval(self, node: ast.AST, function: FunctionFact) -> bool:
         """Whether ``node`` is the approval request itself: a write whose result (a
-        message id, a ticket) is what a later approval test waits on."""
+        message id, a ticket), directly or through values derived from it, is what a
+        later approval test waits on."""
         parent = self.parent_map(function)
         current: ast.AST | None = node
         while current is not None and not isinstance(current, (ast.Assign, ast.AnnAssign)):
@@ -173,6 +174,15 @@ class Gates:
             return False
         targets = current.targets if isinstance(current, ast.Assign) else [current.target]
         names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        # What the test reads may be derived from the request's result: the message's
+        # timestamp handed to a poll, the created item's id read back.
+        assigns = [n for n in ast.walk(function.node) if isinstance(n, ast.Assign)]
+        for _ in range(3):
+            for assign in assigns:
+                if any(isinstance(n, ast.Name) and n.id in names
+                       for n in ast.walk(assign.value)):
+                    names.update(n.id for t in assign.targets for n in ast.walk(t)
+                                 if isinstance(n, ast.Name))
         for test_owner in ast.walk(function.node):
             if isinstance(test_owner, (ast.If, ast.While, ast.IfExp)) \
                     and self.is_gate(test_owner.test, function) \

@@ -25,7 +25,8 @@ Checks (each has a firing and a quiet example in tests/compliance/test_rules_art
 2. gated in place: the write runs only inside, or after an early exit of, an approval test
    in the same function (a test of a person's answer, or of the decision recorded on a
    ticket, case or change record, ``art14_decisions``); a write whose result that test
-   waits on (the approval request message or ticket) is part of the gate, not an action;
+   waits on, directly or through values derived from it (the approval request message or
+   ticket), is part of the gate, not an action;
    a client call of a method the module defines is judged by that method's body.
 3. gated by a wrapper: the function is decorated by a decorator whose wrapper calls it
    only after an approval test.
@@ -239,7 +240,8 @@ class HumanOversightRule:
         "outcome/sign-off field of a ticket, case, change or approval record read from its "
         "service and compared with literal values, or the result of a module function "
         "that leaves early unless such a field holds or returns that comparison); a "
-        "write whose result that test waits on is the approval request, not an action; "
+        "write whose result (or a value derived from it) that test waits on is the "
+        "approval request, not an action; "
         "a client call of a method the "
         "module defines is judged by that method's body",
         "gated by a wrapper: a decorator whose wrapper calls the function only after such "
