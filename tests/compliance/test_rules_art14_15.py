@@ -682,3 +682,39 @@ def test_the_approval_request_may_be_read_back_through_derived_values() -> None:
     # A poll that does not read back this message leaves the post an unreviewed message.
     verdict = _verdict(body.replace("KEY", "'latest'"), 14)
     assert not verdict.passed and any("chat_postMessage" in e for e in verdict.evidence)
+
+
+ASK_LEAD = ("if not wait_for_lead(order_id, amount):\n"
+            "                return 'not accepted'")
+
+
+def test_calling_a_helper_that_files_and_polls_a_review_item_is_the_gate() -> None:
+    body = """
+        import time
+
+        def wait_for_lead(order_id: str, amount: float) -> bool:
+            created = requests.post("https://review.example/items", timeout=10,
+                                    json={"kind": "refund", "order_id": order_id})
+            item = created.json()
+            for _ in range(40):
+                polled = requests.get(f"https://review.example/items/{item['id']}", timeout=10)
+                state = polled.json()
+                if state["state"] in ("accepted", "rejected"):
+                    return state["state"] == "accepted"
+                time.sleep(15)
+            return False
+
+        @tool
+        def issue_refund(order_id: str, amount: float) -> str:
+            '''Refund an order once the returns lead accepted it.'''
+            BEFORE
+            requests.post("https://pay.example/refunds", json={"amount": amount},
+                          timeout=10).raise_for_status()
+            AFTER
+            log.info("refunded %s", order_id)
+            return "refunded"
+    """
+    assert _verdict(body.replace("BEFORE", ASK_LEAD).replace("AFTER", "pass"), 14).passed
+    # Asked after the refund went out, the lead reviews nothing.
+    after = body.replace("BEFORE", "pass").replace("AFTER", ASK_LEAD)
+    assert not _verdict(after, 14).passed

@@ -26,7 +26,8 @@ Checks (each has a firing and a quiet example in tests/compliance/test_rules_art
    in the same function (a test of a person's answer, or of the decision recorded on a
    ticket, case or change record, ``art14_decisions``); a write whose result that test
    waits on, directly or through values derived from it (the approval request message or
-   ticket), is part of the gate, not an action;
+   ticket), is part of the gate, not an action, and so is the call of a module function
+   that asks a person and whose own writes are only such requests;
    a client call of a method the module defines is judged by that method's body.
 3. gated by a wrapper: the function is decorated by a decorator whose wrapper calls it
    only after an approval test.
@@ -194,6 +195,7 @@ class _Oversight:
         if actions and all(self.gates.guarded(a.node, function)
                            or self.gates.requests_approval(a.node, function)
                            or self._own_method_gated(a, function, depth)
+                           or self._asks_first(a, depth)
                            for a in actions):
             return True
         callers = self._callers.get(function.name, [])
@@ -202,6 +204,17 @@ class _Oversight:
                        for caller, call in callers)
         return False
 
+
+    def _asks_first(self, action: Action, depth: int) -> bool:
+        """A call of a module function that asks a person and whose own writes are only
+        the approval request (``wait_for_lead`` filing a review item and polling it) is
+        the gate, not an action."""
+        via = action.via
+        if not via.startswith(("calls ", "write through ")) or depth >= 4:
+            return False
+        callee = via.removeprefix("calls ").removeprefix("write through ").removesuffix("()")
+        return callee in self.gates.asking and (
+            callee not in self.acting or self.gated(callee, depth + 1))
 
     def _own_method_gated(self, action: Action, function: FunctionFact, depth: int) -> bool:
         """A client call of a method the module defines (``desk.suspend_if_decided()``)
@@ -241,7 +254,8 @@ class HumanOversightRule:
         "service and compared with literal values, or the result of a module function "
         "that leaves early unless such a field holds or returns that comparison); a "
         "write whose result (or a value derived from it) that test waits on is the "
-        "approval request, not an action; "
+        "approval request, not an action, as is the call of a module function that "
+        "asks and writes nothing else; "
         "a client call of a method the "
         "module defines is judged by that method's body",
         "gated by a wrapper: a decorator whose wrapper calls the function only after such "
