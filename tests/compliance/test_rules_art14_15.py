@@ -718,3 +718,36 @@ def test_calling_a_helper_that_files_and_polls_a_review_item_is_the_gate() -> No
     # Asked after the refund went out, the lead reviews nothing.
     after = body.replace("BEFORE", "pass").replace("AFTER", ASK_LEAD)
     assert not _verdict(after, 14).passed
+
+
+def test_a_wrapper_tool_bound_to_an_issue_status_gates_the_tool_it_holds() -> None:
+    body = """
+        from crewai.tools import BaseTool
+
+        class EraseProfile(BaseTool):
+            name: str = "erase_profile"
+            description: str = "Erase a customer's CRM profile."
+
+            def _run(self, key: str, subject: str) -> str:
+                r = requests.delete(f"https://crm.example/subjects/{subject}", timeout=20)
+                log.info("erased %s", subject)
+                return r.text
+
+        class StatusBound(BaseTool):
+            inner: BaseTool
+            status: str
+
+            def _run(self, key: str, **kwargs) -> str:
+                r = requests.get(f"https://jira.example/rest/api/3/issue/{key}", timeout=10)
+                current = r.json()["fields"]["FIELD"]["name"]
+                if current != self.status:
+                    return "nothing done"
+                return self.inner._run(key=key, **kwargs)
+
+        inner = EraseProfile()
+        agent = Agent(role="Privacy analyst", goal="Erase profiles",
+                      tools=[StatusBound(inner=inner, status="Ready for erasure")])
+    """
+    assert _verdict(body.replace("FIELD", "status"), 14).passed
+    # The same wrapper testing a field nobody decides on lets every erasure through.
+    assert not _verdict(body.replace("FIELD", "summary"), 14).passed

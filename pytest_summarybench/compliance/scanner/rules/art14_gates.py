@@ -10,7 +10,8 @@ decision holds: see :mod:`.art14_decisions`), a value assigned from any of these
 comparison of such a record's decision field with literal values, or a comparison with
 an assent word (``"yes"``, ``"approved"``). An action is gated when it runs only on the
 branch where such a test held (see :func:`art14_flow.guarded_by`); a decorator,
-middleware or dispatch loop gates the calls it guards. A flag that says approval is
+middleware, dispatch loop or wrapper tool (``self.inner._run(...)``) gates the calls it
+guards. A flag that says approval is
 required, a docstring that promises it, or an approval helper that nothing calls is not a
 gate.
 """
@@ -222,6 +223,17 @@ _DISPATCHERS = frozenset({"kernel", "tool", "tools", "function", "functions", "p
 """Method and receiver words of a call that runs a tool chosen at run time."""
 
 
+_TOOL_RUNS = frozenset({"_run", "_arun", "run", "arun", "invoke", "ainvoke", "call",
+                        "acall", "__call__"})
+"""Methods through which a framework runs a tool object."""
+
+
+def _instance_field(node: ast.expr) -> bool:
+    """``self.inner``: a tool object a wrapper instance holds."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+        and node.value.id == "self"
+
+
 def _function_values_called(function: FunctionFact, facts: CodeFacts) -> list[ast.Call]:
     """Calls of a function held in a variable: a wrapper's ``fn(...)``, a hook's
     ``next(context)``, a dispatch loop's ``TOOLS[name](**args)``."""
@@ -254,8 +266,10 @@ def _function_values_called(function: FunctionFact, facts: CodeFacts) -> list[as
             out.append(node)
         elif isinstance(func, ast.Attribute) and (
                 held(func.value) or func.attr in _DISPATCH
-                and set(tokens(dotted(func.value).replace(".", "_"))) & _DISPATCHERS):
-            # TOOLS[name].run(...), kernel.invoke(function, ...), session.call_tool(...)
+                and set(tokens(dotted(func.value).replace(".", "_"))) & _DISPATCHERS
+                or func.attr in _TOOL_RUNS and _instance_field(func.value)):
+            # TOOLS[name].run(...), kernel.invoke(function, ...), session.call_tool(...),
+            # a wrapper tool's self.inner._run(...)
             out.append(node)
     return out
 

@@ -33,8 +33,9 @@ Checks (each has a firing and a quiet example in tests/compliance/test_rules_art
    only after an approval test.
 4. gated by its callers: a helper that is not exposed to the agent and whose every call
    site is gated.
-5. gated module-wide: a middleware/filter/dispatch loop that calls tools only after an
-   approval test, or a framework approval setting followed through configuration.
+5. gated module-wide: a middleware/filter/dispatch loop, or a wrapper tool calling the
+   tool it holds (``self.inner._run``), that calls tools only after an approval test, or
+   a framework approval setting followed through configuration.
 6. severity: CRITICAL when an ungated action moves money or destroys data, HIGH
    otherwise (messages to people, account and access changes, deployments, publishing).
 """
@@ -250,8 +251,9 @@ class HumanOversightRule:
         "through asyncio.to_thread, interrupt(), a response event, a value a loop that "
         "sleeps polls until it is set or matches (a ticket or approvals status, a chat "
         "reaction or button press), a value compared with 'yes'/'approved', the state/status/"
-        "outcome/sign-off field of a ticket, case, change or approval record read from its "
-        "service and compared with literal values, or the result of a module function "
+        "outcome/sign-off field (or part of one, or a local holding it) of a ticket, "
+        "issue, case, change or approval record read from its service and compared with "
+        "literal values or the instance's configured state, or the result of a function "
         "that leaves early unless such a field holds or returns that comparison); a "
         "write whose result (or a value derived from it) that test waits on is the "
         "approval request, not an action, as is the call of a module function that "
@@ -261,9 +263,10 @@ class HumanOversightRule:
         "gated by a wrapper: a decorator whose wrapper calls the function only after such "
         "a test",
         "gated by its callers: an unexposed helper whose every call site is gated",
-        "gated module-wide: a filter, middleware or dispatch loop that calls tools only "
-        "after such a test; human_input_mode resolving to 'ALWAYS' (through dicts, "
-        "dataclasses, env defaults, parsed YAML/JSON), interrupt_before, needs_approval, "
+        "gated module-wide: a filter, middleware, dispatch loop or wrapper tool "
+        "(self.inner._run) that calls tools only after such a test; human_input_mode "
+        "resolving to 'ALWAYS' (through dicts, dataclasses, env defaults, parsed "
+        "YAML/JSON), interrupt_before, needs_approval, "
         "HumanApprovalCallbackHandler, a CrewAI human_input review task before the acting "
         "agent",
         "flags, docstrings and comments that promise approval count for nothing",
