@@ -751,3 +751,34 @@ def test_a_wrapper_tool_bound_to_an_issue_status_gates_the_tool_it_holds() -> No
     assert _verdict(body.replace("FIELD", "status"), 14).passed
     # The same wrapper testing a field nobody decides on lets every erasure through.
     assert not _verdict(body.replace("FIELD", "summary"), 14).passed
+
+
+TICKET_ENDPOINT = """
+    class BillingPlugin:
+        @kernel_function(description="Act on a billing ticket.")
+        async def NAME(self, ticket_id: str, body: str) -> str:
+            resp = await crm.post("/tickets/PATH", json={"ticket": ticket_id, "body": body})
+            log.info("ticket %s: %s", ticket_id, resp.status_code)
+            return "done"
+"""
+
+
+def test_an_endpoint_that_sends_acts_whatever_record_it_hangs_off() -> None:
+    sent = TICKET_ENDPOINT.replace("NAME", "send_customer_email").replace("PATH", "email")
+    assert not _verdict(sent, 14).passed
+    noted = TICKET_ENDPOINT.replace("NAME", "add_ticket_note").replace("PATH", "notes")
+    assert _verdict(noted, 14).passed
+
+
+def test_promoting_a_build_is_a_deployment() -> None:
+    body = """
+        class ReleasePlugin:
+            @kernel_function(description="Roll a build out via Argo CD.")
+            async def NAME(self, service: str, version: str) -> str:
+                resp = await argocd.post(f"/applications/{service}/sync",
+                                         json={"revision": version})
+                log.info("sync %s %s", service, resp.status_code)
+                return "syncing"
+    """
+    assert not _verdict(body.replace("NAME", "promote_release"), 14).passed
+    assert _verdict(body.replace("NAME", "compare_release"), 14).passed

@@ -9,7 +9,8 @@ noun of action (pay, refund, send, suspend, revoke, deploy, ...). Writes whose f
 drafts, saves, notes, queues or proposes are internal bookkeeping (a person acts on them
 later) and do not count, nor do records created in a state a person still has to release
 (``"status": "pending_release"``, ``"draft": True``); a payload marked public
-(``"public": True``) reaches people whatever record it is written on, and a function
+(``"public": True``) or an endpoint that sends (``/tickets/email``) reaches people
+whatever record it is written on, and a function
 named with a leading verb of messaging or paying acts whatever record noun follows
 (``send_progress_note``). A function that calls an acting function of the module acts
 too, through it.
@@ -53,6 +54,7 @@ ACCOUNT = frozenset({
     "deactivate", "deactivation", "revoke", "delete", "remove", "purge", "terminate",
     "termination", "cancel", "cancellation", "close", "grant", "reset", "lock", "unlock",
     "offboard", "deploy", "deployment", "deployments", "deploys", "release", "rollout",
+    "promote", "promotion",
     "rollback", "restart", "scale", "merge", "change", "upgrade", "downgrade", "enrol",
     "enroll", "reject", "decline", "expel", "evict", "wipe", "destroy", "erase", "kill",
     "shutdown", "lifecycle", "roles", "permissions", "password", "mfa", "approve",
@@ -231,7 +233,11 @@ def _classify(function: FunctionFact, call: ast.Call) -> tuple[bool, bool]:
     # A function whose leading verb reaches people or moves money acts whatever it
     # calls the thing it sends (``send_progress_note`` is an email, not a note).
     named_nouns = set() if name[:1] and name[0] in OUTREACH | FINANCIAL else set(name)
-    if (_target_words(call) | named_nouns) & _RECORDS:
+    target = _target_words(call)
+    # An endpoint that sends (``/tickets/email``, ``/cases/{id}/reply``) reaches people
+    # whatever record it hangs off.
+    sends = bool(target & OUTREACH) and not target & {"draft", "drafts"}
+    if (target | named_nouns) & _RECORDS and not sends:
         return False, False
     words = _words_of(function, call)
     verbs = words & _VERBS

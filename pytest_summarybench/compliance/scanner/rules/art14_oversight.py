@@ -21,7 +21,8 @@ Checks (each has a firing and a quiet example in tests/compliance/test_rules_art
    UPDATE/DELETE, subprocess) whose function name, method or literal request parts carry
    a generic verb of action; bookkeeping writes (draft, save, note, queue, propose, ...)
    and records created pending a person's release are not actions, a payload marked
-   public is; bound methods handed to the agent (``tools=[ops.restart]``) are exposed.
+   public or an endpoint that sends is; bound methods handed to the agent
+   (``tools=[ops.restart]``) are exposed.
 2. gated in place: the write runs only inside, or after an early exit of, an approval test
    in the same function (a test of a person's answer, or of the decision recorded on a
    ticket, case or change record, ``art14_decisions``); a write whose result that test
@@ -243,7 +244,8 @@ class HumanOversightRule:
         "or URL/SQL text carries a verb of paying, messaging, suspending, revoking, "
         "deploying...; drafts, notes, queues and records created pending a person's "
         "release ('status': 'pending', 'draft': True) are bookkeeping, a payload marked "
-        "'public': True reaches people on any record (a leading verb of messaging or "
+        "'public': True or an endpoint that sends (/tickets/email) reaches people on any "
+        "record (a leading verb of messaging or "
         "paying acts whatever record noun follows); functions and bound methods "
         "(tools=[ops.restart]) handed to the agent are its tools",
         "gated in place: the write runs only inside, or after an early return of, a test "
