@@ -782,3 +782,29 @@ def test_promoting_a_build_is_a_deployment() -> None:
     """
     assert not _verdict(body.replace("NAME", "promote_release"), 14).passed
     assert _verdict(body.replace("NAME", "compare_release"), 14).passed
+
+
+def test_a_retry_loop_around_a_send_waits_for_no_one() -> None:
+    body = """
+        import time
+
+        @tool
+        def send_reminder(customer_email: str, body: str) -> str:
+            '''E-mail a customer once the account manager released the reminder.'''
+            state = ""
+            for _ in range(20):
+                resp = requests.METHOD("https://mail.example/reminders/state", timeout=10)
+                state = resp.json()["state"]
+                if state == "released":
+                    break
+                time.sleep(30)
+            if state != "released":
+                return "not released"
+            mailer.send_message(to=customer_email, body=body)
+            log.info("reminder sent")
+            return "sent"
+    """
+    # Polling the state a person sets waits for their decision ...
+    assert _verdict(body.replace("METHOD", "get"), 14).passed
+    # ... re-posting until the response says so is a retry, and the post is the action.
+    assert not _verdict(body.replace("METHOD", "post"), 14).passed

@@ -177,6 +177,12 @@ def _write_kind(call: ast.Call) -> str | None:
     return None
 
 
+def is_outbound_write(call: ast.Call) -> bool:
+    """Whether ``call`` writes to another system (what it says is then no one's answer:
+    a retry loop re-reading a send's response waits for nobody)."""
+    return _write_kind(call) is not None
+
+
 def _words_of(function: FunctionFact, call: ast.Call) -> set[str]:
     words = set(tokens(function.name)) | _literal_words(call)
     name = dotted(call.func)

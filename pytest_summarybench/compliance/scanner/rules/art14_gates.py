@@ -4,7 +4,8 @@ A test is an approval test when it depends on a human decision: a console ``inpu
 graph ``interrupt()``, a workflow's wait for a response event, a call of a module function
 that asks or waits for one (directly or handed to a thread runner such as
 ``asyncio.to_thread``; polling a ticket, approvals service or chat message in a loop
-that sleeps and compares or re-reads the value it tests,
+that sleeps and compares or re-reads the value it tests, a value no write returned: a
+retry loop testing a send's response waits for no one,
 or reading a ticket, case or change record and leaving early unless its recorded
 decision holds: see :mod:`.art14_decisions`), a value assigned from any of these, a
 comparison of such a record's decision field with literal values, or a comparison with
@@ -22,6 +23,7 @@ import ast
 from dataclasses import dataclass, field
 
 from ..facts import CodeFacts, FunctionFact, dotted, tokens
+from .art14_actions import is_outbound_write
 from .art14_decisions import Decisions
 from .art14_flow import ConfigResolver, body_nodes, guarded_by, parents
 
@@ -40,12 +42,37 @@ _ASKING = frozenset({"approve", "approved", "approval", "approvals", "approver",
 (``request_approval``, ``wait_for_confirmation``, ``approvals.wait_for_decision``)."""
 
 
-def _rereads(loop: ast.For | ast.While | ast.AsyncFor, inner: list[ast.AST]) -> bool:
+def _written(node: ast.AST) -> set[str]:
+    """Names holding what a write returned, or values derived from it."""
+    assigns = [n for n in ast.walk(node) if isinstance(n, ast.Assign)]
+    names: set[str] = set()
+    for _ in range(3):
+        for n in assigns:
+            if any(isinstance(c, ast.Call) and is_outbound_write(c)
+                   or isinstance(c, ast.Name) and c.id in names for c in ast.walk(n.value)):
+                names.update(t.id for t in n.targets if isinstance(t, ast.Name))
+    return names
+
+
+def _reads(value: ast.expr, written: set[str]) -> bool:
+    """A value fetched by a call that writes nothing (a send's response in a retry loop,
+    or a field of it, is not an answer someone gave; a read asking about what was
+    written, ``poll(message["ts"])``, is)."""
+    calls = [c for c in ast.walk(value) if isinstance(c, ast.Call)]
+    if not calls or any(is_outbound_write(c) for c in calls):
+        return False
+    passed = {id(n) for c in calls for a in (*c.args, *(k.value for k in c.keywords))
+              for n in ast.walk(a)}
+    return not any(isinstance(n, ast.Name) and n.id in written and id(n) not in passed
+                   for n in ast.walk(value))
+
+
+def _rereads(loop: ast.For | ast.While | ast.AsyncFor, inner: list[ast.AST],
+             written: set[str]) -> bool:
     """The loop tests a value it reads again on every pass (``while verdict is None:
     ... verdict = poll()``, ``row = fetch(); if row: return row``)."""
-    read = {t.id for n in inner if isinstance(n, ast.Assign) and any(
-        isinstance(c, ast.Call) for c in ast.walk(n.value))
-        for t in n.targets if isinstance(t, ast.Name)}
+    read = {t.id for n in inner if isinstance(n, ast.Assign) and _reads(n.value, written)
+            for t in n.targets if isinstance(t, ast.Name)}
     tests = [loop.test] if isinstance(loop, ast.While) else []
     tests.extend(n.test for n in inner if isinstance(n, ast.If))
     return any(isinstance(n, ast.Name) and n.id in read for t in tests for n in ast.walk(t))
@@ -68,7 +95,7 @@ def _loops_that_wait(node: ast.AST) -> list[ast.For | ast.While | ast.AsyncFor]:
             isinstance(c, ast.Constant) and isinstance(c.value, str)
             or isinstance(c, (ast.Set, ast.Tuple, ast.List))
             for c in n.comparators) for n in inner)
-        if compares or _rereads(loop, inner):
+        if compares or _rereads(loop, inner, _written(loop)):
             out.append(loop)
     return out
 
@@ -109,8 +136,11 @@ class Gates:
         if function.name in self._tainted:
             return self._tainted[function.name]
         names: set[str] = set()
+        written = _written(function.node)
         waiting = {id(n) for loop in _loops_that_wait(function.node)
-                   for n in ast.walk(loop)}
+                   for n in ast.walk(loop)
+                   if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
+                   and n.value is not None and _reads(n.value, written)}
         assigns = [n for n in body_nodes(function.node)
                    if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))]
         for _ in range(3):
