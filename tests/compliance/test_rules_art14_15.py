@@ -768,6 +768,10 @@ def test_an_endpoint_that_sends_acts_whatever_record_it_hangs_off() -> None:
     assert not _verdict(sent, 14).passed
     noted = TICKET_ENDPOINT.replace("NAME", "add_ticket_note").replace("PATH", "notes")
     assert _verdict(noted, 14).passed
+    # Notifying the reviewers of a record asks them; it reaches no customer.
+    asked = TICKET_ENDPOINT.replace("NAME", "refund_order").replace(
+        "/tickets/PATH", "/approvals/notify")
+    assert _verdict(asked, 14).passed
 
 
 def test_promoting_a_build_is_a_deployment() -> None:

@@ -79,6 +79,9 @@ _RECORDS = frozenset({"draft", "drafts", "ticket", "tickets", "queue", "case", "
                       "note", "notes", "proposal", "proposals", "proposed", "approval",
                       "approvals", "pending", "requests", "review", "reviews"})
 """Words of a write's target (URL, SQL) that make it a record a person acts on later."""
+_REVIEW_RECORDS = frozenset({"draft", "drafts", "approval", "approvals", "review",
+                             "reviews", "proposal", "proposals", "pending"})
+"""Target words of a record that waits for a person: sending to it asks them."""
 _VERBS = FINANCIAL | OUTREACH | ACCOUNT | {"book", "comment"}
 DESTRUCTIVE = frozenset({"delete", "purge", "destroy", "wipe", "erase", "drop", "truncate"})
 """Words of destroying data or resources (irreversible, like moving money)."""
@@ -241,8 +244,9 @@ def _classify(function: FunctionFact, call: ast.Call) -> tuple[bool, bool]:
     named_nouns = set() if name[:1] and name[0] in OUTREACH | FINANCIAL else set(name)
     target = _target_words(call)
     # An endpoint that sends (``/tickets/email``, ``/cases/{id}/reply``) reaches people
-    # whatever record it hangs off.
-    sends = bool(target & OUTREACH) and not target & {"draft", "drafts"}
+    # whatever record it hangs off; one that messages reviewers (``/approvals/notify``)
+    # asks them.
+    sends = bool(target & OUTREACH) and not target & _REVIEW_RECORDS
     if (target | named_nouns) & _RECORDS and not sends:
         return False, False
     words = _words_of(function, call)
