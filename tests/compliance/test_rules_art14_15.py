@@ -500,3 +500,315 @@ def test_a_service_status_check_is_not_an_approval() -> None:
     asked = body.replace('if health["status"] != "ok":',
                          'if health["status"] != "ok" or input("Refund? ") != "yes":')
     assert _verdict(asked, 14).passed
+
+
+TICKET_REPLY = """
+    @tool
+    def post_reply(ticket_id: int, body: str) -> str:
+        '''Comment on a help-desk ticket.'''
+        payload = {"ticket": {"comment": {"body": body, "public": VISIBLE}}}
+        requests.put(f"https://desk.example/api/tickets/{ticket_id}.json", json=payload,
+                     timeout=10).raise_for_status()
+        log.info("comment on %s", ticket_id)
+        return "done"
+"""
+
+
+def test_a_public_comment_on_a_ticket_reaches_the_requester() -> None:
+    assert not _verdict(TICKET_REPLY.replace("VISIBLE", "True"), 14).passed
+    # An internal comment on the same record is bookkeeping.
+    assert _verdict(TICKET_REPLY.replace("VISIBLE", "False"), 14).passed
+
+
+PURCHASE_ORDER = """
+    @tool
+    def create_purchase_order(sku: str, quantity: int) -> str:
+        '''Order stock from the wholesaler.'''
+        r = requests.post("https://erp.example/api/purchase-orders", timeout=10,
+                          json={"sku": sku, "quantity": quantity, "status": "STATE"})
+        log.info("order %s", r.text)
+        return r.text
+"""
+
+
+def test_a_record_created_for_a_person_to_release_is_not_an_action() -> None:
+    assert not _verdict(PURCHASE_ORDER.replace("STATE", "submitted"), 14).passed
+    assert _verdict(PURCHASE_ORDER.replace("STATE", "PENDING_RELEASE"), 14).passed
+
+
+CLUSTER_OPS = """
+    from kubernetes import client
+
+    class ClusterOps:
+        '''Kubernetes operations for the on-call agent.'''
+
+        def __init__(self) -> None:
+            self.apps = client.AppsV1Api()
+
+        def restart(self, namespace: str, name: str) -> str:
+            '''Restart a deployment.'''
+            self.apps.METHOD(name, namespace, {"spec": {}}, _request_timeout=10)
+            log.info("restart %s/%s", namespace, name)
+            return "restarted"
+
+    ops = ClusterOps()
+    agent = ReActAgent(tools=[FunctionTool.from_defaults(fn=ops.restart)], llm=llm)
+"""
+
+
+def test_a_client_update_of_a_deployment_acts_and_bound_methods_are_exposed() -> None:
+    verdict = _verdict(CLUSTER_OPS.replace("METHOD", "patch_namespaced_deployment"), 14)
+    assert not verdict.passed
+    assert any("restart" in e for e in verdict.evidence)
+    assert _verdict(CLUSTER_OPS.replace("METHOD", "read_namespaced_deployment"), 14).passed
+    # The same method, never handed to the agent, is an operator's script.
+    hidden = CLUSTER_OPS.replace("METHOD", "patch_namespaced_deployment").replace(
+        "fn=ops.restart", "fn=len")
+    assert _verdict(hidden, 14).passed
+
+
+def test_a_confirmation_run_in_a_worker_thread_gates_the_action() -> None:
+    body = """
+        import asyncio
+
+        def clerk_confirms(invoice_id: str, amount_eur: float) -> bool:
+            return input(f"Pay {amount_eur} for {invoice_id}? ").strip().lower() == "y"
+
+        @tool
+        async def pay_invoice(invoice_id: str, amount_eur: float) -> str:
+            '''Pay a supplier invoice.'''
+            if not await asyncio.to_thread(HELPER, invoice_id, amount_eur):
+                return "not confirmed"
+            requests.post("https://bank.example/payments", json={"amount": amount_eur},
+                          timeout=10).raise_for_status()
+            log.info("paid %s", invoice_id)
+            return "paid"
+    """
+    assert _verdict(body.replace("HELPER", "clerk_confirms"), 14).passed
+    # A worker thread running something else asks nobody.
+    assert not _verdict(body.replace("HELPER", "len"), 14).passed
+
+
+def test_a_method_returning_a_ticket_decision_gates_the_action() -> None:
+    body = """
+        class ServiceDesk:
+            def ticket(self, key: str) -> dict:
+                resp = requests.get(f"https://desk.example/tickets/{key}", timeout=10)
+                return resp.json()
+
+            def authorised(self, key: str) -> bool:
+                t = self.ticket(key)
+                return t.get("state") == "Authorised"
+
+        desk = ServiceDesk()
+
+        @tool
+        def revoke_access(key: str, user_id: str) -> str:
+            '''Disable a leaver's accounts.'''
+            if not desk.authorised(key):
+                return "not authorised yet"
+            requests.post(f"https://idp.example/users/{user_id}/disable",
+                          timeout=10).raise_for_status()
+            log.info("revoked %s", user_id)
+            return "revoked"
+    """
+    assert _verdict(body, 14).passed
+    # The same method returning something other than the recorded decision asks nobody.
+    assert not _verdict(body.replace('t.get("state") == "Authorised"', "bool(t)"), 14).passed
+
+
+def test_a_wrapper_polling_for_a_reaction_gates_the_tool_it_wraps() -> None:
+    body = """
+        import time
+
+        def _reaction(ts: str) -> str | None:
+            resp = slack.reactions_get(channel="C1", timestamp=ts)
+            return resp["message"].get("verdict")
+
+        def held_for_lead(action):
+            def run(user_id: str) -> str:
+                post = slack.chat_postMessage(channel="C1", text=f"Suspend {user_id}?")
+                verdict, stop_at = None, time.monotonic() + 600
+                while verdict is None and time.monotonic() < stop_at:
+                    time.sleep(30)
+                    verdict = _reaction(post["ts"])
+                if verdict != "go":
+                    return "not done"
+                return action(user_id)
+            return run
+
+        def suspend_account(user_id: str) -> str:
+            '''Suspend a user's account.'''
+            requests.post(f"https://idp.example/users/{user_id}/suspend",
+                          timeout=10).raise_for_status()
+            log.info("suspended %s", user_id)
+            return "suspended"
+
+        agent = FunctionAgent(tools=[FunctionTool.from_defaults(fn=held_for_lead(suspend_account))])
+    """
+    assert _verdict(body, 14).passed
+    # Read once, without waiting, the same value is no one's answer.
+    assert not _verdict(body.replace("time.sleep(30)", "pass"), 14).passed
+
+
+def test_the_approval_request_may_be_read_back_through_derived_values() -> None:
+    body = """
+        import sqlite3
+        import time
+
+        def wait_for_click(message_ts: str) -> str:
+            with sqlite3.connect("clicks.db") as db:
+                for _ in range(120):
+                    row = db.execute("SELECT action FROM clicks WHERE ts = ?",
+                                     (message_ts,)).fetchone()
+                    if row:
+                        return row[0]
+                    time.sleep(10)
+            return ""
+
+        @tool
+        def send_offer_email(candidate: str, body: str) -> str:
+            '''E-mail a candidate once the recruiter presses Send.'''
+            msg = slack.chat_postMessage(channel="C1", text=body)
+            ts = msg["ts"]
+            click = wait_for_click(KEY)
+            if click != "send":
+                return "not sent"
+            mailer.send_message(to=candidate, body=body)
+            log.info("sent to %s", candidate)
+            return "sent"
+    """
+    assert _verdict(body.replace("KEY", "ts"), 14).passed
+    # A poll that does not read back this message leaves the post an unreviewed message.
+    verdict = _verdict(body.replace("KEY", "'latest'"), 14)
+    assert not verdict.passed and any("chat_postMessage" in e for e in verdict.evidence)
+
+
+ASK_LEAD = ("if not wait_for_lead(order_id, amount):\n"
+            "                return 'not accepted'")
+
+
+def test_calling_a_helper_that_files_and_polls_a_review_item_is_the_gate() -> None:
+    body = """
+        import time
+
+        def wait_for_lead(order_id: str, amount: float) -> bool:
+            created = requests.post("https://review.example/items", timeout=10,
+                                    json={"kind": "refund", "order_id": order_id})
+            item = created.json()
+            for _ in range(40):
+                polled = requests.get(f"https://review.example/items/{item['id']}", timeout=10)
+                state = polled.json()
+                if state["state"] in ("accepted", "rejected"):
+                    return state["state"] == "accepted"
+                time.sleep(15)
+            return False
+
+        @tool
+        def issue_refund(order_id: str, amount: float) -> str:
+            '''Refund an order once the returns lead accepted it.'''
+            BEFORE
+            requests.post("https://pay.example/refunds", json={"amount": amount},
+                          timeout=10).raise_for_status()
+            AFTER
+            log.info("refunded %s", order_id)
+            return "refunded"
+    """
+    assert _verdict(body.replace("BEFORE", ASK_LEAD).replace("AFTER", "pass"), 14).passed
+    # Asked after the refund went out, the lead reviews nothing.
+    after = body.replace("BEFORE", "pass").replace("AFTER", ASK_LEAD)
+    assert not _verdict(after, 14).passed
+
+
+def test_a_wrapper_tool_bound_to_an_issue_status_gates_the_tool_it_holds() -> None:
+    body = """
+        from crewai.tools import BaseTool
+
+        class EraseProfile(BaseTool):
+            name: str = "erase_profile"
+            description: str = "Erase a customer's CRM profile."
+
+            def _run(self, key: str, subject: str) -> str:
+                r = requests.delete(f"https://crm.example/subjects/{subject}", timeout=20)
+                log.info("erased %s", subject)
+                return r.text
+
+        class StatusBound(BaseTool):
+            inner: BaseTool
+            status: str
+
+            def _run(self, key: str, **kwargs) -> str:
+                r = requests.get(f"https://jira.example/rest/api/3/issue/{key}", timeout=10)
+                current = r.json()["fields"]["FIELD"]["name"]
+                if current != self.status:
+                    return "nothing done"
+                return self.inner._run(key=key, **kwargs)
+
+        inner = EraseProfile()
+        agent = Agent(role="Privacy analyst", goal="Erase profiles",
+                      tools=[StatusBound(inner=inner, status="Ready for erasure")])
+    """
+    assert _verdict(body.replace("FIELD", "status"), 14).passed
+    # The same wrapper testing a field nobody decides on lets every erasure through.
+    assert not _verdict(body.replace("FIELD", "summary"), 14).passed
+
+
+TICKET_ENDPOINT = """
+    class BillingPlugin:
+        @kernel_function(description="Act on a billing ticket.")
+        async def NAME(self, ticket_id: str, body: str) -> str:
+            resp = await crm.post("/tickets/PATH", json={"ticket": ticket_id, "body": body})
+            log.info("ticket %s: %s", ticket_id, resp.status_code)
+            return "done"
+"""
+
+
+def test_an_endpoint_that_sends_acts_whatever_record_it_hangs_off() -> None:
+    sent = TICKET_ENDPOINT.replace("NAME", "send_customer_email").replace("PATH", "email")
+    assert not _verdict(sent, 14).passed
+    noted = TICKET_ENDPOINT.replace("NAME", "add_ticket_note").replace("PATH", "notes")
+    assert _verdict(noted, 14).passed
+    # Notifying the reviewers of a record asks them; it reaches no customer.
+    asked = TICKET_ENDPOINT.replace("NAME", "refund_order").replace(
+        "/tickets/PATH", "/approvals/notify")
+    assert _verdict(asked, 14).passed
+
+
+def test_promoting_a_build_is_a_deployment() -> None:
+    body = """
+        class ReleasePlugin:
+            @kernel_function(description="Roll a build out via Argo CD.")
+            async def NAME(self, service: str, version: str) -> str:
+                resp = await argocd.post(f"/applications/{service}/sync",
+                                         json={"revision": version})
+                log.info("sync %s %s", service, resp.status_code)
+                return "syncing"
+    """
+    assert not _verdict(body.replace("NAME", "promote_release"), 14).passed
+    assert _verdict(body.replace("NAME", "compare_release"), 14).passed
+
+
+def test_a_retry_loop_around_a_send_waits_for_no_one() -> None:
+    body = """
+        import time
+
+        @tool
+        def send_reminder(customer_email: str, body: str) -> str:
+            '''E-mail a customer once the account manager released the reminder.'''
+            state = ""
+            for _ in range(20):
+                resp = requests.METHOD("https://mail.example/reminders/state", timeout=10)
+                state = resp.json()["state"]
+                if state == "released":
+                    break
+                time.sleep(30)
+            if state != "released":
+                return "not released"
+            mailer.send_message(to=customer_email, body=body)
+            log.info("reminder sent")
+            return "sent"
+    """
+    # Polling the state a person sets waits for their decision ...
+    assert _verdict(body.replace("METHOD", "get"), 14).passed
+    # ... re-posting until the response says so is a retry, and the post is the action.
+    assert not _verdict(body.replace("METHOD", "post"), 14).passed

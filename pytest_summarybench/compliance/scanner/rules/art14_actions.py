@@ -2,13 +2,18 @@
 
 A function acts when its body performs an outbound write (an HTTP POST/PUT/PATCH/DELETE,
 a mail or message send, a payment-SDK ``create``, a verb-first client call such as
-``bank.pay(...)``, an SQL UPDATE/DELETE, a subprocess) whose target is consequential: the
-function's name, the called method or the literal parts of the request (URL path, SQL)
-carry a generic verb or noun of action (pay, refund, send, suspend, revoke, deploy, ...).
-Writes whose function drafts, saves, notes, queues or proposes are internal bookkeeping
-(a person acts on them later) and do not count; a function named with a leading verb of
-messaging or paying acts whatever record noun follows (``send_progress_note``). A
-function that calls an acting function of the module acts too, through it.
+``bank.pay(...)``, a client update such as ``apps.patch_namespaced_deployment(...)``, an
+SQL UPDATE/DELETE, a subprocess) whose target is consequential: the function's name, the
+called method or the literal parts of the request (URL path, SQL) carry a generic verb or
+noun of action (pay, refund, send, suspend, revoke, deploy, ...). Writes whose function
+drafts, saves, notes, queues or proposes are internal bookkeeping (a person acts on them
+later) and do not count, nor do records created in a state a person still has to release
+(``"status": "pending_release"``, ``"draft": True``); a payload marked public
+(``"public": True``) or an endpoint that sends (``/tickets/email``) reaches people
+whatever record it is written on, and a function
+named with a leading verb of messaging or paying acts whatever record noun follows
+(``send_progress_note``). A function that calls an acting function of the module acts
+too, through it.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ ACCOUNT = frozenset({
     "deactivate", "deactivation", "revoke", "delete", "remove", "purge", "terminate",
     "termination", "cancel", "cancellation", "close", "grant", "reset", "lock", "unlock",
     "offboard", "deploy", "deployment", "deployments", "deploys", "release", "rollout",
+    "promote", "promotion",
     "rollback", "restart", "scale", "merge", "change", "upgrade", "downgrade", "enrol",
     "enroll", "reject", "decline", "expel", "evict", "wipe", "destroy", "erase", "kill",
     "shutdown", "lifecycle", "roles", "permissions", "password", "mfa", "approve",
@@ -73,6 +79,9 @@ _RECORDS = frozenset({"draft", "drafts", "ticket", "tickets", "queue", "case", "
                       "note", "notes", "proposal", "proposals", "proposed", "approval",
                       "approvals", "pending", "requests", "review", "reviews"})
 """Words of a write's target (URL, SQL) that make it a record a person acts on later."""
+_REVIEW_RECORDS = frozenset({"draft", "drafts", "approval", "approvals", "review",
+                             "reviews", "proposal", "proposals", "pending"})
+"""Target words of a record that waits for a person: sending to it asks them."""
 _VERBS = FINANCIAL | OUTREACH | ACCOUNT | {"book", "comment"}
 DESTRUCTIVE = frozenset({"delete", "purge", "destroy", "wipe", "erase", "drop", "truncate"})
 """Words of destroying data or resources (irreversible, like moving money)."""
@@ -81,11 +90,21 @@ _MONEY_HINTS = frozenset({"amount", "eur", "usd", "gbp", "payroll", "ledger", "i
 """Parameter and receiver words that put an action's consequence in money."""
 _CLIENT_VERBS = FINANCIAL | OUTREACH | DESTRUCTIVE | frozenset({
     "suspend", "ban", "deactivate", "revoke", "deploy", "disable", "terminate", "grant",
-    "comment", "book", "cancel", "merge", "publish"})
+    "comment", "book", "cancel", "merge", "publish", "restart", "rollback", "reboot"})
 """Words of a client method that acts by itself (``bank.pay``, ``mailer.send``,
 ``inventory.delete``, ``issue.create_comment``)."""
 _READS = frozenset({"get", "list", "read", "fetch", "search", "lookup", "find", "load",
                     "query", "check", "count", "describe", "is", "has", "preview", "draft"})
+_CLIENT_UPDATES = frozenset({"patch", "replace"})
+"""Leading words of a client method that overwrites a resource in another system
+(``apps.patch_namespaced_deployment``): a write whose consequence the function's and
+the method's words decide, as for an HTTP PATCH."""
+_PUBLIC_KEYS = frozenset({"public", "is_public", "visibility"})
+"""Payload keys that mark a write as visible to people outside (a public comment on a
+ticket is e-mailed to the requester)."""
+_HELD_STATES = frozenset({"pending", "draft", "drafts", "proposed", "review", "hold",
+                          "held", "unreleased", "approval"})
+"""Words of a status a record is created in when a person still has to release it."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +169,8 @@ def _write_kind(call: ast.Call) -> str | None:
     if receiver and not plumbing & _PLUMBING and words and words[0] not in _READS \
             and set(words) & _CLIENT_VERBS:
         return "client call"
+    if receiver and not plumbing & _PLUMBING and words[:1] and words[0] in _CLIENT_UPDATES:
+        return "client update"
     if last in ("execute", "executemany") and first is not None:
         sql = " ".join(_literal_words(call))
         if re.match(r"\s*(update|delete)\b", sql):
@@ -159,11 +180,51 @@ def _write_kind(call: ast.Call) -> str | None:
     return None
 
 
+def is_outbound_write(call: ast.Call) -> bool:
+    """Whether ``call`` writes to another system (what it says is then no one's answer:
+    a retry loop re-reading a send's response waits for nobody)."""
+    return _write_kind(call) is not None
+
+
 def _words_of(function: FunctionFact, call: ast.Call) -> set[str]:
     words = set(tokens(function.name)) | _literal_words(call)
     name = dotted(call.func)
     words.update(tokens(name.replace(".", "_")))
     return words - {"post", "put", "patch", "self", "client", "session", "requests", "httpx"}
+
+
+def _payload(function: FunctionFact, call: ast.Call) -> list[tuple[str, ast.expr]]:
+    """Literal-keyed entries of the dicts a write sends: written in the call, or bound to
+    a local of ``function`` that the call passes."""
+    passed = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)}
+    dicts = [n for n in ast.walk(call) if isinstance(n, ast.Dict)]
+    if passed:
+        for node in ast.walk(function.node):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
+                    isinstance(t, ast.Name) and t.id in passed for t in node.targets):
+                dicts.extend(n for n in ast.walk(node.value) if isinstance(n, ast.Dict))
+    return [(k.value, v) for d in dicts for k, v in zip(d.keys, d.values, strict=True)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+
+
+def _public(entries: list[tuple[str, ast.expr]]) -> bool:
+    """The payload marks the write as visible outside (``"public": True``)."""
+    return any(key in _PUBLIC_KEYS and isinstance(value, ast.Constant)
+               and value.value in (True, "public") for key, value in entries)
+
+
+def _held(entries: list[tuple[str, ast.expr]]) -> bool:
+    """The payload creates the record in a state a person still has to release
+    (``"status": "PENDING_RELEASE"``, ``"draft": True``)."""
+    for key, value in entries:
+        if not isinstance(value, ast.Constant):
+            continue
+        if key == "draft" and value.value is True:
+            return True
+        if key in ("status", "state") and isinstance(value.value, str) \
+                and set(_WORD.findall(value.value.lower())) & _HELD_STATES:
+            return True
+    return False
 
 
 def _classify(function: FunctionFact, call: ast.Call) -> tuple[bool, bool]:
@@ -172,10 +233,21 @@ def _classify(function: FunctionFact, call: ast.Call) -> tuple[bool, bool]:
     name = tokens(function.name)
     if name[:1] and name[0] in BOOKKEEPING:
         return False, False
+    entries = _payload(function, call)
+    # A public comment on a ticket reaches the requester, whatever record it sits on.
+    if _public(entries):
+        return True, False
+    if _held(entries):
+        return False, False
     # A function whose leading verb reaches people or moves money acts whatever it
     # calls the thing it sends (``send_progress_note`` is an email, not a note).
     named_nouns = set() if name[:1] and name[0] in OUTREACH | FINANCIAL else set(name)
-    if (_target_words(call) | named_nouns) & _RECORDS:
+    target = _target_words(call)
+    # An endpoint that sends (``/tickets/email``, ``/cases/{id}/reply``) reaches people
+    # whatever record it hangs off; one that messages reviewers (``/approvals/notify``)
+    # asks them.
+    sends = bool(target & OUTREACH) and not target & _REVIEW_RECORDS
+    if (target | named_nouns) & _RECORDS and not sends:
         return False, False
     words = _words_of(function, call)
     verbs = words & _VERBS

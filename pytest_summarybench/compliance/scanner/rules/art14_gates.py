@@ -2,13 +2,17 @@
 
 A test is an approval test when it depends on a human decision: a console ``input()``, a
 graph ``interrupt()``, a workflow's wait for a response event, a call of a module function
-that asks or waits for one (polling a ticket or approvals service in a loop that sleeps,
+that asks or waits for one (directly or handed to a thread runner such as
+``asyncio.to_thread``; polling a ticket, approvals service or chat message in a loop
+that sleeps and compares or re-reads the value it tests, a value no write returned: a
+retry loop testing a send's response waits for no one,
 or reading a ticket, case or change record and leaving early unless its recorded
 decision holds: see :mod:`.art14_decisions`), a value assigned from any of these, a
 comparison of such a record's decision field with literal values, or a comparison with
 an assent word (``"yes"``, ``"approved"``). An action is gated when it runs only on the
 branch where such a test held (see :func:`art14_flow.guarded_by`); a decorator,
-middleware or dispatch loop gates the calls it guards. A flag that says approval is
+middleware, dispatch loop or wrapper tool (``self.inner._run(...)``) gates the calls it
+guards. A flag that says approval is
 required, a docstring that promises it, or an approval helper that nothing calls is not a
 gate.
 """
@@ -19,6 +23,7 @@ import ast
 from dataclasses import dataclass, field
 
 from ..facts import CodeFacts, FunctionFact, dotted, tokens
+from .art14_actions import is_outbound_write
 from .art14_decisions import Decisions
 from .art14_flow import ConfigResolver, body_nodes, guarded_by, parents
 
@@ -37,9 +42,46 @@ _ASKING = frozenset({"approve", "approved", "approval", "approvals", "approver",
 (``request_approval``, ``wait_for_confirmation``, ``approvals.wait_for_decision``)."""
 
 
+def _written(node: ast.AST) -> set[str]:
+    """Names holding what a write returned, or values derived from it."""
+    assigns = [n for n in ast.walk(node) if isinstance(n, ast.Assign)]
+    names: set[str] = set()
+    for _ in range(3):
+        for n in assigns:
+            if any(isinstance(c, ast.Call) and is_outbound_write(c)
+                   or isinstance(c, ast.Name) and c.id in names for c in ast.walk(n.value)):
+                names.update(t.id for t in n.targets if isinstance(t, ast.Name))
+    return names
+
+
+def _reads(value: ast.expr, written: set[str]) -> bool:
+    """A value fetched by a call that writes nothing (a send's response in a retry loop,
+    or a field of it, is not an answer someone gave; a read asking about what was
+    written, ``poll(message["ts"])``, is)."""
+    calls = [c for c in ast.walk(value) if isinstance(c, ast.Call)]
+    if not calls or any(is_outbound_write(c) for c in calls):
+        return False
+    passed = {id(n) for c in calls for a in (*c.args, *(k.value for k in c.keywords))
+              for n in ast.walk(a)}
+    return not any(isinstance(n, ast.Name) and n.id in written and id(n) not in passed
+                   for n in ast.walk(value))
+
+
+def _rereads(loop: ast.For | ast.While | ast.AsyncFor, inner: list[ast.AST],
+             written: set[str]) -> bool:
+    """The loop tests a value it reads again on every pass (``while verdict is None:
+    ... verdict = poll()``, ``row = fetch(); if row: return row``)."""
+    read = {t.id for n in inner if isinstance(n, ast.Assign) and _reads(n.value, written)
+            for t in n.targets if isinstance(t, ast.Name)}
+    tests = [loop.test] if isinstance(loop, ast.While) else []
+    tests.extend(n.test for n in inner if isinstance(n, ast.If))
+    return any(isinstance(n, ast.Name) and n.id in read for t in tests for n in ast.walk(t))
+
+
 def _loops_that_wait(node: ast.AST) -> list[ast.For | ast.While | ast.AsyncFor]:
-    """Loops that sleep between attempts and compare a value with a string: waiting
-    for a status someone else sets."""
+    """Loops that sleep between attempts and compare a value with a string, or test a
+    value they read again on every pass: waiting for a status or an answer someone
+    else sets."""
     out = []
     for loop in ast.walk(node):
         if not isinstance(loop, (ast.For, ast.While, ast.AsyncFor)):
@@ -47,11 +89,13 @@ def _loops_that_wait(node: ast.AST) -> list[ast.For | ast.While | ast.AsyncFor]:
         inner = list(ast.walk(loop))
         sleeps = any(isinstance(n, ast.Call) and dotted(n.func).endswith("sleep")
                      for n in inner)
+        if not sleeps:
+            continue
         compares = any(isinstance(n, ast.Compare) and any(
             isinstance(c, ast.Constant) and isinstance(c.value, str)
             or isinstance(c, (ast.Set, ast.Tuple, ast.List))
             for c in n.comparators) for n in inner)
-        if sleeps and compares:
+        if compares or _rereads(loop, inner, _written(loop)):
             out.append(loop)
     return out
 
@@ -83,15 +127,20 @@ class Gates:
         words = tokens(last)
         if set(tokens(name.replace(".", "_"))) & _ASKING or words[:1] == ["ask"]:
             return True
-        # asyncio.to_thread(input, ...), loop.run_in_executor(None, input, ...)
-        return any(isinstance(a, ast.Name) and a.id in _HUMAN_CALLS for a in call.args)
+        # asyncio.to_thread(input, ...), loop.run_in_executor(None, confirm_payout, ...):
+        # a function handed to a thread runner is called by it.
+        return any(isinstance(a, ast.Name) and (a.id in _HUMAN_CALLS or a.id in self.asking
+                                                and a.id != own) for a in call.args)
 
     def _tainted_names(self, function: FunctionFact) -> set[str]:
         if function.name in self._tainted:
             return self._tainted[function.name]
         names: set[str] = set()
+        written = _written(function.node)
         waiting = {id(n) for loop in _loops_that_wait(function.node)
-                   for n in ast.walk(loop)}
+                   for n in ast.walk(loop)
+                   if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
+                   and n.value is not None and _reads(n.value, written)}
         assigns = [n for n in body_nodes(function.node)
                    if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))]
         for _ in range(3):
@@ -144,7 +193,8 @@ class Gates:
 
     def requests_approval(self, node: ast.AST, function: FunctionFact) -> bool:
         """Whether ``node`` is the approval request itself: a write whose result (a
-        message id, a ticket) is what a later approval test waits on."""
+        message id, a ticket), directly or through values derived from it, is what a
+        later approval test waits on."""
         parent = self.parent_map(function)
         current: ast.AST | None = node
         while current is not None and not isinstance(current, (ast.Assign, ast.AnnAssign)):
@@ -155,6 +205,15 @@ class Gates:
             return False
         targets = current.targets if isinstance(current, ast.Assign) else [current.target]
         names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        # What the test reads may be derived from the request's result: the message's
+        # timestamp handed to a poll, the created item's id read back.
+        assigns = [n for n in ast.walk(function.node) if isinstance(n, ast.Assign)]
+        for _ in range(3):
+            for assign in assigns:
+                if any(isinstance(n, ast.Name) and n.id in names
+                       for n in ast.walk(assign.value)):
+                    names.update(n.id for t in assign.targets for n in ast.walk(t)
+                                 if isinstance(n, ast.Name))
         for test_owner in ast.walk(function.node):
             if isinstance(test_owner, (ast.If, ast.While, ast.IfExp)) \
                     and self.is_gate(test_owner.test, function) \
@@ -194,6 +253,17 @@ _DISPATCHERS = frozenset({"kernel", "tool", "tools", "function", "functions", "p
 """Method and receiver words of a call that runs a tool chosen at run time."""
 
 
+_TOOL_RUNS = frozenset({"_run", "_arun", "run", "arun", "invoke", "ainvoke", "call",
+                        "acall", "__call__"})
+"""Methods through which a framework runs a tool object."""
+
+
+def _instance_field(node: ast.expr) -> bool:
+    """``self.inner``: a tool object a wrapper instance holds."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+        and node.value.id == "self"
+
+
 def _function_values_called(function: FunctionFact, facts: CodeFacts) -> list[ast.Call]:
     """Calls of a function held in a variable: a wrapper's ``fn(...)``, a hook's
     ``next(context)``, a dispatch loop's ``TOOLS[name](**args)``."""
@@ -226,8 +296,10 @@ def _function_values_called(function: FunctionFact, facts: CodeFacts) -> list[as
             out.append(node)
         elif isinstance(func, ast.Attribute) and (
                 held(func.value) or func.attr in _DISPATCH
-                and set(tokens(dotted(func.value).replace(".", "_"))) & _DISPATCHERS):
-            # TOOLS[name].run(...), kernel.invoke(function, ...), session.call_tool(...)
+                and set(tokens(dotted(func.value).replace(".", "_"))) & _DISPATCHERS
+                or func.attr in _TOOL_RUNS and _instance_field(func.value)):
+            # TOOLS[name].run(...), kernel.invoke(function, ...), session.call_tool(...),
+            # a wrapper tool's self.inner._run(...)
             out.append(node)
     return out
 

@@ -17,20 +17,26 @@ nothing unless a test reads them.
 Checks (each has a firing and a quiet example in tests/compliance/test_rules_art14_15.py):
 
 1. acting functions: an outbound write (HTTP POST/PUT/PATCH/DELETE, mail or message
-   send, payment-SDK create, verb-first client call, SQL UPDATE/DELETE, subprocess) whose
-   function name, method or literal request parts carry a generic verb of action;
-   bookkeeping writes (draft, save, note, queue, propose, ...) are not actions.
+   send, payment-SDK create, verb-first client call, patch_/replace_ client update, SQL
+   UPDATE/DELETE, subprocess) whose function name, method or literal request parts carry
+   a generic verb of action; bookkeeping writes (draft, save, note, queue, propose, ...)
+   and records created pending a person's release are not actions, a payload marked
+   public or an endpoint that sends is; bound methods handed to the agent
+   (``tools=[ops.restart]``) are exposed.
 2. gated in place: the write runs only inside, or after an early exit of, an approval test
    in the same function (a test of a person's answer, or of the decision recorded on a
    ticket, case or change record, ``art14_decisions``); a write whose result that test
-   waits on (the approval request message or ticket) is part of the gate, not an action;
+   waits on, directly or through values derived from it (the approval request message or
+   ticket), is part of the gate, not an action, and so is the call of a module function
+   that asks a person and whose own writes are only such requests;
    a client call of a method the module defines is judged by that method's body.
 3. gated by a wrapper: the function is decorated by a decorator whose wrapper calls it
    only after an approval test.
 4. gated by its callers: a helper that is not exposed to the agent and whose every call
    site is gated.
-5. gated module-wide: a middleware/filter/dispatch loop that calls tools only after an
-   approval test, or a framework approval setting followed through configuration.
+5. gated module-wide: a middleware/filter/dispatch loop, or a wrapper tool calling the
+   tool it holds (``self.inner._run``), that calls tools only after an approval test, or
+   a framework approval setting followed through configuration.
 6. severity: CRITICAL when an ungated action moves money or destroys data, HIGH
    otherwise (messages to people, account and access changes, deployments, publishing).
 """
@@ -92,6 +98,14 @@ def _exposed(function: FunctionFact) -> bool:
     return function.referenced or any(_registers(d) for d in function.decorators)
 
 
+def _methods_passed_as_values(tree: ast.Module) -> set[str]:
+    """Attribute names loaded as values, not called (``obj.method`` in a tools list or a
+    wrapper's argument)."""
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+            and isinstance(n.ctx, ast.Load) and id(n) not in called}
+
+
 def _with_nested_tools(facts: CodeFacts) -> CodeFacts:
     """``facts`` whose function table also holds tools defined inside other functions
     (``@tool`` functions built in a factory method), which the collector leaves inside
@@ -114,6 +128,12 @@ def _with_nested_tools(facts: CodeFacts) -> CodeFacts:
             functions[node.name] = FunctionFact(
                 name=node.name, node=node, docstring=ast.get_docstring(node),
                 decorators=decorators, params=params, referenced=node.name in loaded)
+    # A bound method handed over as a value (``FunctionTool.from_defaults(fn=ops.restart)``,
+    # ``tools=[ops.restart, ops.scale]``) is exposed like a function named bare.
+    for name in _methods_passed_as_values(facts.tree):
+        fact = functions.get(name)
+        if fact is not None and not fact.referenced:
+            functions[name] = dataclasses.replace(fact, referenced=True)
     # A tool class (``class RefundTool(BaseTool)``) hands its run method to the agent.
     for node in facts.tree.body:
         if not isinstance(node, ast.ClassDef) or not any(
@@ -127,7 +147,7 @@ def _with_nested_tools(facts: CodeFacts) -> CodeFacts:
                     name=key, node=method, docstring=ast.get_docstring(method),
                     decorators=[dotted(d) for d in method.decorator_list],
                     params={a.arg: "" for a in method.args.args}, referenced=True)
-    if len(functions) == len(facts.functions):
+    if functions == facts.functions:
         return facts
     return dataclasses.replace(facts, functions=functions)
 
@@ -177,6 +197,7 @@ class _Oversight:
         if actions and all(self.gates.guarded(a.node, function)
                            or self.gates.requests_approval(a.node, function)
                            or self._own_method_gated(a, function, depth)
+                           or self._asks_first(a, depth)
                            for a in actions):
             return True
         callers = self._callers.get(function.name, [])
@@ -185,6 +206,17 @@ class _Oversight:
                        for caller, call in callers)
         return False
 
+
+    def _asks_first(self, action: Action, depth: int) -> bool:
+        """A call of a module function that asks a person and whose own writes are only
+        the approval request (``wait_for_lead`` filing a review item and polling it) is
+        the gate, not an action."""
+        via = action.via
+        if not via.startswith(("calls ", "write through ")) or depth >= 4:
+            return False
+        callee = via.removeprefix("calls ").removeprefix("write through ").removesuffix("()")
+        return callee in self.gates.asking and (
+            callee not in self.acting or self.gated(callee, depth + 1))
 
     def _own_method_gated(self, action: Action, function: FunctionFact, depth: int) -> bool:
         """A client call of a method the module defines (``desk.suspend_if_decided()``)
@@ -207,25 +239,37 @@ class HumanOversightRule:
     title = "Human oversight"
     checks = (
         "acting functions, read from their bodies: an outbound write (HTTP POST/PUT/PATCH/"
-        "DELETE, mail or message send, payment-SDK create, verb-first client call, SQL "
-        "UPDATE/DELETE, subprocess) whose name, method or URL/SQL text carries a verb of "
-        "paying, messaging, suspending, revoking, deploying...; drafts, notes and queues "
-        "are bookkeeping (a leading verb of messaging or paying acts whatever record noun "
-        "follows)",
+        "DELETE, mail or message send, payment-SDK create, verb-first client call, "
+        "patch_/replace_ client update, SQL UPDATE/DELETE, subprocess) whose name, method "
+        "or URL/SQL text carries a verb of paying, messaging, suspending, revoking, "
+        "deploying...; drafts, notes, queues and records created pending a person's "
+        "release ('status': 'pending', 'draft': True) are bookkeeping, a payload marked "
+        "'public': True or an endpoint that sends (/tickets/email) reaches people on any "
+        "record (a leading verb of messaging or "
+        "paying acts whatever record noun follows); functions and bound methods "
+        "(tools=[ops.restart]) handed to the agent are its tools",
         "gated in place: the write runs only inside, or after an early return of, a test "
-        "on a person's decision (input(), interrupt(), a response event, a polled ticket "
-        "or approvals status, a value compared with 'yes'/'approved', the state/status/"
-        "outcome/sign-off field of a ticket, case, change or approval record read from its "
-        "service and compared with literal values, or the result of a module function "
-        "that leaves early unless such a field holds); a write whose result that test "
-        "waits on is the approval request, not an action; a client call of a method the "
+        "on a person's decision (input() or a module function asking one, also when run "
+        "through asyncio.to_thread, interrupt(), a response event, a value a loop that "
+        "sleeps polls until it is set or matches (a ticket or approvals status, a chat "
+        "reaction or button press; not a retry loop testing a write's own response), a "
+        "value compared with 'yes'/'approved', the state/status/"
+        "outcome/sign-off field (or part of one, or a local holding it) of a ticket, "
+        "issue, case, change or approval record read from its service and compared with "
+        "literal values or the instance's configured state, or the result of a function "
+        "that leaves early unless such a field holds or returns that comparison); a "
+        "write whose result (or a value derived from it) that test waits on is the "
+        "approval request, not an action, as is the call of a module function that "
+        "asks and writes nothing else; "
+        "a client call of a method the "
         "module defines is judged by that method's body",
         "gated by a wrapper: a decorator whose wrapper calls the function only after such "
         "a test",
         "gated by its callers: an unexposed helper whose every call site is gated",
-        "gated module-wide: a filter, middleware or dispatch loop that calls tools only "
-        "after such a test; human_input_mode resolving to 'ALWAYS' (through dicts, "
-        "dataclasses, env defaults, parsed YAML/JSON), interrupt_before, needs_approval, "
+        "gated module-wide: a filter, middleware, dispatch loop or wrapper tool "
+        "(self.inner._run) that calls tools only after such a test; human_input_mode "
+        "resolving to 'ALWAYS' (through dicts, dataclasses, env defaults, parsed "
+        "YAML/JSON), interrupt_before, needs_approval, "
         "HumanApprovalCallbackHandler, a CrewAI human_input review task before the acting "
         "agent",
         "flags, docstrings and comments that promise approval count for nothing",
