@@ -381,9 +381,10 @@ class ValidityFamily(SBModel):
     significantly different; should be near 0 and at most about 0.05."""
     aa_reseeds: int = 0
     status: str = "valid"
-    """``valid``; ``low resolution`` (ordered, but a step is not significant at this
-    sample size); ``partial order`` (0 < tau < 1); ``cannot order`` (tau <= 0, every level
-    scored the same, or the A/A pair differs). The last two are flagged."""
+    """``valid``; ``low resolution`` (a step is not significant at this sample size, and
+    none is significantly reversed); ``partial order`` (0 < tau < 1 with an adjacent step
+    significantly reversed); ``cannot order`` (tau <= 0, every level scored the same, or
+    the A/A pair differs). The last two are flagged."""
     flagged: bool = False
     """True when this family's scores should be distrusted."""
     note: str = ""
