@@ -18,8 +18,9 @@ import re
 
 from ..facts import CodeFacts, FunctionFact, dotted, tokens
 from ..impact import _action_of, _category
+from ..surface import agent_tools
+from ..values import ORDERING, ModuleValues, number
 from ..vocabulary import FINANCIAL_ACTIONS, LOGGER_METHODS, READ_ONLY_PREFIXES
-from .art09_values import ORDERING, ModuleValues, number
 
 MAGNITUDE_WORDS = frozenset({"amount", "quantity", "qty", "total", "price", "sum", "eur",
                              "usd", "gbp", "shares", "units", "cents"})
@@ -28,19 +29,8 @@ _MONEY_MOVES = frozenset({"refund", "payout", "payment", "transfer", "withdrawal
                           "disbursement", "wire"})
 _MONEY_CALL_VERBS = FINANCIAL_ACTIONS | _MONEY_MOVES | {"post", "submit", "execute"}
 _RUN_METHODS = frozenset({"_run", "_arun", "run", "arun", "__call__", "invoke"})
-_TOOL_DECORATORS = frozenset({"kernel_function", "register_for_llm", "function_tool",
-                              "tool", "FunctionTool"})
 
 
-def agent_tools(facts: CodeFacts) -> list[FunctionFact]:
-    """Functions exposed to a model: the facts' tools plus framework registrations
-    (``@kernel_function``, ``@agent.register_for_llm``, ``@function_tool``)."""
-    out = []
-    for function in facts.functions.values():
-        lasts = {d.rsplit(".", 1)[-1] for d in function.decorators}
-        if function.is_tool or lasts & _TOOL_DECORATORS:
-            out.append(function)
-    return out
 
 
 def _aliases(function: ast.AST, params: set[str]) -> set[str]:
