@@ -22,8 +22,26 @@ their answers differ in kind, not in style:
   text or a dataclass (``parsed``), so configuration the module reads can be walked
   for tool specs and descriptions.
 
-Folding them into one would change what each article's rules see (a later binding, a
-coerced ``"false"``, an f-string), so they stand side by side here, each saying whose.
+Folding them into one would change what each article's rules see, so they stand side by
+side here and share what is the same in them: :data:`UNKNOWN` (the literal resolvers'
+"cannot know"; :class:`ModuleValues` answers with the unresolved node instead) and
+:func:`assigned_value` (a single-name module binding). The details that differ are
+kept, since each changes what some rule sees (whether each one also changes a labelled
+verdict was not tried one by one):
+
+- bindings: ``a = b = value`` binds both names for :class:`ConfigResolver` only; class
+  bodies are read as per-class defaults (:class:`ModuleValues`, annotated and plain
+  assignments, ``field(default=...)`` unwrapped; :class:`ConfigResolver`, annotated
+  only), while :class:`ConstResolver` binds every class-level name alongside the
+  module's and builds instances only of dataclass, pydantic and settings classes;
+- environment lookups: :class:`ModuleValues` takes ``x.environ.get("K", d)`` anywhere
+  in a dotted name but only with a literal key; :class:`ConstResolver` any key but only
+  on ``os.``/``environ``; :class:`ConfigResolver` any ``get``/``getenv`` with exactly
+  two arguments (a settings dict's ``.get(key, default)`` included) and coerces the
+  default as JSON;
+- YAML/JSON text: :class:`ConfigResolver` tries JSON then YAML for any loader and lets
+  other errors through; :class:`ConstResolver` picks the parser by the loader's module
+  and treats any error as unknown.
 """
 
 from __future__ import annotations
@@ -39,13 +57,26 @@ ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
 class _Unknown:
-    """A value the static resolver cannot know (a call result, a loop variable)."""
+    """A value the static resolvers cannot know (a call result, a loop variable): what
+    :class:`ConstResolver` and :class:`ConfigResolver` answer when a value cannot be
+    followed back to a literal."""
 
     def __repr__(self) -> str:
         return "UNKNOWN"
 
 
 UNKNOWN = _Unknown()
+
+
+def assigned_value(stmt: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    """(name, value) of a single-name binding ``NAME = value`` / ``NAME: T [= value]``
+    (value None when only annotated), else (None, None)."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id, stmt.value
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        return stmt.target.id, stmt.value
+    return None, None
 
 
 @dataclass
@@ -133,16 +164,11 @@ def module_values(facts: CodeFacts) -> ModuleValues:
     for node in ast.walk(facts.tree):
         values.by_type.setdefault(type(node), []).append(node)
     for stmt in facts.tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-                and isinstance(stmt.targets[0], ast.Name):
-            values.constants[stmt.targets[0].id] = stmt.value
-            if isinstance(stmt.value, ast.Call):
-                values.instances[stmt.targets[0].id] = dotted(stmt.value.func)
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) \
-                and stmt.value is not None:
-            values.constants[stmt.target.id] = stmt.value
-            if isinstance(stmt.value, ast.Call):
-                values.instances[stmt.target.id] = dotted(stmt.value.func)
+        name, value = assigned_value(stmt)
+        if name is not None and value is not None:
+            values.constants[name] = value
+            if isinstance(value, ast.Call):
+                values.instances[name] = dotted(value.func)
         elif isinstance(stmt, ast.ClassDef):
             defaults: dict[str, ast.expr] = {}
             names: list[str] = []
@@ -328,15 +354,6 @@ class ConstResolver:
         return Instance(fields)
 
 
-def assigned_value(stmt: ast.stmt) -> tuple[str | None, ast.expr | None]:
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-            and isinstance(stmt.targets[0], ast.Name):
-        return stmt.targets[0].id, stmt.value
-    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-        return stmt.target.id, stmt.value
-    return None, None
-
-
 def _index(container: object, key: object) -> object:
     if isinstance(container, dict) and isinstance(key, (str, int)):
         return container.get(key, UNKNOWN)
@@ -354,10 +371,6 @@ def _is_dataclass(cls: ast.ClassDef) -> bool:
 
 # --------------------------------------------------------------------------------------
 # Literal values, followed on demand: article 14 and 15
-
-_MISSING = object()
-"""A value that could not be followed back to a literal."""
-
 
 class ConfigResolver:
     """Follows names, dict keys, dataclass fields and environment defaults to literals."""
@@ -380,9 +393,9 @@ class ConfigResolver:
                     and s.value is not None}
 
     def value(self, node: ast.expr | None, depth: int = 0) -> object:
-        """The literal ``node`` evaluates to, or :data:`_MISSING` (see :meth:`known`)."""
+        """The literal ``node`` evaluates to, or :data:`UNKNOWN` (see :meth:`known`)."""
         if node is None or depth > 8:
-            return _MISSING
+            return UNKNOWN
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, (ast.List, ast.Tuple)):
@@ -397,12 +410,12 @@ class ConfigResolver:
             key = self.value(node.slice, depth + 1)
             if isinstance(container, dict) and key in container:
                 return container[key]
-            return _MISSING
+            return UNKNOWN
         if isinstance(node, ast.Attribute):
             return self._attribute(node, depth)
         if isinstance(node, ast.Call):
             return self._call(node, depth)
-        return _MISSING
+        return UNKNOWN
 
     def _attribute(self, node: ast.Attribute, depth: int) -> object:
         owner = node.value
@@ -422,7 +435,7 @@ class ConfigResolver:
         container = self.value(owner, depth + 1)
         if isinstance(container, dict) and node.attr in container:
             return container[node.attr]
-        return _MISSING
+        return UNKNOWN
 
     def _call(self, node: ast.Call, depth: int) -> object:
         func = node.func
@@ -431,7 +444,7 @@ class ConfigResolver:
         if name in ("get", "getenv") and len(args) == 2:
             # os.environ.get(key, default), settings.get(key, default)
             container = self.value(func.value, depth + 1) if isinstance(func, ast.Attribute) \
-                else _MISSING
+                else UNKNOWN
             key = self.value(args[0], depth + 1)
             if isinstance(container, dict) and key in container:
                 return container[key]
@@ -440,14 +453,14 @@ class ConfigResolver:
             container = self.value(func.value, depth + 1)
             key = self.value(args[0], depth + 1)
             if isinstance(container, dict):
-                return container.get(key) if isinstance(key, str) else _MISSING
+                return container.get(key) if isinstance(key, str) else UNKNOWN
         if name in ("loads", "safe_load", "load") and args:
             text = self.value(args[0], depth + 1)
             if isinstance(text, str):
                 return self._parse(text)
         if name in ("int", "float", "str", "bool") and len(args) == 1:
             return self._coerce(self.value(args[0], depth + 1))
-        return _MISSING
+        return UNKNOWN
 
     @staticmethod
     def _coerce(value: object) -> object:
@@ -467,12 +480,13 @@ class ConfigResolver:
         try:
             import yaml  # optional: YAML settings embedded as text
         except ImportError:  # pragma: no cover - yaml ships with the dev environment
-            return _MISSING
+            return UNKNOWN
         try:
             return yaml.safe_load(text)
         except yaml.YAMLError:
-            return _MISSING
+            return UNKNOWN
 
     @staticmethod
     def known(value: object) -> bool:
-        return value is not _MISSING
+        """Whether :meth:`value` followed its node back to a literal."""
+        return value is not UNKNOWN
