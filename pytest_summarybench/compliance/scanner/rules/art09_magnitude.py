@@ -17,7 +17,7 @@ import ast
 import re
 
 from ..facts import CodeFacts, FunctionFact, dotted, tokens
-from ..impact import _action_of, _category
+from ..impact import action_category, action_of
 from ..surface import agent_tools
 from ..values import ORDERING, ModuleValues, number
 from ..vocabulary import FINANCIAL_ACTIONS, LOGGER_METHODS, READ_ONLY_PREFIXES
@@ -158,7 +158,7 @@ def _money_line(function: FunctionFact) -> int | None:
     """The line of the first call that can move the money: the callee that shows the
     action, or a call with a money or submitting verb (``payments.refund``,
     ``httpx.post``)."""
-    via = _action_of(function)
+    via = action_of(function)
     lines = []
     for node in ast.walk(function.node):
         if not isinstance(node, ast.Call):
@@ -196,8 +196,8 @@ def _moves_money(function: FunctionFact) -> bool:
     words = tokens(function.name)
     if words and words[0] not in READ_ONLY_PREFIXES and set(words) & _MONEY_MOVES:
         return True  # process_refund, execute_payment: named for the money movement
-    via = _action_of(function)
-    return via is not None and _category(function, via) == "financial"
+    via = action_of(function)
+    return via is not None and action_category(function, via) == "financial"
 
 
 def _validated_fields(values: ModuleValues) -> set[str]:
