@@ -351,7 +351,7 @@ class Surface:
         return out
 
 
-# -------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------
 # Descriptive keys in configuration
 
 
@@ -380,7 +380,7 @@ def config_texts(value: object, path: str = "") -> Iterator[tuple[str, str, str]
             yield from config_texts(item, f"{path}[{i}]")
 
 
-# -------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------
 # The narrow reading: tools by fact and decorator
 
 _REGISTERING_DECORATORS = frozenset({"kernel_function", "register_for_llm", "function_tool",

@@ -79,6 +79,10 @@ def assigned_value(stmt: ast.stmt) -> tuple[str | None, ast.expr | None]:
     return None, None
 
 
+# ---------------------------------------------------------------------------------------
+# Expressions: article 9 and 10
+
+
 @dataclass
 class ModuleValues:
     """Module-level bindings a configured value can be traced back to."""
@@ -219,7 +223,7 @@ def number(node: ast.expr | None) -> float | None:
     return None
 
 
-# --------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------
 # Literal values, evaluated once: article 11 and 12
 
 
@@ -369,8 +373,9 @@ def _is_dataclass(cls: ast.ClassDef) -> bool:
         for b in cls.bases)
 
 
-# --------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------
 # Literal values, followed on demand: article 14 and 15
+
 
 class ConfigResolver:
     """Follows names, dict keys, dataclass fields and environment defaults to literals."""

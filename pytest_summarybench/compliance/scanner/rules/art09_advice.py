@@ -50,8 +50,6 @@ _GUARD_CALL_TOKENS = frozenset({"moderation", "moderations", "moderate", "guardr
                                 "guardrails", "rails"})
 
 
-
-
 def _sentence_before(text: str, end: int) -> str:
     """The clause an advice word sits in, up to the word ("never diagnose, but explain
     medication" -> " but explain ")."""

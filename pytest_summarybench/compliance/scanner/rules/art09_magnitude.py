@@ -31,8 +31,6 @@ _MONEY_CALL_VERBS = FINANCIAL_ACTIONS | _MONEY_MOVES | {"post", "submit", "execu
 _RUN_METHODS = frozenset({"_run", "_arun", "run", "arun", "__call__", "invoke"})
 
 
-
-
 def _aliases(function: ast.AST, params: set[str]) -> set[str]:
     """``params`` plus local names assigned from expressions that use them."""
     names = set(params)
