@@ -37,7 +37,7 @@ class SideEffect:
         return self.category in ("financial", "irreversible")
 
 
-def _action_of(function: FunctionFact) -> str | None:
+def action_of(function: FunctionFact) -> str | None:
     """The name or callee showing that ``function`` acts, or None for read-only tools."""
     name_tokens = tokens(function.name)
     if name_tokens and name_tokens[0] in SIDE_EFFECT_ACTIONS:
@@ -52,7 +52,9 @@ def _action_of(function: FunctionFact) -> str | None:
     return None
 
 
-def _category(function: FunctionFact, via: str) -> str:
+def action_category(function: FunctionFact, via: str) -> str:
+    """What kind of action ``via`` (from :func:`action_of`) is: "irreversible",
+    "communication", "financial" or "account"."""
     # The verb decides first: sending a reminder about an invoice is a message, not a
     # payment. Nouns only classify generic verbs (issue, submit, book, change).
     verb = tokens(via.rsplit(".", 1)[-1])[:1]
@@ -78,9 +80,10 @@ def side_effects(facts: CodeFacts) -> list[SideEffect]:
     """Tools exposed to the agent that act on the world, in source order."""
     found = []
     for function in facts.tools:
-        via = _action_of(function)
+        via = action_of(function)
         if via is not None:
-            found.append(SideEffect(function.name, function.line, _category(function, via), via))
+            found.append(SideEffect(function.name, function.line,
+                                    action_category(function, via), via))
     for call in facts.calls:
         if call.last in SIDE_EFFECT_TOOL_CLASSES:
             category = "irreversible" if call.last in ("ShellTool", "DeleteFileTool") \

@@ -18,7 +18,9 @@ import ast
 import re
 
 from ..facts import CodeFacts, dotted, tokens
-from .art09_values import ModuleValues, is_model_call, is_none, is_used
+from ..flow import is_used
+from ..prompts import instruction_texts, is_model_call
+from ..values import ModuleValues, is_none
 
 ADVICE = re.compile(
     r"\b(medicines?|medications?|dos(e|es|ing|age)|symptoms?|self-care|over-the-counter"
@@ -36,12 +38,6 @@ domain, where a wrong answer can harm the person who follows it."""
 _FORBIDDEN = re.compile(r"\b(not|never|no|don't|do not|avoid|without)\b", re.IGNORECASE)
 """An advice word the model is told not to give ("never recommend investments")."""
 _CLAUSE_BREAK = re.compile(r"[.;,:\n!?]|\bbut\b", re.IGNORECASE)
-INSTRUCTION_KEYWORDS = frozenset({"instructions", "system_message", "system_prompt",
-                                  "system", "backstory", "goal", "expected_output",
-                                  "system_instruction", "preamble", "persona"})
-_SYSTEM_CALLS = frozenset({"add_system_message", "SystemMessage", "SystemMessagePromptTemplate"})
-_PROMPT_NAME_TOKENS = frozenset({"prompt", "system", "instructions", "instruction",
-                                 "template"})
 _EMPTINESS_CALLS = frozenset({"strip", "lower", "upper", "len", "isinstance", "get", "bool"})
 """Calls that only test that input is present or well-formed: not a guardrail."""
 _HOOK_DECORATORS = frozenset({"filter", "hook", "middleware", "before_model", "after_model",
@@ -52,51 +48,6 @@ _ANSWER_KEYS = frozenset({"content", "text", "output", "answer", "reply", "messa
 """Keys under which a message dict carries its text."""
 _GUARD_CALL_TOKENS = frozenset({"moderation", "moderations", "moderate", "guardrail",
                                 "guardrails", "rails"})
-
-
-def _text(node: ast.expr | None, values: ModuleValues) -> str:
-    node = values.resolve(node)
-    if node is None:
-        return ""
-    return " ".join(n.value for n in ast.walk(node)
-                    if isinstance(n, ast.Constant) and isinstance(n.value, str))
-
-
-def instruction_texts(facts: CodeFacts, values: ModuleValues, *,
-                      with_templates: bool = False) -> list[tuple[str, int]]:
-    """What the model is told to do, with the line it is told there; with
-    ``with_templates``, prompt templates too (``PromptTemplate``, ``from_template``,
-    ``from_messages``, ``template=``/``prompt=`` keywords)."""
-    out: list[tuple[str, int]] = []
-    for call in facts.calls:
-        if call.last in _SYSTEM_CALLS:
-            out.extend((_text(a, values), call.line) for a in call.node.args)
-            out.extend((_text(kw.value, values), call.line) for kw in call.node.keywords
-                       if kw.arg == "content")
-        if with_templates and ("template" in tokens(call.last) or call.last in (
-                "from_messages", "PromptTemplate")):
-            out.extend((_text(a, values), call.line) for a in call.node.args)
-        if with_templates:
-            out.extend((_text(kw.value, values), call.line) for kw in call.node.keywords
-                       if kw.arg in ("template", "prompt", "prompt_template"))
-        for kw in call.node.keywords:
-            if kw.arg in INSTRUCTION_KEYWORDS or (kw.arg == "description"
-                                                  and call.last == "Task"):
-                out.append((_text(kw.value, values), call.line))
-    for name, value in values.constants.items():
-        if _PROMPT_NAME_TOKENS & set(tokens(name)):
-            out.append((_text(value, values), value.lineno))
-    for node in values.nodes(ast.Dict, ast.Tuple):
-        if isinstance(node, ast.Dict):
-            pairs = {k.value: v for k, v in zip(node.keys, node.values, strict=True)
-                     if isinstance(k, ast.Constant)}
-            role = pairs.get("role")
-            if isinstance(role, ast.Constant) and role.value in ("system", "developer"):
-                out.append((_text(pairs.get("content"), values), node.lineno))
-        elif isinstance(node, ast.Tuple) and len(node.elts) == 2 \
-                and isinstance(node.elts[0], ast.Constant) and node.elts[0].value == "system":
-            out.append((_text(node.elts[1], values), node.lineno))
-    return out
 
 
 def _sentence_before(text: str, end: int) -> str:

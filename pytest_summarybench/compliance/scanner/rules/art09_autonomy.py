@@ -18,8 +18,10 @@ import ast
 import re
 
 from ..facts import CodeFacts, dotted
+from ..flow import scope_nodes
+from ..prompts import is_model_call
+from ..values import ORDERING, ModuleValues, is_none, number
 from ..vocabulary import LIMIT_KEYWORDS, UNBOUNDED_AT
-from .art09_values import ORDERING, ModuleValues, is_model_call, is_none, number, scope_nodes
 
 _TIME_LIMITS = frozenset({"max_execution_time", "max_rpm"})
 _EXTRA_LIMITS = frozenset({"max_turns", "max_messages", "max_tool_rounds", "max_auto_reply",

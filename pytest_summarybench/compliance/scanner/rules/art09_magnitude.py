@@ -17,9 +17,10 @@ import ast
 import re
 
 from ..facts import CodeFacts, FunctionFact, dotted, tokens
-from ..impact import _action_of, _category
+from ..impact import action_category, action_of
+from ..surface import agent_tools
+from ..values import ORDERING, ModuleValues, number
 from ..vocabulary import FINANCIAL_ACTIONS, LOGGER_METHODS, READ_ONLY_PREFIXES
-from .art09_values import ORDERING, ModuleValues, number
 
 MAGNITUDE_WORDS = frozenset({"amount", "quantity", "qty", "total", "price", "sum", "eur",
                              "usd", "gbp", "shares", "units", "cents"})
@@ -28,19 +29,6 @@ _MONEY_MOVES = frozenset({"refund", "payout", "payment", "transfer", "withdrawal
                           "disbursement", "wire"})
 _MONEY_CALL_VERBS = FINANCIAL_ACTIONS | _MONEY_MOVES | {"post", "submit", "execute"}
 _RUN_METHODS = frozenset({"_run", "_arun", "run", "arun", "__call__", "invoke"})
-_TOOL_DECORATORS = frozenset({"kernel_function", "register_for_llm", "function_tool",
-                              "tool", "FunctionTool"})
-
-
-def agent_tools(facts: CodeFacts) -> list[FunctionFact]:
-    """Functions exposed to a model: the facts' tools plus framework registrations
-    (``@kernel_function``, ``@agent.register_for_llm``, ``@function_tool``)."""
-    out = []
-    for function in facts.functions.values():
-        lasts = {d.rsplit(".", 1)[-1] for d in function.decorators}
-        if function.is_tool or lasts & _TOOL_DECORATORS:
-            out.append(function)
-    return out
 
 
 def _aliases(function: ast.AST, params: set[str]) -> set[str]:
@@ -168,7 +156,7 @@ def _money_line(function: FunctionFact) -> int | None:
     """The line of the first call that can move the money: the callee that shows the
     action, or a call with a money or submitting verb (``payments.refund``,
     ``httpx.post``)."""
-    via = _action_of(function)
+    via = action_of(function)
     lines = []
     for node in ast.walk(function.node):
         if not isinstance(node, ast.Call):
@@ -206,8 +194,8 @@ def _moves_money(function: FunctionFact) -> bool:
     words = tokens(function.name)
     if words and words[0] not in READ_ONLY_PREFIXES and set(words) & _MONEY_MOVES:
         return True  # process_refund, execute_payment: named for the money movement
-    via = _action_of(function)
-    return via is not None and _category(function, via) == "financial"
+    via = action_of(function)
+    return via is not None and action_category(function, via) == "financial"
 
 
 def _validated_fields(values: ModuleValues) -> set[str]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 from ..base import ArticleResult
 from ..facts import CodeFacts
 from ..impact import side_effects
+from ..values import module_values
 from ..vocabulary import UNBOUNDED_AT
 from .art09_advice import unguarded_advice
 from .art09_autonomy import (
@@ -41,7 +42,6 @@ from .art09_autonomy import (
     unstoppable_teams,
 )
 from .art09_magnitude import uncapped_money_tools
-from .art09_values import module_values
 
 
 class RiskManagementRule:

@@ -26,8 +26,9 @@ import re
 
 from ..base import ArticleResult
 from ..facts import CodeFacts, tokens
+from ..flow import is_used
+from ..values import module_values
 from ..vocabulary import PROTECTION_TOKENS
-from .art09_values import is_used, module_values
 from .art10_fields import classify
 from .art10_flow import WHOLE_RECORD, Leak, leaks, template_leaks
 

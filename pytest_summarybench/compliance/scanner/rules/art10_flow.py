@@ -23,10 +23,11 @@ import re
 from dataclasses import dataclass
 
 from ..facts import CodeFacts, dotted, tokens
+from ..flow import scope_nodes
+from ..prompts import instruction_texts, is_model_call
+from ..surface import agent_tools
+from ..values import ModuleValues
 from ..vocabulary import LOGGER_METHODS, PROTECTION_TOKENS
-from .art09_advice import instruction_texts
-from .art09_magnitude import agent_tools
-from .art09_values import ModuleValues, is_model_call, scope_nodes
 from .art10_fields import classify
 
 _CLEANING_CALLS = frozenset({"len", "bool", "isinstance", "type", "id", "hmac", "sha256",

@@ -2,7 +2,7 @@
 agents and tools do.
 
 Three checks, each read from the syntax tree and the module's resolved configuration
-(:mod:`.art11_surface`), never from what a docstring promises:
+(``scanner.surface``), never from what a docstring promises:
 
 * purpose: a module docstring whose opening paragraph describes the system (not missing,
   not generic words such as "Agent module.", not a TBD/TODO note);
@@ -24,8 +24,8 @@ import re
 from ..base import ArticleResult
 from ..facts import CodeFacts, tokens
 from ..impact import side_effects
+from ..surface import Surface, placeholder_reason, surface_of
 from ..vocabulary import DECISION_DOMAIN_WORDS, FINANCIAL_NOUNS
-from .art11_surface import Surface, placeholder_reason, surface_of
 
 MIN_MODULE_DOC_WORDS = 3
 _NOT_WRITTEN = "not written yet"

@@ -31,8 +31,8 @@ import ast
 from ..base import ArticleResult
 from ..facts import CodeFacts, dotted, tokens
 from ..impact import has_agent_code, side_effects
+from ..surface import surface_of
 from ..vocabulary import AGENT_FRAMEWORKS
-from .art11_surface import surface_of
 from .art12_records import RecordMap
 
 _WRITE_METHODS = frozenset({"post", "put", "patch", "delete"})

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ..facts import dotted, tokens
+from ..values import UNKNOWN
 from ..vocabulary import APPROVAL_TOKENS
-from .art11_config import UNKNOWN
 from .art12_sinks import FunctionNode, SinkMap, calls_in, receiver_of
 
 _RUN_METHODS = frozenset({

@@ -18,9 +18,9 @@ import ast
 from collections.abc import Iterator
 
 from ..facts import CodeFacts, dotted, tokens
+from ..surface import Surface
+from ..values import UNKNOWN
 from ..vocabulary import LOGGER_METHODS
-from .art11_config import UNKNOWN
-from .art11_surface import Surface
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from ..facts import CodeFacts, FunctionFact, dotted, tokens
-from .art14_flow import body_nodes
+from ..flow import body_nodes
 
 _WORD = re.compile(r"[a-z]+")
 _HTTP_WRITES = frozenset({"post", "put", "patch", "delete"})

@@ -10,7 +10,7 @@ or reading a ticket, case or change record and leaving early unless its recorded
 decision holds: see :mod:`.art14_decisions`), a value assigned from any of these, a
 comparison of such a record's decision field with literal values, or a comparison with
 an assent word (``"yes"``, ``"approved"``). An action is gated when it runs only on the
-branch where such a test held (see :func:`art14_flow.guarded_by`); a decorator,
+branch where such a test held (see ``scanner.flow.guarded_by``); a decorator,
 middleware, dispatch loop or wrapper tool (``self.inner._run(...)``) gates the calls it
 guards. A flag that says approval is
 required, a docstring that promises it, or an approval helper that nothing calls is not a
@@ -23,9 +23,10 @@ import ast
 from dataclasses import dataclass, field
 
 from ..facts import CodeFacts, FunctionFact, dotted, tokens
+from ..flow import body_nodes, guarded_by, parents
+from ..values import ConfigResolver
 from .art14_actions import is_outbound_write
 from .art14_decisions import Decisions
-from .art14_flow import ConfigResolver, body_nodes, guarded_by, parents
 
 ASSENT = frozenset({"y", "yes", "approve", "approved", "approval", "confirm", "granted",
                     "proceed", "signed", "signoff"})

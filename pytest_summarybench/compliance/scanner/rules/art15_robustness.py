@@ -36,7 +36,7 @@ import ast
 
 from ..base import ArticleResult
 from ..facts import CallFact, CodeFacts, dotted, tokens
-from .art14_flow import ConfigResolver
+from ..values import ConfigResolver
 from .art15_flow import built_queries, shell_injections
 
 _REPL_TOOLS = frozenset({"PythonREPLTool", "PythonREPL", "PythonAstREPLTool",

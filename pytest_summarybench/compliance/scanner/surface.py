@@ -1,27 +1,34 @@
 """What an agent module exposes to its model, read from the syntax tree: the tools it hands
 over (decorated, wrapped, registered, listed in a dispatch table or a tool schema) and the
 texts that describe its tools and agents, with values resolved through the module's
-configuration (:mod:`.art11_config`). Article 11 judges the texts; article 12 reuses the
-tool discovery.
+configuration (:class:`.values.ConstResolver`). Article 11 judges the texts; article 12
+reuses the tool discovery.
+
+Two answers to "which functions are tools" live here, and they differ on purpose.
+:class:`Surface` is the full discovery (wrappers, ``tools=`` lists, dispatch tables,
+schemas, tool classes, tool specs in configuration) with the descriptions each tool is
+given, which is what documentation and record-keeping are judged on.
+:func:`agent_tools` is the narrow, cheap reading the article 9 and 10 rules use: the
+functions the syntax facts mark as tools plus a few framework registration decorators,
+without building a :class:`Surface`.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ..facts import CodeFacts, dotted, tokens
-from .art11_config import (
-    DESCRIPTIVE_KEYS,
-    UNKNOWN,
-    ConstResolver,
-    Instance,
-    assigned_value,
-    config_texts,
-    is_parameter_schema,
-)
+from .facts import CodeFacts, FunctionFact, dotted, tokens
+from .values import UNKNOWN, ConstResolver, Instance, assigned_value
 
+DESCRIPTIVE_KEYS = frozenset({
+    "description", "description_override", "backstory", "goal", "role", "instructions",
+    "system_message", "system_prompt", "expected_output",
+})
+"""Keyword arguments, class attributes and config keys that describe an agent, task or tool."""
+_SCHEMA_TYPES = frozenset({"string", "integer", "number", "boolean", "array", "object", "null"})
 _FREE_TEXT_KEYS = DESCRIPTIVE_KEYS - {"role"}
 _PARAMETER_CALLS = frozenset({"Field", "Param", "Parameter", "ParameterMetadata", "Argument",
                               "Option", "Body", "Query", "Path"})
@@ -342,3 +349,50 @@ class Surface:
             for path, key, text in config_texts(self.consts.values[const]):
                 out.append((0, f"{const}.{path}", key, text))
         return out
+
+
+# ---------------------------------------------------------------------------------------
+# Descriptive keys in configuration
+
+
+def is_parameter_schema(node: ast.Dict) -> bool:
+    return any(isinstance(k, ast.Constant) and k.value == "type" and isinstance(v, ast.Constant)
+               and v.value in _SCHEMA_TYPES for k, v in zip(node.keys, node.values, strict=True))
+
+
+def config_texts(value: object, path: str = "") -> Iterator[tuple[str, str, str]]:
+    """(path, key, text) for every descriptive key in a resolved config structure."""
+    if isinstance(value, Instance):
+        value = value.fields
+    if isinstance(value, dict) and value.get("type") in _SCHEMA_TYPES:
+        return  # a parameter's JSON schema: its description names an argument, not a tool
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            if key in DESCRIPTIVE_KEYS and isinstance(item, str):
+                yield here, str(key), item
+            elif key in DESCRIPTIVE_KEYS and item is None:
+                yield here, str(key), ""
+            else:
+                yield from config_texts(item, here)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from config_texts(item, f"{path}[{i}]")
+
+
+# ---------------------------------------------------------------------------------------
+# The narrow reading: tools by fact and decorator
+
+_REGISTERING_DECORATORS = frozenset({"kernel_function", "register_for_llm", "function_tool",
+                              "tool", "FunctionTool"})
+
+
+def agent_tools(facts: CodeFacts) -> list[FunctionFact]:
+    """Functions exposed to a model: the facts' tools plus framework registrations
+    (``@kernel_function``, ``@agent.register_for_llm``, ``@function_tool``)."""
+    out = []
+    for function in facts.functions.values():
+        lasts = {d.rsplit(".", 1)[-1] for d in function.decorators}
+        if function.is_tool or lasts & _REGISTERING_DECORATORS:
+            out.append(function)
+    return out
