@@ -60,8 +60,6 @@ from pytest_summarybench.validity.external import (  # noqa: E402
 from pytest_summarybench.validity.quote import EXTERNAL_PATH  # noqa: E402
 
 BUILTINS = [f"builtin/{n}" for n in BUILTIN_NAMES]
-#: The code as the indexed document: a reference row of retrieval, not a summarizer.
-CODE_ROW = "(code itself)"
 
 
 def builtin_summaries(units: list[CodeUnit], seed: int) -> dict[str, dict[str, str]]:

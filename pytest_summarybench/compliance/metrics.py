@@ -104,13 +104,24 @@ def confusion(outcomes: Sequence[Outcome]) -> dict[str, dict[str, int]]:
             for t in sorted(matrix, key=key)}
 
 
-def framework_accuracy(outcomes: Sequence[Outcome]) -> dict[str, dict[str, float]]:
-    tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+def _groups(outcomes: Sequence[Outcome], key: Callable[[Outcome], str | None]
+            ) -> dict[str, list[bool]]:
+    """Whether each outcome was right, per group (``key``; None leaves an outcome out)."""
+    groups: dict[str, list[bool]] = defaultdict(list)
     for o in outcomes:
-        tally[o.framework][0] += o.correct
-        tally[o.framework][1] += 1
-    return {fw: {"correct": c, "total": t, "accuracy": _ratio(c, t)}
-            for fw, (c, t) in sorted(tally.items())}
+        name = key(o)
+        if name is not None:
+            groups[name].append(o.correct)
+    return dict(sorted(groups.items()))
+
+
+def _accuracy_row(hits: list[bool]) -> dict[str, Any]:
+    return {"correct": sum(hits), "total": len(hits), "accuracy": _ratio(sum(hits), len(hits))}
+
+
+def framework_accuracy(outcomes: Sequence[Outcome]) -> dict[str, dict[str, float]]:
+    return {fw: _accuracy_row(hits)
+            for fw, hits in _groups(outcomes, lambda o: o.framework).items()}
 
 
 def group_accuracy(outcomes: Sequence[Outcome], key: Callable[[Outcome], str | None], *,
@@ -120,17 +131,10 @@ def group_accuracy(outcomes: Sequence[Outcome], key: Callable[[Outcome], str | N
     percentile-bootstrap interval over the group's examples (``mean_interval``, seeded)."""
     from ..stats.significance import mean_interval
 
-    groups: dict[str, list[bool]] = defaultdict(list)
-    for o in outcomes:
-        name = key(o)
-        if name is not None:
-            groups[name].append(o.correct)
     out: dict[str, dict[str, Any]] = {}
-    for name, hits in sorted(groups.items()):
+    for name, hits in _groups(outcomes, key).items():
         low, high = mean_interval([float(h) for h in hits], seed=seed, iterations=resamples)
-        out[name] = {"correct": sum(hits), "total": len(hits),
-                     "accuracy": _ratio(sum(hits), len(hits)),
-                     "ci": [round(low, 4), round(high, 4)]}
+        out[name] = {**_accuracy_row(hits), "ci": [round(low, 4), round(high, 4)]}
     return out
 
 

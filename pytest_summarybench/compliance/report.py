@@ -146,9 +146,7 @@ def print_block(write: WriteLine, title: str, block: dict[str, Any]) -> None:
     write("")
     for title, key in (("stack (framework)", "stack_accuracy"), ("idiom", "idiom_accuracy"),
                        ("hard negatives", "hard_negative_accuracy")):
-        groups = block.get(key) or {}
-        if not groups and key == "stack_accuracy":  # an older block: the seed's table
-            groups = block["framework_accuracy"]
+        groups = block[key]
         if groups:
             _table(write, (title, "correct", "total", "accuracy", "95% CI (bootstrap)"), [
                 (name, g["correct"], g["total"], _pct(g["accuracy"]),
@@ -200,9 +198,9 @@ def print_results(write: WriteLine, sep: Callable[[str, str], None],
         block = {"metrics": results["rule_based_metrics"],
                  "per_article_metrics": results["per_article_metrics"],
                  "framework_accuracy": results["framework_accuracy"],
-                 "stack_accuracy": results.get("stack_accuracy", {}),
-                 "idiom_accuracy": results.get("idiom_accuracy", {}),
-                 "hard_negative_accuracy": results.get("hard_negative_accuracy", {}),
+                 "stack_accuracy": results["stack_accuracy"],
+                 "idiom_accuracy": results["idiom_accuracy"],
+                 "hard_negative_accuracy": results["hard_negative_accuracy"],
                  "confusion_matrix": results["confusion_matrix"],
                  "confidence_intervals": results["confidence_intervals"],
                  "avg_scan_time_ms": results["avg_scan_time_ms"],

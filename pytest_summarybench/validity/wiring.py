@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..schemas import BenchmarkReport, CodeUnit
     from ..settings import Settings
 
+
 def costs_no_calls(settings: Settings) -> bool:
     """Whether the ladder would cost no model call in a run with ``settings``, so that it
     runs by default (``--sb-no-validate`` leaves it out; ``--sb-validate`` adds it anyway).

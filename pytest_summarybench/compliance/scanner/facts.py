@@ -86,10 +86,6 @@ class FunctionFact:
         return decorated or self.referenced
 
     @property
-    def public(self) -> bool:
-        return not self.name.startswith("_")
-
-    @property
     def line(self) -> int:
         return self.node.lineno
 
@@ -109,7 +105,6 @@ class CodeFacts:
     """(kind, identifier, line): kind is attr, key, placeholder, name, param or keyword."""
     assignments: dict[str, CallFact]
     """Variable name -> the call whose result it was assigned (``writer = Agent(...)``)."""
-    while_true: list[ast.While]
     derived: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
     """Facts a rule module derives once per scan and others reuse (e.g. the agent surface
     articles 11 and 12 both read), keyed by the deriving module's name."""
@@ -130,12 +125,6 @@ class CodeFacts:
     def imports_any(self, *prefixes: str) -> bool:
         return any(m == p or m.startswith(p + ".") for m in self.imports for p in prefixes)
 
-    def mentions(self, *words: str) -> list[tuple[str, int]]:
-        """Identifiers (any kind) containing one of the word tokens, with their line."""
-        wanted = set(words)
-        return [(ident, line) for _, ident, line in self.identifiers
-                if wanted.intersection(tokens(ident))]
-
     @property
     def tools(self) -> list[FunctionFact]:
         return [f for f in self.functions.values() if f.is_tool]
@@ -149,7 +138,6 @@ class _Collector(ast.NodeVisitor):
         self.strings: list[tuple[str, int]] = []
         self.identifiers: list[tuple[str, str, int]] = []
         self.assignments: dict[str, CallFact] = {}
-        self.while_true: list[ast.While] = []
         self.loaded_names: set[str] = set()
         self._function: list[FunctionFact] = []
 
@@ -211,11 +199,6 @@ class _Collector(ast.NodeVisitor):
                         function=self._function[0].name if self._function else None)
         self.generic_visit(node)
 
-    def visit_While(self, node: ast.While) -> None:
-        if isinstance(node.test, ast.Constant) and node.test.value is True:
-            self.while_true.append(node)
-        self.generic_visit(node)
-
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.identifiers.append(("attr", node.attr, node.lineno))
         self.generic_visit(node)
@@ -253,5 +236,4 @@ def collect(source: str) -> CodeFacts:
     return CodeFacts(tree=tree, module_docstring=ast.get_docstring(tree),
                      imports=collector.imports, functions=collector.functions,
                      calls=collector.calls, strings=collector.strings,
-                     identifiers=collector.identifiers, assignments=collector.assignments,
-                     while_true=collector.while_true)
+                     identifiers=collector.identifiers, assignments=collector.assignments)

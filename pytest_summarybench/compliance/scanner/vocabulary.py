@@ -5,8 +5,6 @@ unless the token ``address`` appears."""
 
 from __future__ import annotations
 
-import re
-
 FINANCIAL_ACTIONS = frozenset({
     "pay", "refund", "transfer", "wire", "charge", "book", "withdraw", "deposit", "trade",
     "buy", "sell", "freeze", "disburse", "place",
@@ -42,8 +40,6 @@ SIDE_EFFECT_TOOL_CLASSES = frozenset({
 
 APPROVAL_TOKENS = frozenset({"approve", "approval", "approved", "confirm", "confirmation",
                              "signoff"})
-APPROVAL_NAMES = frozenset({"HumanApprovalCallbackHandler", "HumanInputRun", "interrupt",
-                            "input", "needs_approval", "require_approval", "confirm_action"})
 
 LIMIT_KEYWORDS = frozenset({
     "max_iterations", "max_iter", "max_turns", "max_round", "max_rounds", "max_steps",
@@ -73,26 +69,8 @@ PROTECTION_TOKENS = frozenset({
     "minimise", "tokenize_pii",
 })
 
-SENSITIVE_ADVICE = re.compile(
-    r"\b(diagnos\w*|medications?|dos(e|es|age)|prescri\w*|symptoms?|treatments?"
-    r"|invest(s|ing|ment|ments|or|ors)?|stocks to buy|stock picks|stock market|equities"
-    r"|crypto\w*|portfolios?|legal advice|lawsuits?)\b",
-    re.IGNORECASE,
-)
-"""Words in prompts and goals that put an assistant in a health, finance or legal advice
-domain where wrong answers harm people (whole words: ``investigator`` is not advice)."""
-GUARDRAIL_TOKENS = frozenset({
-    "moderation", "moderations", "moderate", "guardrail", "guardrails", "safety",
-    "escalate", "escalation", "flagged", "filter", "policy", "refuse", "nemoguardrails",
-})
-
 LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception",
                             "critical", "log", "msg"})
-RECORD_KEEPING_NAMES = frozenset({
-    "FileCallbackHandler", "LangChainTracer", "step_callback",
-    "task_callback", "output_log_file", "runtime_logging", "basicConfig", "getLogger",
-    "structlog", "tracer", "start_as_current_span", "audit", "mlflow", "langfuse",
-})
 AGENT_FRAMEWORKS = ("langchain", "langchain_core", "langchain_community", "langchain_openai",
                     "langgraph", "autogen", "autogen_agentchat", "crewai", "crewai_tools",
                     "llama_index", "smolagents", "agents", "pydantic_ai", "openai",
