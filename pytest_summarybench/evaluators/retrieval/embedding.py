@@ -86,6 +86,9 @@ class RetrievalEmbedding(Evaluator):
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._queries: dict[str, list[Query] | str] | None = None
+        #: (code index's name, unit id) -> the unit's queries against the code index: the
+        #: same for every model, so each process searches it once per unit.
+        self._code_rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
     def skip_reason(self, ctx: RunContext) -> str | None:
         if query_source(ctx) is None:
@@ -158,6 +161,7 @@ class RetrievalEmbedding(Evaluator):
                     [references.document(references.CODE, u, None) for u in units], code,
                     [{"path": u.path, "name": u.name} for u in units])
         self._collections.clear()
+        self._code_rows.clear()
 
     def _index(self, ctx: RunContext, client: Any, key: str, units: list[CodeUnit],
                texts: list[str], vectors: Matrix, metadatas: list[dict[str, Any]]) -> None:
@@ -235,12 +239,21 @@ class RetrievalEmbedding(Evaluator):
             code = vectors[own + 1:own + 2]
             targets = {references.CODE: code[0], references.CODE_SUMMARY: references.fused(
                 code, vectors[own:own + 1], [references.has_text(summary)])[0]}
+
+            def rows(kind: str) -> list[dict[str, Any]]:
+                collection = self._collection(ctx, references.index_key(kind, item.model_id))
+                return [{key: r[key] for key in ("type", "rank", "hits", "reciprocalRank")}
+                        for r in (self._search(collection, q, vectors[i], targets[kind],
+                                               item.unit_id, k_values)
+                                  for i, q in enumerate(queries))]
+
+            code_key = (collection_name(ctx, references.index_key(references.CODE, ""),
+                                        embedder.backend.cache_key), item.unit_id)
+            if code_key not in self._code_rows:
+                self._code_rows[code_key] = rows(references.CODE)
             details["references"] = {
-                kind: [{key: r[key] for key in ("type", "rank", "hits", "reciprocalRank")}
-                       for r in (self._search(
-                           self._collection(ctx, references.index_key(kind, item.model_id)),
-                           q, vectors[i], targets[kind], item.unit_id, k_values)
-                           for i, q in enumerate(queries))]
+                kind: [dict(r) for r in self._code_rows[code_key]]
+                if kind == references.CODE else rows(kind)
                 for kind in references.DOCUMENTS}
         return [ScoreRecord(
             unit_id=item.unit_id, model_id=item.model_id, evaluator=self.name,
