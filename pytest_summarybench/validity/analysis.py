@@ -13,7 +13,6 @@ agreement between judges (``judges.agreement.judge_agreement``).
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -33,6 +32,7 @@ from ..schemas.report import (
 )
 from ..stats.significance import ALPHA, holm, paired_t_test
 from ..vocabulary import LADDER_PREFIX
+from . import external
 from .ladder import LEVEL_IDS, TWIN, is_ladder_model
 
 #: Bootstrap reseeds of the A/A test.
@@ -44,13 +44,11 @@ FLIP_FLAG = 0.25
 def kendall_tau(means: Sequence[float]) -> float | None:
     """Kendall's tau-b between the known order (``means`` given best level first) and the
     order of ``means``; None when all are equal (no order was measured)."""
-    from scipy.stats import kendalltau
-
-    if len(means) < 2 or len(set(means)) == 1:
+    if len(means) < 2:
         return None
-    known = list(range(len(means), 0, -1))
-    tau = float(kendalltau(known, list(means)).statistic)
-    return None if math.isnan(tau) else tau
+    levels = [f"level {i + 1}" for i in range(len(means))]
+    known = {name: float(len(means) - i) for i, name in enumerate(levels)}
+    return external.kendall_tau(known, dict(zip(levels, means, strict=True)))
 
 
 def aa_rate(a: Sequence[float], b: Sequence[float], *, seed: int,
