@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..report.terminal import table_lines
 from ..schemas import ScoreRecord
 from .dataset import NO_VIOLATION
 from .metrics import ARTICLE_LABELS, summarize
@@ -102,13 +103,8 @@ def write_results(results: dict[str, Any], directory: Path) -> Path:
 
 
 def _table(write: WriteLine, header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
-    cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    for n, row in enumerate(cells):
-        write("  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(row, widths, strict=True))))
-        if n == 0:
-            write("  " + "  ".join("-" * w for w in widths))
+    for line in table_lines(header, rows, rule=True):
+        write(line)
 
 
 def _pct(value: float) -> str:

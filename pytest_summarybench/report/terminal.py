@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..schemas import BenchmarkReport
 from ..schemas.report import ValiditySection
 from ..vocabulary import LADDER_PREFIX
@@ -72,13 +74,18 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
     return out
 
 
-def table_lines(headers: list[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
-    """A fixed-width table: the first column left-aligned, the others right-aligned."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
-              for i, h in enumerate(headers)]
-    return [indent + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
-            for cells in [headers, *rows]]
+def table_lines(headers: Sequence[object], rows: Sequence[Sequence[object]],
+                indent: str = "  ", *, rule: bool = False) -> list[str]:
+    """A fixed-width table: the first column left-aligned, the others right-aligned; with
+    ``rule``, a line of dashes under the header."""
+    cells = [[str(c) for c in headers], *([str(c) for c in row] for row in rows)]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = [indent + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+             for row in cells]
+    if rule:
+        lines.insert(1, indent + "  ".join("-" * w for w in widths))
+    return lines
 
 
 def reference_lines(report: BenchmarkReport) -> list[str]:
