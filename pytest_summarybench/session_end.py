@@ -132,8 +132,11 @@ class ControllerHooks(Controller):
         report.gate_failures = list(failures)
         save_gate_outcome(self.state.store, report)
         self._gate_failed(session, failures)
+        # Scored means a model under test scored: the ladder's built-in summaries score
+        # whatever the models' endpoints do (only a ladder-only session is judged by them).
+        models = [r for r in summary if not r.model_id.startswith(LADDER_PREFIX)]
         report.metadata.run = self._run_selection(
-            stopped, scored=any(r.error is None for r in summary))
+            stopped, scored=any(r.error is None for r in models or summary))
         from .report import save_session_run, write_session_reports
         from .report.json_report import report_json
 
