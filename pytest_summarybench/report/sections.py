@@ -47,8 +47,8 @@ def _versus(test: Any) -> str:
 
 def references_block(d: Mapping[str, Any]) -> Block | None:
     """Retrieval's reference rows (``evaluatorDetails["retrieval/embedding"].references``)
-    as one table: per model, its summaries alone and its summaries above the code, each
-    against indexing the code alone; None when the run has no reference rows."""
+    as one table: per model, its summaries alone and its summaries fused with the code,
+    each against indexing the code alone; None when the run has no reference rows."""
     refs = d.get("references")
     if not isinstance(refs, Mapping) or not isinstance(refs.get("code"), Mapping):
         return None
@@ -64,8 +64,9 @@ def references_block(d: Mapping[str, Any]) -> Block | None:
               + ", ".join(f"P@{k} {dec(code.get(f'precision@{k}'))}"
                           for k in (d.get("kValues") or [])[:2])
               + f" on {code.get('queries', '-')} queries of {code.get('units', '-')} units. "
-              "The same queries, embedder and metrics; code + summary indexes the model's "
-              "summary above the code as one document. Differences are per-unit reciprocal "
+              "The same queries, embedder and metrics; code + summary is one vector per "
+              "unit, the code's and the model's summary's vectors added and normalised. "
+              "Differences are per-unit reciprocal "
               "ranks paired with the code row; an interval that excludes 0 is a real "
               "difference."))
     models = sorted(combined, key=lambda m: (-(combined[m].get("mrr") or 0.0), m))

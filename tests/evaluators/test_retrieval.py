@@ -171,7 +171,8 @@ def test_reference_rows_search_the_code_with_the_same_queries(ctx: RunContext) -
     # The code index is the same for every model.
     other = records[(ctx.units[0].id, "builtin/shuffled")].details["references"]
     assert other["code"] == refs["code"]
-    # What code + summary indexes: the model's summary above the code.
+    # What code + summary keeps as its document (for a reader of the index; it is
+    # searched by the fused vector): the model's summary above the code.
     summary = ctx.summary(ctx.units[0].id, "builtin/good")
     assert summary is not None
     stored = ev._collection(ctx, references.index_key("code+summary", "builtin/good")).get(
@@ -214,7 +215,8 @@ def test_summarize_pairs_each_model_with_the_code_row(ctx: RunContext) -> None:
     assert versus["pValue"] == pytest.approx(stats.ttest_rel(own_rr, code_rr).pvalue)
     low, high = versus["interval"]
     assert low <= versus["mrrDifference"] <= high and versus["units"] == 11
-    # Another unit's summary above the code hides the code: worse than the code alone.
+    # Another unit's summary fused with the code pulls it away from its queries: worse
+    # than the code alone.
     shuffled = refs["versusCode"]["builtin/shuffled"]["code+summary"]
     assert shuffled["mrrDifference"] < 0
     assert refs["code+summary"]["builtin/shuffled"]["mrr"] < refs["code"]["mrr"]
