@@ -40,8 +40,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     which.add_argument("--all", action="store_true", help="every enabled family")
     which.add_argument("--only", metavar="FAMILY",
                        help=f"comma-separated families: {', '.join(FAMILIES)}; selects their "
-                            "items of the configured run (-m), a partial run that leaves "
-                            "the output directory's own reports alone")
+                            "items of the configured run (-m): a partial run, which leaves "
+                            "the output directory's own reports alone, unless those "
+                            "families are every one that can run")
     _common(e)
     e.set_defaults(mode="evaluate")
 
