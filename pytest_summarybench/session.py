@@ -92,12 +92,14 @@ class BoundItem:
         """Score the item and record the scores; an item that cannot be scored is recorded
         as an error with its reason, and the test fails with that reason."""
         evaluator, ctx = self.evaluator, self.ctx
+        # (recorded reason, the test's one line): failed outside the except blocks, so that
+        # pytest does not print the cause again ("During handling of ...").
+        failed: tuple[str, str] | None = None
         try:
             records = evaluator.evaluate(self.item, ctx)
         except EvaluationError as exc:
-            self._fail(str(exc))
-            pytest.fail(f"{self.item.evaluator} could not score {self.item.test_id}: {exc}",
-                        pytrace=False)
+            failed = (str(exc),
+                      f"{self.item.evaluator} could not score {self.item.test_id}: {exc}")
         except Exception as exc:
             from pydantic import ValidationError
 
@@ -106,15 +108,17 @@ class BoundItem:
             if isinstance(exc, StoreError):
                 # Every other test would fail the same way: stop with the one line.
                 pytest.exit(f"summarybench: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
-            if isinstance(exc, ValidationError) and exc.title == "ScoreRecord":
-                # e.g. a NaN metric: an invalid score is never a score
-                problems = "; ".join(e["msg"].removeprefix("Value error, ")
-                                     for e in exc.errors())
-                reason = f"{self.item.evaluator} produced an invalid score record: {problems}"
-                self._fail(reason)
-                pytest.fail(f"{reason} ({self.item.test_id})", pytrace=False)
-            self._fail(f"{type(exc).__name__}: {exc}")
-            raise
+            if not (isinstance(exc, ValidationError) and exc.title == "ScoreRecord"):
+                self._fail(f"{type(exc).__name__}: {exc}")
+                raise
+            # e.g. a NaN metric: an invalid score is never a score
+            problems = "; ".join(e["msg"].removeprefix("Value error, ")
+                                 for e in exc.errors())
+            reason = f"{self.item.evaluator} produced an invalid score record: {problems}"
+            failed = (reason, f"{reason} ({self.item.test_id})")
+        if failed is not None:
+            self._fail(failed[0])
+            pytest.fail(failed[1], pytrace=False)
         for rec in records:
             self._emit(rec)
         return records

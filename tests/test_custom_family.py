@@ -104,3 +104,4 @@ def pytest_summarybench_evaluators(config):  # noqa: F811 - replaces the example
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == 40 and "passed" not in outcomes
     result.stdout.fnmatch_lines(["*produced an invalid score record: metric 'in_range' is nan*"])
+    assert "During handling of the above exception" not in result.stdout.str()

@@ -176,6 +176,8 @@ def test_evaluation_error_fails_that_test_and_is_counted(pytester: pytest.Pytest
         "*contrastive/embedding could not score *builtin/lead*: scripted failure for cart*",
         "errors: builtin/lead contrastive/embedding: * (e.g. *scripted failure for cart)",
     ])
+    # One line per failed item: the evaluation error is not printed again as its cause.
+    assert "During handling of the above exception" not in result.stdout.str()
     data = json.loads((pytester.path / "out" / "results.json").read_text())
     lead = next(r for r in data["rankings"] if r["modelId"] == "builtin/lead")
     assert lead["errors"] == outcomes["failed"]
