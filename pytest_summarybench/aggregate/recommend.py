@@ -149,6 +149,10 @@ def recommendations(rankings: Sequence[ModelRanking], costs: Costs,
               if r.model_id in costs.by_model
               and costs.by_model[r.model_id].cost_per_quality_point is not None]
     best_cost = costs.by_model.get(best.model_id)
+    if not any(c.per_1k_summaries for c, _ in priced):
+        # Every priced model was free (built-ins, local models): no cost to compare, so no
+        # value or budget advice ("$0.0000 per quality point" says nothing).
+        priced = []
     if priced:
         value_cost, value = min(priced, key=lambda p: (p[0].cost_per_quality_point,
                                                        -p[1].overall_score, p[1].model_id))
@@ -176,8 +180,10 @@ def recommendations(rankings: Sequence[ModelRanking], costs: Costs,
             kind="language", model_id=lead, title=f"For {language_name(key)}-heavy codebases",
             text=f"consider {lead} ({score:.2f}{versus}, {group.units} units)"))
 
+    best_price = best_cost.per_1k_summaries if best_cost else None
     cheaper = [(c, r) for c, r in priced if r.model_id != best.model_id
-               and c.per_1k_summaries is not None]
+               and c.per_1k_summaries is not None
+               and (best_price is None or c.per_1k_summaries < best_price)]
     if cheaper:
         c, r = min(cheaper, key=lambda p: (p[0].per_1k_summaries, -p[1].overall_score,
                                            p[1].model_id))

@@ -274,3 +274,37 @@ def test_retrieval_reference_rows_render_beside_the_models() -> None:
     assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
     # Reference rows are not models: the ranking is unchanged.
     assert [r.model_id for r in report.rankings] == [r.model_id for r in make_report().rankings]
+
+
+def test_no_value_or_budget_advice_when_every_model_is_free() -> None:
+    # A new user's pass: the default run (built-in models, free) advised "Best value:
+    # builtin/identifiers ($0.0000 per quality point per 1K summaries)" and a budget
+    # option at $0.00, under a cost section that said there was no cost to compare.
+    from pytest_summarybench.aggregate.recommend import recommendations
+    from pytest_summarybench.schemas.report import (
+        CostBreakdown,
+        Costs,
+        FamilyScores,
+        ModelRanking,
+    )
+
+    def ranking(rank: int, model: str, score: float, group: str) -> ModelRanking:
+        return ModelRanking(rank=rank, model_id=model, model_name=model, overall_score=score,
+                            scores=FamilyScores(), units=10, significance_group=group)
+
+    rankings = [ranking(1, "builtin/a", 0.8, "a"), ranking(2, "builtin/b", 0.6, "b")]
+
+    def costs(a: float, b: float) -> Costs:
+        return Costs(by_model={
+            m: CostBreakdown(total=p, per_1k_summaries=p, summaries=10,
+                             cost_per_quality_point=p / (s * 100))
+            for m, p, s in (("builtin/a", a, 0.8), ("builtin/b", b, 0.6))})
+
+    free = {r.kind for r in recommendations(rankings, costs(0.0, 0.0), {})}
+    assert free == {"best_overall"}
+    # A priced leader and a cheaper runner-up: both pieces of advice.
+    priced = {r.kind: r for r in recommendations(rankings, costs(2.0, 0.5), {})}
+    assert priced["best_value"].model_id == priced["budget"].model_id == "builtin/b"
+    # The runner-up costs more than the leader: no budget option.
+    dearer = {r.kind for r in recommendations(rankings, costs(0.5, 2.0), {})}
+    assert "budget" not in dearer and "best_value" in dearer
