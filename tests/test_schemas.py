@@ -130,6 +130,10 @@ def test_model_config_parse_and_errors() -> None:
     assert (m.temperature, m.max_tokens, m.top_p) == (0.3, 500, 1.0)
     with pytest.raises(ValueError, match="PROVIDER/MODEL"):
         ModelConfig.parse("gpt-4o")
+    # Of the form, with a provider nobody serves: say that, not "not of the form".
+    with pytest.raises(ValueError, match="unknown provider 'foo' in model 'foo/bar': use one of "
+                                         "anthropic, openai, "):
+        ModelConfig.parse("foo/bar")
     with pytest.raises(ValueError, match="temperature"):
         ModelConfig(provider="openai", model_name="x", temperature=3)
 

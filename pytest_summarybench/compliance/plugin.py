@@ -37,6 +37,8 @@ HARNESS = "summarybench"
 CALLS_NAME = "summarybench-compliance-calls"
 """The registered name of the plugin part that schedules the classifier's calls."""
 TEST_MODE_SIZE = 10
+NO_LLM_REASON = "disabled: --compliance-no-llm, or --no-ollama of `summarybench compliance`"
+"""Why the LLM classifier did not run when it was switched off (either spelling)."""
 _EXAMPLES = pytest.StashKey[dict[str, list["Example"]]]()
 
 
@@ -161,7 +163,7 @@ def compliance_llm(pytestconfig: pytest.Config) -> LLMClassifier:
     from .classifier import unavailable_reason
 
     if pytestconfig.getoption("compliance_no_llm"):
-        pytest.skip("LLM classifier disabled with --compliance-no-llm")
+        pytest.skip(f"LLM classifier {NO_LLM_REASON}")
     classifier = classifier_for(pytestconfig)
     reason = unavailable_reason(classifier.model)
     if reason is not None:
@@ -198,7 +200,7 @@ def _llm_state(config: pytest.Config, records: list[ScoreRecord]) -> dict[str, A
     if any(r.model_id != SCANNER_ID for r in records):
         return {"available": True, "reason": None}
     if config.getoption("compliance_no_llm"):
-        return {"available": False, "reason": "disabled with --compliance-no-llm"}
+        return {"available": False, "reason": NO_LLM_REASON}
     reason = unavailable_reason(compliance_model(config))
     return {"available": reason is None,
             "reason": reason or "LLM tests not selected in this run"}

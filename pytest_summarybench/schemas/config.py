@@ -82,11 +82,14 @@ class ModelConfig(SBModel):
     def parse(cls, spec: str) -> ModelConfig:
         """Build from ``provider/model`` (e.g. ``openai/gpt-4o``, ``builtin/docstring``)."""
         provider, sep, name = spec.partition("/")
-        if not sep or not name or provider not in PROVIDERS:
+        if not sep or not name:
             raise ValueError(
                 f"model {spec!r} is not of the form PROVIDER/MODEL with PROVIDER one of "
                 f"{', '.join(PROVIDERS)}"
             )
+        if provider not in PROVIDERS:
+            raise ValueError(f"unknown provider {provider!r} in model {spec!r}: use one of "
+                             f"{', '.join(PROVIDERS)}")
         return cls(provider=provider, model_name=name)  # type: ignore[arg-type]
 
 

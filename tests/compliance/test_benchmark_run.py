@@ -53,9 +53,10 @@ def test_test_mode_without_llm_in_every_run_mode(bench: pytest.Pytester,
         "*overall accuracy*",
         "*Art. 14*",
         "*true \\ predicted*",
-        "LLM classifier: not run (disabled with --compliance-no-llm)",
+        "LLM classifier: not run (disabled: --compliance-no-llm, or --no-ollama of "
+        "`summarybench compliance`)",
         "compliance results written to *eval_results.json",
-        "SKIPPED [[]10] *LLM classifier disabled with --compliance-no-llm",
+        "SKIPPED [[]10] *LLM classifier disabled: --compliance-no-llm*",
     ])
     results = _results(bench)
     assert SEED_KEYS <= set(results)

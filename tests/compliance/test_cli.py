@@ -42,7 +42,8 @@ def test_seed_spellings_run_the_scanner_alone(tmp_path: Path) -> None:
     assert "2 workers" in proc.stdout
     assert "10 passed, 10 skipped" in proc.stdout
     assert "rule-scanner: 10 examples scored, 0 failed" in proc.stdout
-    assert "LLM classifier: not run (disabled with --compliance-no-llm)" in proc.stdout
+    assert ("LLM classifier: not run (disabled: --compliance-no-llm, or --no-ollama of "
+            "`summarybench compliance`)") in proc.stdout
     got = results(tmp_path)
     assert got["num_examples"] == 10
     assert got["ollama_available"] is False
@@ -129,6 +130,7 @@ def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (["--data", "broken.jsonl"], "broken.jsonl:5: metadata.article 13 is not one of"),
     (["--model", "gpt-4o"], "--model 'gpt-4o': model 'gpt-4o' is not of the form "
                             "PROVIDER/MODEL"),
+    (["--model", "foo/bar"], "--model 'foo/bar': unknown provider 'foo' in model 'foo/bar'"),
     (["--model", "builtin/docstring"], "builtin/* summarizers cannot classify code"),
     (["--endpoint", "localhost:11434"], "--endpoint 'localhost:11434': expected an http(s) "
                                         "base URL"),
