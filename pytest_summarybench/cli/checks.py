@@ -26,10 +26,11 @@ def family_warnings(settings: Settings, only: ModelConfig | None = None) -> list
 
     models = settings.test_models()
     extra = settings.evaluation.judge.family_patterns
-    found = family_conflicts(models, settings.judge_models(), extra)
+    judges = settings.judge_models()
+    found = family_conflicts(models, judges, extra)
     if only is not None:
         found = [c for c in found if only.id in (c.judge.id, *c.models)]
-    return [conflict_warning(c, models, extra) for c in found]
+    return [conflict_warning(c, models, extra, judges) for c in found]
 
 
 def name_warnings(models: Iterable[ModelConfig]) -> list[str]:

@@ -121,18 +121,28 @@ def family_conflicts(models: Sequence[ModelConfig], judges: Sequence[ModelConfig
 
 
 def conflict_warning(conflict: Conflict, models: Sequence[ModelConfig],
-                     extra: Extra = None) -> str:
+                     extra: Extra = None, judges: Sequence[ModelConfig] = ()) -> str:
     """The warning for one ``Conflict``: the family, how it was found, what follows, and
-    both ways out (set ``family:`` when it is wrong, or add a judge of another family)."""
+    both ways out (set ``family:`` when it is wrong, or add a judge of another family).
+    ``judges``: every configured judge; one that may judge all of the conflict's models is
+    named instead of a judge to add, and none is suggested twice."""
     judge = conflict.judge
     families = "/".join(conflict.families)
     named = _named(list(conflict.models))
     every = len(conflict.models) == len(models)
+    them = "it" if len(conflict.models) == 1 else "them"
     effect = ("it will judge none of them" if every
               else f"it will not judge {'it' if len(conflict.models) == 1 else 'those'}")
-    suggestion = suggest_judge(models, extra, [judge])
-    other = (f"add a judge of another family (e.g. summarybench add-judge {suggestion})"
-             if suggestion else "add a judge of another family")
+    hit = [m for m in models if m.id in conflict.models]
+    covering = [j.id for j in judges if j.id != judge.id and j.provider != "builtin"
+                and not any(families_of(j, extra) & families_of(m, extra) for m in hit)]
+    suggestion = suggest_judge(models, extra, [judge, *judges])
+    if covering:
+        other = f"judge{'s' if len(covering) > 1 else ''} {_named(covering)} will judge {them}"
+    elif suggestion and suggestion not in {j.id for j in judges}:
+        other = f"add a judge of another family (e.g. summarybench add-judge {suggestion})"
+    else:
+        other = "add a judge of another family"
     # Two lines, what happens and what to do, rather than one of 400 characters.
     return (f"judge {judge.id} is of the {families} family ({family_source(judge, extra)}), "
             f"as the model{'s' if len(conflict.models) > 1 else ''} under test {named}: "

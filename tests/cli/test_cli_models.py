@@ -95,6 +95,22 @@ def test_a_judge_of_a_tested_family_is_flagged_at_once(project: Path, capsys) ->
     assert "openai/fake-gamma" in later and "it will judge none of them" in later
 
 
+def test_the_advice_names_a_judge_already_there_not_one_to_add(project: Path,
+                                                               capsys) -> None:
+    # A new user's pass: with anthropic/claude-sonnet-4-5 already a judge, adding an openai
+    # judge beside openai models advised "add-judge anthropic/claude-sonnet-4-5".
+    url = "http://127.0.0.1:9/v1"
+    assert main(["add-model", "openai/fake-alpha", "--api-endpoint", url]) == 0
+    assert main(["add-judge", "anthropic/claude-sonnet-4-5"]) == 0
+    capsys.readouterr()
+    assert main(["add-judge", "openai/fake-judge", "--api-endpoint", url]) == 0
+    [warning] = _warnings(capsys)
+    assert "it will judge none of them" in warning
+    assert "Judge anthropic/claude-sonnet-4-5 will judge it; or, if its family is wrong" \
+        in warning
+    assert "summarybench add-judge anthropic/claude-sonnet-4-5" not in warning
+
+
 def test_family_option_writes_family_and_settles_the_rule(project: Path, capsys) -> None:
     cfg = project / "summarybench.yaml"
     url = "http://127.0.0.1:9/v1"
