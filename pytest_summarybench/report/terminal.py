@@ -35,16 +35,23 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
     meta = report.metadata
-    out = [f"configuration {meta.benchmark_id} ({', '.join(meta.codebase.languages)}): "
-           f"{units_line(report)}",
-           line(header), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows]
-    if report.statistics.significance_groups:
-        out.append("group: models sharing a letter are not significantly different "
-                   "(paired t-tests on per-unit scores, Holm-corrected, alpha 0.05)")
-    out.append(COLUMNS_LEGEND.replace("Units:", "units:").replace("Items:", "items:")
-               .replace("Errors:", "errors:"))
-    out.append(items_line(report))
+    configuration = f"configuration {meta.benchmark_id} ({', '.join(meta.codebase.languages)})"
+    if not rows and report.validity is not None:
+        # The validity ladder alone (`summarybench validate`, -m validate): no model under
+        # test, so no ranking table of empty rows; the ladder's table follows.
+        out = [f"{configuration}: {meta.codebase.total_code_units:,} units extracted, "
+               f"{meta.codebase.sampled_code_units:,} sampled; the validity ladder alone, no "
+               "model under test evaluated (the ladder's scores are in its table below)"]
+    else:
+        out = [f"{configuration}: {units_line(report)}",
+               line(header), line(["-" * w for w in widths])]
+        out += [line(r) for r in rows]
+        if report.statistics.significance_groups:
+            out.append("group: models sharing a letter are not significantly different "
+                       "(paired t-tests on per-unit scores, Holm-corrected, alpha 0.05)")
+        out.append(COLUMNS_LEGEND.replace("Units:", "units:").replace("Items:", "items:")
+                   .replace("Errors:", "errors:"))
+        out.append(items_line(report))
     findings = key_findings(report)
     flagged = sum(1 for f in findings if f.validity)
     shown = [f for f in findings if not f.validity]

@@ -143,7 +143,14 @@ def test_dry_run_and_validity_ladder_leave_the_reports(pytester: pytest.Pytester
     result = _run(pytester, "--sb-validate", "-m", "validate")
     assert result.ret == 0, result.stdout.str()
     assert _top_level(out) == before
-    result.stdout.fnmatch_lines(["PARTIAL RUN *: the validity ladder alone (-m validate): *"])
+    result.stdout.fnmatch_lines([
+        "PARTIAL RUN *: the validity ladder alone (-m validate): *",
+        "configuration *: * units extracted, * sampled; the validity ladder alone, no model "
+        "under test evaluated (the ladder's scores are in its table below)",
+        "families run: *"])
+    # No ranking table of empty rows, no "0 scored" items line.
+    assert "rank  model" not in result.stdout.str()
+    assert "items: 0 scored" not in result.stdout.str()
     ladder = [r for r in _runs(out).values() if not r["metadata"]["run"]["complete"]]
     assert len(ladder) == 1 and ladder[0]["rankings"] == []
     assert ladder[0]["validity"]["families"]
