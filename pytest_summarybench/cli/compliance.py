@@ -11,6 +11,7 @@ before pytest starts.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ._common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError, pytest_extra, run_pytest
@@ -89,6 +90,10 @@ def _checked_data(path: Path) -> Path:
     return path.resolve()
 
 
+NO_TESTS_COLLECTED = 5
+"""pytest's exit code when the selection left no test (``pytest.ExitCode``)."""
+
+
 def exit_code(pytest_code: int) -> int:
     """pytest's exit code in the command's terms (README "Command line"): test failures
     and internal errors are 1; a collection error (a bad dataset line), a usage error or
@@ -106,4 +111,9 @@ def run(args: argparse.Namespace) -> int:
                        f"data ship in the source tree; install from a clone with "
                        f"pip install -e .")
     argv = pytest_arguments(args)
-    return exit_code(run_pytest([*argv, *pytest_extra(args)], target=BENCHMARK_DIR))
+    code = run_pytest([*argv, *pytest_extra(args)], target=BENCHMARK_DIR)
+    if code == NO_TESTS_COLLECTED:
+        print("summarybench compliance: error: the pytest arguments after -- "
+              f"({' '.join(pytest_extra(args)) or 'none'}) selected no compliance test; "
+              "nothing ran", file=sys.stderr)
+    return exit_code(code)

@@ -49,6 +49,15 @@ def test_seed_spellings_run_the_scanner_alone(tmp_path: Path) -> None:
     assert got["ollama_available"] is False
 
 
+def test_a_selection_of_nothing_says_so(tmp_path: Path) -> None:
+    # A new user's pass: `-- -k nomatchxyz` exited 2 with pytest's "108 deselected" alone.
+    proc = sb(tmp_path, "--test-mode", "--no-ollama", "--", "-k", "nomatchxyz")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "summarybench compliance: error: the pytest arguments after -- (-k nomatchxyz) "
+        "selected no compliance test; nothing ran")
+
+
 def test_model_endpoint_and_pytest_args_reach_the_run(tmp_path: Path) -> None:
     with FakeOllama(models=("tiny:latest",),
                     respond=lambda body: "ARTICLE: 12\nSEVERITY: LOW") as server:
