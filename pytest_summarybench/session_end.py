@@ -113,7 +113,7 @@ class ControllerHooks(Controller):
                         self.notes.append(f"summarybench: {name} could not summarize its "
                                           f"records ({failure(exc)}); its report section "
                                           "says so instead")
-        report = build_run_report(ctx, summary, self.state.skipped_families,
+        report = build_run_report(ctx, summary, self._skipped_families(summary),
                                   started_at=self.started_at,
                                   finished_at=datetime.now(timezone.utc),
                                   evaluator_details=details, scoring=self.state.scoring,
@@ -163,6 +163,19 @@ class ControllerHooks(Controller):
             except OSError as exc:
                 self.notes.append(f"summarybench: the previous reports could not be put back "
                                   f"from {settings.output_dir} ({exc.strerror or exc})")
+
+    def _skipped_families(self, summary: list[ScoreRecord]) -> dict[str, str]:
+        """Why each family that recorded nothing did not run: the evaluators' reasons, and
+        for a family whose every item ``-k``/``-m`` left out, that it was deselected."""
+        skipped = dict(self.state.skipped_families)
+        evaluators = self.state.evaluators()
+        ran = {evaluators[r.evaluator].family for r in summary if r.evaluator in evaluators}
+        left_out = self.selection.deselected_by_family if self.selection else {}
+        for family, n in sorted(left_out.items()):
+            if n and family not in ran and family not in skipped:
+                skipped[family] = (f"deselected: -k/-m left out its {n:,} item"
+                                   f"{'s' if n != 1 else ''} in this session")
+        return skipped
 
     def _run_selection(self, stopped: str, *, scored: bool) -> RunSelection:
         """This session's run: the selection ``prepare`` saw; partial if it stopped early

@@ -60,6 +60,11 @@ def test_a_partial_run_is_kept_apart_and_labelled(pytester: pytest.Pytester,
     assert set(partial["deselectedByFamily"]) == {"contrastive", "retrieval"}
     assert "builtin/lead" in partial["deselectedByModel"]
     assert [r["modelId"] for r in runs[partial_id]["rankings"]] == ["builtin/identifiers"]
+    # Contrastive did not run because -k left it out, not because it recorded nothing.
+    skipped = runs[partial_id]["metadata"]["familiesSkipped"]["contrastive"]
+    assert skipped.startswith("deselected: -k/-m left out its ") and \
+        skipped.endswith(" items in this session")
+    result.stdout.fnmatch_lines(["skipped contrastive: deselected: -k/-m left out its *"])
     result.stdout.fnmatch_lines([
         f"PARTIAL RUN {partial_id}: -k 'identifiers and retrieval': * of * items left out "
         "(contrastive *, retrieval *); scores are not comparable with a complete run's",
