@@ -13,6 +13,15 @@ from tests.fakes.openai_server import FakeOpenAIServer
 
 pytest_plugins = ["pytester"]
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Import the C-extension modules the statistics load lazily before any test runs:
+    the ``pytester`` fixture removes, at its teardown, every module first imported during
+    its test, and numpy's extensions cannot be loaded a second time in one process
+    ("cannot load module more than once per process"), which failed later tests that
+    ran after a pytester test had rebuilt a report in-process."""
+    import scipy.stats  # noqa: F401 - imports numpy.fft, numpy.linalg and scipy's own
+
 #: Integration scenarios run in each mode, like syrupy's ``plugin_args``: plain (no xdist
 #: flag at all), xdist with zero workers, and two workers.
 RUN_MODES = {"plain": [], "n0": ["-n", "0"], "n2": ["-n", "2"]}
