@@ -231,6 +231,8 @@ class ControllerHooks(Controller):
                 yellow=True)
         for line in self.generation_summary:
             say(tr, line)
+        for line in _dead_endpoint_lines():
+            say(tr, line, red=True)
         for line in terminal_lines(self.report):
             say(tr, line)
         if self.report.validity is not None:
@@ -267,3 +269,17 @@ def _stopped_early(session: pytest.Session, exitstatus: int) -> str:
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         return "interrupted"
     return ""
+
+
+def _dead_endpoint_lines() -> list[str]:
+    """One line per endpoint still refused at the end (its breaker open: the calls made
+    in this process, which are all of a session's, the controller making them): which
+    model, where, and why; the items it failed are counted per model and evaluator."""
+    from .llm.breaker import open_breakers
+
+    lines = []
+    for (provider, name, where), cause in sorted(open_breakers().items(),
+                                                 key=lambda kv: str(kv[0])):
+        at = f" ({where})" if where and str(where) not in cause else ""
+        lines.append(f"dead endpoint: {provider}/{name}{at}: {cause}")
+    return lines

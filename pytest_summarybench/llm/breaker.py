@@ -83,6 +83,14 @@ class CircuitBreaker:
             return self._cause.reason if self._opened_at is not None and self._cause \
                 else None
 
+    @property
+    def refusal(self) -> str | None:
+        """Why the breaker is open, as a refused call says it (None while closed)."""
+        with self._lock:
+            if self._opened_at is None or self._cause is None:
+                return None
+            return _refusal(self._cause, self._failures)
+
     def check(self, model_id: str) -> None:
         """Raise ``EndpointUnavailable`` when the breaker is open and no probe is due;
         return when the call may go ahead (closed, or this call is the probe)."""
@@ -98,9 +106,7 @@ class CircuitBreaker:
                 return
             self.refused += 1
             failures, cause = self._failures, self._cause
-        raise EndpointUnavailable(
-            model_id, f"{cause.reason} (failed {failures} times in a row; calls now fail "
-            "at once without being sent)", status=cause.status)
+        raise EndpointUnavailable(model_id, _refusal(cause, failures), status=cause.status)
 
     def succeeded(self) -> None:
         """A call got an answer: close the breaker."""
@@ -128,6 +134,11 @@ class CircuitBreaker:
             return False
 
 
+def _refusal(cause: Failure, failures: int) -> str:
+    return (f"{cause.reason} (failed {failures} times in a row; calls now fail at once "
+            "without being sent)")
+
+
 _registry: dict[tuple[object, ...], CircuitBreaker] = {}
 _registry_lock = threading.Lock()
 
@@ -146,10 +157,11 @@ def breaker_for(model: ModelConfig,
 
 
 def open_breakers() -> dict[tuple[object, ...], str]:
-    """The endpoints whose breaker is open, with the cause (for a run's summary)."""
+    """The endpoints whose breaker is open, with why, as a refused call says it (for a
+    run's summary)."""
     with _registry_lock:
         breakers = list(_registry.items())
-    return {key: cause for key, breaker in breakers if (cause := breaker.cause)}
+    return {key: why for key, breaker in breakers if (why := breaker.refusal)}
 
 
 def reset_breakers() -> None:

@@ -166,7 +166,9 @@ def test_a_refusing_endpoint_stops_being_called(refusing_port: int, fake_server:
     assert "\n" not in line
     assert line.startswith(f"local/judge-7b: connection refused at {base} (failed 3 times")
     assert breaker_for(dead).refused == 20
-    assert list(open_breakers().values()) == [f"connection refused at {base}"]
+    assert list(open_breakers().values()) == [
+        f"connection refused at {base} (failed 3 times in a row; calls now fail at once "
+        "without being sent)"]
     # Another model, elsewhere, is not affected.
     server: FakeOpenAIServer = fake_server()
     alive = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
