@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/perf/rate_limits.py [--limits 10 20 50] [--latencies 0.1 0.5]
         [--seconds 15] [--retry-after ms whole] [--rpm set unset] [--rounds 1]
+        [--pacings exact adaptive slow-probe] [--transient N]
 
 Every configuration generates about ``--seconds`` worth of summaries (``limit x
 seconds`` units) through ``run_generation`` against the test suite's fake
@@ -57,9 +58,12 @@ from pytest_summarybench.llm.limits import (  # noqa: E402
     reset_limiters,
 )
 from pytest_summarybench.store import Store  # noqa: E402
-from tests.fakes.openai_server import FakeOpenAIServer  # noqa: E402
+from tests.fakes.openai_server import FakeOpenAIServer, faults_from  # noqa: E402
 
-PACINGS = {"exact": EXACT_PACING, "adaptive": DEFAULT_PACING}
+PACINGS = {"exact": EXACT_PACING, "adaptive": DEFAULT_PACING,
+           # adaptive as it was before the fast first probe: past the estimate of one
+           # congestion event the pace climbed as slowly as after several
+           "slow-probe": Pacing(first_probe=None)}
 
 
 @dataclass
@@ -76,14 +80,17 @@ class Outcome:
 
 
 def generate(workdir: Path, name: str, pacing: Pacing, *, limit: float, latency: float,
-             retry_after_ms: bool, configured: bool, seconds: float) -> Outcome:
+             retry_after_ms: bool, configured: bool, seconds: float,
+             transient: int | None = None) -> Outcome:
     units = make_units(max(20, round(limit * seconds)))
     store_path = workdir / f"{name}.sqlite"
     Store(store_path).save_units("run-1", units, {u.id for u in units})
     reset_limiters(pacing)
     reset_breakers()
     parallel = max(16, math.ceil(1.5 * limit * latency))
-    with FakeOpenAIServer(latency_s=latency, rate_limit_per_s=limit,
+    with FakeOpenAIServer(latency_s=latency,
+                          rate_limit_per_s=None if transient else limit,
+                          faults=faults_from({transient: "429"}) if transient else None,
                           retry_after_ms=retry_after_ms) as server:
         ctx = context(workdir, store_path, server.base_url, limit if configured else None,
                       "run-1")
@@ -104,7 +111,14 @@ def main() -> None:
     parser.add_argument("--rpm", nargs="+", choices=["set", "unset"], default=["set"],
                         help="configure requestsPerMinute, or leave it unset")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--pacings", nargs="+", choices=sorted(PACINGS),
+                        default=["exact", "adaptive"])
+    parser.add_argument("--transient", type=int, metavar="N",
+                        help="no rate limit on the server, one 429 (Retry-After 1 s) at its "
+                             "N-th request instead; requestsPerMinute unset; the fraction "
+                             "is of --limits, the demand's scale")
     args = parser.parse_args()
+    pacings = {name: PACINGS[name] for name in args.pacings}
     os.environ["OPENAI_API_KEY"] = FAKE_KEY  # never a real key: the server is local
     warm_up()
     configs = [(limit, latency, ra, True) for ra in args.retry_after
@@ -113,8 +127,11 @@ def main() -> None:
     if "unset" in args.rpm:
         configs += [(limit, args.latencies[0], ra, False) for ra in args.retry_after
                     for limit in args.limits]
-    print("limit  latency  Retry-After  rpm set | exact: rate/limit  429s  err | "
-          "adaptive: rate/limit  429s  err")
+    if args.transient:
+        configs = [(limit, args.latencies[0], ra, False) for ra in args.retry_after
+                   for limit in args.limits]
+    print("limit  latency  Retry-After  rpm set | "
+          + " | ".join(f"{name}: rate/limit  429s  err" for name in pacings))
     results: dict[tuple[float, float, str, bool], dict[str, list[Outcome]]] = {}
     with tempfile.TemporaryDirectory(prefix="sb-ratelimits-") as tmp:
         for i, config in enumerate(configs):
@@ -122,8 +139,9 @@ def main() -> None:
             for r in range(args.rounds):
                 got = {name: generate(Path(tmp), f"c{i}-r{r}-{name}", pacing, limit=limit,
                                       latency=latency, retry_after_ms=ra == "ms",
-                                      configured=configured, seconds=args.seconds)
-                       for name, pacing in PACINGS.items()}
+                                      configured=configured, seconds=args.seconds,
+                                      transient=args.transient)
+                       for name, pacing in pacings.items()}
                 for name, outcome in got.items():
                     results.setdefault(config, {}).setdefault(name, []).append(outcome)
                 cells = "  | ".join(f"{o.rate:6.1f}/s {o.fraction:6.1%} {o.rate_limited:5d} "

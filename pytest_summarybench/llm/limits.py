@@ -14,8 +14,10 @@ starting pace, never above the configured limit. A 429's Retry-After pauses ever
 of the limiter, also those already holding a slot: they get a new, evenly spaced slot
 after the pause, so the pause does not end in a burst. Without a configured limit each
 429 estimates the limit from the requests the provider accepted in the last window, the
-pace stays below that estimate as below a configured limit, and climbs past it only
-slowly (to find a higher limit).
+pace stays below that estimate as below a configured limit, and climbs past it to find a
+higher limit: quickly while the estimate rests on one refused request (a transient 429
+would otherwise hold the run near the pace it came at), slowly once a limit showed itself
+(several refused in one window, or a second congestion event).
 
 Tokens use a bucket of one minute's allowance, reserved with an estimate before the call
 and settled with the reported count after.
@@ -63,13 +65,22 @@ class Pacing:
     """The pace never drops below this fraction of the limit."""
     window_s: float | None = 1.0
     """The provider's window assumed at the moment of sending (None: not checked)."""
+    first_probe: float | None = 0.5
+    """Without a configured limit: how much the pace grows per window of good answers
+    past an estimate that rests on one refused request (None: as slowly as past any
+    other). One 429 is one sample, and a transient one (a provider's brief overload) would
+    otherwise hold the whole run near the pace it happened at; several refused in one
+    window, or a second congestion event, show a limit, and probing slows down (see
+    ``RateLimiter.succeeded``)."""
 
     def __post_init__(self) -> None:
         if not 0 < self.headroom <= 1 or not 0 < self.decrease < 1 or \
                 not 0 < self.min_fraction <= self.headroom or self.recovery_s <= 0 or \
-                (self.window_s is not None and self.window_s <= 0):
+                (self.window_s is not None and self.window_s <= 0) or \
+                (self.first_probe is not None and self.first_probe <= 0):
             raise ValueError(f"invalid pacing {self}: need 0 < min_fraction <= headroom "
-                             "<= 1, 0 < decrease < 1, recovery_s > 0, window_s > 0")
+                             "<= 1, 0 < decrease < 1, recovery_s > 0, window_s > 0, "
+                             "first_probe > 0")
 
 
 DEFAULT_PACING = Pacing()
@@ -142,6 +153,8 @@ class RateLimiter:
         # and how many of them the provider refused.
         self._event_sent = 0
         self._event_rejected = 0
+        # Without a configured limit: congestion events that set an estimate so far.
+        self._events = 0
         # Send times within the last span, for the window check and the rate estimate.
         self._span = pacing.window_s / pacing.headroom if pacing.window_s else None
         self._cap = (max(1, math.floor(self.limit * pacing.window_s + 1e-9))
@@ -231,9 +244,18 @@ class RateLimiter:
             step = reference * (1 - self.pacing.decrease) / (self.pacing.recovery_s * rate)
             if top is None and rate >= reference * self.pacing.headroom:
                 # No configured limit: past the estimated limit (less the headroom) the
-                # pace goes on climbing, ten times slower, to find out whether the limit
-                # is higher; each probe that fails costs a 429.
-                step /= 10
+                # pace goes on climbing to find out whether the limit is higher. While the
+                # estimate rests on one refused request (one 429 may be a transient's)
+                # it grows by first_probe per window; once a limit showed itself (several
+                # refused in one window, or a second congestion event), ten times slower
+                # than the recovery, since each probe that fails costs a 429.
+                probe, window = self.pacing.first_probe, self.pacing.window_s
+                if self._events <= 1 and self._event_rejected <= 1 and \
+                        probe is not None and window is not None:
+                    # rate answers a second, each adding this: x(1 + probe) per window.
+                    step = math.log1p(probe) / window
+                else:
+                    step /= 10
             self._rate = min(top, rate + step) if top is not None else rate + step
 
     def rate_limited(self, slot: Slot | None, retry_after_s: float | None = None) -> None:
@@ -257,6 +279,7 @@ class RateLimiter:
             if self.limit is None:
                 if self._span is not None and self._sent:
                     self._event_sent, self._event_rejected = len(self._sent), 1
+                    self._events += 1
                     self._estimate(retry_after_s)
                 return
             floor = self.limit * self.pacing.min_fraction

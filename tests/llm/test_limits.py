@@ -144,8 +144,8 @@ def test_retry_after_holds_callers_that_already_have_a_slot_and_respaces_them() 
 def test_without_a_configured_limit_429s_estimate_the_limit() -> None:
     """Unpaced, 16 requests leave at once; the provider takes 10 a second and refuses 6.
     The first 429 starts an estimate, each further one of the same burst lowers it: the
-    pace ends below the 10 accepted, then climbs back to 95% of them and past it only
-    slowly."""
+    pace ends below the 10 accepted, then climbs back to 95% of them and, since six
+    refused requests show a limit, past it only slowly."""
     clock = Clock()
     limiter = RateLimiter(clock=clock)
     assert limiter.rate is None and limiter.reserve(10**6) == 0.0
@@ -164,6 +164,44 @@ def test_without_a_configured_limit_429s_estimate_the_limit() -> None:
     while (limiter.rate or 0) < 10.0:
         limiter.succeeded(send(limiter, clock))
     assert clock.now - started > 4 * 3.0               # probing: ten times slower
+
+
+def test_a_transient_429_does_not_hold_an_unlimited_run_at_its_pace() -> None:
+    """A new user's pass: one 429 (Retry-After 1 s) on the third request of a run, no
+    configured limit and no real one; that model then ran at 3 requests a second for the
+    rest of the run (18 s) where the other ran at 20. Now the pace is back above 20 a
+    second after about nine seconds of good answers: three back to the estimate, six of
+    probing at x1.5 a window."""
+    clock = Clock()
+    limiter = RateLimiter(clock=clock)
+    first = [send(limiter, clock) for _ in range(3)]
+    limiter.rate_limited(first[2], retry_after_s=1.0)
+    assert limiter.rate is not None and limiter.rate < 3
+    clock.now += 1.0
+    started = clock.now
+    while (limiter.rate or 0) < 20.0:
+        limiter.succeeded(send(limiter, clock))
+    assert clock.now - started < 10.0
+    # A limit shows itself (a second congestion event): probing slows down.
+    burst = [send(limiter, clock) for _ in range(int(limiter.rate or 0) + 5)]
+    for slot in burst[-5:]:
+        limiter.rate_limited(slot, retry_after_s=1.0)
+    clock.now += 1.0
+    top = 0.95 * (len(burst) - 5)
+    while (limiter.rate or 0) < top - 1e-9:
+        limiter.succeeded(send(limiter, clock))
+    started = clock.now
+    while (limiter.rate or 0) < top * 1.05:
+        limiter.succeeded(send(limiter, clock))
+    assert clock.now - started > 4 * 3.0
+    slow = RateLimiter(clock=clock, pacing=Pacing(first_probe=None))
+    first = [send(slow, clock) for _ in range(3)]
+    slow.rate_limited(first[2], retry_after_s=1.0)
+    clock.now += 1.0
+    started = clock.now
+    while clock.now - started < 10.0:
+        slow.succeeded(send(slow, clock))
+    assert (slow.rate or 0) < 3                        # before: still near the 429's pace
 
 
 def test_exact_pacing_is_the_old_behaviour() -> None:
