@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import threading
+    from collections.abc import Iterable
 
     from ..context import RunContext
     from ..llm.requests import ModelRequest
@@ -213,6 +214,16 @@ def gather(evaluator: Evaluator, item: MatrixItem, ctx: RunContext) -> Answers:
                 answers[request.key] = exc
     raise EvaluationError(f"{evaluator.name} asked for more than {MAX_ROUNDS} rounds of "
                           f"model calls for {item.test_id}")
+
+
+def reject_answers(ctx: RunContext, keys: Iterable[str]) -> None:
+    """The cached answers under ``keys`` (request keys) could not be used (a verdict still
+    unreadable after the re-asks, queries with no JSON): this session keeps reading them,
+    so that every process fails the item alike without a second call, and a later session
+    asks again instead of failing on the same answers (``llm/cache.py``)."""
+    from ..llm.cache import cache_reject
+
+    cache_reject(ctx.store, keys, session=ctx.session)
 
 
 class EvaluationError(RuntimeError):

@@ -84,7 +84,7 @@ class _Call:
     def __init__(self, model: ModelConfig, messages: list[dict[str, str]], *,
                  timeout: float | None, response_format: dict | None, cache: Store | None,
                  cache_tag: str, retry_policy: RetryPolicy | None,
-                 params: dict[str, Any]) -> None:
+                 params: dict[str, Any], session: str = "") -> None:
         if model.provider == "builtin":
             raise ModelCallError(model.id, "built-in summarizers are not callable models")
         self.model = model
@@ -94,6 +94,9 @@ class _Call:
             self.params["response_format"] = _for_runtime(model, response_format)
         self.timeout_s = timeout if timeout is not None else model.timeout_s
         self.cache = cache
+        self.session = session
+        """The session reading the cache: the answers it could not use are still its own
+        (``llm/cache.py``)."""
         self.tag = cache_tag
         self.key = cache_key(model, messages, self.params, cache_tag, endpoint(model))
         self.policy = retry_policy or DEFAULT_POLICY
@@ -108,7 +111,8 @@ class _Call:
     def cached(self) -> Completion | None:
         if self.cache is None:
             return None
-        return cache_get(self.cache, self.key, max_tokens=self.params.get("max_tokens"))
+        return cache_get(self.cache, self.key, max_tokens=self.params.get("max_tokens"),
+                         session=self.session)
 
     def request(self) -> dict[str, Any]:
         """The litellm keyword arguments (raises ModelCallError for a missing key)."""
@@ -239,10 +243,12 @@ def _tokens(value: object) -> int | None:
 
 def cached_completion(model: ModelConfig, messages: list[dict[str, str]], *, cache: Store,
                       cache_tag: str = "", response_format: dict | None = None,
-                      **params: Any) -> Completion | None:
-    """The cached answer to this request, without calling anything (None on a miss)."""
+                      session: str = "", **params: Any) -> Completion | None:
+    """The cached answer to this request, without calling anything (None on a miss; an
+    answer a session other than ``session`` could not use is a miss)."""
     return _Call(model, messages, timeout=None, response_format=response_format, cache=cache,
-                 cache_tag=cache_tag, retry_policy=None, params=params).cached()
+                 cache_tag=cache_tag, retry_policy=None, params=params,
+                 session=session).cached()
 
 
 def request_key(model: ModelConfig, messages: list[dict[str, str]], *,
@@ -256,14 +262,18 @@ def request_key(model: ModelConfig, messages: list[dict[str, str]], *,
 def complete(model: ModelConfig, messages: list[dict[str, str]], *,
              timeout: float | None = None, response_format: dict | None = None,
              cache: Store | None = None, cache_tag: str = "",
-             retry_policy: RetryPolicy | None = None, **params: Any) -> Completion:
+             retry_policy: RetryPolicy | None = None, session: str = "",
+             **params: Any) -> Completion:
     """Call ``model`` with ``messages`` and return its completion (see the module doc).
 
     ``params`` override the model's sampling parameters (``temperature=0`` for a judge).
-    Raises ``ModelCallError`` when the call fails for good.
+    ``session`` is the session token of the caller: a cached answer that another session
+    could not use is asked again (``llm/cache.py``). Raises ``ModelCallError`` when the
+    call fails for good.
     """
     call = _Call(model, messages, timeout=timeout, response_format=response_format,
-                 cache=cache, cache_tag=cache_tag, retry_policy=retry_policy, params=params)
+                 cache=cache, cache_tag=cache_tag, retry_policy=retry_policy, params=params,
+                 session=session)
     if call.cache is None:
         return _attempts(call)
     # a cache hit first, then one caller at a time for this request
@@ -290,10 +300,12 @@ def _attempts(call: _Call) -> Completion:
 async def acomplete(model: ModelConfig, messages: list[dict[str, str]], *,
                     timeout: float | None = None, response_format: dict | None = None,
                     cache: Store | None = None, cache_tag: str = "",
-                    retry_policy: RetryPolicy | None = None, **params: Any) -> Completion:
+                    retry_policy: RetryPolicy | None = None, session: str = "",
+                    **params: Any) -> Completion:
     """The asyncio twin of ``complete``, with the same arguments and behaviour."""
     call = _Call(model, messages, timeout=timeout, response_format=response_format,
-                 cache=cache, cache_tag=cache_tag, retry_policy=retry_policy, params=params)
+                 cache=cache, cache_tag=cache_tag, retry_policy=retry_policy, params=params,
+                 session=session)
     if call.cache is None:
         return await _aattempts(call)
     return await asingle_flight(call.cache, call.key, lambda: _aattempts(call), call.cached)

@@ -122,7 +122,8 @@ class Scheduler:
         self.retry_policy = retry_policy
         self.progress = progress
         self.session = session
-        """The session token under which failures are recorded for the tests."""
+        """The session token under which failures are recorded for the tests; the cached
+        answers a session could not use are read again by that session alone."""
         self.budget = Budget(max_cost_usd)
         self.tally: dict[tuple[str, str], PhaseTally] = defaultdict(PhaseTally)
         """(phase, model id) -> what was asked."""
@@ -173,8 +174,8 @@ class Scheduler:
         from .client import cached_completion
 
         tally = self.tally[(request.phase, request.model.id)]
-        kwargs: dict[str, Any] = dict(cache_tag=request.tag,
-                                      response_format=request.format, **request.overrides)
+        kwargs: dict[str, Any] = dict(cache_tag=request.tag, response_format=request.format,
+                                      session=self.session, **request.overrides)
         if self.store is not None:
             hit = cached_completion(request.model, request.chat_messages, cache=self.store,
                                     **kwargs)
@@ -298,7 +299,7 @@ def fetch(request: ModelRequest, store: Store | None, session: str = "", *,
     from .client import cached_completion, complete
 
     kwargs: dict[str, Any] = dict(cache_tag=request.tag, response_format=request.format,
-                                  **request.overrides)
+                                  session=session, **request.overrides)
     if store is not None:
         hit = cached_completion(request.model, request.chat_messages, cache=store, **kwargs)
         if hit is not None:

@@ -62,7 +62,8 @@ CREATE INDEX IF NOT EXISTS records_by_run ON records (run_id, benchmark);
 """
 
 #: The model layer (``llm/cache.py``, ``llm/inflight.py``, ``embeddings/embedder.py``):
-#: answers and vectors already paid for, and who is making a call right now.
+#: answers and vectors already paid for, the answers a session could not use (by the
+#: token of that session: a later one asks again), and who is making a call right now.
 CACHE_TABLES = """
 CREATE TABLE IF NOT EXISTS llm_cache (
     key TEXT PRIMARY KEY,
@@ -70,6 +71,10 @@ CREATE TABLE IF NOT EXISTS llm_cache (
     tag TEXT NOT NULL,
     json TEXT NOT NULL,
     created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS llm_unusable (
+    key TEXT PRIMARY KEY,
+    token TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS llm_inflight (
     key TEXT PRIMARY KEY,

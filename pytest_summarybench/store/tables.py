@@ -17,26 +17,41 @@ ClaimRow = tuple[str, str, int, float]
 
 
 class ResponseCache:
-    """``llm_cache``: a successful model answer per request key (``llm/cache.py``)."""
+    """``llm_cache``: a successful model answer per request key (``llm/cache.py``), and
+    ``llm_unusable``: the answers a session found it could not use, by session token."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def get(self, key: str) -> str | None:
-        """The answer's JSON stored under ``key`` (None on a miss)."""
-        rows = self._db.execute("SELECT json FROM llm_cache WHERE key = ?", (key,))
-        return rows[0][0] if rows else None
+    def get(self, key: str) -> tuple[str, str | None] | None:
+        """The answer's JSON stored under ``key`` and the token of the session that could
+        not use it (None: none said so); None on a miss."""
+        rows = self._db.execute(
+            "SELECT c.json, u.token FROM llm_cache AS c LEFT JOIN llm_unusable AS u "
+            "ON u.key = c.key WHERE c.key = ?", (key,))
+        return (rows[0][0], rows[0][1]) if rows else None
 
     def put(self, key: str, model_id: str, tag: str, text: str, created_at: float) -> None:
-        """Store an answer at once, replacing an older one for the same key."""
+        """Store an answer at once, replacing an older one for the same key (and whatever
+        was said of the older one)."""
         with self._db.transaction() as conn:
             conn.execute("INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?)",
                          (key, model_id, tag, text, created_at))
+            conn.execute("DELETE FROM llm_unusable WHERE key = ?", (key,))
+
+    def mark_unusable(self, keys: Iterable[str], token: str) -> None:
+        """Record that session ``token`` could not use the answers stored under ``keys``
+        (keys with no stored answer are left out)."""
+        with self._db.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO llm_unusable SELECT key, ? FROM "
+                             "llm_cache WHERE key = ?", [(token, key) for key in keys])
 
     def forget_tag(self, tag: str) -> int:
         """Drop every answer cached under ``tag`` (answers kept for one session only);
         how many were dropped."""
         with self._db.transaction() as conn:
+            conn.execute("DELETE FROM llm_unusable WHERE key IN "
+                         "(SELECT key FROM llm_cache WHERE tag = ?)", (tag,))
             return conn.execute("DELETE FROM llm_cache WHERE tag = ?", (tag,)).rowcount
 
 

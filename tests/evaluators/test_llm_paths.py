@@ -3,9 +3,10 @@ OpenAI-compatible server (real HTTP through litellm, no network)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -23,8 +24,11 @@ from pytest_summarybench.evaluators.retrieval.queries import (
     QUERY_TYPES,
     ensure_queries,
     generation_prompt,
+    query_requests,
     query_source,
 )
+from pytest_summarybench.llm.requests import ModelRequest
+from pytest_summarybench.llm.scheduler import Scheduler, run_coroutine, settle
 from tests.evaluators.synthetic import ContextFactory
 from tests.fakes.openai_server import FakeOpenAIServer
 
@@ -176,3 +180,90 @@ def test_contrastive_llm_asks_for_its_schema_where_supported() -> None:
                            "selection", schema)
     assert gguf is not None and gguf["type"] == "json_object" and "schema" in gguf
     assert response_format(ModelConfig.parse("openai/gpt-4o"), "off", "s", schema) is None
+
+
+class Mending:
+    """A helper that answers with chatter instead of JSON while ``broken`` (for the
+    prompts ``garbles`` picks), as the user's endpoint did before they fixed it; each
+    prompt it was sent, in order, is in ``asked``."""
+
+    CHATTER = "Sure! Happy to help with that."
+
+    def __init__(self, garbles: Callable[[str], bool]) -> None:
+        self.broken = True
+        self.garbles = garbles
+        self.asked: list[str] = []
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        prompt = body["messages"][-1]["content"]
+        self.asked.append(prompt)
+        if self.broken and self.garbles(prompt):
+            return self.CHATTER
+        return lexical_judge(body) if prompt.startswith("Given a code summary") \
+            else query_writer(body)
+
+    def take(self) -> list[str]:
+        asked, self.asked = self.asked, []
+        return asked
+
+
+def _controller_calls(ctx: RunContext, requests: list[ModelRequest]) -> None:
+    """Make ``requests`` as the controller does ahead of the tests, in ``ctx``'s session."""
+    scheduler = Scheduler(ctx.store, session=ctx.session)
+    run_coroutine(lambda: settle([scheduler.call(r) for r in requests]))
+
+
+def test_unreadable_queries_are_asked_again_by_a_later_session(
+        make_context: ContextFactory) -> None:
+    """The helper's unreadable queries fail their units in the session that got them
+    (read there without a second call); the next session asks for exactly those again,
+    and usable queries are never asked for again."""
+    garbled = ("validate_email", "rank_results")
+    helper = Mending(lambda p: any(f"Function/Class: {n}\n" in p for n in garbled))
+    with FakeOpenAIServer(respond=helper).start() as fake:
+        ctx = judge_context(make_context, fake)
+        first = dataclasses.replace(ctx, session="session-1")
+        _controller_calls(first, query_requests(first))
+        assert len(helper.take()) == 12
+        queries = ensure_queries(first)
+        failed = {u.name for u in ctx.units if isinstance(queries[u.id], str)}
+        assert failed == set(garbled)
+        assert all("failed: no JSON object in the answer: 'Sure!" in queries[u.id]
+                   for u in ctx.units if u.name in garbled)
+        assert ensure_queries(first) == queries and helper.take() == []
+
+        helper.broken = False
+        second = dataclasses.replace(ctx, session="session-2")
+        _controller_calls(second, query_requests(second))
+        assert sorted(helper.take()) == sorted(generation_prompt(u) for u in ctx.units
+                                               if u.name in garbled)
+        assert all(isinstance(q, list) and q for q in ensure_queries(second).values())
+        assert helper.take() == []
+
+        third = dataclasses.replace(ctx, session="session-3")
+        _controller_calls(third, query_requests(third))
+        assert query_requests(third) == [] and helper.take() == []
+
+
+def test_an_unreadable_pick_is_asked_again_by_a_later_session(
+        make_context: ContextFactory) -> None:
+    """contrastive/llm: the helper's unreadable pick fails the item; the same session
+    reads it again without a call, a later session asks again and scores the item, and
+    then the pick is cached for good."""
+    helper = Mending(lambda p: p.startswith("Given a code summary"))
+    with FakeOpenAIServer(respond=helper).start() as fake:
+        ctx = judge_context(make_context, fake)
+        ev = ContrastiveLLM()
+        ev.prepare(ctx)
+        item = ev.items(ctx)[0]
+        first = dataclasses.replace(ctx, session="session-1")
+        for _ in range(2):
+            with pytest.raises(EvaluationError, match="unparseable answer.*Sure!"):
+                ev.evaluate(item, first)
+        assert len(helper.take()) == 1
+
+        helper.broken = False
+        for session in ("session-2", "session-3"):
+            records = ev.evaluate(item, dataclasses.replace(ctx, session=session))
+            assert records[0].error is None
+        assert len(helper.take()) == 1

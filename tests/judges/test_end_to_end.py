@@ -6,7 +6,8 @@ The report must show a flip rate of 100% for the first, a strong length correlat
 the second and exactly the error rate the third's script implies; the ranking must stay
 right where the truth is known (the shuffled negative control below the true docstrings;
 the position judge's bias cancelled by the swap); no model may be judged by its own
-family; and a re-run with two xdist workers must call no model and rank identically.
+family; and a re-run with two xdist workers must call no model but to ask again what could
+not be used, and rank identically.
 """
 
 from __future__ import annotations
@@ -171,10 +172,12 @@ def test_scripted_judges_end_to_end(pytester: pytest.Pytester,
         _judge(POSITION), _judge(FLAKY)]
     assert pointwise["selection"]["shortfalls"] == []
 
-    # -- a re-run with two workers is served from the cache and ranks the same ----------
+    # -- a re-run with two workers is served from the cache and ranks the same; only the
+    # flaky judge's unreadable answers (two per failed item: the ask and the re-ask) are
+    # asked again, since an answer that could not be used is no final answer -----------
     calls = server.chat_requests
     again, data2 = _run(pytester, "-n", "2")
     assert again.parseoutcomes() == outcomes
-    assert server.chat_requests == calls
+    assert server.chat_requests == calls + 2 * (point_errors + pair_errors)
     assert data2["rankings"] == data["rankings"]
     assert data2["evaluatorDetails"] == data["evaluatorDetails"]

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from pytest_summarybench.llm import complete
-from pytest_summarybench.llm.cache import cache_get
+from pytest_summarybench.llm import cached_completion, complete
+from pytest_summarybench.llm.cache import cache_get, cache_reject
+from pytest_summarybench.llm.client import request_key
 from pytest_summarybench.schemas import ModelConfig
 from pytest_summarybench.store import Store
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
@@ -125,3 +126,31 @@ def test_unreadable_cache_rows_are_misses(tmp_path: Path, fake_server: Any) -> N
                          (f"k{i}", junk))
         assert cache_get(store, f"k{i}") is None
     assert complete(model, [{"role": "user", "content": "hi"}], cache=store).text
+
+
+def test_an_unusable_answer_is_read_again_by_its_own_session_only(
+        tmp_path: Path, fake_server: Any) -> None:
+    """An answer its reader could not use (``cache_reject``) is still the answer for the
+    session that read it (its tests read what its controller fetched, no second call),
+    a miss for any later session (or a caller with no session), and the fresh answer
+    that replaces it is a plain cached answer again."""
+    server: FakeOpenAIServer = fake_server()
+    model = ModelConfig(provider="local", model_name="m", api_endpoint=server.base_url)
+    store = Store(tmp_path / "s.sqlite")
+    messages = [{"role": "user", "content": "Rate this summary as JSON."}]
+    key = request_key(model, messages)
+
+    assert not complete(model, messages, cache=store, session="s1").cached
+    cache_reject(store, [key], session="s1")
+    assert complete(model, messages, cache=store, session="s1").cached
+    assert cached_completion(model, messages, cache=store, session="s1") is not None
+    assert cached_completion(model, messages, cache=store, session="s2") is None
+    assert cached_completion(model, messages, cache=store) is None
+    assert server.chat_requests == 1
+
+    assert not complete(model, messages, cache=store, session="s2").cached
+    assert server.chat_requests == 2
+    for session in ("s2", "s3", ""):
+        assert cached_completion(model, messages, cache=store, session=session) is not None
+    assert complete(model, messages, cache=store, session="s3").cached
+    assert server.chat_requests == 2

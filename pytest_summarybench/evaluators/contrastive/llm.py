@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...llm.json_answer import parse_json_object
-from ..base import Answers, Component, EvaluationError, gather
+from ..base import Answers, Component, EvaluationError, gather, reject_answers
 from .base import ContrastiveEvaluator
 
 if TYPE_CHECKING:
@@ -177,6 +177,7 @@ class ContrastiveLLM(ContrastiveEvaluator):
         try:
             selected, confidence, reasoning = parse_selection(answer.text, len(candidates))
         except ValueError as exc:
+            reject_answers(ctx, [request.key])  # a later session asks again
             raise EvaluationError(f"unparseable answer from {judge.id}: {exc}; answer: "
                                   f"{answer.text[:300]!r}") from None
         correct = selected == position

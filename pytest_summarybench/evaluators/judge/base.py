@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from ...roles.advice import example_judge, how_to_add, no_judge_reason
 from ...schemas import ModelConfig, ScoreRecord
-from ..base import EvaluationError, Evaluator
-from .calling import JudgeQuestion, parse_judge_error, question
+from ..base import EvaluationError, Evaluator, reject_answers
+from .calling import JudgeError, JudgeQuestion, parse_judge_error, question
 
 if TYPE_CHECKING:
     from ...context import RunContext
@@ -124,6 +124,13 @@ class JudgeEvaluator(Evaluator):
         return question(judge, messages, parse, tag=tag, phase=self.name,
                         schema_name=schema_name, schema=schema,
                         structured=section.structured_output, retries=section.parse_retries)
+
+    @staticmethod
+    def no_verdict(ctx: RunContext, error: JudgeError) -> EvaluationError:
+        """The item's error for a judge that gave no usable verdict; the answers it could
+        not read are asked again by a later session, not read back from the cache."""
+        reject_answers(ctx, error.unusable)
+        return EvaluationError(str(error))
 
     @staticmethod
     def summary_text(ctx: RunContext, unit_id: str, model_id: str) -> str:

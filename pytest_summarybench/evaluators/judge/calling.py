@@ -9,7 +9,9 @@ the calls ahead of the tests and the test reads the same chain from the response
 (``JudgeClient`` does both at once, for direct use). An answer that stays invalid after
 the retries is a ``JudgeError`` carrying the raw text; the evaluators turn it into a
 failed test whose recorded reason starts with ``judge <id> <kind>:``
-(``parse_judge_error`` reads it back for the per-judge error rates).
+(``parse_judge_error`` reads it back for the per-judge error rates), and mark the
+unreadable answers unusable, so that a later session asks the question again instead of
+reading them back from the response cache.
 """
 
 from __future__ import annotations
@@ -41,13 +43,16 @@ class JudgeError(Exception):
     """A judge gave no usable verdict: its output stayed invalid, or the call failed."""
 
     def __init__(self, judge_id: str, kind: ErrorKind, reason: str, *, raw: str = "",
-                 attempts: int = 0) -> None:
+                 attempts: int = 0, unusable: tuple[str, ...] = ()) -> None:
         self.judge_id = judge_id
         self.kind: ErrorKind = kind
         self.reason = reason
         self.raw = raw
         """The last answer as the judge wrote it ("" when no answer came back)."""
         self.attempts = attempts
+        self.unusable = unusable
+        """The request keys of the answers that could not be read (``invalid_output``):
+        a later session asks them again (``evaluators.base.reject_answers``)."""
         message = f"judge {judge_id} {kind}: {reason}"
         if raw:
             message += f"; raw output: {raw[:MAX_RAW_CHARS]!r}"
@@ -96,6 +101,7 @@ class JudgeQuestion(Generic[V]):
         request = self.first
         judge = request.model.id
         problems: list[str] = []
+        unreadable: list[str] = []
         costs: list[float | None] = []
         cached = True
         while True:
@@ -115,12 +121,14 @@ class JudgeQuestion(Generic[V]):
                 verdict = self.parse(got.text)
             except InvalidVerdict as exc:
                 problems.append(str(exc))
+                unreadable.append(request.key)
                 if len(problems) > self.retries:
                     tries = len(problems)
                     return None, JudgeError(
                         judge, "invalid_output",
                         f"no valid verdict in {tries} answer{'s' if tries != 1 else ''} "
-                        f"({' | '.join(problems)})", raw=got.text, attempts=tries)
+                        f"({' | '.join(problems)})", raw=got.text, attempts=tries,
+                        unusable=tuple(unreadable))
                 request = request.followed_by(got.text, RETRY_PROMPT.format(error=exc))
                 continue
             known = [c for c in costs if c is not None]
@@ -181,6 +189,11 @@ class JudgeClient:
         while True:
             request, ended = asked.walk(answers)
             if request is None:
+                if isinstance(ended, JudgeError) and ended.unusable and self.store is not None:
+                    # asked afresh next time rather than read back from the cache
+                    from ...llm.cache import cache_reject
+
+                    cache_reject(self.store, ended.unusable)
                 return asked.outcome(answers)
             try:
                 answers[request.key] = fetch(request, self.store)

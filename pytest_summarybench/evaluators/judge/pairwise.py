@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...roles.judges import pair_id, split_pair
 from ...schemas import ScoreRecord
-from ..base import Answers, Component, EvaluationError, MatrixItem, gather
+from ..base import Answers, Component, MatrixItem, gather
 from . import bradley_terry
 from .agreement import judge_agreement
 from .audit import (
@@ -131,8 +131,8 @@ class JudgePairwise(JudgeEvaluator):
             except JudgeError as exc:
                 where = JudgeError(exc.judge_id, exc.kind,
                                    f"order {order} ({first} shown as A): {exc.reason}",
-                                   raw=exc.raw, attempts=exc.attempts)
-                raise EvaluationError(str(where)) from None
+                                   raw=exc.raw, attempts=exc.attempts, unusable=exc.unusable)
+                raise self.no_verdict(ctx, where) from None
             records.extend(self._records(item, judge.id, order, first, second, answer,
                                          words))
         return records

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...schemas import ScoreRecord
-from ..base import Answers, Component, EvaluationError, MatrixItem, gather
+from ..base import Answers, Component, MatrixItem, gather
 from .agreement import judge_agreement
 from .audit import length_bias_pointwise, pointwise_notes
 from .base import (
@@ -78,7 +78,7 @@ class JudgePointwise(JudgeEvaluator):
         try:
             answer = self._question(item, ctx).outcome(gather(self, item, ctx))
         except JudgeError as exc:
-            raise EvaluationError(str(exc)) from None
+            raise self.no_verdict(ctx, exc) from None
         verdict = answer.verdict
         scores = verdict.scores.model_dump()
         return [ScoreRecord(

@@ -220,11 +220,18 @@ def query_requests(ctx: RunContext) -> list[ModelRequest]:
 def generate_queries(unit: CodeUnit, model: ModelConfig, ctx: RunContext, per_unit: int
                      ) -> list[Query]:
     """The unit's queries from ``model`` (the answer the controller fetched, from the
-    cache). Raises ModelCallError or ValueError."""
+    cache). Raises ModelCallError or ValueError (the answer, which a later session asks
+    for again, has no queries)."""
     from ...llm.scheduler import fetch
+    from ..base import reject_answers
 
-    completion = fetch(query_request(unit, model), ctx.store, ctx.session)
-    return parse_generated(completion.text, unit.id, per_unit)
+    request = query_request(unit, model)
+    completion = fetch(request, ctx.store, ctx.session)
+    try:
+        return parse_generated(completion.text, unit.id, per_unit)
+    except ValueError:
+        reject_answers(ctx, [request.key])
+        raise
 
 
 def ensure_queries(ctx: RunContext) -> dict[str, list[Query] | str]:
