@@ -318,8 +318,12 @@ class Controller:
                 # tests read it through a fresh context.
                 ctx = ctx.refreshed()
                 self.state.bind(ctx)
-        finally:
-            run.join()
+        except BaseException:
+            # Ctrl-C while waiting here, or the session stopping: no call is waited for
+            # (``CallRun.stop``); the answers already received are cached.
+            run.stop()
+            raise
+        run.join()
         report.elapsed_s = run.elapsed_s
         self.generation_summary = [*report.lines(), *calls_lines(run.scheduler),
                                    *self.generation_summary]

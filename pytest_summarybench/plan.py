@@ -77,12 +77,23 @@ def plan_calls(ctx: RunContext, evaluators: Mapping[str, Evaluator],
     return plan
 
 
+#: Seconds ``CallRun.stop`` waits for the run's thread once its calls are cancelled.
+STOP_GRACE_S = 3.0
+
+
 class CallRun:
     """Makes a plan's calls in a thread of its own (see the module docstring).
 
     ``summaries_ready`` is set once every summary the plan needs is written (or failed),
     so that the controller can build the evaluators' artefacts (embeddings of the
     summaries) while the judge calls go on; ``join`` waits for everything.
+
+    ``stop`` ends the run early (Ctrl-C, or the session stopping for another reason):
+    SIGINT reaches only the main thread, never this one, so without it the controller,
+    interrupted while it waited, would still wait for every planned call before the
+    session could end. Stopping cancels the event loop's work: no new call starts, calls
+    on their way are abandoned, and every answer received so far is already cached (the
+    model layer writes the cache when an answer arrives), so a re-run reuses it.
     """
 
     def __init__(self, plan: CallPlan, scheduler: Scheduler, report: GenerationReport) -> None:
@@ -97,6 +108,8 @@ class CallRun:
         self._built: dict[str, asyncio.Event] = {}
         """Per evaluator whose requests read its artefacts: set once they are built."""
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self.elapsed_s = 0.0
@@ -115,11 +128,33 @@ class CallRun:
             loop.call_soon_threadsafe(event.set)
 
     def join(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
+        """Wait for every call; interrupted while waiting (Ctrl-C), ``stop`` the run first."""
+        try:
+            if self._thread is not None:
+                self._thread.join()
+        except BaseException:
+            self.stop()
+            raise
         self.scheduler.close()
         if self._error is not None:
             raise self._error
+
+    def stop(self) -> None:
+        """End the run now (see the class docstring) and wait up to ``STOP_GRACE_S`` for
+        its thread to unwind; the session is ending, so a failure of the run is not raised
+        here (the cause of the stop is)."""
+        self._stopping.set()
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None:
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:  # the loop is closed: the run has already ended
+                pass
+        if self._thread is not None:
+            # Cancelled calls unwind at once; the bound is for a call stuck outside the
+            # event loop, which the daemon thread then leaves behind.
+            self._thread.join(STOP_GRACE_S)
+        self.scheduler.close()
 
     def _main(self) -> None:
         started = time.perf_counter()
@@ -135,6 +170,16 @@ class CallRun:
 
     async def _everything(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        if self._stopping.is_set():  # stopped before the loop could be told
+            return
+        try:
+            await self._calls()
+        except asyncio.CancelledError:
+            if not self._stopping.is_set():
+                raise
+
+    async def _calls(self) -> None:
         self._built = {name: asyncio.Event() for name, ev in self.plan.evaluators.items()
                        if getattr(ev, "requests_need_prepare", False)}
         ready = self._generate()
