@@ -101,6 +101,7 @@ def _failures(result: pytest.RunResult) -> list[str]:
     return re.findall(r"could not score .*", result.stdout.str())
 
 
+@pytest.mark.parametrize("run_mode", [[], ["-n", "2"]], ids=["plain", "n2"])
 def test_a_later_session_asks_again_what_could_not_be_used(
         pytester: pytest.Pytester, fake_server: Callable[..., FakeOpenAIServer],
         run_mode: list[str]) -> None:

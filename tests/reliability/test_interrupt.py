@@ -83,8 +83,10 @@ def _wait_for(condition: Callable[[], bool], timeout_s: float) -> bool:
     return False
 
 
+@pytest.mark.parametrize("run_mode", [[], ["-n", "2"]], ids=["plain", "n2"])
 def test_the_first_ctrl_c_stops_the_calls_and_a_rerun_reuses_the_answers(
         pytester: pytest.Pytester, server: FakeOpenAIServer, run_mode: list[str]) -> None:
+    # Plain and two workers (-n 0 takes the plain path: the controller makes the calls).
     _project(pytester, server.base_url)
     log = pytester.path / "interrupted.log"
     with log.open("w") as out:
