@@ -133,11 +133,12 @@ def section(doc: Any, *keys: str) -> Any:
     return node
 
 
-def check_keys(settings: Any) -> None:
-    """Every model that needs a key has it in the environment."""
+def check_keys(settings: Any, *, judges: bool = True) -> None:
+    """Every model that needs a key has it in the environment (``judges=False``: only the
+    models under test, for a command that calls no judge, as ``generate``)."""
     from ..llm import required_env_var
 
-    for model in [*settings.test_models(), *settings.judge_models()]:
+    for model in [*settings.test_models(), *(settings.judge_models() if judges else [])]:
         var = required_env_var(model)
         if var and not os.environ.get(var):
             raise CliError(f"{model.id} needs an API key: set the environment variable {var} "

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         if args.dry_run:
             return run_pytest([*argv, "--sb-dry-run", "-p", "no:xdist", *extra])
         if settings is not None:
-            check_keys(settings)
+            check_keys(settings, judges=False)  # generation calls no judge
         if args.parallel is not None:
             if args.parallel <= 0:
                 raise CliError(f"--parallel {args.parallel}: expected a positive integer")

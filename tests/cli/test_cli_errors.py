@@ -76,6 +76,21 @@ def test_missing_key_names_the_environment_variable(project: Path, capsys) -> No
         assert "set the environment variable ANTHROPIC_API_KEY" in _err(capsys)
 
 
+def test_generate_needs_no_judge_key(project: Path, capsys, monkeypatch) -> None:
+    # A new user's pass: `generate` refused to start without the judge's key, though it
+    # generates summaries only; evaluate still needs it.
+    from pytest_summarybench.cli import run as command
+
+    ran: list[list[str]] = []
+    monkeypatch.setattr(command, "run_pytest", lambda args: ran.append(args) or 0)
+    assert main(["init", "--name", "x", "--codebase", "code"]) == 0
+    assert main(["add-judge", "anthropic/claude-sonnet-4-5"]) == 0
+    capsys.readouterr()
+    assert main(["generate"]) == 0 and "--sb-generate-only" in ran[-1]
+    assert main(["evaluate", "--all"]) == 2
+    assert "set the environment variable ANTHROPIC_API_KEY" in _err(capsys)
+
+
 def test_codebase_that_disappeared(project: Path, capsys) -> None:
     assert main(["init", "--name", "x", "--codebase", "code"]) == 0
     (project / "code" / "a.py").unlink()
