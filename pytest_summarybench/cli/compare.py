@@ -120,9 +120,13 @@ def _lines(report: BenchmarkReport, a: str, b: str, detailed: bool,
     scores = report.statistics.unit_scores
     shared = sorted(set(scores.get(c.model_a, {})) & set(scores.get(c.model_b, {})))
     diffs = sorted((scores[c.model_a][u] - scores[c.model_b][u], u) for u in shared)
-    for label, picked in ((f"units where {c.model_a} does best", diffs[::-1]),
-                          (f"units where {c.model_b} does best", diffs)):
-        shown = [(d, u) for d, u in picked[:_SHOWN_UNITS] if d != 0]
+    # Only the units a model wins (A - B above 0 for A, below 0 for B): with few units on
+    # one side, the other's wins must not fill its list.
+    for label, picked in ((f"units where {c.model_a} does best (A - B)",
+                           [(d, u) for d, u in diffs[::-1] if d > 0]),
+                          (f"units where {c.model_b} does best (A - B)",
+                           [(d, u) for d, u in diffs if d < 0])):
+        shown = picked[:_SHOWN_UNITS]
         if shown:
             out.append(f"{label}:")
             out += [f"  {labels.get(u, u)}: {signed(d)}" for d, u in shown]

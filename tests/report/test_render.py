@@ -308,3 +308,32 @@ def test_no_value_or_budget_advice_when_every_model_is_free() -> None:
     # The runner-up costs more than the leader: no budget option.
     dearer = {r.kind for r in recommendations(rankings, costs(0.5, 2.0), {})}
     assert "budget" not in dearer and "best_value" in dearer
+
+
+def test_compare_lists_only_the_units_each_model_wins() -> None:
+    # A new user's pass: `compare --detailed` listed, under "units where B does best",
+    # units where A still won (+0.250, +0.413) when B won fewer units than it lists.
+    from pytest_summarybench.cli.compare import _SHOWN_UNITS, _lines
+
+    report = make_report()
+    c = report.comparisons[0]
+    scores = report.statistics.unit_scores
+    units = sorted(scores[c.model_a])
+    # B wins one unit only, A all the others.
+    scores[c.model_b] = {u: scores[c.model_a][u] + (0.2 if u == units[0] else -0.1)
+                         for u in units}
+    lines = _lines(report, c.model_a, c.model_b, True, {})
+    listed = {}
+    for model in (c.model_a, c.model_b):
+        head = next(i for i, line in enumerate(lines)
+                    if line.startswith(f"units where {model} does best"))
+        shown = []
+        for line in lines[head + 1:]:
+            if not line.startswith("  "):
+                break
+            unit, diff = line.strip().rsplit(": ", 1)
+            shown.append((unit, float(diff)))
+        listed[model] = shown
+    assert len(listed[c.model_a]) == _SHOWN_UNITS
+    assert all(diff > 0 for _, diff in listed[c.model_a])
+    assert listed[c.model_b] == [(units[0], pytest.approx(-0.2))]
