@@ -19,6 +19,8 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
 
 import pytest
 
@@ -83,6 +85,21 @@ def _wait_for(condition: Callable[[], bool], timeout_s: float) -> bool:
     return False
 
 
+def _start(command: list[str], cwd: Path, out: IO[Any]) -> subprocess.Popen[bytes]:
+    """The session in a process group of its own, with SIGINT's default action. A shell
+    starts a background job with SIGINT ignored, the ignoring is inherited through exec,
+    and Python then installs no KeyboardInterrupt handler: this suite, run in the
+    background (`bash .ci/run &`), would give the session a Ctrl-C it cannot receive.
+    Any handler (not ignored) in this process at the fork is reset to the default at
+    exec."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 @pytest.mark.parametrize("run_mode", [[], ["-n", "2"]], ids=["plain", "n2"])
 def test_the_first_ctrl_c_stops_the_calls_and_a_rerun_reuses_the_answers(
         pytester: pytest.Pytester, server: FakeOpenAIServer, run_mode: list[str]) -> None:
@@ -92,8 +109,7 @@ def test_the_first_ctrl_c_stops_the_calls_and_a_rerun_reuses_the_answers(
     with log.open("w") as out:
         # A session of its own: SIGINT to its process group is what a terminal's Ctrl-C
         # sends (the controller and its xdist workers alike).
-        proc = subprocess.Popen(_command(*run_mode), cwd=pytester.path, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = _start(_command(*run_mode), pytester.path, out)
         try:
             assert _wait_for(lambda: server.successes >= ANSWERED_BEFORE
                              or proc.poll() is not None, 60), "no answer within 60 s"
