@@ -23,8 +23,10 @@ def pytest_configure(config: pytest.Config) -> None:
     import scipy.stats  # noqa: F401 - imports numpy.fft, numpy.linalg and scipy's own
 
 #: Integration scenarios run in each mode, like syrupy's ``plugin_args``: plain (no xdist
-#: flag at all), xdist with zero workers, and two workers.
-RUN_MODES = {"plain": [], "n0": ["-n", "0"], "n2": ["-n", "2"]}
+#: flag at all) and two workers. (``-n 0`` was a third mode until 2026-11-27: with no
+#: worker the controller runs the tests itself, as in a plain run, and the mode cost a
+#: minute of the suite; ``tests/test_plugin.py`` still compares -n 0, -n 2 and no xdist.)
+RUN_MODES = {"plain": [], "n2": ["-n", "2"]}
 
 
 @pytest.fixture(params=sorted(RUN_MODES))

@@ -101,8 +101,12 @@ def _failures(result: pytest.RunResult) -> list[str]:
     return re.findall(r"could not score .*", result.stdout.str())
 
 
-@pytest.mark.parametrize("run_mode", [[], ["-n", "2"]], ids=["plain", "n2"])
+@pytest.mark.parametrize("run_mode", [["-n", "2"]], ids=["n2"])
 def test_a_later_session_asks_again_what_could_not_be_used(
+        # Two workers: the answers are marked where the tests read them (the workers), and
+        # the next session's controller must see the marks; a plain session is the
+        # simpler case of the same path (and tests/evaluators/test_llm_paths.py covers the
+        # in-process reads).
         pytester: pytest.Pytester, fake_server: Callable[..., FakeOpenAIServer],
         run_mode: list[str]) -> None:
     llama = LlamaEndpoint()
