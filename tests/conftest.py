@@ -36,6 +36,15 @@ def run_mode(request: pytest.FixtureRequest) -> list[str]:
 
 
 @pytest.fixture(autouse=True)
+def _children_keep_bytecode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pytest sessions and CLI commands tests start (186 of them) may write bytecode:
+    with ``PYTHONDONTWRITEBYTECODE`` set, as on the machine this suite is run on, every one
+    of them (and each of its xdist workers) compiled and assert-rewrote the plugin's ~240
+    modules again, about a tenth of the suite's time. What the tests check is the same."""
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+
+
+@pytest.fixture(autouse=True)
 def _no_network_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never use real provider keys."""
     for key in list(os.environ):
