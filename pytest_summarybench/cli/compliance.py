@@ -90,10 +90,6 @@ def _checked_data(path: Path) -> Path:
     return path.resolve()
 
 
-NO_TESTS_COLLECTED = 5
-"""pytest's exit code when the selection left no test (``pytest.ExitCode``)."""
-
-
 def exit_code(pytest_code: int) -> int:
     """pytest's exit code in the command's terms (README "Command line"): test failures
     and internal errors are 1; a collection error (a bad dataset line), a usage error or
@@ -110,10 +106,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"the compliance benchmark is not at {BENCHMARK_DIR}: its tests and "
                        f"data ship in the source tree; install from a clone with "
                        f"pip install -e .")
-    argv = pytest_arguments(args)
-    code = run_pytest([*argv, *pytest_extra(args)], target=BENCHMARK_DIR)
-    if code == NO_TESTS_COLLECTED:
+    import pytest  # loaded by run_pytest anyway
+
+    extra = pytest_extra(args)
+    code = run_pytest([*pytest_arguments(args), *extra], target=BENCHMARK_DIR)
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         print("summarybench compliance: error: the pytest arguments after -- "
-              f"({' '.join(pytest_extra(args)) or 'none'}) selected no compliance test; "
-              "nothing ran", file=sys.stderr)
+              f"({' '.join(extra) or 'none'}) selected no compliance test; nothing ran",
+              file=sys.stderr)
     return exit_code(code)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..report.terminal import table_lines
+from ..report.wording import table_lines
 from ..schemas import ScoreRecord
 from .dataset import NO_VIOLATION
 from .metrics import ARTICLE_LABELS, summarize

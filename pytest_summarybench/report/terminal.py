@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from ..schemas import BenchmarkReport
 from ..schemas.report import ValiditySection
 from ..vocabulary import LADDER_PREFIX
 from .findings import key_findings
-from .wording import COLUMNS_LEGEND, items_line, record_text, units_line
+from .wording import COLUMNS_LEGEND, items_line, record_text, table_lines, units_line
 
 
 def _fmt(value: float | None) -> str:
@@ -79,20 +77,6 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
         deltas = ", ".join(f"{m} {d:+.3f}" for m, d in report.baseline.deltas.items())
         out.append(f"baseline {report.baseline.source}: {deltas or 'no shared model'}")
     return out
-
-
-def table_lines(headers: Sequence[object], rows: Sequence[Sequence[object]],
-                indent: str = "  ", *, rule: bool = False) -> list[str]:
-    """A fixed-width table: the first column left-aligned, the others right-aligned; with
-    ``rule``, a line of dashes under the header."""
-    cells = [[str(c) for c in headers], *([str(c) for c in row] for row in rows)]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    lines = [indent + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                for i, (c, w) in enumerate(zip(row, widths, strict=True)))
-             for row in cells]
-    if rule:
-        lines.insert(1, indent + "  ".join("-" * w for w in widths))
-    return lines
 
 
 def reference_lines(report: BenchmarkReport) -> list[str]:

@@ -1,8 +1,11 @@
 """The sentences that say what a report's counts count, shared word for word by the
 terminal summary, the Markdown and the HTML report, so that "units", "items" and a
-win-loss-tie record mean the same in all three."""
+win-loss-tie record mean the same in all three; and the fixed-width table the terminal
+summaries print (the compliance benchmark's too: this module imports nothing heavy)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from ..schemas import BenchmarkReport
 from ..schemas.report import ModelComparison
@@ -58,3 +61,17 @@ def record_text(c: ModelComparison) -> str:
         return (f"{c.model_a}: {counts} in {total} pairwise judge verdicts against "
                 f"{c.model_b} ({c.units} units)")
     return f"{c.model_a}: {counts} against {c.model_b} on {c.units} units (per-unit scores)"
+
+
+def table_lines(headers: Sequence[object], rows: Sequence[Sequence[object]],
+                indent: str = "  ", *, rule: bool = False) -> list[str]:
+    """A fixed-width table: the first column left-aligned, the others right-aligned; with
+    ``rule``, a line of dashes under the header."""
+    cells = [[str(c) for c in headers], *([str(c) for c in row] for row in rows)]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = [indent + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+             for row in cells]
+    if rule:
+        lines.insert(1, indent + "  ".join("-" * w for w in widths))
+    return lines
