@@ -4,7 +4,7 @@ The sample codebase of the default run, with its queries and tasks, is kept at t
 the repository, in ``fixtures/``, where the tests and docs name it. A built package must
 carry it too, or ``summarybench run`` fails outside a checkout: ``build_py`` copies it into
 the package as ``pytest_summarybench/_sample/``, in the same layout, which
-``pytest_summarybench/sample.py`` looks for first. An editable install is left as it is; it
+``pytest_summarybench/core/sample.py`` looks for first. An editable install is left as it is; it
 reads ``fixtures/`` in place.
 """
 

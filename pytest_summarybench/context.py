@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from .progress import Progress
+from .core.progress import Progress
 from .roles.assign import Roles
 from .schemas import CodeUnit, GeneratedSummary, ModelConfig
 from .settings import Settings

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, ValidationError, field_validator
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
+from .core.vocabulary import FAMILIES
 from .extract.config import (
     DEFAULT_EXCLUDES,
     LANGUAGES,
@@ -28,7 +29,6 @@ from .sandbox.limits import ConfiguredLimits
 from .schemas import BenchmarkConfig, EvalWeights, ModelConfig, ScoringConfig
 from .schemas._base import SBModel
 from .schemas.config import SamplingStrategy
-from .vocabulary import FAMILIES
 
 #: The models of the default run: offline baselines that need no key and no network.
 DEFAULT_MODELS: tuple[str, ...] = (
@@ -276,7 +276,7 @@ class Settings(SBModel):
     @property
     def codebase_root(self) -> Path:
         if self.codebase.root is None:
-            from .sample import bundled_codebase
+            from .core.sample import bundled_codebase
 
             return bundled_codebase()
         return self.resolve(self.codebase.root)
@@ -373,7 +373,7 @@ def load_settings(path: str | Path | None, overrides: dict[str, Any] | None = No
     ``overrides`` maps dotted keys (``evaluation.sampleSize``) to values; they win over the
     file. Raises ``SettingsError`` naming the offending key and value.
     """
-    from .input_files import InputFileError, load_yaml
+    from .core.input_files import InputFileError, load_yaml
 
     data: dict[str, Any] = {}
     if path is not None:
@@ -483,7 +483,7 @@ def _fields_at(path: tuple[int | str, ...]) -> list[tuple[str, str]] | None:
 
 
 def _describe(exc: ValidationError, path: str | Path | None) -> str:
-    from .input_files import clip, clip_text
+    from .core.input_files import clip, clip_text
 
     where = f" in {path}" if path else ""
     lines = []

@@ -99,7 +99,7 @@ def test_installed_wheel_resolves_the_sample_outside_a_checkout(wheel: Path,
         zf.extractall(site)
     empty = tmp_path / "empty"
     empty.mkdir()
-    script = ("import pytest_summarybench, pytest_summarybench.sample as s; "
+    script = ("import pytest_summarybench, pytest_summarybench.core.sample as s; "
               "from pytest_summarybench.settings import load_settings; "
               "print(pytest_summarybench.__file__); print(s.bundled_codebase()); "
               "print(load_settings(None).codebase_root)")

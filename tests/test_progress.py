@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from pytest_summarybench.progress import Progress
+from pytest_summarybench.core.progress import Progress
 
 pytest_plugins = "pytester"
 
@@ -191,7 +191,7 @@ def test_inside_pytest_lines_pass_the_capture(pytester: pytest.Pytester) -> None
     real stderr, and pytest's own output is whole."""
     pytester.makeconftest("""
         import pytest
-        from pytest_summarybench.progress import Progress
+        from pytest_summarybench.core.progress import Progress
 
         @pytest.fixture
         def progress(request):
@@ -224,7 +224,7 @@ def test_xdist_workers_print_plain_lines(pytester: pytest.Pytester, mode: list[s
     pytester.makeconftest("""
         import io
         import pytest
-        from pytest_summarybench.progress import Progress
+        from pytest_summarybench.core.progress import Progress
 
         class Tty(io.StringIO):
             def isatty(self):

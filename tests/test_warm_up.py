@@ -15,7 +15,7 @@ import pytest
 
 from pytest_summarybench.embeddings import Embedder
 from pytest_summarybench.embeddings.hashing import HashingBackend
-from pytest_summarybench.warmup import WarmUp
+from pytest_summarybench.engine.warmup import WarmUp
 from tests.fakes.project import write_bench_module
 
 pytest_plugins = ["pytester"]

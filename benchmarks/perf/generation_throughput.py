@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from pytest_summarybench.context import RunContext  # noqa: E402
-from pytest_summarybench.estimate import estimate_generation, format_estimate  # noqa: E402
+from pytest_summarybench.engine.estimate import estimate_generation, format_estimate  # noqa: E402
 from pytest_summarybench.generate import (  # noqa: E402
     run_generation,
 )

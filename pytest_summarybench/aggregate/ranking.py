@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from ..core.vocabulary import FAMILIES
 from ..schemas import (
     BenchmarkReport,
     CodebaseInfo,
@@ -25,7 +26,6 @@ from ..schemas import (
 from ..schemas.config import BenchmarkConfig
 from ..schemas.report import BaselineComparison, Statistics
 from ..stats.correlation import correlation_matrix, mean_correlation_matrix
-from ..vocabulary import FAMILIES
 from .costs import cost_analysis
 from .failures import analyze_failures
 from .intervals import overall_interval

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..vocabulary import FAMILIES
+from ..core.vocabulary import FAMILIES
 
 if TYPE_CHECKING:
     from ..evaluators.base import Evaluator

@@ -49,7 +49,7 @@ def yaml_rt() -> Any:
 def load_document(path: Path) -> Any:
     from ruamel.yaml import YAMLError
 
-    from ..input_files import InputFileError, load_yaml
+    from ..core.input_files import InputFileError, load_yaml
 
     text = path.read_text(encoding="utf-8")
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..vocabulary import FAMILIES, parse_families
+from ..core.vocabulary import FAMILIES, parse_families
 from ._common import (
     EXIT_OK,
     CliError,

@@ -146,8 +146,8 @@ def print_scan(result: ExtractionResult, shown: int, out: TextIO) -> None:
 def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
+    from ..core.progress import Progress
     from ..extract import extract_units, sample_units
-    from ..progress import Progress
 
     if args.languages:
         args.languages = [lang.strip() for item in args.languages for lang in item.split(",")
@@ -200,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_configured(args: argparse.Namespace) -> int:
     """Extract the configured benchmark's codebase into its store (what ``generate`` uses)."""
 
-    from ..pipeline import ensure_units
+    from ..engine.pipeline import ensure_units
     from ..store import Store
     from ._common import config_file, load_document, load_with_codebase, save_document, section
 

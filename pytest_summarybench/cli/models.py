@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from ..vocabulary import PROVIDERS
+from ..core.vocabulary import PROVIDERS
 from ._common import (
     EXIT_OK,
     CliError,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..sample import bundled_codebase
-from ..vocabulary import FAMILIES, parse_families
+from ..core.sample import bundled_codebase
+from ..core.vocabulary import FAMILIES, parse_families
 from ._common import (
     CONFIG_FILE,
     CliError,

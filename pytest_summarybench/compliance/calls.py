@@ -124,7 +124,7 @@ class ComplianceCalls:
                               progress=state.progress())
         self.tag = requests[0].tag
         scheduler.expect("compliance", len(requests))
-        from ..dependency_warnings import quiet
+        from ..core.dependency_warnings import quiet
 
         try:
             # Failures are recorded for the tests, which report them one by one.

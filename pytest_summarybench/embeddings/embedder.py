@@ -20,7 +20,7 @@ from .base import EmbeddingBackend, EmbeddingError
 if TYPE_CHECKING:
     import threading
 
-    from ..progress import Progress
+    from ..core.progress import Progress
     from ..store import Store
     from .base import Matrix
 
@@ -88,7 +88,7 @@ class Embedder:
         batches = even_order(list(self.batches(pending)))
         if not pending:
             return True
-        from ..progress import Progress
+        from ..core.progress import Progress
 
         progress = self.progress or Progress.off()
         with progress.phase(f"summarybench embedding {what} ({self.name})", len(pending),

@@ -131,7 +131,7 @@ class Evaluator(Protocol):
         not the selection), such as embedding every unit's code into the store's cache.
 
         The controller runs it in a thread of its own from the moment the units exist,
-        while pytest still collects and before the first model call (``warmup.py``), and
+        while pytest still collects and before the first model call (``engine/warmup.py``), and
         runs ``prepare`` only after it returned. Return soon after ``stop`` is set (the
         evaluator's items were all deselected, or the session ends early); a failure is
         left for ``prepare`` to meet and report.

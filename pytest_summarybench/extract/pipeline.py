@@ -21,7 +21,7 @@ from .result import ExtractionResult, SkippedFile
 from .units import FILE, FileUnits, RawUnit
 
 if TYPE_CHECKING:
-    from ..progress import Progress
+    from ..core.progress import Progress
 
 logger = logging.getLogger("pytest_summarybench.extract")
 

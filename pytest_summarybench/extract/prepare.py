@@ -3,7 +3,7 @@ and their fields as plain data.
 
 It runs where the file was extracted (this process or a worker), so only compact plain
 data crosses processes; the parent de-duplicates ids, links calls across files and builds
-the CodeUnit objects (``pipeline.py``).
+the CodeUnit objects (``engine/pipeline.py``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``prompts`` holds the section 4.1 prompts, ``builtin`` the offline baseline summarizers,
 ``runner`` the phase itself and ``calls`` its model calls (through the session's scheduler,
-``llm/scheduler.py``); the dry run of every phase is ``pytest_summarybench.estimate``.
+``llm/scheduler.py``); the dry run of every phase is ``pytest_summarybench.engine.estimate``.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ..core.vocabulary import ROLES, Role
 from ..schemas import ModelConfig
-from ..vocabulary import ROLES, Role
 
 __all__ = ["ROLES", "ModelRequest", "Role"]
 

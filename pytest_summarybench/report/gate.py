@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..aggregate.pairs import PairData, compare_pair
-from ..input_files import clip_text
+from ..core.input_files import clip_text
 from ..schemas import BenchmarkReport
 from ..schemas.report import BaselineComparison
 from ..stats.significance import ALPHA, holm

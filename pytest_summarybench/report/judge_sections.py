@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..vocabulary import LADDER_PREFIX
+from ..core.vocabulary import LADDER_PREFIX
 from .details import Block
 
 NOT_MEASURED = "not measured"

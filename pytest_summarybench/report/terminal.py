@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ..core.vocabulary import LADDER_PREFIX
 from ..schemas import BenchmarkReport
 from ..schemas.report import ValiditySection
-from ..vocabulary import LADDER_PREFIX
 from .findings import key_findings
 from .wording import COLUMNS_LEGEND, items_line, record_text, table_lines, units_line
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..core.vocabulary import PROVIDERS
 from ..llm.families import PROVIDER_FAMILIES, family_of
 from ..schemas import ModelConfig
-from ..vocabulary import PROVIDERS
 
 if TYPE_CHECKING:
     from ..settings import Settings

@@ -14,7 +14,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..vocabulary import PROVIDERS, Provider
+from ..core.vocabulary import PROVIDERS, Provider
 from ._base import SBModel
 
 SamplingStrategy = Literal["random", "stratified", "all"]

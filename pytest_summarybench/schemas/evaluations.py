@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ..vocabulary import Marker
+from ..core.vocabulary import Marker
 from ._base import SBModel
 
 #: An evaluator family, or the validity ladder's ``validate``.

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from ..vocabulary import FAMILIES
+from ..core.vocabulary import FAMILIES
 from ._base import SBModel
 from .config import BenchmarkConfig
 from .run import CodebaseInfo

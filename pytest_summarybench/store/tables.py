@@ -178,7 +178,7 @@ class SessionInputs:
 class SessionItems:
     """``session_items``: the items that ``-k``/``-m`` left in an xdist worker, by session
     token, for the controller to prepare: the summary benchmark's matrix items by test id
-    (``session.py``), another benchmark's under a ``scope`` of its own
+    (``plugin/state.py``), another benchmark's under a ``scope`` of its own
     (``compliance/calls.py``)."""
 
     def __init__(self, db: Database) -> None:
@@ -231,7 +231,7 @@ class CallFailures:
 
 class SkippedFiles:
     """``skipped_files``: the files extraction passed over for a run, and why
-    (``pipeline.py``)."""
+    (``engine/pipeline.py``)."""
 
     def __init__(self, db: Database) -> None:
         self._db = db

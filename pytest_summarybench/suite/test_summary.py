@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pytest_summarybench.session import BoundItem
+    from pytest_summarybench.plugin.state import BoundItem
 
 
 def test_summary(sb_case: BoundItem) -> None:

@@ -22,6 +22,7 @@ import numpy as np
 from ..aggregate.pairs import PairData, compare_pair, pair_seed
 from ..aggregate.scores import unit_breakdowns
 from ..aggregate.scoring import Scoring, builtin_scoring
+from ..core.vocabulary import LADDER_PREFIX
 from ..schemas import BenchmarkConfig, ScoreRecord
 from ..schemas.report import (
     ExternalValidity,
@@ -31,7 +32,6 @@ from ..schemas.report import (
     ValidityStep,
 )
 from ..stats.significance import ALPHA, holm, paired_t_test
-from ..vocabulary import LADDER_PREFIX
 from . import external
 from .ladder import LEVEL_IDS, TWIN, is_ladder_model
 

@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from random import Random
 from typing import TYPE_CHECKING
 
+from ..core.vocabulary import LADDER_PREFIX
 from ..generate.builtin_base import BuiltinResult, clean_docstring, code_only, split_words
-from ..vocabulary import LADDER_PREFIX
 
 if TYPE_CHECKING:
     from ..schemas import CodeUnit

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
+from pytest_summarybench.core.progress import Progress
 from pytest_summarybench.embeddings import Embedder, load_backend, normalize_rows
 from pytest_summarybench.embeddings.embedder import even_order
 from pytest_summarybench.embeddings.minilm import MiniLMBackend, shared_backend
-from pytest_summarybench.progress import Progress
 
 if TYPE_CHECKING:
     from pytest_summarybench.embeddings.base import Matrix

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from pytest_summarybench.core.progress import Phase, Progress
 from pytest_summarybench.extract import ExtractionConfig, ExtractionFilters, extract_units
-from pytest_summarybench.progress import Phase, Progress
 from pytest_summarybench.schemas.units import CodeUnit
 
 DATA = Path(__file__).parent / "data" / "langs"

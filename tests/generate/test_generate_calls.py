@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_summarybench.estimate import estimate_generation, format_estimate
+from pytest_summarybench.core.progress import Progress
+from pytest_summarybench.engine.estimate import estimate_generation, format_estimate
 from pytest_summarybench.generate import (
     PROMPT_VERSION,
     run_generation,
 )
 from pytest_summarybench.generate.prompts import build_messages
 from pytest_summarybench.llm import RetryPolicy, complete
-from pytest_summarybench.progress import Progress
 from pytest_summarybench.schemas import GeneratedSummary, ModelConfig
 from tests.fakes.openai_server import Reply, fingerprint
 

@@ -21,7 +21,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import Field, ValidationError, field_validator
 
-from ...input_files import (
+from ...core.input_files import (
     InputFileError,
     clip,
     clip_text,

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ...input_files import InputFileError, clip, json_lines, parse_json_line, read_text
+from ...core.input_files import InputFileError, clip, json_lines, parse_json_line, read_text
 from ...llm.json_answer import parse_json_object
 
 if TYPE_CHECKING:

@@ -47,7 +47,7 @@ COMPARISON_TEXT = ("per-unit reciprocal rank (mean over the unit's queries), pai
 
 def has_references(model_id: str) -> bool:
     """Whether ``model_id`` gets a code+summary row (not the validity ladder's models)."""
-    from ...vocabulary import LADDER_PREFIX
+    from ...core.vocabulary import LADDER_PREFIX
 
     return not model_id.startswith(LADDER_PREFIX)
 

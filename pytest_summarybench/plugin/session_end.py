@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..core.vocabulary import LADDER_PREFIX
 from .controller import Controller, say
-from .session import failure
-from .vocabulary import LADDER_PREFIX
+from .state import failure
 
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
-    from .schemas import BenchmarkReport, ScoreRecord
-    from .schemas.report import RunSelection
-    from .session import SummaryBenchState
+    from ..schemas import BenchmarkReport, ScoreRecord
+    from ..schemas.report import RunSelection
+    from .state import SummaryBenchState
 
 
 class ControllerHooks(Controller):
@@ -57,7 +57,7 @@ class ControllerHooks(Controller):
             if self.benchmark_ran or self.fatal is not None:
                 self.retire_reports()
             return
-        from .store import StoreError
+        from ..store import StoreError
 
         try:
             self._finish(session, exitstatus)
@@ -77,8 +77,8 @@ class ControllerHooks(Controller):
             if why:
                 self.notes.append(why)
             return
-        from .report import apply_gate, build_run_report, save_gate_outcome
-        from .report.gate import gate_configured
+        from ..report import apply_gate, build_run_report, save_gate_outcome
+        from ..report.gate import gate_configured
 
         settings = self.state.settings
         stopped = _stopped_early(session, exitstatus)
@@ -137,8 +137,8 @@ class ControllerHooks(Controller):
         models = [r for r in summary if not r.model_id.startswith(LADDER_PREFIX)]
         report.metadata.run = self._run_selection(
             stopped, scored=any(r.error is None for r in models or summary))
-        from .report import save_session_run, write_session_reports
-        from .report.json_report import report_json
+        from ..report import save_session_run, write_session_reports
+        from ..report.json_report import report_json
 
         save_session_run(self.state.store, report, report_json(report))
         try:
@@ -156,7 +156,7 @@ class ControllerHooks(Controller):
         if not report.metadata.run.complete and self._retired:
             # Started as a complete run, stopped early: the reports moved aside at the
             # start are still the latest complete run's.
-            from .report.files import restore_reports
+            from ..report.files import restore_reports
 
             try:
                 restore_reports(self._retired)
@@ -181,7 +181,7 @@ class ControllerHooks(Controller):
         """This session's run: the selection ``prepare`` saw; partial if it stopped early
         or scored nothing (every item ended in an error: a dead endpoint, say), so that
         it never replaces the output directory's reports of a complete run that did."""
-        from .schemas.report import RunSelection
+        from ..schemas.report import RunSelection
 
         run = self.selection or RunSelection(id=self.state.session_run_id, complete=False,
                                              reasons=["the selection is not known"])
@@ -221,7 +221,7 @@ class ControllerHooks(Controller):
                 for msg in self.gate_failures:
                     say(terminalreporter, f"GATE FAILED: {msg}", red=True)
             return
-        from .report import terminal_lines
+        from ..report import terminal_lines
 
         tr = terminalreporter
         tr.write_sep("=", "summarybench ranking")
@@ -236,7 +236,7 @@ class ControllerHooks(Controller):
         for line in terminal_lines(self.report):
             say(tr, line)
         if self.report.validity is not None:
-            from .report.terminal import validity_lines
+            from ..report.terminal import validity_lines
 
             for line in validity_lines(self.report.validity):
                 say(tr, line, red=line.startswith("DISTRUST"))
@@ -275,7 +275,7 @@ def _dead_endpoint_lines() -> list[str]:
     """One line per endpoint still refused at the end (its breaker open: the calls made
     in this process, which are all of a session's, the controller making them): which
     model, where, and why; the items it failed are counted per model and evaluator."""
-    from .llm.breaker import open_breakers
+    from ..llm.breaker import open_breakers
 
     lines = []
     for (provider, name, where), cause in sorted(open_breakers().items(),

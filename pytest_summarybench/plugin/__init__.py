@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ..core.sample import bundled_codebase
+from ..core.vocabulary import FAMILIES, MARKERS, PROVIDERS
 from .recorder import carry, recorder, scrub_report
-from .sample import bundled_codebase
-from .vocabulary import FAMILIES, MARKERS, PROVIDERS
 
 if TYPE_CHECKING:
-    from .schemas import ScoreRecord
-    from .session import BoundItem
+    from ..schemas import ScoreRecord
+    from .state import BoundItem
 
 STATE_NAME = "summarybench-state"
 
@@ -133,7 +133,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # workers would only collect. Without them (xdist's pytest_configure, trylast,
         # reads this) it ends as a plain session does, with no pytest.exit.
         config.option.dist = "no"
-    from .session import SummaryBenchState
+    from .state import SummaryBenchState
 
     state = SummaryBenchState(config)
     config.pluginmanager.register(state, STATE_NAME)
@@ -146,7 +146,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
             config.pluginmanager.register(XdistControllerHooks(state), "summarybench-xdist")
         if config.pluginmanager.hasplugin("html"):
-            from .report.html_plugin import HtmlResultsColumns
+            from .html import HtmlResultsColumns
 
             config.pluginmanager.register(HtmlResultsColumns(state), "summarybench-html")
 
@@ -174,7 +174,7 @@ def sb_case() -> BoundItem:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     # A matrix test records its scores on its own node (see ``sb_record``).
-    from .session import case_of
+    from .state import case_of
 
     case = case_of(item)
     if case is not None:
@@ -187,14 +187,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
     # Records ride on the report: pytest serialises report.__dict__ across xdist.
     report = yield
     if report.failed or report.sections:
-        from .session import case_of
+        from .state import case_of
 
         if case_of(item) is not None:
             scrub_report(report)
     if call.when != "teardown":
         carry(item, report)
     else:
-        from .session import case_of
+        from .state import case_of
 
         case = case_of(item)
         if case is not None:

@@ -28,8 +28,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .context import RunContext
-    from .evaluators.base import Evaluator
+    from ..context import RunContext
+    from ..evaluators.base import Evaluator
 
 
 class WarmUp:

@@ -14,13 +14,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from .vocabulary import FAMILIES, VALIDATE
+from ..core.vocabulary import FAMILIES, VALIDATE
 
 if TYPE_CHECKING:
     import pytest
 
-    from .evaluators import MatrixItem
-    from .schemas.report import RunSelection
+    from ..evaluators import MatrixItem
+    from ..schemas.report import RunSelection
 
 
 def _option(config: pytest.Config, name: str) -> object:
@@ -55,7 +55,7 @@ def session_selection(config: pytest.Config, run_id: str, matrix: Iterable[Matri
     """The session's ``RunSelection`` as collection chose it: complete when ``selected``
     holds every item of ``matrix`` (the session's end may still make it partial:
     ``session_end``)."""
-    from .schemas.report import RunSelection
+    from ..schemas.report import RunSelection
 
     chosen = {it.test_id for it in selected}
     everything = {it.test_id: it for it in matrix}

@@ -1,6 +1,6 @@
 """The dry run: every call the session's plan would make, counted and priced, none made.
 
-It reads the very plan the real run executes (``plan.py``): the summaries the selected
+It reads the very plan the real run executes (``engine/plan.py``): the summaries the selected
 items read, the evaluators' run-wide calls and each item's first round of calls, per phase,
 model and role (the model under test, a judge, the helper, the task model). Calls the
 response cache already answers, and summaries the run already has, are counted apart: a
@@ -18,15 +18,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .evaluators.base import makes_calls, prepare_requests_of, requests_of
-from .llm import cached_completion, messages_tokens, token_prices
-from .llm.requests import ModelRequest
+from ..evaluators.base import makes_calls, prepare_requests_of, requests_of
+from ..llm import cached_completion, messages_tokens, token_prices
+from ..llm.requests import ModelRequest
 
 if TYPE_CHECKING:
-    from .context import RunContext
-    from .evaluators.base import Evaluator, MatrixItem
+    from ..context import RunContext
+    from ..evaluators.base import Evaluator, MatrixItem
+    from ..schemas import GeneratedSummary
     from .plan import CallPlan
-    from .schemas import GeneratedSummary
 
 
 @dataclass
@@ -72,9 +72,9 @@ class EstimateRow:
 
 def _stand_in(ctx: RunContext, key: tuple[str, str]) -> GeneratedSummary:
     """A summary of typical length where the real one does not exist yet."""
-    from .generate.calls import TYPICAL_OUTPUT_TOKENS
-    from .generate.prompts import prompt_kind
-    from .schemas import GeneratedSummary, GenerationMetadata
+    from ..generate.calls import TYPICAL_OUTPUT_TOKENS
+    from ..generate.prompts import prompt_kind
+    from ..schemas import GeneratedSummary, GenerationMetadata
 
     unit = ctx.unit(key[0])
     words = TYPICAL_OUTPUT_TOKENS[prompt_kind(unit)] * 3 // 4
@@ -88,9 +88,9 @@ def _stand_in(ctx: RunContext, key: tuple[str, str]) -> GeneratedSummary:
 
 def estimate_plan(plan: CallPlan) -> list[EstimateRow]:
     """Rows of the dry run of ``plan`` (see the module docstring)."""
-    from .generate.calls import generation_request
-    from .generate.report import GenerationReport
-    from .generate.runner import missing
+    from ..generate.calls import generation_request
+    from ..generate.report import GenerationReport
+    from ..generate.runner import missing
 
     ctx = plan.ctx
     rows: dict[tuple[str, str, str], EstimateRow] = {}

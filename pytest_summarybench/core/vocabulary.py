@@ -2,7 +2,7 @@
 
 Each list is written here once, as a ``Literal`` type, and its tuple is derived from it,
 so a schema field, an option's check, a help text and a marker cannot disagree. Plain
-standard library: ``plugin.py`` imports it for the markers and must stay cheap.
+standard library: ``plugin/__init__.py`` imports it for the markers and must stay cheap.
 """
 
 from __future__ import annotations

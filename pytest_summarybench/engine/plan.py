@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .evaluators.base import (
+from ..evaluators.base import (
     MAX_ROUNDS,
     Answers,
     Evaluator,
@@ -33,14 +33,14 @@ from .evaluators.base import (
     requests_of,
     summaries_of,
 )
-from .llm.requests import ModelRequest
-from .llm.scheduler import BudgetExhausted, ProgressBoard, Scheduler, settle
-from .llm.types import Completion, ModelCallError
+from ..llm.requests import ModelRequest
+from ..llm.scheduler import BudgetExhausted, ProgressBoard, Scheduler, settle
+from ..llm.types import Completion, ModelCallError
 
 if TYPE_CHECKING:
-    from .context import RunContext
-    from .generate.report import GenerationReport
-    from .schemas import CodeUnit, GeneratedSummary
+    from ..context import RunContext
+    from ..generate.report import GenerationReport
+    from ..schemas import CodeUnit, GeneratedSummary
 
 
 @dataclass
@@ -196,8 +196,8 @@ class CallRun:
     def _generate(self) -> dict[tuple[str, str], asyncio.Future[None]]:
         """Start writing every missing summary; per (unit, model), a future done when it is
         written or failed (summaries the run already has are done at once)."""
-        from .generate.calls import PHASE, summarize
-        from .generate.runner import builtin_missing, missing
+        from ..generate.calls import PHASE, summarize
+        from ..generate.runner import builtin_missing, missing
 
         ctx, loop = self.plan.ctx, asyncio.get_running_loop()
         ready: dict[tuple[str, str], asyncio.Future[None]] = {}
@@ -275,7 +275,7 @@ def _by_phase(requests: Iterable[ModelRequest]) -> dict[str, int]:
 def start_calls(plan: CallPlan, report: GenerationReport, *, progress: ProgressBoard | None
                 ) -> CallRun:
     """Start making ``plan``'s calls with a scheduler set up from the run's settings."""
-    from .generate.calls import announce_cap, warn_unpriced
+    from ..generate.calls import announce_cap, warn_unpriced
 
     ctx = plan.ctx
     settings = ctx.settings

@@ -2,7 +2,7 @@
 report (pytest serialises ``report.__dict__`` across xdist, as Hypothesis ships its
 statistics), and read back by the controller and the pytest-html columns.
 
-Plain pytest and the standard library at import time: ``plugin.py`` imports it.
+Plain pytest and the standard library at import time: ``plugin/__init__.py`` imports it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 if TYPE_CHECKING:
     from _pytest.nodes import Node
 
-    from .schemas import ScoreRecord
+    from ..schemas import ScoreRecord
 
 #: Where a test's records wait on its node until its report is made.
 RECORDS_KEY = pytest.StashKey[list[str]]()
@@ -31,7 +31,7 @@ def recorder(node: Node) -> Callable[[ScoreRecord], None]:
     nodeid = node.nodeid
 
     def record(rec: ScoreRecord) -> None:
-        from .llm.redaction import scrub, scrub_data
+        from ..llm.redaction import scrub, scrub_data
 
         rec.nodeid = nodeid
         # Every record passes here on its way to the store, results.json and the reports:
@@ -65,7 +65,7 @@ def scrub_report(report: pytest.TestReport) -> None:
     """Redact and neutralise what pytest will print and write (terminal, junit XML,
     pytest-html) for a benchmark test: its failure text and captured output. A failure
     whose text needs no change keeps pytest's own traceback rendering."""
-    from .llm.redaction import scrub
+    from ..llm.redaction import scrub
 
     if report.failed and report.longrepr is not None \
             and not isinstance(report.longrepr, tuple):

@@ -13,11 +13,11 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .context import RunContext
-from .progress import Progress
-from .schemas import BenchmarkRun, CodebaseInfo
-from .settings import Settings, SettingsError
-from .store import Store, StoreError
+from ..context import RunContext
+from ..core.progress import Progress
+from ..schemas import BenchmarkRun, CodebaseInfo
+from ..settings import Settings, SettingsError
+from ..store import Store, StoreError
 
 # Folders never worth stat-ing for the codebase fingerprint.
 _PRUNE = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
@@ -86,7 +86,7 @@ def ensure_units(settings: Settings, store: Store,
 
 def _extract_and_sample(settings: Settings, store: Store, run_id: str,
                         progress: Progress) -> None:
-    from .extract import extract_units, sample_units
+    from ..extract import extract_units, sample_units
 
     result = extract_units(settings.extraction_config(), progress)
     units = [u for u in result.units if u.type in settings.extraction.types]

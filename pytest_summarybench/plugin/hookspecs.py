@@ -13,8 +13,8 @@ import pytest
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
-    from .evaluators.base import Evaluator
-    from .schemas import BenchmarkReport, ModelRanking, ScoreRecord
+    from ..evaluators.base import Evaluator
+    from ..schemas import BenchmarkReport, ModelRanking, ScoreRecord
 
 
 def pytest_summarybench_record_score(record: ScoreRecord, config: pytest.Config) -> None:

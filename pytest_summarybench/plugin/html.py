@@ -13,12 +13,12 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..recorder import carried
+from .recorder import carried
 
 if TYPE_CHECKING:
     import pytest
 
-    from ..session import SummaryBenchState
+    from .state import SummaryBenchState
 
 #: Characters of a summary shown in the cell; more of it is in the cell's title.
 SUMMARY_CHARS = 300

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from .vocabulary import FAMILIES, PROVIDERS
-from .vocabulary import parse_families as _families
+from ..core.vocabulary import FAMILIES, PROVIDERS
+from ..core.vocabulary import parse_families as _families
 
 CONFIG_FILE = "summarybench.yaml"
 

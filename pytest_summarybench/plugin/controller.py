@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from ..engine.warmup import WarmUp
 from . import options
 from .recorder import carried
-from .session import (
+from .state import (
     NO_ITEMS_ID,
     STOP_PREFIX,
     TOKEN_KEY,
@@ -27,16 +28,15 @@ from .session import (
     failure,
     selected_items,
 )
-from .warmup import WarmUp
 
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
-    from .context import RunContext
-    from .evaluators import Evaluator, MatrixItem
-    from .schemas import ScoreRecord
-    from .schemas.report import RunSelection
-    from .store import RecordRow
+    from ..context import RunContext
+    from ..evaluators import Evaluator, MatrixItem
+    from ..schemas import ScoreRecord
+    from ..schemas.report import RunSelection
+    from ..store import RecordRow
 
 #: The controller writes records to the store every SAVE_BATCH tests or SAVE_EVERY_S
 #: seconds, whichever comes first (see ``Controller.flush_records``).
@@ -61,7 +61,7 @@ def say(tr: TerminalReporter | None, line: str, **markup: bool) -> None:
     """Write one line of ours to the terminal: every line the plugin prints goes through
     here, redacted and with control characters made inert (errors quote providers)."""
     if tr is not None:
-        from .llm.redaction import scrub
+        from ..llm.redaction import scrub
 
         tr.write_line(scrub(line, one_line=True), **markup)
 
@@ -141,7 +141,7 @@ class Controller:
                 output_dir = self.state.settings.output_dir
             except pytest.UsageError:
                 return self._retired  # no configuration, hence no output directory
-            from .report.files import retire_reports
+            from ..report.files import retire_reports
 
             try:
                 self._retired = retire_reports(output_dir)
@@ -192,7 +192,7 @@ class Controller:
     def records(self) -> list[ScoreRecord]:
         """Every record of the session, in arrival order (after the hooks saw them)."""
         if self._records is None:
-            from .schemas import ScoreRecord
+            from ..schemas import ScoreRecord
 
             self._records = [ScoreRecord.model_validate_json(text) for text in self._arrived]
         return self._records
@@ -206,8 +206,8 @@ class Controller:
             # benchmark is collected, so other benchmarks run anywhere).
             settings = self.state.settings
             if config.getoption("sb_codebase") or options.config_path(config) is not None:
-                from .pipeline import check_codebase
-                from .settings import SettingsError
+                from ..engine.pipeline import check_codebase
+                from ..settings import SettingsError
 
                 try:
                     check_codebase(settings)
@@ -246,9 +246,9 @@ class Controller:
             return
         self.prepared = True
         self.benchmark_ran = True
-        from .dependency_warnings import quiet
+        from ..core.dependency_warnings import quiet
+        from ..store import StoreError
         from .selection import session_selection
-        from .store import StoreError
 
         try:
             self.selection = session_selection(config, self.state.session_run_id,
@@ -264,8 +264,8 @@ class Controller:
         wait for every call."""
         import dataclasses
 
-        from .generate.report import GenerationReport, ModelStats
-        from .plan import plan_calls, start_calls
+        from ..engine.plan import plan_calls, start_calls
+        from ..generate.report import GenerationReport, ModelStats
 
         config = self.state.config
         settings = self.state.settings
@@ -278,7 +278,7 @@ class Controller:
             plan = dataclasses.replace(plan, items=[], evaluators={})
         tr = config.pluginmanager.get_plugin("terminalreporter")
         if config.getoption("sb_dry_run"):
-            from .estimate import estimate_plan, format_estimate
+            from ..engine.estimate import estimate_plan, format_estimate
 
             for line in format_estimate(estimate_plan(plan)):
                 say(tr, line)
@@ -334,7 +334,7 @@ class Controller:
                      tr: TerminalReporter | None) -> None:
         """``evaluator.prepare`` once its run-wide calls are answered; a failure is one line
         (its items then fail with their own reasons) and the other evaluators go on."""
-        from .store import StoreError
+        from ..store import StoreError
 
         run.prepared[name].wait()
         try:
@@ -354,8 +354,8 @@ class Controller:
             if report.nodeid.endswith(f"[{NO_ITEMS_ID}]"):
                 self.benchmark_ran = True  # collected, with nothing to score
             return
-        from .schemas import ScoreRecord
-        from .store import record_row
+        from ..schemas import ScoreRecord
+        from ..store import record_row
 
         validate = ScoreRecord.model_validate_json
         records = [validate(r) for r in raw]
@@ -370,7 +370,7 @@ class Controller:
             self._unsaved.append((report.nodeid, summary_rows))
             now = time.monotonic()
             if len(self._unsaved) >= SAVE_BATCH or now - self._saved_at >= SAVE_EVERY_S:
-                from .store import StoreError
+                from ..store import StoreError
 
                 try:
                     self.flush_records()
@@ -398,7 +398,7 @@ class Controller:
         # pytest's last garbage collections walk every object still alive.
         self._arrived, self._records, self._unsaved = [], None, []
         if self.state.store_opened:
-            from .store import StoreError
+            from ..store import StoreError
 
             try:
                 self.state.store.end_session(self.state.token)
@@ -420,7 +420,7 @@ class XdistControllerHooks:
         controller = self.state.config.pluginmanager.get_plugin("summarybench-controller")
         if controller is None or controller.prepared or not ids:
             return
-        from .store import StoreError
+        from ..store import StoreError
 
         store = self.state.store
         try:

@@ -16,28 +16,28 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from . import options
-from .dependency_warnings import MARKS as DEPENDENCY_MARKS
-from .evaluators import (
+from ..core.dependency_warnings import MARKS as DEPENDENCY_MARKS
+from ..core.input_files import InputFileError
+from ..core.vocabulary import FAMILIES, LADDER_PREFIX, VALIDATE
+from ..evaluators import (
     BUILTIN_EVALUATORS,
     EvaluationError,
     Evaluator,
     MatrixItem,
     load_builtin,
 )
-from .input_files import InputFileError
-from .vocabulary import FAMILIES, LADDER_PREFIX, VALIDATE
+from . import options
 
 # pydantic-based modules (schemas, settings, store, context) are imported where used, so
 # that registering this module in pytest_configure stays cheap (``pytest --help``).
 if TYPE_CHECKING:
 
-    from .aggregate import Scoring
-    from .context import RunContext
-    from .progress import Progress
-    from .schemas import ScoreRecord
-    from .settings import Settings
-    from .store import Store
+    from ..aggregate import Scoring
+    from ..context import RunContext
+    from ..core.progress import Progress
+    from ..schemas import ScoreRecord
+    from ..settings import Settings
+    from ..store import Store
 
 #: The session token the controller hands its xdist workers (``workerinput``).
 TOKEN_KEY = "summarybench_token"
@@ -103,7 +103,7 @@ class BoundItem:
         except Exception as exc:
             from pydantic import ValidationError
 
-            from .store import StoreError
+            from ..store import StoreError
 
             if isinstance(exc, StoreError):
                 # Every other test would fail the same way: stop with the one line.
@@ -130,7 +130,7 @@ class BoundItem:
         self._record(rec)
 
     def _fail(self, reason: str) -> None:
-        from .schemas import ScoreRecord
+        from ..schemas import ScoreRecord
 
         self._emit(ScoreRecord.failed(unit_id=self.item.unit_id, model_id=self.item.model_id,
                                       evaluator=self.item.evaluator, reason=reason))
@@ -166,7 +166,7 @@ class SummaryBenchState:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
-            from .settings import SettingsError, load_settings
+            from ..settings import SettingsError, load_settings
 
             path = options.config_path(self.config)
             try:
@@ -174,7 +174,7 @@ class SummaryBenchState:
                                                base_dir=self.config.rootpath)
             except SettingsError as exc:
                 raise pytest.UsageError(str(exc)) from None
-            from .validity.wiring import costs_no_calls, with_ladder
+            from ..validity.wiring import costs_no_calls, with_ladder
 
             if options.validating(self.config):
                 self.ladder = "asked"
@@ -187,7 +187,7 @@ class SummaryBenchState:
     @property
     def store(self) -> Store:
         if self._store is None:
-            from .store import Store
+            from ..store import Store
 
             # The controller checks the file when it first opens it: a damaged store stops
             # the session before anything reads half of it.
@@ -201,8 +201,8 @@ class SummaryBenchState:
 
     def context(self) -> RunContext:
         if self._ctx is None:
-            from .pipeline import ensure_units
-            from .settings import SettingsError
+            from ..engine.pipeline import ensure_units
+            from ..settings import SettingsError
 
             try:
                 ctx = ensure_units(self.settings, self.store, self.progress())
@@ -252,8 +252,8 @@ class SummaryBenchState:
     def _scoring(self, hooked: list[Evaluator]) -> Scoring:
         """The run's scoring: the built-in evaluators' components and those of the hooks'
         evaluators, under the configured weights (a bad declaration stops the run)."""
-        from .aggregate.scoring import ScoringError, scoring_from_config
-        from .evaluators import builtin_class
+        from ..aggregate.scoring import ScoringError, scoring_from_config
+        from ..evaluators import builtin_class
 
         classes: list[Any] = [builtin_class(n) for n in BUILTIN_EVALUATORS]
         try:
@@ -276,8 +276,8 @@ class SummaryBenchState:
                     else name
                 self.skipped_families[key] = f"{name}: {failure(exc)}"
         if self.ladder is not None:
-            from .evaluators.base import makes_calls
-            from .validity.wiring import documented_ids, keep_item
+            from ..evaluators.base import makes_calls
+            from ..validity.wiring import documented_ids, keep_item
 
             documented = documented_ids(ctx.units)
             # The default ladder makes no model call: an evaluator that asks for calls per
@@ -301,7 +301,7 @@ class SummaryBenchState:
         """Where the run's long phases show their progress: stderr, around pytest's output
         capture (one per session, shared by extraction, embedding and model calls)."""
         if self._progress is None:
-            from .progress import Progress
+            from ..core.progress import Progress
 
             self._progress = Progress.for_pytest(self.config)
         return self._progress
@@ -322,7 +322,7 @@ class SummaryBenchState:
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "sb_case" not in metafunc.fixturenames:
             return
-        from .store import StoreError
+        from ..store import StoreError
 
         try:
             items = self.matrix()
@@ -363,8 +363,8 @@ class SummaryBenchState:
         or, in an xdist controller (which collects nothing), those its workers told it."""
         if self._deselected or not self.config.pluginmanager.hasplugin("xdist"):
             return self._deselected
+        from ..store import StoreError
         from .selection import narrowing_options
-        from .store import StoreError
 
         try:
             if not narrowing_options(self.config) or not self.settings.store_path.is_file():
@@ -391,7 +391,7 @@ class SummaryBenchState:
 def _raise_if_fatal(evaluator: str, exc: Exception) -> None:
     """Re-raise what must stop the run rather than skip an evaluator: a usage error, a bad
     input file (queries, tasks: README), a store failure."""
-    from .store import StoreError
+    from ..store import StoreError
 
     if isinstance(exc, (pytest.UsageError, StoreError)):
         raise exc
@@ -401,7 +401,7 @@ def _raise_if_fatal(evaluator: str, exc: Exception) -> None:
 
 def failure(exc: BaseException) -> str:
     """One line naming the exception, without key material or control characters."""
-    from .llm.redaction import scrub
+    from ..llm.redaction import scrub
 
     first = (str(exc).strip().splitlines() or [""])[0]
     return scrub(f"{type(exc).__name__}: {first}", max_chars=1000, one_line=True)
