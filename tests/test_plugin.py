@@ -254,7 +254,7 @@ def test_loads_with_autoload_disabled_and_stays_cheap(tmp_path: Path) -> None:
     assert "--sb-model=PROVIDER/MODEL" in out.stdout
     # What pytest_configure registers: the state and the controller's hooks.
     probe = ("import sys, pytest_summarybench.plugin, pytest_summarybench.plugin.state, "
-             "pytest_summarybench.plugin.controller, pytest_summarybench.plugin.session_end; "
+             "pytest_summarybench.plugin.controller; "
              "print(sorted(m for m in ('pydantic', 'litellm', 'chromadb', 'tree_sitter', "
              "'numpy', 'scipy', 'yaml') if m in sys.modules))")
     mods = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,

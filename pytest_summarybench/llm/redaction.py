@@ -222,3 +222,9 @@ def scrub_data(value: Any, *, max_chars: int | None = None) -> Any:
         return v
 
     return walk(value)
+
+
+def failure(exc: BaseException) -> str:
+    """One line naming the exception, without key material or control characters."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return scrub(f"{type(exc).__name__}: {first}", max_chars=1000, one_line=True)

@@ -1,8 +1,8 @@
 """pytest entry point: options, hook specs, fixtures and wiring.
 
 Kept cheap to import (pytest and the standard library only): the pipeline, pydantic,
-litellm, chromadb and tree-sitter are imported by ``session.py``, ``controller.py``,
-``session_end.py`` and below, when a run actually uses the benchmark.
+litellm, chromadb and tree-sitter are imported by ``state.py``, ``controller.py``,
+``engine/`` and below, when a run actually uses the benchmark.
 """
 
 from __future__ import annotations
@@ -138,9 +138,9 @@ def pytest_configure(config: pytest.Config) -> None:
     state = SummaryBenchState(config)
     config.pluginmanager.register(state, STATE_NAME)
     if not hasattr(config, "workerinput"):
-        from .session_end import ControllerHooks
+        from .controller import CONTROLLER_NAME, Controller
 
-        config.pluginmanager.register(ControllerHooks(state), "summarybench-controller")
+        config.pluginmanager.register(Controller(state), CONTROLLER_NAME)
         if config.pluginmanager.hasplugin("xdist"):
             from .controller import XdistControllerHooks
 

@@ -1,8 +1,18 @@
-"""The controller's hooks from session start to the last test: the dry run, preparing the
-run once (generation, then each evaluator's ``prepare``) for what collection selected, and
-the records that arrive on test reports, saved in batches. ``session_end.py`` adds the
-report at the end; ``XdistControllerHooks`` is registered only when xdist is present, so
-the plugin also loads with ``-p no:xdist``.
+"""The controller: the one process that prepares the run and ends it (the only process
+without xdist; xdist's controller with it).
+
+From collection to the last test it makes the selected items' model calls and builds the
+evaluators' artefacts (``engine.prepare``), and it saves the records that arrive on the
+test reports in batches; at the end it hands them to ``engine.finish`` and prints the
+outcome. ``XdistControllerHooks`` is registered only when xdist is present, so the plugin
+also loads with ``-p no:xdist``.
+
+It fails closed: a store or output directory that cannot be used, or an input file that
+is malformed, stops the session with one ``ERROR:`` line and exit code 4 (``stop``); a
+configured gate never passes on a session that scored nothing or stopped early; and the
+previous reports are moved aside as soon as a complete session starts evaluating, so that
+the output directory's ``results.json`` is always that of the last complete session that
+finished (a partial session writes to ``runs/<id>/`` alone: ``report/runs.py``).
 
 Registered in ``pytest_configure``: pydantic-based modules are imported where used.
 """
@@ -11,11 +21,11 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from ..engine.finish import OutputReports
 from ..engine.warmup import WarmUp
 from . import options
 from .recorder import carried
@@ -25,36 +35,26 @@ from .state import (
     TOKEN_KEY,
     SummaryBenchState,
     case_of,
-    failure,
     selected_items,
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from _pytest.terminal import TerminalReporter
 
-    from ..context import RunContext
-    from ..evaluators import Evaluator, MatrixItem
+    from ..engine.finish import RunOutcome
+    from ..evaluators import MatrixItem
     from ..schemas import ScoreRecord
     from ..schemas.report import RunSelection
     from ..store import RecordRow
 
+#: The registered name of the controller's hooks.
+CONTROLLER_NAME = "summarybench-controller"
 #: The controller writes records to the store every SAVE_BATCH tests or SAVE_EVERY_S
 #: seconds, whichever comes first (see ``Controller.flush_records``).
 SAVE_BATCH = 500
 SAVE_EVERY_S = 2.0
-
-
-def calls_lines(scheduler: Any) -> list[str]:
-    """One line per phase of model calls other than generation (which has its own)."""
-    lines = []
-    for phase, t in sorted(scheduler.totals().items()):
-        if phase == "generation":
-            continue
-        cost = "unknown" if t.cost_unknown else f"${t.cost:.4f}"
-        lines.append(f"summarybench {phase}: {t.calls} calls, {t.cached} from cache, "
-                     f"{t.failed} failed" + (f", {t.skipped} over the cost cap"
-                                             if t.skipped else "") + f", cost {cost}")
-    return lines
 
 
 def say(tr: TerminalReporter | None, line: str, **markup: bool) -> None:
@@ -66,18 +66,9 @@ def say(tr: TerminalReporter | None, line: str, **markup: bool) -> None:
         tr.write_line(scrub(line, one_line=True), **markup)
 
 
-
 class Controller:
-    """Controller-only, until the tests end: prepare once, collect the records.
-
-    It fails closed: a store or output directory that cannot be used, or an input file
-    that is malformed, stops the session with one ``ERROR:`` line and exit code 4
-    (``stop``); a configured gate never passes on a session that scored nothing or stopped
-    early; and the previous reports are moved aside (``retire_reports``) as soon as a
-    complete session starts evaluating, so that the output directory's ``results.json``
-    is always that of the last complete session that finished (a partial session writes
-    to ``runs/<id>/`` alone: ``report/runs.py``).
-    """
+    """The controller's hooks, from session start to the terminal summary (see the
+    module docstring)."""
 
     def __init__(self, state: SummaryBenchState) -> None:
         self.state = state
@@ -101,18 +92,21 @@ class Controller:
         """The code-summary benchmark was collected (items selected, or an empty matrix)."""
         self.notes: list[str] = []
         """Lines for the terminal summary when there is no report to show."""
-        self._retired: dict[Path, Path] | None = None
+        self.reports = OutputReports(self._output_dir, self.replaces_latest, self.notes)
+        """The output directory's own reports (moved aside, put back)."""
         self.warm_up = WarmUp()
-        """Evaluators' work on the code alone, started at collection (``warmup.py``)."""
+        """Evaluators' work on the code alone, started at collection (``engine/warmup.py``)."""
         self.selection: RunSelection | None = None
         """What this session selected of the run's matrix, once collection chose."""
+        self.outcome: RunOutcome | None = None
+        """The end of the run (``engine.finish``), once the session finished."""
 
     # -- failing closed ----------------------------------------------------------------
     def stop(self, message: str) -> NoReturn:
         """Stop the session now: one ``ERROR: summarybench: ...`` line on stderr and exit
         code 4 (pytest's usage error), the previous reports moved aside."""
         self.fatal = message = " ".join(message.split())  # one line, whatever it quotes
-        self.retire_reports()
+        self.reports.retire()
         raise pytest.UsageError(f"summarybench: {message}")
 
     def replaces_latest(self) -> bool:
@@ -129,26 +123,11 @@ class Controller:
 
         return not narrowing_options(config)
 
-    def retire_reports(self) -> dict[Path, Path]:
-        """Move the previous session's reports aside, once per session and only when this
-        session replaces them (``replaces_latest``; see ``report.files.retire_reports``);
-        where each went."""
-        if self._retired is None:
-            if not self.replaces_latest():
-                return {}
-            self._retired = {}
-            try:
-                output_dir = self.state.settings.output_dir
-            except pytest.UsageError:
-                return self._retired  # no configuration, hence no output directory
-            from ..report.files import retire_reports
-
-            try:
-                self._retired = retire_reports(output_dir)
-            except OSError as exc:
-                self.notes.append(f"summarybench: the previous reports in {output_dir} could "
-                                  f"not be moved aside ({exc.strerror or exc})")
-        return self._retired
+    def _output_dir(self) -> Path | None:
+        try:
+            return self.state.settings.output_dir
+        except pytest.UsageError:
+            return None
 
     def _check_output_dir(self) -> None:
         """Stop now, not after the run, when the output directory cannot be written."""
@@ -188,15 +167,7 @@ class Controller:
             if text.startswith(STOP_PREFIX):
                 self.stop(text[len(STOP_PREFIX):].strip())
 
-    @property
-    def records(self) -> list[ScoreRecord]:
-        """Every record of the session, in arrival order (after the hooks saw them)."""
-        if self._records is None:
-            from ..schemas import ScoreRecord
-
-            self._records = [ScoreRecord.model_validate_json(text) for text in self._arrived]
-        return self._records
-
+    # -- from session start to the first test ----------------------------------------------
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         config = self.state.config
@@ -235,7 +206,8 @@ class Controller:
                 self.warm_up.join()
 
     def prepare(self, selected: list[MatrixItem]) -> None:
-        """Make the model calls of the selected items and build evaluator artefacts.
+        """Make the model calls of the selected items and build evaluator artefacts
+        (``engine.prepare``).
 
         Nothing is called for ``--collect-only`` (listing tests must not spend money);
         ``--sb-generate-only`` stops the session once summaries exist. A store that fails
@@ -247,107 +219,36 @@ class Controller:
         self.prepared = True
         self.benchmark_ran = True
         from ..core.dependency_warnings import quiet
+        from ..engine.prepare import prepare_run, selected_models
         from ..store import StoreError
         from .selection import session_selection
+
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+
+        def before_evaluation() -> None:
+            # Evaluation starts: an earlier session's reports must not pass for this one's.
+            self._check_output_dir()
+            self.reports.retire()
 
         try:
             self.selection = session_selection(config, self.state.session_run_id,
                                                self.state.matrix(), selected)
             with quiet():
-                self._prepare(selected)
+                prepared = prepare_run(
+                    self.state.context().restricted(selected_models(selected)),
+                    self.state.evaluators(), selected, warm_up=self.warm_up,
+                    say=lambda line, **markup: say(tr, line, **markup),
+                    dry_run=config.getoption("sb_dry_run"),
+                    generate_only=config.getoption("sb_generate_only"),
+                    before_evaluation=before_evaluation, bind=self.state.bind)
         except StoreError as exc:
             self.stop(str(exc))
+        self.dry_run_done = prepared.dry_run
+        self.generation_summary = prepared.lines
+        if prepared.finished_early is not None:
+            self.finish_early(*prepared.finished_early)
 
-    def _prepare(self, selected: list[MatrixItem]) -> None:
-        """Start the calls of the plan (``plan.py``); as soon as the summaries exist, build
-        each evaluator's artefacts (embeddings, indexes) while the judges' calls go on; then
-        wait for every call."""
-        import dataclasses
-
-        from ..engine.plan import plan_calls, start_calls
-        from ..generate.report import GenerationReport, ModelStats
-
-        config = self.state.config
-        settings = self.state.settings
-        ctx = self.state.context().restricted(
-            {m for it in selected for m in it.model_id.split("~")})
-        active = self.state.evaluators()
-        plan = plan_calls(ctx, active, selected)
-        generate_only = config.getoption("sb_generate_only")
-        if generate_only:
-            plan = dataclasses.replace(plan, items=[], evaluators={})
-        tr = config.pluginmanager.get_plugin("terminalreporter")
-        if config.getoption("sb_dry_run"):
-            from ..engine.estimate import estimate_plan, format_estimate
-
-            for line in format_estimate(estimate_plan(plan)):
-                say(tr, line)
-            self.dry_run_done = True
-            self.finish_early("summarybench dry run: no model was called", 0)
-            return
-        report = GenerationReport(models={m.id: ModelStats(m.id) for m in ctx.models},
-                                  max_cost_usd=settings.evaluation.max_cost_usd)
-        run = start_calls(plan, report, progress=self.state.progress())
-        if generate_only:
-            run.join()
-            report.elapsed_s = run.elapsed_s
-            self.generation_summary = report.lines()
-            for line in self.generation_summary:
-                say(tr, line)
-            self.finish_early("summarybench: summaries generated (--sb-generate-only); "
-                              "`summarybench evaluate` (or a run without the flag) scores "
-                              "them", 1 if report.errors else 0)
-            return
-        try:
-            # Evaluation starts: an earlier session's reports must not pass for this one's.
-            self._check_output_dir()
-            self.retire_reports()
-            # Artefacts built from the code alone first, while the summaries are written
-            # and judged; those that read the summaries once they all exist.
-            early = [n for n in sorted(plan.evaluators)
-                     if not getattr(active[n], "prepare_reads_summaries", True)]
-            self.warm_up.join()  # no prepare computes what a warm-up still computes
-            for name in early:
-                self._prepare_one(name, active[name], ctx, run, tr)
-            run.summaries_ready.wait()
-            ctx = ctx.refreshed()
-            self.state.bind(ctx)
-            for name in sorted(set(plan.evaluators) - set(early)):
-                self._prepare_one(name, active[name], ctx, run, tr)
-                # A prepare may have written to the store (queries): the next ones and the
-                # tests read it through a fresh context.
-                ctx = ctx.refreshed()
-                self.state.bind(ctx)
-        except BaseException:
-            # Ctrl-C while waiting here, or the session stopping: no call is waited for
-            # (``CallRun.stop``); the answers already received are cached.
-            run.stop()
-            raise
-        run.join()
-        report.elapsed_s = run.elapsed_s
-        self.generation_summary = [*report.lines(), *calls_lines(run.scheduler),
-                                   *self.generation_summary]
-        ctx = ctx.refreshed()
-        self.state.bind(ctx)
-
-    def _prepare_one(self, name: str, evaluator: Evaluator, ctx: RunContext, run: Any,
-                     tr: TerminalReporter | None) -> None:
-        """``evaluator.prepare`` once its run-wide calls are answered; a failure is one line
-        (its items then fail with their own reasons) and the other evaluators go on."""
-        from ..store import StoreError
-
-        run.prepared[name].wait()
-        try:
-            evaluator.prepare(ctx)
-        except StoreError:
-            raise
-        except Exception as exc:
-            line = f"summarybench: {name} could not prepare: {failure(exc)}"
-            self.generation_summary.append(line)
-            say(tr, line, red=True)
-        finally:
-            run.built(name)
-
+    # -- while the tests run -----------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         raw = carried(report)
         if not raw:
@@ -390,6 +291,176 @@ class Controller:
             batch, self._unsaved = self._unsaved, []
             self.state.store.save_record_rows(self.state.context().run_id, batch)
 
+    @property
+    def records(self) -> list[ScoreRecord]:
+        """Every record of the session, in arrival order (after the hooks saw them)."""
+        if self._records is None:
+            from ..schemas import ScoreRecord
+
+            self._records = [ScoreRecord.model_validate_json(text) for text in self._arrived]
+        return self._records
+
+    # -- the end -----------------------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.finished_early is not None and self.fatal is None:
+            # Nothing was evaluated: the previous reports still stand, no gate applies.
+            message, code = self.finished_early
+            self.notes.append(message)
+            if exitstatus == 0:
+                session.exitstatus = code
+            return
+        if self.fatal is not None or exitstatus == pytest.ExitCode.USAGE_ERROR:
+            # Stopped with its one line (here, or a usage error of pytest's or a plugin's):
+            # nothing of this session may be written as if it had run.
+            if self.benchmark_ran or self.fatal is not None:
+                self.reports.retire()
+            return
+        from ..store import StoreError
+
+        try:
+            self._finish(session, exitstatus)
+        except StoreError as exc:
+            self._end_with(session, str(exc))
+
+    def _end_with(self, session: pytest.Session, message: str) -> None:
+        """A failure at session end: no report, the one line in the terminal summary, exit
+        code 4 (raising from ``pytest_sessionfinish`` would lose pytest's own summary)."""
+        self.fatal = message = " ".join(message.split())
+        if self.outcome is not None:
+            self.outcome.report = None
+        self.reports.retire()
+        self.notes.append(f"ERROR: summarybench: {message}")
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
+        from ..engine.finish import SessionRecords, finish_run, nothing_scored
+
+        self.flush_records()
+        # In node id order, whatever order xdist delivered them in: every sum is then the
+        # same as in a plain run and in a report rebuilt from the store.
+        summary = sorted((r for r in self.records if r.benchmark == "summary"),
+                         key=lambda r: (r.nodeid, r.unit_id, r.model_id, r.evaluator))
+        if not summary and not self.benchmark_ran:
+            # Not a code-summary session (another benchmark, plain tests), or one whose
+            # -k/-m left no benchmark item: say why nothing ran.
+            why = self._nothing_selected()
+            if why:
+                self.notes.append(why)
+            return
+        if not summary and self.dry_run_done:
+            return  # a dry run calls and scores nothing by design
+        from ..schemas.report import RunSelection
+
+        ended = SessionRecords(
+            records=summary, evaluators=self.state.evaluators(), scoring=self.state.scoring,
+            skipped_families=self._skipped_families(summary),
+            selection=self.selection or RunSelection(
+                id=self.state.session_run_id, complete=False,
+                reasons=["the selection is not known"]),
+            started_at=self.started_at, stopped=_stopped_early(session, exitstatus))
+        if not summary:
+            self.reports.retire()
+            outcome = nothing_scored(ended, self.state.settings.gate)
+        else:
+            outcome = finish_run(self.state.context(), ended, self.reports, self._ranking_hook,
+                                 notes=self.notes)
+        self.notes[:] = [*self.notes, *(n for n in outcome.notes if n not in self.notes)]
+        outcome.notes = self.notes
+        self.outcome = outcome
+        if outcome.error is not None:
+            self._end_with(session, outcome.error)
+            return
+        if outcome.gate_failures and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _ranking_hook(self, report: Any) -> list[str]:
+        """The gate messages of every ``pytest_summarybench_ranking`` implementation."""
+        results = self.state.config.hook.pytest_summarybench_ranking(
+            rankings=report.rankings, report=report, config=self.state.config)
+        return [msg for msgs in results if msgs for msg in msgs]
+
+    def _skipped_families(self, summary: list[ScoreRecord]) -> dict[str, str]:
+        """Why each family that recorded nothing did not run: the evaluators' reasons, and
+        for a family whose every item ``-k``/``-m`` left out, that it was deselected."""
+        skipped = dict(self.state.skipped_families)
+        evaluators = self.state.evaluators()
+        ran = {evaluators[r.evaluator].family for r in summary if r.evaluator in evaluators}
+        left_out = self.selection.deselected_by_family if self.selection else {}
+        for family, n in sorted(left_out.items()):
+            if n and family not in ran and family not in skipped:
+                skipped[family] = (f"deselected: -k/-m left out its {n:,} item"
+                                   f"{'s' if n != 1 else ''} in this session")
+        return skipped
+
+    def _nothing_selected(self) -> str:
+        """Why no benchmark item was selected when some were collected ("" otherwise)."""
+        from .selection import nothing_selected
+
+        left_out = self.state.deselected_items()
+        if not left_out:
+            return ""
+        return nothing_selected(self.state.config, left_out, self.state.skipped_families)
+
+    def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
+        records = sorted(self.records, key=lambda r: (r.nodeid, r.benchmark))
+        self.state.config.hook.pytest_summarybench_terminal_summary(
+            terminalreporter=terminalreporter, records=records, config=self.state.config)
+
+    def pytest_summarybench_terminal_summary(self, terminalreporter: TerminalReporter,
+                                             records: list[ScoreRecord],
+                                             config: pytest.Config) -> None:
+        tr = terminalreporter
+        outcome = self.outcome
+        report = outcome.report if outcome is not None else None
+        gate_failures = outcome.gate_failures if outcome is not None else []
+        if report is None:
+            if self.notes or gate_failures:
+                tr.write_sep("=", "summarybench")
+                for line in self.notes:
+                    say(tr, line, red=line.startswith("ERROR"))
+                for msg in gate_failures:
+                    say(tr, f"GATE FAILED: {msg}", red=True)
+            return
+        assert outcome is not None
+        from ..engine.finish import dead_endpoint_lines
+        from ..report import terminal_lines
+
+        tr.write_sep("=", "summarybench ranking")
+        run = report.metadata.run
+        if run is not None and not run.complete:
+            say(tr, f"PARTIAL RUN {run.id}: {run.describe()}", yellow=True)
+        for line in self.generation_summary:
+            say(tr, line)
+        for line in dead_endpoint_lines():
+            say(tr, line, red=True)
+        for line in terminal_lines(report):
+            say(tr, line)
+        if report.validity is not None:
+            from ..report.terminal import validity_lines
+
+            for line in validity_lines(report.validity):
+                say(tr, line, red=line.startswith("DISTRUST"))
+        for line in self.notes:
+            say(tr, line)
+        for msg in gate_failures:
+            say(tr, f"GATE FAILED: {msg}", red=True)
+        results_path = outcome.results_path
+        say(tr, f"results: {results_path}")
+        for fmt, path in outcome.report_paths.items():
+            if fmt != "json":
+                say(tr, f"{fmt} report: {path}")
+        if run is not None:
+            assert results_path is not None
+            kept = results_path.parent
+            if run.complete:
+                kept = kept / "runs" / run.id
+            say(tr, f"run {run.id} ({'complete' if run.complete else 'partial'}) is kept in "
+                    f"the store and in {kept}"
+                    + ("" if run.complete else "; the output directory's own reports still "
+                                               "show the latest complete run")
+                    + "; `summarybench runs` lists the runs")
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.warm_up.stop.set()  # a session that ended early: its store closes next
@@ -407,6 +478,17 @@ class Controller:
         self.state.release()
 
 
+def _stopped_early(session: pytest.Session, exitstatus: int) -> str:
+    """Why the session did not run every selected test ("" when it did): ``-x`` or
+    ``--maxfail``, an interruption, an xdist worker that stopped."""
+    reason = session.shouldfail or session.shouldstop
+    if reason:
+        return str(reason)
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        return "interrupted"
+    return ""
+
+
 class XdistControllerHooks:
     """Controller hooks that exist only with pytest-xdist."""
 
@@ -417,7 +499,7 @@ class XdistControllerHooks:
         node.workerinput[TOKEN_KEY] = self.state.token
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        controller = self.state.config.pluginmanager.get_plugin("summarybench-controller")
+        controller = self.state.config.pluginmanager.get_plugin(CONTROLLER_NAME)
         if controller is None or controller.prepared or not ids:
             return
         from ..store import StoreError

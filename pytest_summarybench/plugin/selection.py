@@ -54,7 +54,7 @@ def session_selection(config: pytest.Config, run_id: str, matrix: Iterable[Matri
                       selected: Iterable[MatrixItem]) -> RunSelection:
     """The session's ``RunSelection`` as collection chose it: complete when ``selected``
     holds every item of ``matrix`` (the session's end may still make it partial:
-    ``session_end``)."""
+    ``engine.finish``)."""
     from ..schemas.report import RunSelection
 
     chosen = {it.test_id for it in selected}

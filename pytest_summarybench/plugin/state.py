@@ -3,8 +3,7 @@
 ``SummaryBenchState`` lives in the controller and in each xdist worker: it loads settings,
 reaches the run through the store, parametrizes the matrix and binds items to evaluators
 (``BoundItem``, what a benchmark test calls). The controller's own hooks are in
-``controller.py`` (from session start to the last test) and ``session_end.py`` (the
-report at the end).
+``controller.py``.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ if TYPE_CHECKING:
 TOKEN_KEY = "summarybench_token"
 #: How a collection error that must stop the whole session begins: whichever process
 #: collects (the controller, or an xdist worker whose report the controller receives), the
-#: controller turns it into one ``ERROR:`` line and exit code 4 (``ControllerHooks.stop``).
+#: controller turns it into one ``ERROR:`` line and exit code 4 (``Controller.stop``).
 STOP_PREFIX = "summarybench cannot run: "
 #: The id of the one test collected when the matrix is empty (skipped, with the reasons).
 NO_ITEMS_ID = "no-items"
@@ -231,6 +230,8 @@ class SummaryBenchState:
                     reason = ev.skip_reason(ctx)
                 except Exception as exc:
                     _raise_if_fatal(ev.name, exc)
+                    from ..llm.redaction import failure
+
                     reason = failure(exc)  # a broken evaluator must not stop the others
                 if reason is None:
                     active[ev.name] = ev
@@ -274,6 +275,8 @@ class SummaryBenchState:
                 del active[name]
                 key = ev.family if all(e.family != ev.family for e in active.values()) \
                     else name
+                from ..llm.redaction import failure
+
                 self.skipped_families[key] = f"{name}: {failure(exc)}"
         if self.ladder is not None:
             from ..evaluators.base import makes_calls
@@ -397,14 +400,6 @@ def _raise_if_fatal(evaluator: str, exc: Exception) -> None:
         raise exc
     if isinstance(exc, InputFileError):
         raise pytest.UsageError(f"{evaluator}: {exc}") from None
-
-
-def failure(exc: BaseException) -> str:
-    """One line naming the exception, without key material or control characters."""
-    from ..llm.redaction import scrub
-
-    first = (str(exc).strip().splitlines() or [""])[0]
-    return scrub(f"{type(exc).__name__}: {first}", max_chars=1000, one_line=True)
 
 
 def case_of(item: pytest.Item) -> BoundItem | None:

@@ -1,0 +1,235 @@
+"""The end of a run, without pytest: a session's records become its report, the CI gate
+is applied, the run is saved in the store and its reports are written.
+
+``finish_run`` returns one ``RunOutcome``; the pytest plugin prints it and sets the exit
+status from it, and unit tests read it directly. ``OutputReports`` keeps the output
+directory's own reports honest: they are moved aside when a complete session starts
+evaluating (an earlier session's ``results.json`` must never pass for this one's), and
+put back when the session turns out partial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..core.vocabulary import LADDER_PREFIX
+
+if TYPE_CHECKING:
+    from ..aggregate import Scoring
+    from ..context import RunContext
+    from ..evaluators import Evaluator
+    from ..schemas import BenchmarkReport, ScoreRecord
+    from ..schemas.report import RunSelection
+
+
+@dataclass
+class RunOutcome:
+    """What the end of a run produced, for whoever drives it to show."""
+
+    report: BenchmarkReport | None = None
+    """The run's report; None when nothing was scored or the reports could not be
+    written (``error`` then says why)."""
+    gate_failures: list[str] = field(default_factory=list)
+    """Why the configured gate or a ranking hook failed the run (empty: it passed)."""
+    notes: list[str] = field(default_factory=list)
+    """Lines to show after the ranking (or alone, without a report)."""
+    report_paths: dict[str, Path] = field(default_factory=dict)
+    """Format -> the file written (``json`` is results.json)."""
+    error: str | None = None
+    """A failure that ends the session as a usage error (exit code 4)."""
+
+    @property
+    def results_path(self) -> Path | None:
+        return self.report_paths.get("json")
+
+
+class OutputReports:
+    """The output directory's reports of the latest complete run (see the module
+    docstring): moved aside at most once per session, and only when ``replaces`` says the
+    session's reports are to become the directory's own."""
+
+    def __init__(self, output_dir: Callable[[], Path | None],
+                 replaces: Callable[[], bool], notes: list[str]) -> None:
+        self._output_dir = output_dir
+        self._replaces = replaces
+        self._notes = notes
+        self.retired: dict[Path, Path] | None = None
+        """Moved path -> where it went, once moved (None: not yet asked)."""
+
+    def retire(self) -> dict[Path, Path]:
+        """Move the previous reports aside (once); where each went."""
+        if self.retired is None:
+            if not self._replaces():
+                return {}
+            self.retired = {}
+            output_dir = self._output_dir()
+            if output_dir is None:
+                return self.retired  # no configuration, hence no output directory
+            from ..report.files import retire_reports
+
+            try:
+                self.retired = retire_reports(output_dir)
+            except OSError as exc:
+                self._notes.append(f"summarybench: the previous reports in {output_dir} "
+                                   f"could not be moved aside ({exc.strerror or exc})")
+        return self.retired
+
+    def restore(self) -> None:
+        """Put the reports moved aside back (the session turned out partial)."""
+        if not self.retired:
+            return
+        from ..report.files import restore_reports
+
+        try:
+            restore_reports(self.retired)
+        except OSError as exc:
+            output_dir = self._output_dir()
+            self._notes.append(f"summarybench: the previous reports could not be put back "
+                               f"from {output_dir} ({exc.strerror or exc})")
+
+
+@dataclass
+class SessionRecords:
+    """What a session hands to its end: the records and how it went."""
+
+    records: list[ScoreRecord]
+    """The code-summary benchmark's records, in node id order."""
+    evaluators: Mapping[str, Evaluator]
+    """The active evaluators, by name."""
+    scoring: Scoring | None
+    skipped_families: dict[str, str]
+    """Why each family that recorded nothing did not run."""
+    selection: RunSelection
+    """What the session selected of the run's matrix."""
+    started_at: datetime
+    stopped: str = ""
+    """Why the session did not run every selected test ("" when it did)."""
+
+
+def summarize_evaluators(ctx: RunContext, records: list[ScoreRecord],
+                         evaluators: Mapping[str, Evaluator], notes: list[str]
+                         ) -> dict[str, dict[str, Any]]:
+    """Each evaluator's own report section (``summarize``) over its records of the models
+    under test (the validity ladder is analysed on its own, into ``report.validity``); one
+    that fails says so in its section and in ``notes``, and costs nothing else."""
+    from ..llm.redaction import failure
+
+    details: dict[str, dict[str, Any]] = {}
+    for name, ev in sorted(evaluators.items()):
+        summarize = getattr(ev, "summarize", None)
+        if not callable(summarize):
+            continue
+        mine = [r for r in records if r.evaluator == name
+                and not r.model_id.startswith(LADDER_PREFIX)]
+        if not mine:
+            continue
+        try:
+            details[name] = summarize(mine, ctx)
+        except Exception as exc:  # noqa: BLE001 - one evaluator's section only
+            details[name] = {"error": f"summarize failed: {failure(exc)}"}
+            notes.append(f"summarybench: {name} could not summarize its records "
+                         f"({failure(exc)}); its report section says so instead")
+    return details
+
+
+def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
+               ranking_hook: Callable[[BenchmarkReport], list[str]],
+               notes: list[str] | None = None) -> RunOutcome:
+    """The report of a session that scored (``session.records`` is not empty), gated,
+    saved under its run id and written; see the module docstring.
+
+    :param ranking_hook: gate messages of the plugins' ranking hooks for the report.
+    """
+    from ..report import apply_gate, build_run_report, save_gate_outcome
+    from ..report.gate import gate_configured
+
+    settings = ctx.settings
+    outcome = RunOutcome(notes=notes if notes is not None else [])
+    records = session.records
+    details = summarize_evaluators(ctx, records, session.evaluators, outcome.notes)
+    report = build_run_report(ctx, records, session.skipped_families,
+                              started_at=session.started_at,
+                              finished_at=datetime.now(timezone.utc),
+                              evaluator_details=details, scoring=session.scoring, save=True)
+    # The configured gate first: it attaches the baseline comparison that ranking hooks
+    # may want to read. A baseline that was this directory's results.json is read where
+    # ``OutputReports.retire`` moved it.
+    failures = apply_gate(report, settings, ctx.store, moved=files.retire())
+    if session.stopped and gate_configured(settings.gate):
+        failures.append(f"the session stopped early ({session.stopped}); a gate judges only "
+                        "a session that ran to the end")
+    failures += ranking_hook(report)
+    report.gate_failures = list(failures)
+    save_gate_outcome(ctx.store, report)
+    outcome.gate_failures = failures
+    # Scored means a model under test scored: the ladder's built-in summaries score
+    # whatever the models' endpoints do (only a ladder-only session is judged by them).
+    models = [r for r in records if not r.model_id.startswith(LADDER_PREFIX)]
+    report.metadata.run = run_selection(session.selection, session.stopped,
+                                        scored=any(r.error is None for r in models or records))
+    from ..report import save_session_run, write_session_reports
+    from ..report.json_report import report_json
+
+    save_session_run(ctx.store, report, report_json(report))
+    try:
+        outcome.report_paths = write_session_reports(report, settings.output_dir,
+                                                     ["json", *settings.output.formats])
+    except OSError as exc:
+        outcome.error = (
+            f"cannot write the reports to {settings.output_dir} ({exc.strerror or exc}): "
+            "free space there or make it writable, or pass --sb-output DIR; the scores are "
+            f"in the store ({settings.store_path}), `summarybench report --run "
+            f"{report.metadata.run.id}` writes them")
+        return outcome
+    outcome.report = report
+    if not report.metadata.run.complete:
+        # Started as a complete run, stopped early: the reports moved aside at the start
+        # are still the latest complete run's.
+        files.restore()
+    return outcome
+
+
+def nothing_scored(session: SessionRecords, settings_gate: Any) -> RunOutcome:
+    """The end of a session that scored nothing: no report (the previous reports must not
+    pass for this session's), the reason, and a failed gate when one is configured."""
+    from ..report.gate import gate_configured
+
+    why = session.stopped or ("every selected item was skipped or failed before scoring; "
+                              "-rs shows the skip reasons")
+    outcome = RunOutcome(notes=[f"summarybench: no unit was scored ({why}); no results.json "
+                                "written"])
+    if gate_configured(settings_gate):
+        outcome.gate_failures = [f"no unit was scored in this session ({why}); a gate "
+                                 "passes only on a session that scored"]
+    return outcome
+
+
+def run_selection(selection: RunSelection, stopped: str, *, scored: bool) -> RunSelection:
+    """The session's run: the selection collection saw, made partial if the session
+    stopped early or scored nothing (every item ended in an error: a dead endpoint, say),
+    so that it never replaces the output directory's reports of a complete run that
+    did."""
+    more = ([f"stopped early: {stopped}"] if stopped else []) + (
+        [] if scored else ["nothing scored: every item ended in an error"])
+    if not more:
+        return selection
+    return selection.model_copy(update={"complete": False,
+                                        "reasons": [*selection.reasons, *more]})
+
+
+def dead_endpoint_lines() -> list[str]:
+    """One line per endpoint still refused at the end (its breaker open: the calls made
+    in this process, which are all of a session's, the controller making them): which
+    model, where, and why; the items it failed are counted per model and evaluator."""
+    from ..llm.breaker import open_breakers
+
+    lines = []
+    for (provider, name, where), cause in sorted(open_breakers().items(),
+                                                 key=lambda kv: str(kv[0])):
+        at = f" ({where})" if where and str(where) not in cause else ""
+        lines.append(f"dead endpoint: {provider}/{name}{at}: {cause}")
+    return lines
