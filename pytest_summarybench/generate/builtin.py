@@ -18,7 +18,7 @@ control, of the other sampled units); none sees anything a model under test woul
 
 The instrument-validity ladder (``validate/l1-docstring`` ... ``validate/l4-other`` and the
 A/A twin ``validate/l1-twin``) is also built in, under the names ``validate-*``; its texts
-are defined in ``pytest_summarybench/validity/ladder.py``.
+are defined in ``pytest_summarybench/generate/ladder.py``.
 """
 
 from __future__ import annotations
@@ -210,7 +210,7 @@ def summarize_builtin(name: str, units: Sequence[CodeUnit],
         return out
     if name.startswith("validate-"):
         # The ladder models of ``--sb-validate`` (levels of known quality, see validity/).
-        from ..validity.ladder import LADDER_NAMES, ladder_summaries
+        from .ladder import LADDER_NAMES, ladder_summaries
 
         if name in LADDER_NAMES:
             return ladder_summaries(name, units, methods, rng)

@@ -1,5 +1,5 @@
 """What every built-in summarizer shares: the offline ones of ``builtin.py`` and the
-validity ladder's (``validity/ladder.py``): the result they give, and how they read a
+validity ladder's (``generate/ladder.py``): the result they give, and how they read a
 unit's text (identifiers split into words, code without comments and string literals,
 the docstring without doc-comment markup), so that both read a unit alike.
 """

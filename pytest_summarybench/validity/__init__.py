@@ -13,7 +13,7 @@ section quotes for each family (``external.json``, measured by ``benchmarks/vali
 
 from __future__ import annotations
 
-from .ladder import (
+from ..generate.ladder import (
     LADDER_MODEL_IDS,
     LADDER_PREFIX,
     LEVEL_IDS,

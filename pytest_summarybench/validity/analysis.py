@@ -23,6 +23,7 @@ from ..aggregate.pairs import PairData, compare_pair, pair_seed
 from ..aggregate.scores import unit_breakdowns
 from ..aggregate.scoring import Scoring, builtin_scoring
 from ..core.vocabulary import LADDER_PREFIX
+from ..generate.ladder import LEVEL_IDS, TWIN, is_ladder_model
 from ..schemas import BenchmarkConfig, ScoreRecord
 from ..schemas.report import (
     ExternalValidity,
@@ -33,7 +34,6 @@ from ..schemas.report import (
 )
 from ..stats.significance import ALPHA, holm, paired_t_test
 from . import external
-from .ladder import LEVEL_IDS, TWIN, is_ladder_model
 
 #: Bootstrap reseeds of the A/A test.
 AA_RESEEDS = 20

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from .ladder import LADDER_MODEL_IDS, LADDER_NAMES, is_ladder_model, ladder_doc
+from ..generate.ladder import LADDER_MODEL_IDS, LADDER_NAMES, is_ladder_model, ladder_doc
 
 if TYPE_CHECKING:
     from ..aggregate import ReportInputs

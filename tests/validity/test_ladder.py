@@ -11,10 +11,7 @@ import pytest
 
 from pytest_summarybench.evaluators import MatrixItem
 from pytest_summarybench.generate.builtin import summarize_builtin
-from pytest_summarybench.schemas import CodeUnit, UnitMetadata
-from pytest_summarybench.settings import DEFAULT_MODELS, load_settings
-from pytest_summarybench.validity import LADDER_MODEL_IDS, LEVEL_IDS, TWIN, is_ladder_model
-from pytest_summarybench.validity.ladder import (
+from pytest_summarybench.generate.ladder import (
     GENERIC_WORDS,
     LADDER_NAMES,
     boilerplate_summary,
@@ -24,6 +21,9 @@ from pytest_summarybench.validity.ladder import (
     ladder_doc,
     ladder_summaries,
 )
+from pytest_summarybench.schemas import CodeUnit, UnitMetadata
+from pytest_summarybench.settings import DEFAULT_MODELS, load_settings
+from pytest_summarybench.validity import LADDER_MODEL_IDS, LEVEL_IDS, TWIN, is_ladder_model
 from pytest_summarybench.validity.wiring import documented_ids, keep_item, with_ladder
 
 

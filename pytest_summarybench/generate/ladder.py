@@ -26,7 +26,7 @@ from random import Random
 from typing import TYPE_CHECKING
 
 from ..core.vocabulary import LADDER_PREFIX
-from ..generate.builtin_base import BuiltinResult, clean_docstring, code_only, split_words
+from .builtin_base import BuiltinResult, clean_docstring, code_only, split_words
 
 if TYPE_CHECKING:
     from ..schemas import CodeUnit
