@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ..aggregate.recommend import language_name
 from ..schemas import BenchmarkReport
 from ..schemas.report import ModelComparison, SignificanceTest
-from .findings import Finding, key_findings
+from .findings import Finding, evidence_caveat, key_findings, unhealthy
 from .sections import Section, sections
 from .wording import COLUMNS_LEGEND, items_line, record_text, units_line
 
@@ -126,6 +126,10 @@ class View:
     recommendations: list[tuple[str, str]] = field(default_factory=list)
     """(title, text) of each recommendation."""
     agreement: list[AgreementRow] = field(default_factory=list)
+    unhealthy: bool = False
+    """The run failed its health check (``metadata.health`` lists why)."""
+    caveat: str = ""
+    """What the ranking rests on, when a reader must know it first (``findings``)."""
 
 
 def _groups(groups: dict, label: bool) -> list[GroupRow]:
@@ -202,5 +206,7 @@ def build_view(report: BenchmarkReport) -> View:
         weaknesses=_weaknesses(report),
     )
     view.recommendations = [(r.title or r.kind, r.text) for r in report.recommendations]
+    view.unhealthy = unhealthy(report)
+    view.caveat = evidence_caveat(report) or ""
     view.agreement = _agreement(report)
     return view

@@ -199,9 +199,16 @@ class DownstreamEvaluator(Evaluator, ABC):
                 "cached": completion.cached, "promptVersion": PROMPT_VERSION}
 
     @staticmethod
-    def summary_text(ctx: RunContext, unit_id: str, model_id: str) -> str | None:
+    def summary_text(ctx: RunContext, unit_id: str, model_id: str) -> str:
+        """The model's summary of a unit the task shows; an ``EvaluationError`` when the
+        model has none. The task model is never shown a stand-in for a summary the model
+        did not write (the spec's "[No summary available]"): it would score the task
+        model's guess from the names alone as if it were the summaries' merit."""
         found = ctx.summary(unit_id, model_id)
-        return found.summary if found is not None else None
+        if found is None:
+            raise EvaluationError(f"no summary of {model_id} to show the task model: "
+                                  f"{ctx.summary_error(unit_id, model_id)}")
+        return found.summary
 
 
 def ensure_summaries(ctx: RunContext, unit_ids: list[str]) -> None:

