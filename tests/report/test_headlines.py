@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+
 import pytest
 
 from pytest_summarybench.aggregate.recommend import _best_overall
