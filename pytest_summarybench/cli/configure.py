@@ -1,8 +1,10 @@
-"""``summarybench config``: change sampling and which evaluator families run."""
+"""``summarybench config``: change sampling, which evaluator families run, the downstream
+task model and tasks, and the contrastive methods."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..core.vocabulary import FAMILIES, parse_families
 from ._common import (
@@ -17,14 +19,27 @@ from ._common import (
 )
 from .checks import family_warnings, name_warnings, warn
 
+#: What a flag takes to remove its key.
+UNSET = "none"
+
+
+def flow(items: list[str]) -> Any:
+    """A list written in flow style (``[a, b]``), as the template writes its lists."""
+    from ruamel.yaml.comments import CommentedSeq
+
+    seq = CommentedSeq(items)
+    seq.fa.set_flow_style()
+    return seq
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "config", help="change sample size, sampling, seed or evaluator families",
-        description="Edit evaluation settings in summarybench.yaml (comments are kept), "
-                    "then warn about the models it lists: a judge that shares a family "
-                    "with a model under test (README: Judge families), a hosted model "
-                    "name that litellm does not list.",
+        "config", help="change sampling, the families, the task model or contrastive methods",
+        description="Edit evaluation settings in summarybench.yaml (comments are kept): "
+                    "sampling, the families that run, the downstream task model and tasks, "
+                    "the contrastive methods; then warn about the models it lists: a judge "
+                    "that shares a family with a model under test (README: Judge "
+                    "families), a hosted model name that litellm does not list.",
         epilog="example: summarybench config --sample-size 1000 "
                f"--eval {','.join(FAMILIES)}")
     p.add_argument("--sample-size", type=int, metavar="N", help="units to sample")
@@ -33,13 +48,51 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--eval", metavar="FAMILIES",
                    help="comma-separated families to enable (the others are disabled): "
                         f"{', '.join(FAMILIES)}, or all")
+    p.add_argument("--task-model", metavar="PROVIDER/MODEL",
+                   help="the model that performs the downstream tasks "
+                        "(evaluation.downstream.completionModel): PROVIDER/MODEL, or the id "
+                        f"of a configured model or judge; '{UNSET}' removes it")
+    p.add_argument("--task-endpoint", metavar="URL",
+                   help="base URL of the task model's OpenAI-compatible endpoint "
+                        f"(evaluation.downstream.apiEndpoint); '{UNSET}' removes it")
+    p.add_argument("--tasks", metavar="TASKS",
+                   help="comma-separated downstream tasks (evaluation.downstream.tasks: "
+                        "completion, function selection, bug localisation)")
+    p.add_argument("--contrastive-methods", metavar="METHODS",
+                   help="comma-separated contrastive methods (evaluation.contrastive."
+                        "methods; llm asks the helper, a judge of another family)")
     add_config_argument(p)
 
 
+def choices(section: str, key: str) -> tuple[str, ...]:
+    """The names a list setting of ``evaluation.<section>`` takes, read from its declaration
+    in ``settings.py`` (``Literal`` items), so that this command never disagrees with it."""
+    from typing import get_args
+
+    from ..settings import EvaluationSection
+
+    block = EvaluationSection.model_fields[section].annotation
+    field = block.model_fields[key].annotation  # type: ignore[union-attr]
+    return tuple(get_args(get_args(field)[0]))
+
+
+def _listed(value: str, flag: str, allowed: tuple[str, ...]) -> list[str]:
+    """A comma-separated list of ``allowed`` names, or a CliError naming them."""
+    chosen = list(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
+    unknown = [v for v in chosen if v not in allowed]
+    if not chosen or unknown:
+        raise CliError(f"{flag} {value!r}: expected a comma-separated list of "
+                       f"{', '.join(allowed)}"
+                       + (f" ({', '.join(unknown)} is not one)" if unknown else ""))
+    return chosen
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.sample_size is None and args.sampling is None and args.seed is None \
-            and args.eval is None:
-        raise CliError("nothing to change: pass --sample-size, --sampling, --seed or --eval")
+    edits = (args.sample_size, args.sampling, args.seed, args.eval, args.task_model,
+             args.task_endpoint, args.tasks, args.contrastive_methods)
+    if all(e is None for e in edits):
+        raise CliError("nothing to change: pass --sample-size, --sampling, --seed, --eval, "
+                       "--task-model, --task-endpoint, --tasks or --contrastive-methods")
     if args.sample_size is not None and args.sample_size <= 0:
         raise CliError(f"--sample-size {args.sample_size}: expected a positive integer")
     chosen: list[str] | None = None
@@ -66,6 +119,26 @@ def run(args: argparse.Namespace) -> int:
         for family in FAMILIES:
             section(doc, "evaluation", family)["enabled"] = family in chosen
         changes.append(f"families={','.join(chosen)}")
+    downstream = section(doc, "evaluation", "downstream")
+    for key, value in (("completionModel", args.task_model),
+                       ("apiEndpoint", args.task_endpoint)):
+        if value is None:
+            continue
+        if value == UNSET:
+            downstream.pop(key, None)
+            changes.append(f"{key} removed")
+        else:
+            downstream[key] = value
+            changes.append(f"{key}={value}")
+    if args.tasks is not None:
+        downstream["tasks"] = flow(_listed(args.tasks, "--tasks",
+                                           choices("downstream", "tasks")))
+        changes.append(f"tasks={','.join(downstream['tasks'])}")
+    if args.contrastive_methods is not None:
+        methods = _listed(args.contrastive_methods, "--contrastive-methods",
+                          choices("contrastive", "methods"))
+        section(doc, "evaluation", "contrastive")["methods"] = flow(methods)
+        changes.append(f"contrastive methods={','.join(methods)}")
     save_document(path, doc)
     print(f"updated {path}: {', '.join(changes)}")
     # The whole file is checked, not only what changed: it may have been edited by hand.

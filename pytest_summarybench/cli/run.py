@@ -9,6 +9,7 @@ from ..core.sample import bundled_codebase
 from ..core.vocabulary import FAMILIES, parse_families
 from ._common import (
     CONFIG_FILE,
+    EXIT_FAILURE,
     CliError,
     check_keys,
     found_config,
@@ -73,6 +74,11 @@ def run(args: argparse.Namespace) -> int:
     if path is not None:
         settings = load_with_codebase(path)
         argv += ["--sb-config", str(path)]
+    if settings is not None and not getattr(args, "dry_run", False):
+        from .doctor import offer
+
+        if not offer(settings, args.command):
+            return EXIT_FAILURE
     if args.mode == "generate":
         if args.dry_run:
             return run_pytest([*argv, "--sb-dry-run", "-p", "no:xdist", *extra])
