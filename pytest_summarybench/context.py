@@ -46,6 +46,10 @@ class StoredUnits:
         return [self.by_id[i] for i in self._store.sampled_unit_ids(self._run_id)]
 
 
+#: ``summary_error`` of a unit and model no generation was asked for (no item read it).
+NEVER_GENERATED = "no summary was generated for this unit and model"
+
+
 @dataclass(frozen=True, eq=False)
 class RunContext:
     """The run's shared, read-only state (see the module docstring)."""
@@ -147,9 +151,11 @@ class RunContext:
         return found if isinstance(found, GeneratedSummary) else None
 
     def summary_error(self, unit_id: str, model_id: str) -> str | None:
+        """Why the run has no summary of this unit by this model (None when it has one):
+        the generation's error, or ``NEVER_GENERATED`` when none was asked for."""
         found = self._summaries.get((unit_id, model_id))
         if found is None:
-            return "no summary was generated for this unit and model"
+            return NEVER_GENERATED
         return found if isinstance(found, str) else None
 
     # -- determinism and files --------------------------------------------------------

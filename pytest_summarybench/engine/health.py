@@ -65,13 +65,18 @@ def _models(record: ScoreRecord) -> list[str]:
 
 def summary_health(ctx: RunContext, records: list[ScoreRecord]
                    ) -> tuple[dict[str, HealthCount], list[str]]:
-    """Per model under test, the sampled units its items read that have its summary, and
-    a problem for each model below ``MIN_SUMMARY_SHARE`` with the commonest cause."""
+    """Per model under test, the sampled units its items were scored on whose summary the
+    run asked for, those that have it, and a problem for each model below
+    ``MIN_SUMMARY_SHARE`` with the commonest cause. (A unit no item reads the summary of,
+    such as a completion task's target, is never asked for: it is no failure.)"""
+    from ..context import NEVER_GENERATED
+
     sampled = {u.id for u in ctx.units}
     read: dict[str, set[str]] = defaultdict(set)
     for rec in records:
         for model in _models(rec):
-            if not model.startswith(LADDER_PREFIX) and rec.unit_id in sampled:
+            if (not model.startswith(LADDER_PREFIX) and rec.unit_id in sampled
+                    and ctx.summary_error(rec.unit_id, model) != NEVER_GENERATED):
                 read[model].add(rec.unit_id)
     counts: dict[str, HealthCount] = {}
     problems: list[str] = []

@@ -57,10 +57,12 @@ class RunSelection(SBModel):
 
     def describe(self) -> str:
         """One line: what the partial session left out and that its scores do not compare
-        ("" for a complete session)."""
+        ("" for a complete session). An unhealthy run's problems are not repeated here:
+        they are said first, on their own (``metadata.health``)."""
         if self.complete:
             return ""
-        text = "; ".join(self.reasons) or "a selection"
+        reasons = [r for r in self.reasons if not r.startswith(UNHEALTHY_REASON)]
+        text = "; ".join(reasons) or ("unhealthy" if self.reasons else "a selection")
         if self.deselected_items:
             by_family = ", ".join(f"{f} {n}" for f, n in self.deselected_by_family.items())
             text += (f": {self.deselected_items} of {self.matrix_items} items left out"

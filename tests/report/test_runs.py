@@ -243,8 +243,12 @@ def test_a_session_that_scored_nothing_does_not_replace_the_reports(
                                  "error; scores are not comparable with a complete run's"])
     assert _top_level(out) == before and not list(out.glob("*.previous.*"))
     (failed,) = [r for r in _runs(out).values() if not r["metadata"]["run"]["complete"]]
-    assert failed["metadata"]["run"]["reasons"] == [
-        "nothing scored: every item ended in an error"]
+    reasons = failed["metadata"]["run"]["reasons"]
+    assert reasons[0] == "nothing scored: every item ended in an error"
+    # ... which is an unhealthy run too (issue 33), said first, on its own line.
+    assert [r.split(":")[0] for r in reasons[1:]] == ["unhealthy"]
+    assert failed["metadata"]["health"]["healthy"] is False
+    result.stdout.fnmatch_lines(["UNHEALTHY RUN *: * scored * of * items *"])
     # The ladder ran (and, with "models", scored) in both.
     assert failed["validity"] is not None
     assert bool(failed["validity"]["families"]) == (fail == "models")

@@ -216,12 +216,12 @@ def ensure_summaries(ctx: RunContext, unit_ids: list[str]) -> None:
     (units a task shows that the sample left out), through the generation phase. In a
     session the controller's plan has written them already (``summaries``); a failed one
     is not asked again here. A context made afterwards reads them (``ctx.refreshed()``)."""
+    from ...context import NEVER_GENERATED
     from ...generate import run_generation
 
-    never = "no summary was generated for this unit and model"
     missing = [uid for uid in unit_ids
                if any(ctx.summary(uid, m.id) is None
-                      and ctx.summary_error(uid, m.id) == never for m in ctx.models)]
+                      and ctx.summary_error(uid, m.id) == NEVER_GENERATED for m in ctx.models)]
     if not missing:
         return
     by_id = {u.id: u for u in ctx.all_units}
