@@ -195,6 +195,9 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
     ran = [f for f in families if any(f in b.families for b in breakdowns.values())]
     skipped = {f: inputs.families_skipped.get(f, "no evaluator of this family recorded a score")
                for f in families if f not in ran}
+    # An evaluator asked for that could not run, in a family that ran (keyed by its name).
+    skipped.update({name: why for name, why in inputs.families_skipped.items()
+                    if "/" in name and name.split("/", 1)[0] in ran})
     common = shared_families(breakdowns.values())
     for f in ran:
         if f not in common:

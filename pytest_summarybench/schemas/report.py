@@ -118,7 +118,8 @@ class ReportMetadata(SBModel):
     families_run: list[str] = Field(default_factory=list)
     """Evaluator families that produced scores in this run."""
     families_skipped: dict[str, str] = Field(default_factory=dict)
-    """Families that did not run, with the reason."""
+    """Families that did not run, with the reason; also, by name, each evaluator asked for
+    that could not run in a family that did (``downstream/bug_localisation``)."""
     language_shares: dict[str, float] = Field(default_factory=dict)
     """Share of the sampled units in each language (0-1), largest first."""
     scored_items: int = 0

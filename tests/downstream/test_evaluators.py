@@ -237,7 +237,7 @@ def test_tasks_on_code_the_run_left_out_are_left_out(fake_server: Callable[..., 
     ctx = make_ctx(fake_server(respond=ScriptedTaskModel()), unit_list=python_only)
     reason = BugLocalisationEvaluator().skip_reason(ctx)
     assert reason is not None and reason.startswith(
-        "all 10 bug_localisation tasks refer to code this run did not extract, e.g. ")
+        "all 10 bug_localisation tasks were left out, e.g. ")
     assert "exists but this run did not extract it" in reason
     selection = FunctionSelectionEvaluator()
     assert selection.skip_reason(ctx) is None

@@ -43,16 +43,18 @@ class DownstreamEvaluator(Evaluator, ABC):
         self._excluded: list[str] = []
 
     # -- the protocol ------------------------------------------------------------------
+    def requested(self, ctx: RunContext) -> bool:
+        return self.kind in ctx.settings.evaluation.downstream.tasks
+
     def skip_reason(self, ctx: RunContext) -> str | None:
-        ds = ctx.settings.evaluation.downstream
-        if self.kind not in ds.tasks:
+        if not self.requested(ctx):
             return f"{self.kind} is not listed in evaluation.downstream.tasks"
         if self.task_model(ctx) is None:
             return NO_TASK_MODEL
         if not self.tasks(ctx):
             if self._excluded:
-                return (f"all {len(self._excluded)} {self.kind} tasks refer to code this run "
-                        f"did not extract, e.g. {self._excluded[0]}")
+                return (f"all {len(self._excluded)} {self.kind} tasks were left out, e.g. "
+                        f"{self._excluded[0]}")
             return (f"no {self.kind} tasks for this codebase: write a task set "
                     f"(evaluation.downstream.tasksFile; see fixtures/tasks/README.md)")
         return None
