@@ -53,7 +53,8 @@ def listing(report: BenchmarkReport) -> dict[str, Any]:
     run = report.metadata.run
     return {"date": report.metadata.run_date, "models": [r.model_id for r in report.rankings],
             "families": list(report.metadata.families_run), "units": len(units),
-            "top": top, "partial": run.describe() if run is not None else "",
+            "top": top,
+            "partial": run.describe() if run is not None and not run.only_unhealthy else "",
             "healthy": healthy, "problems": list(health.problems) if health else [],
             "configuration": report.metadata.benchmark_id,
             "name": report.metadata.name}

@@ -6,7 +6,14 @@ from ..core.vocabulary import LADDER_PREFIX
 from ..schemas import BenchmarkReport
 from ..schemas.report import ValiditySection
 from .findings import evidence_caveat, key_findings
-from .wording import COLUMNS_LEGEND, items_line, record_text, table_lines, units_line
+from .wording import (
+    COLUMNS_LEGEND,
+    difference_text,
+    items_line,
+    record_text,
+    table_lines,
+    units_line,
+)
 
 
 def _fmt(value: float | None) -> str:
@@ -86,7 +93,7 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
         c = report.comparisons[0]
         verdict = "significant" if c.significant else "not significant"
         p = f"p={c.p_value:.3g}, " if c.p_value is not None else ""
-        out.append(f"top pair: {c.model_a} vs {c.model_b}: {c.score_difference:+.3f} "
+        out.append(f"top pair: {c.model_a} vs {c.model_b}: {difference_text(c)} "
                    f"({p}{verdict}); {record_text(c)}")
     out += reference_lines(report)
     for err in report.errors:

@@ -14,7 +14,14 @@ from ..schemas import BenchmarkReport
 from ..schemas.report import ModelComparison, SignificanceTest
 from .findings import Finding, evidence_caveat, key_findings, unhealthy
 from .sections import Section, sections
-from .wording import COLUMNS_LEGEND, items_line, record_text, units_line
+from .wording import (
+    COLUMNS_LEGEND,
+    DIFFERENCES_NOTE,
+    difference_text,
+    items_line,
+    record_text,
+    units_line,
+)
 
 #: A heat-map cell or group row with fewer units than this is marked as too few to compare.
 LOW_N = 5
@@ -130,6 +137,9 @@ class View:
     """The run failed its health check (``metadata.health`` lists why)."""
     caveat: str = ""
     """What the ranking rests on, when a reader must know it first (``findings``)."""
+    difference: str = ""
+    """The top pair's two differences, named (``wording.difference_text``)."""
+    differences_note: str = DIFFERENCES_NOTE
 
 
 def _groups(groups: dict, label: bool) -> list[GroupRow]:
@@ -208,5 +218,6 @@ def build_view(report: BenchmarkReport) -> View:
     view.recommendations = [(r.title or r.kind, r.text) for r in report.recommendations]
     view.unhealthy = unhealthy(report)
     view.caveat = evidence_caveat(report) or ""
+    view.difference = difference_text(top) if top else ""
     view.agreement = _agreement(report)
     return view

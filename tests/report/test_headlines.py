@@ -155,3 +155,30 @@ def test_a_ranking_on_one_family_says_so() -> None:
     report.basis = RankingBasis(families=["judge", "contrastive"],
                                 evaluators=["contrastive/embedding", "judge/pointwise"])
     assert evidence_caveat(report) is None
+
+
+def test_one_definition_of_the_overall_difference_everywhere() -> None:
+    """Issue 33: `compare` printed "+0.426 overall; per unit +0.484 on average" while the
+    report's significance table called +0.484 the overall difference."""
+    from pytest_summarybench.cli.compare import _lines
+    from pytest_summarybench.report.render import render_html, render_markdown
+    from pytest_summarybench.report.terminal import terminal_lines
+    from tests.report.synthetic_report import make_report
+
+    report = make_report()
+    c = report.comparisons[0]
+    test = next(t for t in report.statistics.significance_tests
+                if (t.model_a, t.model_b, t.metric) == (c.model_a, c.model_b, "overall"))
+    assert c.mean_unit_difference == test.mean_difference
+    overall = f"overall difference {c.score_difference:+.3f}"
+    per_unit = f"mean per-unit difference {test.mean_difference:+.3f}"
+    assert abs(c.score_difference - (report.rankings[0].overall_score
+                                     - report.rankings[1].overall_score)) < 1e-12
+    compared = "\n".join(_lines(report, c.model_a, c.model_b, True, {}))
+    top = next(line for line in terminal_lines(report) if line.startswith("top pair:"))
+    markdown, html = render_markdown(report), render_html(report)
+    for text in (compared, top, markdown, html):
+        assert overall in text and per_unit in text
+        assert "on average" not in text and " overall; per unit" not in text  # old wording
+    for text in (markdown, html):
+        assert "Mean per-unit" in text and "as ranked" in text

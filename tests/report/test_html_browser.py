@@ -82,6 +82,10 @@ def test_report_renders_offline_without_errors(browser_exe: str, tmp_path: Path)
         visible = browser.evaluate(
             "['chart-scores', 'chart-cost', 'chart-languages'].map(id => "
             "document.querySelector('#' + id + ' svg').getBoundingClientRect().width)")
+        issue = browser.evaluate(
+            "(() => { const t = document.querySelector('#failures-table');"
+            " const c = t.querySelector('tbody tr td:last-child');"
+            " return [c.getBoundingClientRect().width, t.getBoundingClientRect().width]; })()")
         xss = browser.evaluate("window.__xss === undefined")
         shown = browser.evaluate("document.body.innerText")
         # Sorting: clicking "Model" twice orders the rows by model id, descending.
@@ -109,6 +113,9 @@ def test_report_renders_offline_without_errors(browser_exe: str, tmp_path: Path)
     assert title.startswith("Synthetic <Bench>")
     assert ranking == ["openai/alpha", "anthropic/beta", "local/gamma"]
     assert bars == 3 and all(w > 100 for w in visible)
+    # Issue 33: the failure table squeezed its Issue column to about five characters.
+    issue_width, table_width = issue
+    assert issue_width >= 0.2 * table_width and issue_width >= 160, issue
     assert order == ["openai/alpha", "local/gamma", "anthropic/beta"]
     # The payloads are shown as text and did not run.
     assert xss is True
