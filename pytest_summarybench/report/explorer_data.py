@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..aggregate.scores import weighted
+from ..aggregate.scores import evaluator_unit_scores
 
 if TYPE_CHECKING:
     from ..aggregate import ReportInputs, Scoring
@@ -242,34 +242,6 @@ class _Builder:
             self.mark(row, rec.model_id, "downstream")
 
     # -- scores ---------------------------------------------------------------------
-    def evaluator_scores(self) -> dict[tuple[str, str, str], float]:
-        """(unit, model, evaluator) -> the evaluator's score on that unit, 0-1: its declared
-        components' means over the unit's records, normalized and weighted as the family
-        score weighs them (``aggregate.scores.family_scores``)."""
-        declared = {e: self.scoring.of(e) for e in {r.evaluator for r in self.records}}
-        sums: dict[tuple[str, str, str, str], list[float]] = {}
-        for rec in self.records:
-            if rec.error is None and declared[rec.evaluator]:
-                for c in declared[rec.evaluator]:
-                    value = rec.metrics.get(c.metric)
-                    if value is not None:
-                        acc = sums.setdefault(
-                            (rec.unit_id, rec.model_id, rec.evaluator, c.metric), [0.0, 0])
-                        acc[0] += value
-                        acc[1] += 1
-        comps: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
-        for (unit, model, evaluator, metric), (total, n) in sums.items():
-            for c in declared[evaluator]:
-                if c.metric == metric:
-                    comps[(unit, model, evaluator)][c.weight_key] = c.normalize(total / n)
-        out: dict[tuple[str, str, str], float] = {}
-        for item, values in comps.items():
-            family = declared[item[2]][0].family
-            score = weighted(values, self.scoring.component_weights.get(family, {}))
-            if score is not None:
-                out[item] = score
-        return out
-
     def flips(self) -> None:
         """Mark the models of each pair whose verdict changed with the order shown."""
         for row in self.rows.values():
@@ -341,7 +313,7 @@ def explorer_data(report: BenchmarkReport, inputs: ReportInputs) -> dict[str, An
         b.add(rec)
     b.flips()
     evaluators = sorted({r.evaluator for r in b.records})
-    ev_scores = b.evaluator_scores()
+    ev_scores = evaluator_unit_scores(b.records, b.scoring)
     low = report.failures.low_score_threshold
     rows = sorted(b.rows.values(), key=lambda r: (r.unit.path, r.unit.name, r.id)
                   if r.unit else ("", "", r.id))

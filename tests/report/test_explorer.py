@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from synthetic_explorer import HOSTILE, JUDGE, make_explorer_inputs, make_explorer_report
 
-from pytest_summarybench.aggregate import ReportInputs
+from pytest_summarybench.aggregate import ReportInputs, unit_breakdowns
 from pytest_summarybench.report.explorer import render_explorer
 from pytest_summarybench.report.explorer_data import (
     CODE_CHARS,
@@ -64,6 +64,14 @@ def test_every_unit_has_its_code_summaries_and_scores(
                       and r.model_id == model and r.evaluator == "judge/pointwise")
         assert unit["scores"]["judge/pointwise"][i] == pytest.approx(
             (rubric.metrics["weighted_average"] - 1) / 4, abs=1e-4)
+    # A family of one evaluator scores the unit as that evaluator does, by aggregation's
+    # own per-unit breakdown (the paired observations of the report's tests).
+    per_unit = unit_breakdowns(inputs.records, inputs.score_spec, data["models"])
+    for i, model in enumerate(data["models"]):
+        families = per_unit[model]["u0003"].families
+        for family, evaluator in (("contrastive", "contrastive/embedding"),
+                                  ("retrieval", "retrieval/embedding")):
+            assert unit["scores"][evaluator][i] == pytest.approx(families[family], abs=1e-4)
 
 
 def test_judge_reasoning_and_both_orders_of_each_pair(
