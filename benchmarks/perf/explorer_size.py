@@ -19,7 +19,7 @@ each size the script builds the report and the explorer page (CPU seconds of
 - the JS heap in use once ready (``Performance.getMetrics``);
 - filter: a language chosen, list redrawn (milliseconds, in the page);
 - sort: disagreement between two models, list redrawn;
-- open: a unit opened from the fragment, until the next frame.
+- open: a unit opened from the fragment, until the next frame (median of five units).
 
 It prints the median of the rounds for each size, and the ratio of 1,000 to 100.
 Skips (exit 0, with the install command) when no Chromium is installed.
@@ -78,7 +78,7 @@ OPEN = """new Promise(done => {{
 }})"""
 
 
-def measure(exe: str, page: Path, unit: str, models: list[str]) -> dict[str, float]:
+def measure(exe: str, page: Path, units: list[str], models: list[str]) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as profile, \
             Browser(exe, Path(profile), height=1000) as browser:
         browser.send("Performance.enable", page=True)
@@ -100,8 +100,11 @@ def measure(exe: str, page: Path, unit: str, models: list[str]) -> dict[str, flo
         browser.evaluate(f"document.getElementById('f-a').value = {models[0]!r}")
         browser.evaluate(f"document.getElementById('f-b').value = {models[1]!r}")
         sorted_ms = _await(browser, REDRAW.format(control="f-sort", value="disagree"))
-        opened, title = _await(browser, OPEN.format(unit=unit))
-        assert title, "the unit did not open"
+        opens = []
+        for unit in units:
+            opened, title = _await(browser, OPEN.format(unit=unit))
+            assert title, f"unit {unit} did not open"
+            opens.append(opened)
         errors = [e for e in browser.events if e["method"] == "Runtime.exceptionThrown"]
         assert not errors, errors
     return {"first paint ms": paints.get("first-paint", float("nan")),
@@ -109,7 +112,7 @@ def measure(exe: str, page: Path, unit: str, models: list[str]) -> dict[str, flo
             "ready ms": ready, "load to ready, wall s": wall, "rows in the page": rows,
             "JS heap MB": metrics.get("JSHeapUsedSize", 0) / 1e6,
             "filter ms": filtered, "sort by disagreement ms": sorted_ms,
-            "open a unit ms": opened}
+            "open a unit ms": statistics.median(opens)}
 
 
 def main() -> int:
@@ -136,7 +139,8 @@ def main() -> int:
             build = time.process_time() - started
             page = folder / f"explorer-{n}.html"
             page.write_text(text, encoding="utf-8")
-            rounds = [measure(exe, page, "u0007", [r.model_id for r in report.rankings])
+            opened = [f"u{i:04d}" for i in range(7, n, max(1, n // 5))][:5]
+            rounds = [measure(exe, page, opened, [r.model_id for r in report.rankings])
                       for _ in range(args.rounds)]
             results[n] = {"page MB": page.stat().st_size / 1e6, "build CPU s": build,
                           **{k: statistics.median(r[k] for r in rounds) for k in rounds[0]}}

@@ -1,5 +1,6 @@
 """``summarybench report``: render a run's report from the store alone (no model call):
-the run ``--run`` names by a unique prefix of its id, else the latest complete run.
+the run ``--run`` names by a unique prefix of its id, else the latest complete run. An HTML
+report written to a file links to the run's explorer when the output directory has it.
 
     summarybench report --format markdown|json|html [--output PATH] [--store PATH]
                         [--run RUN_ID]
@@ -80,11 +81,32 @@ def load_report(args: argparse.Namespace) -> BenchmarkReport:
         store.close()
 
 
+def explorer_href(args: argparse.Namespace, report: BenchmarkReport) -> str:
+    """The address of the run's explorer relative to the report file ``--output`` names
+    ("" when there is none, or the report goes to standard output)."""
+    import os
+    from urllib.parse import quote
+
+    from .view import explorer_of
+
+    run = report.metadata.run
+    if args.output is None or run is None:
+        return ""
+    page = explorer_of(args, run.id)
+    if page is None:
+        return ""
+    return quote(Path(os.path.relpath(page.resolve(),
+                                      Path(args.output).resolve().parent)).as_posix())
+
+
 def run(args: argparse.Namespace) -> int:
     from ..report import render
     from ..report.files import write_text_atomic
+    from ..report.render import render_html
 
-    text = render(load_report(args), args.format)
+    report = load_report(args)
+    text = (render_html(report, explorer_href=explorer_href(args, report))
+            if args.format == "html" else render(report, args.format))
     if args.output is None:
         sys.stdout.write(text)
         return EXIT_OK

@@ -262,6 +262,7 @@ def _unit_json(b: _Builder, row: _Unit, overall: Mapping[str, Mapping[str, float
     for part in (*row.contrastive.values(), row.retrieval or {"byModel": []}):
         part["byModel"].sort(key=lambda one: one["m"])
     row.downstream.sort(key=lambda t: (t["ev"], t["task"], t["m"]))
+    row.pointwise.sort(key=lambda p: (p[0], p[1]))
     scores = [overall.get(m, {}).get(row.id) for m in b.models]
     for i, s in enumerate(scores):
         if s is not None and s < low:
