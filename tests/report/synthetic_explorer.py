@@ -13,6 +13,7 @@ from datetime import datetime, timedelta, timezone
 from itertools import combinations
 
 import numpy as np
+from synthetic_report import summary_of
 
 from pytest_summarybench.aggregate import ReportInputs, build_report
 from pytest_summarybench.aggregate.scoring import builtin_scoring
@@ -25,7 +26,6 @@ from pytest_summarybench.schemas import (
     ScoreRecord,
 )
 from pytest_summarybench.schemas.report import RunSelection
-from pytest_summarybench.schemas.summaries import GenerationMetadata
 from pytest_summarybench.schemas.units import UnitMetadata, UnitType
 
 #: Text that must show as text and never run: it closes the data's script element, opens
@@ -49,15 +49,6 @@ def _unit(i: int) -> CodeUnit:
     return CodeUnit(id=f"u{i:04d}", path=f"src/pkg{i % 7}/mod{i % 11}.{lang[:2]}", name=name,
                     type=kind, language=lang, content=body,
                     metadata=UnitMetadata(start_line=10, end_line=10 + body.count("\n")))
-
-
-def _summary(unit: CodeUnit, model: str, text: str) -> GeneratedSummary:
-    return GeneratedSummary(
-        id=f"{unit.id}-{model}", code_unit_id=unit.id, model_id=model, summary=text,
-        generation_metadata=GenerationMetadata(
-            model_name=model.split("/")[1], prompt_version="v1", temperature=0.3,
-            max_tokens=500, generated_at="2026-01-01T00:00:00Z", latency_ms=10.0,
-            input_tokens=400, output_tokens=60, cost=0.001))
 
 
 def _reason(good: bool, unit: CodeUnit) -> str:
@@ -89,7 +80,7 @@ def make_explorer_inputs(n_units: int = 30, n_models: int = 5, seed: int = 3,
             text = (f"Validates a ledger row against the threshold and saves it for "
                     f"{unit.name}; raises ValueError when the total is too low." if good[m]
                     else "Handles various operations on the data and returns the result.")
-            summaries[(unit.id, m)] = _summary(unit, m, HOSTILE if evil else text)
+            summaries[(unit.id, m)] = summary_of(unit, m, HOSTILE if evil else text, 0.001)
             node = f"bench.py::test[{unit.id}-{m}"
             rubric = {c: float(np.clip((4 if good[m] else 2) + rng.integers(-1, 2), 1, 5))
                       for c in CRITERIA}
