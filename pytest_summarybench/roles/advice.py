@@ -23,8 +23,8 @@ Extra = Mapping[str, Sequence[str]] | None
 SUGGESTED_JUDGES: tuple[str, ...] = ("openai/gpt-4o", "anthropic/claude-sonnet-4-5",
                                      "google/gemini-2.5-pro")
 
-#: Where the README explains families; named in the longer messages.
-README_SECTION = "README: Judge families"
+#: Where the docs explain families; named in the longer messages.
+FAMILIES_DOC = "docs/evaluators.md#judge-families"
 
 #: Judge ids named in one line before the rest are counted.
 _MAX_NAMED = 3
@@ -149,7 +149,7 @@ def conflict_warning(conflict: Conflict, models: Sequence[ModelConfig],
             f"{effect} (a judge never judges its own family).\n"
             f"  {other[0].upper()}{other[1:]}; or, if its family is wrong, set family: NAME "
             f"in its models.judge entry (or add it with --family NAME). See "
-            f"{README_SECTION}.")
+            f"{FAMILIES_DOC}.")
 
 
 def no_judge_reason(models: Sequence[ModelConfig], judges: Sequence[ModelConfig],
