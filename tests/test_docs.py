@@ -244,6 +244,29 @@ def test_every_link_between_pages_lands() -> None:
     assert broken == []
 
 
+#: Paths the docs name that exist only in a built package.
+BUILT_ONLY = {"pytest_summarybench/_sample/"}
+
+
+def test_every_path_the_docs_name_exists() -> None:
+    """A path in code spans that starts at the repository's top (``tests/``,
+    ``benchmarks/``...) or at a folder of the package (``llm/limits.py``) exists; a
+    ``module.attribute`` ending (``core/vocabulary.Provider``) names an existing module."""
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir()}
+    tops = {"pytest_summarybench", "tests", "benchmarks", "fixtures", "docs", ".ci"}
+    missing = []
+    for page in PAGES:
+        for path in re.findall(r"`([A-Za-z0-9_.-]+/[A-Za-z0-9_./-]*)`",
+                               page.read_text(encoding="utf-8")):
+            if path.split("/")[0] not in folders | tops or path in BUILT_ONLY:
+                continue
+            module = re.sub(r"\.[A-Za-z_]\w*$", ".py", path)
+            if not any((base / p).exists() for base in (ROOT, PACKAGE)
+                       for p in (path, module)):
+                missing.append(f"{page.name}: {path}")
+    assert missing == []
+
+
 def test_every_doc_the_code_cites_exists_with_its_heading() -> None:
     """Code cites the manual as ``docs/PAGE.md#anchor``: the page and the heading exist."""
     broken = []
