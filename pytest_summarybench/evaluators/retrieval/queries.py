@@ -9,7 +9,7 @@ Where the queries come from, first that applies:
    how the default run on ``fixtures/sample_codebase`` gets the hand-written
    ``fixtures/queries/sample_codebase.jsonl`` without any model (a fixed, reviewed set
    also keeps scores comparable across runs);
-3. generation with the prompt below by the run's helper model (``roles.py``: the first
+3. generation with the prompt below by the run's helper model (``roles/assign.py``: the first
    judge of none of the families of the models under test), cached in the store like
    every model call.
 
