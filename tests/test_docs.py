@@ -7,9 +7,7 @@ a heading that exist."""
 from __future__ import annotations
 
 import re
-import typing
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -59,39 +57,20 @@ def test_every_ini_key_is_documented_and_exists() -> None:
     assert named - declared == set(), "ini keys the docs name but the plugin lacks"
 
 
-def _fields(cls: Any) -> dict[str, Any] | None:
-    from pydantic import BaseModel
-
-    if isinstance(cls, type) and issubclass(cls, BaseModel):
-        return dict(cls.model_fields)
-    found = getattr(cls, "__pydantic_fields__", None)
-    return dict(found) if isinstance(found, dict) else None
-
-
-def _section(annotation: Any) -> Any:
-    if _fields(annotation) is not None:
-        return annotation
-    for arg in typing.get_args(annotation):
-        found = _section(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _keys(cls: Any, prefix: str = "") -> tuple[set[str], set[str]]:
-    """(leaf keys, section keys) of a settings model, dotted, in camelCase."""
-    from pydantic.alias_generators import to_camel
+def _keys(path: tuple[str, ...] = ()) -> tuple[set[str], set[str]]:
+    """(leaf keys, section keys) under ``path`` of summarybench.yaml, dotted, in camelCase:
+    the tree the loader's "did you mean" walks (``settings._fields_at``)."""
+    from pytest_summarybench.settings import _fields_at
 
     leaves: set[str] = set()
     sections: set[str] = set()
-    for name, field in (_fields(cls) or {}).items():
-        key = prefix + (field.alias or to_camel(name))
-        sub = _section(field.annotation)
-        if sub is None:
-            leaves.add(key)
+    for alias, _name in _fields_at(path) or []:
+        key = (*path, alias)
+        if _fields_at(key) is None:
+            leaves.add(".".join(key))
         else:
-            sections.add(key)
-            more, subsections = _keys(sub, key + ".")
+            sections.add(".".join(key))
+            more, subsections = _keys(key)
             leaves |= more
             sections |= subsections
     return leaves, sections
@@ -103,12 +82,11 @@ def _settings_keys() -> tuple[set[str], set[str], set[str]]:
     The keys of one entry of ``models.test`` / ``models.judge`` are documented once, in
     the page's "Model entries" table, by their own name; ``baseDir`` is set by the loader,
     not written in the file."""
-    from pytest_summarybench.settings import ModelEntry, Settings
-
-    leaves, sections = _keys(Settings)
-    entry_leaves, entry_sections = _keys(ModelEntry)
+    leaves, sections = _keys()
+    entry = {k.removeprefix("models.test.") for k in leaves | sections
+             if k.startswith("models.test.")}
     in_models = {k for k in leaves | sections if k.startswith(("models.test.", "models.judge."))}
-    return ((leaves - in_models) - {"baseDir"}, entry_leaves | entry_sections,
+    return ((leaves - in_models) - {"baseDir"}, entry,
             (sections - in_models) | {"models.test", "models.judge"})
 
 
