@@ -1,6 +1,6 @@
-"""What to tell a user about the family rule (spec 5.3: no judge judges a model of its own
-family): which judges share a family with which models under test, where a model's family
-comes from, a judge to suggest that is of none of the tested models' families, and the
+"""What to tell a user about the family rule (docs/methods.md#judge-selection: no judge judges a
+model of its own family): which judges share a family with which models under test, where a model's
+family comes from, a judge to suggest that is of none of the tested models' families, and the
 short lines the command line and skipped evaluators print.
 
 Advice must be valid where it is given: a suggested judge is never of a family the rule

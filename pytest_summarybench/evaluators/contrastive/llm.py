@@ -1,5 +1,5 @@
-"""``contrastive/llm`` (spec section 6.3): can a judge model pick the summarized code out of
-the distractors?
+"""``contrastive/llm`` (docs/methods.md#contrastive-llm): can a judge model pick the summarized code
+out of the distractors?
 
 The options are the target and its distractor set (the same sets as
 ``contrastive/embedding``, selected once by the controller), shuffled with a generator
@@ -52,8 +52,8 @@ Respond with ONLY a JSON object:
 
 
 def selection_schema(n: int) -> dict[str, Any]:
-    """The JSON schema of the spec 6.3 answer for ``n`` options: ``selected`` is an enum
-    (llama.cpp's grammar ignores minimum/maximum), free text is bounded."""
+    """The JSON schema of the answer (docs/methods.md#contrastive-llm) for ``n`` options:
+    ``selected`` is an enum (llama.cpp's grammar ignores minimum/maximum), free text is bounded."""
     return {
         "type": "object",
         "properties": {
