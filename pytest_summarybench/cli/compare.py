@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ._common import EXIT_OK, CliError
-from .report import add_store_arguments, load_report, store_path
+from .report import add_store_arguments, explorer_of, load_report, store_path
 
 if TYPE_CHECKING:
     from ..schemas import BenchmarkReport
@@ -152,8 +152,6 @@ def run(args: argparse.Namespace) -> int:
     labels = _unit_labels(args, report.metadata.benchmark_id) if args.detailed else {}
     explorer = None
     if args.detailed and report.metadata.run is not None:
-        from .view import explorer_of
-
         page = explorer_of(args, report.metadata.run.id)
         explorer = page.resolve().as_uri() if page is not None else None
     for line in _lines(report, a, b, args.detailed, labels, explorer):

@@ -40,6 +40,23 @@ def store_path(args: argparse.Namespace) -> Path:
     return DEFAULT_STORE
 
 
+def output_dir(args: argparse.Namespace) -> Path:
+    """The output directory of the configured run (./summarybench.yaml's ``output``), or
+    without one the store's own directory (the default layout keeps them together)."""
+    if not args.store and Path(CONFIG_FILE).is_file():
+        return Path(load_checked(Path(CONFIG_FILE)).output_dir)
+    return store_path(args).parent
+
+
+def explorer_of(args: argparse.Namespace, run_id: str) -> Path | None:
+    """The explorer page of the session run ``run_id``, None when there is none."""
+    from ..report.files import EXPLORER_FILE
+    from ..report.runs import run_dir
+
+    path = run_dir(output_dir(args), run_id) / EXPLORER_FILE
+    return path if path.is_file() else None
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "report", help="render a run's report (markdown, json or html) from the store",
@@ -86,8 +103,6 @@ def explorer_href(args: argparse.Namespace, report: BenchmarkReport) -> str:
     ("" when there is none, or the report goes to standard output)."""
     import os
     from urllib.parse import quote
-
-    from .view import explorer_of
 
     run = report.metadata.run
     if args.output is None or run is None:

@@ -9,11 +9,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
-from ._common import CONFIG_FILE, EXIT_FAILURE, EXIT_OK, CliError, load_checked
-from .report import add_store_arguments, open_store, store_path
+from ._common import EXIT_FAILURE, EXIT_OK, CliError
+from .report import add_store_arguments, explorer_of, open_store, output_dir
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -29,23 +28,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--no-open", action="store_true",
                         help="only print where it is; do not start a browser")
     return parser
-
-
-def output_dir(args: argparse.Namespace) -> Path:
-    """The output directory of the configured run (./summarybench.yaml's ``output``), or
-    without one the store's own directory (the default layout keeps them together)."""
-    if not args.store and Path(CONFIG_FILE).is_file():
-        return Path(load_checked(Path(CONFIG_FILE)).output_dir)
-    return store_path(args).parent
-
-
-def explorer_of(args: argparse.Namespace, run_id: str) -> Path | None:
-    """The explorer page of the session run ``run_id``, None when there is none."""
-    from ..report.files import EXPLORER_FILE
-    from ..report.runs import run_dir
-
-    path = run_dir(output_dir(args), run_id) / EXPLORER_FILE
-    return path if path.is_file() else None
 
 
 def _graphical() -> bool:
