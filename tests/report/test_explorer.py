@@ -255,3 +255,18 @@ def test_the_page_keeps_to_its_size_budget(run: tuple[BenchmarkReport, ReportInp
     page = render_explorer(*run).encode()
     assert len(data["models"]) == 5
     assert len(page) <= 40_000 + 12_000 * len(data["units"]), len(page)
+
+
+def test_an_explorer_that_cannot_be_built_costs_only_itself(
+        run: tuple[BenchmarkReport, ReportInputs], monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_summarybench.engine.finish import explorer_page
+    from pytest_summarybench.report import explorer
+
+    def broken(*args: object, **kwargs: object) -> str:
+        raise KeyError("judge")
+
+    monkeypatch.setattr(explorer, "render_explorer", broken)
+    notes: list[str] = []
+    assert explorer_page(*run, notes) is None
+    assert notes == ["summarybench: the explorer could not be built (KeyError: 'judge'); "
+                     "the reports are written without it"]
