@@ -38,8 +38,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Edit evaluation settings in summarybench.yaml (comments are kept): "
                     "sampling, the families that run, the downstream task model and tasks, "
                     "the contrastive methods; then warn about the models it lists: a judge "
-                    "that shares a family with a model under test (README: Judge "
-                    "families), a hosted model name that litellm does not list.",
+                    "that shares a family with a model under test "
+                    "(docs/evaluators.md#judge-families), a hosted model name that litellm "
+                    "does not list.",
         epilog="example: summarybench config --sample-size 1000 "
                f"--eval {','.join(FAMILIES)}")
     p.add_argument("--sample-size", type=int, metavar="N", help="units to sample")
