@@ -136,11 +136,22 @@ def test_the_last_line_shows_the_phase_s_own_time() -> None:
     progress, stream = plain(clock)
     phase = progress.phase("summarybench judge/pointwise", 4, unit="call")
     for _ in range(4):
-        clock.now += 11.0
+        clock.now += 1.0            # one line at the moment (2 s), none in the interval
         phase.advance()
-    clock.now += 118.0  # other phases go on; this one is closed with the run
+    clock.now += 118.0              # other phases go on; this one is closed with the run
     phase.close()
-    assert "4/4 [00:44<00:00" in stream.getvalue().splitlines()[-1]
+    assert "4/4 [00:04<00:00" in stream.getvalue().splitlines()[-1]
+    # The bar on a terminal says the same at its end.
+    stream = TtyStream()
+    bar_progress = Progress(stream, clock=clock, moment_s=0.0, interval_s=5.0)
+    bar = bar_progress.phase("summarybench judge/pointwise", 4, unit="call")
+    assert bar.is_bar
+    for _ in range(4):
+        clock.now += 11.0
+        bar.advance()
+    clock.now += 118.0
+    bar.close()
+    assert "4/4 [00:44<00:00" in stream.getvalue().split("\r")[-1]
 
 
 def test_uncosted_phase_shows_no_cost() -> None:

@@ -124,6 +124,20 @@ def _best_overall(best: ModelRanking, others: Sequence[ModelRanking],
     with its p-value."""
     peers = [r for r in others if r.overall_score == best.overall_score
              or set(r.significance_group) & set(best.significance_group)]
+    against = _reversed(best, others, tests)
+    if against is not None:
+        # The ranking's overall scores and the paired test on per-unit scores disagree in
+        # direction (the two are averaged over different items): name no best.
+        other, test = against
+        per_unit = (test.mean_difference if test.model_a == best.model_id
+                    else -test.mean_difference)
+        return Recommendation(
+            kind="no_single_best", title="No single best", model_id=best.model_id,
+            text=f"{best.model_id} ranks first on the overall score "
+                 f"({best.overall_score:.3f} against {other.overall_score:.3f}), but "
+                 f"{other.model_id} scores higher unit by unit (mean per-unit difference "
+                 f"{per_unit:+.3f}, p = {test.p_adjusted:.3g}, significant): the two "
+                 "measures disagree, so neither is named best")
     if not peers:
         return Recommendation(kind="best_overall", title="Best overall", model_id=best.model_id,
                               text=f"{best.model_id} for highest quality "
@@ -146,6 +160,23 @@ def _best_overall(best: ModelRanking, others: Sequence[ModelRanking],
                      "t-tests on per-unit overall scores, Holm-corrected)")
     return Recommendation(kind="no_single_best", title="No single best",
                           model_id=best.model_id, text="; ".join(parts))
+
+
+def _reversed(best: ModelRanking, others: Sequence[ModelRanking],
+              tests: Sequence[SignificanceTest]) -> tuple[ModelRanking, SignificanceTest] | None:
+    """A model ranked below ``best`` that the paired test on per-unit overall scores finds
+    significantly better than it, with that test (None when there is none)."""
+    for other in others:
+        for t in tests:
+            if t.metric != "overall" or not t.significant:
+                continue
+            if (t.model_a, t.model_b) == (best.model_id, other.model_id) \
+                    and t.mean_difference < 0:
+                return other, t
+            if (t.model_a, t.model_b) == (other.model_id, best.model_id) \
+                    and t.mean_difference > 0:
+                return other, t
+    return None
 
 
 def recommendations(rankings: Sequence[ModelRanking], costs: Costs,

@@ -4,6 +4,7 @@ the plugin, so ``-n``, ``-k`` and the hooks work and every step resumes from the
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..core.sample import bundled_codebase
 from ..core.vocabulary import FAMILIES, parse_families
@@ -74,11 +75,6 @@ def run(args: argparse.Namespace) -> int:
     if path is not None:
         settings = load_with_codebase(path)
         argv += ["--sb-config", str(path)]
-    if settings is not None and not getattr(args, "dry_run", False):
-        from .doctor import offer
-
-        if not offer(settings, args.command):
-            return EXIT_FAILURE
     if args.mode == "generate":
         if args.dry_run:
             return run_pytest([*argv, "--sb-dry-run", "-p", "no:xdist", *extra])
@@ -88,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
             if args.parallel <= 0:
                 raise CliError(f"--parallel {args.parallel}: expected a positive integer")
             argv += ["--sb-parallel", str(args.parallel)]
+        if not _doctor_offered(settings, args.command):
+            return EXIT_FAILURE
         return run_pytest([*argv, "--sb-generate-only", "-p", "no:xdist", "-q", *extra])
     if settings is not None:
         check_keys(settings)
@@ -102,4 +100,16 @@ def run(args: argparse.Namespace) -> int:
         # A selection (-m), not another configuration: the run is the configured one, its
         # summaries and calls are shared, and the session is reported as partial.
         argv += ["-m", " or ".join(families)]
+    if not _doctor_offered(settings, args.command):
+        return EXIT_FAILURE
     return run_pytest([*argv, *extra])
+
+
+def _doctor_offered(settings: Any, command: str) -> bool:
+    """``doctor.offer`` once the configuration and its keys are known to be usable; False
+    when the user, asked on a terminal, chose to stop."""
+    if settings is None:
+        return True
+    from .doctor import offer
+
+    return offer(settings, command)

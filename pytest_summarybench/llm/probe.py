@@ -71,7 +71,7 @@ def probe(model: ModelConfig, *, json_needed: bool,
     """Ask ``model`` the probe and say what came back (see the module docstring)."""
     from .client import complete
     from .json_answer import JSONAnswerError, extract_json_object
-    from .providers import connection_kwargs
+    from .providers import connection_kwargs, litellm
     from .types import ModelCallError
 
     try:
@@ -79,6 +79,7 @@ def probe(model: ModelConfig, *, json_needed: bool,
     except ValueError as exc:
         return ProbeResult(model.id, False, failure_words(str(exc), None))
     prompt = PROBE_PROMPT if json_needed else PLAIN_PROMPT
+    litellm()  # imported once, before the clock starts: its import is not the model's time
     started = time.perf_counter()
     try:
         completion = complete(model, [{"role": "user", "content": prompt}], cache=None,

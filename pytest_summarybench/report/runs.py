@@ -45,11 +45,9 @@ def listing(report: BenchmarkReport) -> dict[str, Any]:
     top = ""
     if ranked and healthy:  # an unhealthy run names no best model
         first = ranked[0]
-        group = set(first.significance_group)
-        level = [r for r in ranked[1:] if group & set(r.significance_group)]
-        top = (f"{first.model_id} {first.overall_score:.3f}"
-               + (f" (not significantly ahead of {len(level)} in group "
-                  f"{first.significance_group})" if level else ""))
+        undecided = any(r.kind == "no_single_best" for r in report.recommendations)
+        top = f"{first.model_id} {first.overall_score:.3f}" + (
+            " (no single best)" if undecided else "")
     run = report.metadata.run
     return {"date": report.metadata.run_date, "models": [r.model_id for r in report.rankings],
             "families": list(report.metadata.families_run), "units": len(units),

@@ -105,7 +105,8 @@ class FakeOpenAIServer:
     def __init__(self, *, respond: Responder | None = None, latency_s: float = 0.0,
                  rate_limit_per_s: float | None = None, faults: FaultScript | None = None,
                  fault_retry_after_s: float = 1.0, max_lifetime_s: float = 300.0,
-                 retry_after_ms: bool = True, limit_per_model: bool = False) -> None:
+                 retry_after_ms: bool = True, limit_per_model: bool = False,
+                 port: int = 0) -> None:
         self.respond: Responder = respond or default_respond
         self.latency_s = latency_s
         self.rate_limit_per_s = rate_limit_per_s
@@ -118,6 +119,8 @@ class FakeOpenAIServer:
         self.retry_after_ms = retry_after_ms
         """Send ``retry-after-ms`` with a 429, besides ``Retry-After`` in whole seconds."""
         self.max_lifetime_s = max_lifetime_s
+        self.requested_port = port
+        """The port to listen on (0: an ephemeral one, what tests use)."""
         self.lock = threading.Lock()
         self.requests_by_path: Counter[str] = Counter()
         self.statuses: Counter[int] = Counter()
@@ -146,7 +149,7 @@ class FakeOpenAIServer:
         class Handler(_Handler):
             fake = server
 
-        httpd = _Server(("127.0.0.1", 0), Handler)
+        httpd = _Server(("127.0.0.1", self.requested_port), Handler)
         self._httpd = httpd
         self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="fake-openai-server", daemon=True)

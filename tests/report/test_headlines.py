@@ -182,3 +182,21 @@ def test_one_definition_of_the_overall_difference_everywhere() -> None:
         assert "on average" not in text and " overall; per unit" not in text  # old wording
     for text in (markdown, html):
         assert "Mean per-unit" in text and "as ranked" in text
+
+
+def test_no_best_model_when_the_ranking_and_the_per_unit_test_disagree() -> None:
+    """Issue 33's second pass (jinja2): builtin/docstring ranked first on the overall score
+    (0.673 against 0.612) while the paired test found openai/good-coder better unit by
+    unit (-0.123, p = 0.0066), and the key finding read "Best overall: builtin/docstring"."""
+    best = _ranking("builtin/docstring", 0.673, "a")
+    other = _ranking("openai/good-coder", 0.612, "b")
+    test = SignificanceTest(model_a=best.model_id, model_b=other.model_id, metric="overall",
+                            mean_difference=-0.123, p_value=0.002, significant=True,
+                            confidence_interval=(-0.203, -0.05), p_adjusted=0.0066)
+    rec = _best_overall(best, [other], [test])
+    assert rec.kind == "no_single_best"
+    assert rec.text.startswith("builtin/docstring ranks first on the overall score (0.673 "
+                               "against 0.612), but openai/good-coder scores higher unit by "
+                               "unit (mean per-unit difference -0.123, p = 0.0066")
+    agreeing = test.model_copy(update={"mean_difference": 0.05})
+    assert _best_overall(best, [other], [agreeing]).kind == "best_overall"
