@@ -17,8 +17,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "runs", help="list the runs of the output directory, newest first",
         description="List the runs kept in the store, newest first: id, date, "
                     "configuration, complete, partial or unhealthy, units scored, families, "
-                    "top model and models. A complete run "
-                    "scored every item of its configured matrix; a partial one (-k, -m, "
+                    "top model and models. A complete run scored every item of its "
+                    "configured matrix; a partial one (-k, -m, "
                     "--lf, a session stopped early) is not comparable with it. report and "
                     "compare take an id, or a unique prefix of one, with --run.",
         epilog="example: summarybench runs && summarybench report --run 3f2a --format html "

@@ -13,15 +13,6 @@ from pytest_summarybench.cli import main
 from pytest_summarybench.settings import load_settings
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "code").mkdir()
-    (tmp_path / "code" / "a.py").write_text("def f(x):\n    return x + 1\n")
-    monkeypatch.chdir(tmp_path)
-    assert main(["init", "--name", "x", "--codebase", "code"]) == 0
-    return tmp_path
-
-
 def _warnings(capsys: pytest.CaptureFixture[str]) -> list[str]:
     err = capsys.readouterr().err
     assert "Traceback" not in err

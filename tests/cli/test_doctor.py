@@ -29,15 +29,6 @@ def answer(body: dict[str, Any]) -> str | Reply:
     return '{"ok": true}' if "JSON" in prompt else "ok"
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "code").mkdir()
-    (tmp_path / "code" / "a.py").write_text("def f(x):\n    return x + 1\n")
-    monkeypatch.chdir(tmp_path)
-    assert main(["init", "--name", "doctor", "--codebase", "code"]) == 0
-    return tmp_path
-
-
 def _lines(capsys: pytest.CaptureFixture[str]) -> list[str]:
     out = capsys.readouterr().out
     assert "Traceback" not in out

@@ -28,6 +28,11 @@ from tests.fakes.project import session_results, write_bench_module
 #: What the output directory held before the run: an unhealthy run must leave it as is.
 EARLIER = '{"earlier": "the reports of the last healthy run"}\n'
 NO_SUMMARY = "[No summary available]"
+#: Two offline models under test: their summaries never fail.
+BUILT_IN = """
+    - {provider: builtin, model: docstring}
+    - {provider: builtin, model: identifiers}
+    """
 
 
 class Provider:
@@ -155,10 +160,7 @@ def test_a_dead_judge_makes_the_run_unhealthy_with_no_bias_verdict(
     base = f"http://127.0.0.1:{refusing_port}/v1"
     out = _project(
         pytester,
-        models="""
-            - {provider: builtin, model: docstring}
-            - {provider: builtin, model: identifiers}
-            """,
+        models=BUILT_IN,
         judge=f'- {{provider: local, model: judge-7b, apiEndpoint: "{base}"}}')
     result = _run(pytester)
     data = _assert_unhealthy(result, out, "judge local/judge-7b gave no verdict")
@@ -174,10 +176,7 @@ def test_a_healthy_run_says_so_and_replaces_the_reports(
     server = fake_server(respond=writer_and_judge)
     out = _project(
         pytester,
-        models="""
-            - {provider: builtin, model: docstring}
-            - {provider: builtin, model: identifiers}
-            """,
+        models=BUILT_IN,
         judge=f'- {{provider: local, model: judge-7b, apiEndpoint: "{server.base_url}"}}')
     result = _run(pytester)
     assert result.ret == 0, result.stdout.str()
