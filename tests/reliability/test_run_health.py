@@ -156,13 +156,13 @@ def test_a_misspelt_model_makes_the_run_unhealthy_and_is_never_sent_to_a_task(
 
 
 def test_a_dead_judge_makes_the_run_unhealthy_with_no_bias_verdict(
-        pytester: pytest.Pytester, refusing_port: int) -> None:
+        pytester: pytest.Pytester, refusing_port: int, run_mode: list[str]) -> None:
     base = f"http://127.0.0.1:{refusing_port}/v1"
     out = _project(
         pytester,
         models=BUILT_IN,
         judge=f'- {{provider: local, model: judge-7b, apiEndpoint: "{base}"}}')
-    result = _run(pytester)
+    result = _run(pytester, *run_mode)      # the same with two xdist workers
     data = _assert_unhealthy(result, out, "judge local/judge-7b gave no verdict")
     assert "connection refused" in data["metadata"]["health"]["problems"][0]
     text = result.stdout.str()
