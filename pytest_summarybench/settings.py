@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, ValidationError, field_validator
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
+from .core.errors import InputError
 from .core.vocabulary import FAMILIES
 from .extract.config import (
     DEFAULT_EXCLUDES,
@@ -40,7 +41,7 @@ DEFAULT_OUTPUT = "summarybench-results"
 ReportFormat = Literal["markdown", "json", "html"]
 
 
-class SettingsError(ValueError):
+class SettingsError(InputError, ValueError):
     """A configuration value is invalid; the message names the key, value and accepted form."""
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import InputError
 from ..core.vocabulary import FAMILIES
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from ..schemas import BenchmarkConfig
 
 
-class ScoringError(ValueError):
+class ScoringError(InputError, ValueError):
     """The declared components or the weights do not make a score (named in the text)."""
 
 

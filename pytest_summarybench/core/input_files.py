@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .errors import InputError
+
 #: Nesting levels a configuration or a JSON line may have (real ones have fewer than 10).
 MAX_DEPTH = 100
 #: Alias uses (``*name``) per YAML document.
@@ -35,7 +37,7 @@ CLIP = 200
 _BRACKET = re.compile(r"[\[\]{}]")
 
 
-class InputFileError(ValueError):
+class InputFileError(InputError, ValueError):
     """An input file is unreadable or malformed; the message names the file and the line.
 
     ``line`` (0: the whole file) and ``problem`` (the message without the file and line)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
+from ..core.errors import RunError
+
 if TYPE_CHECKING:
     import threading
     from collections.abc import Iterable
@@ -226,7 +228,7 @@ def reject_answers(ctx: RunContext, keys: Iterable[str]) -> None:
     cache_reject(ctx.store, keys, session=ctx.session)
 
 
-class EvaluationError(RuntimeError):
+class EvaluationError(RunError, RuntimeError):
     """An item could not be scored (bad judge answer, missing summary, provider error).
 
     The message names what and where; the plugin records it as an error for the item and

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pytest
 
 from ..core.dependency_warnings import MARKS as DEPENDENCY_MARKS
+from ..core.errors import InputError
 from ..core.input_files import InputFileError
 from ..core.vocabulary import FAMILIES, LADDER_PREFIX, VALIDATE
 from ..evaluators import (
@@ -26,6 +27,7 @@ from ..evaluators import (
     load_builtin,
 )
 from . import options
+from .errors import as_usage_error, stops_session, usage_error
 
 # pydantic-based modules (schemas, settings, store, context) are imported where used, so
 # that registering this module in pytest_configure stays cheap (``pytest --help``).
@@ -102,11 +104,10 @@ class BoundItem:
         except Exception as exc:
             from pydantic import ValidationError
 
-            from ..store import StoreError
-
-            if isinstance(exc, StoreError):
-                # Every other test would fail the same way: stop with the one line.
-                pytest.exit(f"summarybench: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
+            if isinstance(exc, InputError):
+                # A store that fails, say: every other test would fail the same way. Stop
+                # with the one line.
+                pytest.exit(f"summarybench: {exc}", returncode=exc.pytest_exit_code)
             if not (isinstance(exc, ValidationError) and exc.title == "ScoreRecord"):
                 self._fail(f"{type(exc).__name__}: {exc}")
                 raise
@@ -165,14 +166,12 @@ class SummaryBenchState:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
-            from ..settings import SettingsError, load_settings
+            from ..settings import load_settings
 
             path = options.config_path(self.config)
-            try:
+            with as_usage_error():
                 self._settings = load_settings(path, options.overrides(self.config),
                                                base_dir=self.config.rootpath)
-            except SettingsError as exc:
-                raise pytest.UsageError(str(exc)) from None
             from ..validity.wiring import costs_no_calls, with_ladder
 
             if options.validating(self.config):
@@ -201,12 +200,9 @@ class SummaryBenchState:
     def context(self) -> RunContext:
         if self._ctx is None:
             from ..engine.pipeline import ensure_units
-            from ..settings import SettingsError
 
-            try:
+            with as_usage_error():
                 ctx = ensure_units(self.settings, self.store, self.progress())
-            except SettingsError as exc:
-                raise pytest.UsageError(str(exc)) from None
             self._ctx = dataclasses.replace(ctx, session=self.token)
         return self._ctx
 
@@ -253,14 +249,12 @@ class SummaryBenchState:
     def _scoring(self, hooked: list[Evaluator]) -> Scoring:
         """The run's scoring: the built-in evaluators' components and those of the hooks'
         evaluators, under the configured weights (a bad declaration stops the run)."""
-        from ..aggregate.scoring import ScoringError, scoring_from_config
+        from ..aggregate.scoring import scoring_from_config
         from ..evaluators import builtin_class
 
         classes: list[Any] = [builtin_class(n) for n in BUILTIN_EVALUATORS]
-        try:
+        with as_usage_error():
             return scoring_from_config([*classes, *hooked], self.settings.benchmark_config())
-        except ScoringError as exc:
-            raise pytest.UsageError(str(exc)) from None
 
     def matrix(self) -> list[MatrixItem]:
         ctx = self.context()
@@ -325,11 +319,9 @@ class SummaryBenchState:
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "sb_case" not in metafunc.fixturenames:
             return
-        from ..store import StoreError
-
         try:
             items = self.matrix()
-        except (pytest.UsageError, StoreError) as exc:
+        except (pytest.UsageError, InputError) as exc:
             stop = str(exc)
         else:
             stop = ""
@@ -366,7 +358,6 @@ class SummaryBenchState:
         or, in an xdist controller (which collects nothing), those its workers told it."""
         if self._deselected or not self.config.pluginmanager.hasplugin("xdist"):
             return self._deselected
-        from ..store import StoreError
         from .selection import narrowing_options
 
         try:
@@ -374,7 +365,7 @@ class SummaryBenchState:
                 return []
             ids = self.store.selection.of(self.token, scope=_DESELECTED)
             return [it for it in self.matrix() if it.test_id in ids] if ids else []
-        except (pytest.UsageError, StoreError):
+        except (pytest.UsageError, InputError):
             return []  # the session already says what is wrong with them
 
     @pytest.hookimpl(tryfirst=True)
@@ -393,13 +384,14 @@ class SummaryBenchState:
 
 def _raise_if_fatal(evaluator: str, exc: Exception) -> None:
     """Re-raise what must stop the run rather than skip an evaluator: a usage error, a bad
-    input file (queries, tasks: README), a store failure."""
-    from ..store import StoreError
-
-    if isinstance(exc, (pytest.UsageError, StoreError)):
-        raise exc
-    if isinstance(exc, InputFileError):
-        raise pytest.UsageError(f"{evaluator}: {exc}") from None
+    input file (queries, tasks: README, named with the evaluator that read it), a store
+    failure."""
+    if not stops_session(exc):
+        return
+    if isinstance(exc, InputError):
+        where = f"{evaluator}: " if isinstance(exc, InputFileError) else ""
+        raise usage_error(exc, where=where) from None
+    raise exc
 
 
 def case_of(item: pytest.Item) -> BoundItem | None:

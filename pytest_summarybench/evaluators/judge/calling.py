@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
+from ...core.errors import RunError
 from ...llm.requests import ModelRequest
 from ...llm.structured import StructuredMode, response_format
 from ...llm.types import Completion, ModelCallError
@@ -39,7 +40,7 @@ MAX_RAW_CHARS = 2000
 _ERROR_RE = re.compile(r"^judge (\S+) (invalid_output|call_failed): ")
 
 
-class JudgeError(Exception):
+class JudgeError(RunError):
     """A judge gave no usable verdict: its output stayed invalid, or the call failed."""
 
     def __init__(self, judge_id: str, kind: ErrorKind, reason: str, *, raw: str = "",
