@@ -10,7 +10,7 @@ import random
 from collections import defaultdict
 from typing import TYPE_CHECKING, Literal
 
-from .pipeline import sort_key
+from .codebase import sort_key
 
 if TYPE_CHECKING:
     from ..schemas.units import CodeUnit
