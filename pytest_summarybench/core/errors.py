@@ -54,8 +54,3 @@ class RunError(SummarybenchError):
     exit_code = EXIT_FAILURE
     pytest_exit_code = PYTEST_TESTS_FAILED
 
-
-def stops_a_session(exc: BaseException) -> bool:
-    """Whether ``exc`` is bad usage or input, which stops a whole session (exit code 4)
-    rather than failing one test."""
-    return isinstance(exc, SummarybenchError) and exc.pytest_exit_code == PYTEST_USAGE_ERROR
