@@ -53,20 +53,6 @@ def _no_network_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
-@pytest.fixture(autouse=True)
-def _fresh_model_endpoints() -> Iterator[None]:
-    """Every test starts with no rate limiter and no open breaker from an earlier one:
-    the registries are process-wide, and a fake server's port may be used again."""
-    from pytest_summarybench.llm.breaker import reset_breakers
-    from pytest_summarybench.llm.limits import reset_limiters
-
-    reset_breakers()
-    reset_limiters()
-    yield
-    reset_breakers()
-    reset_limiters()
-
-
 @pytest.fixture
 def fake_server() -> Iterator[Callable[..., FakeOpenAIServer]]:
     """Start ``FakeOpenAIServer(**kwargs)`` on 127.0.0.1; every one is stopped after the

@@ -211,7 +211,8 @@ def gather(evaluator: Evaluator, item: MatrixItem, ctx: RunContext) -> Answers:
             return answers
         for request in pending:
             try:
-                answers[request.key] = fetch(request, ctx.store, ctx.session)
+                answers[request.key] = fetch(request, ctx.store, ctx.session,
+                                             endpoints=ctx.endpoints)
             except ModelCallError as exc:
                 answers[request.key] = exc
     raise EvaluationError(f"{evaluator.name} asked for more than {MAX_ROUNDS} rounds of "

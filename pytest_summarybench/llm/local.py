@@ -501,6 +501,9 @@ def _terminate(pid: int, grace_s: float = 15.0) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
+# The process's servers: a server process is shared by the processes of a process group
+# (its users are pids), and one that died is not started again while a process that
+# used it lives (``ServerPool``), so the membership is the process's, not a session's.
 _pool = ServerPool()
 
 

@@ -427,7 +427,7 @@ class Controller:
             say(tr, f"PARTIAL RUN {run.id}: {run.describe()}", yellow=True)
         for line in self.generation_summary:
             say(tr, line)
-        for line in dead_endpoint_lines():
+        for line in dead_endpoint_lines(self.state.endpoints):
             say(tr, line, red=True)
         for line in terminal_lines(report):
             say(tr, line)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ..aggregate import Scoring
     from ..context import RunContext
     from ..core.progress import Progress
+    from ..llm.endpoints import Endpoints
     from ..schemas import ScoreRecord
     from ..settings import Settings
     from ..store import Store
@@ -156,6 +157,7 @@ class SummaryBenchState:
         """Set with the evaluators: how their metrics become scores."""
         self._bound = False
         self._progress: Progress | None = None
+        self._endpoints: Endpoints | None = None
         self._deselected: list[MatrixItem] = []
         self.ladder: Literal["asked", "default"] | None = None
         """Whether the validity ladder is in this run: ``asked`` (``--sb-validate``),
@@ -203,8 +205,19 @@ class SummaryBenchState:
 
             with as_usage_error():
                 ctx = ensure_units(self.settings, self.store, self.progress())
-            self._ctx = dataclasses.replace(ctx, session=self.token)
+            self._ctx = dataclasses.replace(ctx, session=self.token, endpoints=self.endpoints)
         return self._ctx
+
+    @property
+    def endpoints(self) -> Endpoints:
+        """This session's rate limiters, circuit breakers and Routers (``llm/endpoints.py``):
+        every context of the session, and so every call it makes, uses them; another
+        session in the same process (an in-process pytester run) has its own."""
+        if self._endpoints is None:
+            from ..llm.endpoints import Endpoints
+
+            self._endpoints = Endpoints()
+        return self._endpoints
 
     def evaluators(self) -> dict[str, Evaluator]:
         """Active evaluators by name: built-in ones of enabled families plus hook-provided

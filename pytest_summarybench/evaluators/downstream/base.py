@@ -186,7 +186,8 @@ class DownstreamEvaluator(Evaluator, ABC):
         from ...llm.scheduler import fetch
 
         try:
-            return fetch(self.request(worker, prompt, ctx), ctx.store, ctx.session)
+            return fetch(self.request(worker, prompt, ctx), ctx.store, ctx.session,
+                         endpoints=ctx.endpoints)
         except ModelCallError as exc:
             raise EvaluationError(f"task model call failed: {exc}") from None
 

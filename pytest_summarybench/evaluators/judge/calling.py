@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from ...core.errors import RunError
+from ...llm.endpoints import Endpoints
 from ...llm.requests import ModelRequest
 from ...llm.structured import StructuredMode, response_format
 from ...llm.types import Completion, ModelCallError
@@ -169,8 +170,10 @@ class JudgeClient:
     evaluators declare their questions to the scheduler instead)."""
 
     def __init__(self, store: Store | None, *, structured: StructuredMode = "auto",
-                 parse_retries: int = 1) -> None:
+                 parse_retries: int = 1, endpoints: Endpoints | None = None) -> None:
         self.store = store
+        self.endpoints = endpoints or Endpoints()
+        """The rate limiters and breakers its calls share (its own when given none)."""
         self.structured: StructuredMode = structured
         self.parse_retries = parse_retries
 
@@ -197,7 +200,7 @@ class JudgeClient:
                     cache_reject(self.store, ended.unusable)
                 return asked.outcome(answers)
             try:
-                answers[request.key] = fetch(request, self.store)
+                answers[request.key] = fetch(request, self.store, endpoints=self.endpoints)
             except ModelCallError as exc:
                 answers[request.key] = exc
 
