@@ -25,6 +25,9 @@ _EXPORTS: dict[str, str] = {
     "ModelRanking": "pytest_summarybench.schemas",
     "ScoreRecord": "pytest_summarybench.schemas",
     "EvaluationError": "pytest_summarybench.evaluators",
+    "InputError": "pytest_summarybench.core.errors",
+    "RunError": "pytest_summarybench.core.errors",
+    "SummarybenchError": "pytest_summarybench.core.errors",
     "Evaluator": "pytest_summarybench.evaluators",
     "MatrixItem": "pytest_summarybench.evaluators",
     "RunContext": "pytest_summarybench.context",
@@ -35,12 +38,14 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "BenchmarkConfig", "BenchmarkReport", "CodeUnit", "EvaluationError", "Evaluator",
-    "GeneratedSummary", "MatrixItem", "ModelConfig", "ModelRanking", "RunContext",
-    "ScoreRecord", "Settings", "Store", "__version__", "load_settings",
+    "GeneratedSummary", "InputError", "MatrixItem", "ModelConfig", "ModelRanking",
+    "RunContext", "RunError", "ScoreRecord", "Settings", "Store", "SummarybenchError",
+    "__version__", "load_settings",
 ]
 
 if TYPE_CHECKING:
     from .context import RunContext
+    from .core.errors import InputError, RunError, SummarybenchError
     from .evaluators import EvaluationError, Evaluator, MatrixItem
     from .schemas import (
         BenchmarkConfig,
