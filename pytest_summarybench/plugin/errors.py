@@ -15,6 +15,9 @@ import pytest
 
 from ..core.errors import InputError
 
+#: What stops a whole session rather than failing one test: a usage error, pytest's or ours.
+STOPS_SESSION: tuple[type[Exception], ...] = (pytest.UsageError, InputError)
+
 
 def usage_error(exc: InputError, *, where: str = "") -> pytest.UsageError:
     """``exc`` as the usage error that stops the session; ``where`` (e.g. the evaluator
@@ -25,7 +28,7 @@ def usage_error(exc: InputError, *, where: str = "") -> pytest.UsageError:
 def stops_session(exc: BaseException) -> bool:
     """Whether ``exc`` must stop the whole session rather than fail one test: a usage
     error, pytest's or ours."""
-    return isinstance(exc, (pytest.UsageError, InputError))
+    return isinstance(exc, STOPS_SESSION)
 
 
 @contextmanager

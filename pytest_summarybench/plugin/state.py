@@ -27,7 +27,7 @@ from ..evaluators import (
     load_builtin,
 )
 from . import options
-from .errors import as_usage_error, stops_session, usage_error
+from .errors import STOPS_SESSION, as_usage_error, stops_session, usage_error
 
 # pydantic-based modules (schemas, settings, store, context) are imported where used, so
 # that registering this module in pytest_configure stays cheap (``pytest --help``).
@@ -334,7 +334,7 @@ class SummaryBenchState:
             return
         try:
             items = self.matrix()
-        except (pytest.UsageError, InputError) as exc:
+        except STOPS_SESSION as exc:
             stop = str(exc)
         else:
             stop = ""
@@ -378,7 +378,7 @@ class SummaryBenchState:
                 return []
             ids = self.store.selection.of(self.token, scope=_DESELECTED)
             return [it for it in self.matrix() if it.test_id in ids] if ids else []
-        except (pytest.UsageError, InputError):
+        except STOPS_SESSION:
             return []  # the session already says what is wrong with them
 
     @pytest.hookimpl(tryfirst=True)
