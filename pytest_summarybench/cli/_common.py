@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, InputError
+from ..core.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, InputError, RunError
 
-__all__ = ["CONFIG_FILE", "EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "CliError"]
+__all__ = ["CONFIG_FILE", "EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "CliError", "CliFailure"]
 
 CONFIG_FILE = "summarybench.yaml"
 
@@ -18,6 +18,11 @@ CONFIG_FILE = "summarybench.yaml"
 class CliError(InputError):
     """A command's own one-line error (a bad option value, a missing file): bad usage,
     exit code 2. ``main`` prints it, as every ``SummarybenchError``, without a traceback."""
+
+
+class CliFailure(RunError):
+    """A command that ran and could not do what was asked (a run without an explorer):
+    one line, exit code 1."""
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:

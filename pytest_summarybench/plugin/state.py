@@ -397,8 +397,8 @@ class SummaryBenchState:
 
 def _raise_if_fatal(evaluator: str, exc: Exception) -> None:
     """Re-raise what must stop the run rather than skip an evaluator: a usage error, a bad
-    input file (queries, tasks: README, named with the evaluator that read it), a store
-    failure."""
+    input file (queries, tasks: docs/evaluators.md, named with the evaluator that read
+    it), a store failure."""
     if not stops_session(exc):
         return
     if isinstance(exc, InputError):
