@@ -83,11 +83,13 @@ def save_document(path: Path, doc: Any) -> None:
 
 
 def load_checked(path: Path) -> Any:
-    """The validated Settings of a configuration file."""
+    """The validated Settings of a configuration file, with the built-in families (a
+    plugin's families are known to the pytest session, which validates the file again)."""
+    from ..evaluators.registry import BUILTIN_FAMILIES
     from ..settings import SettingsError, load_settings
 
     try:
-        return load_settings(path)
+        return load_settings(path, families=BUILTIN_FAMILIES)
     except SettingsError as exc:
         raise CliError(str(exc)) from None
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..core.vocabulary import FAMILIES, parse_families
+from ..core.family import parse_families
+from ..evaluators.registry import BUILTIN_FAMILIES
 from ._common import (
     EXIT_OK,
     CliError,
@@ -17,6 +18,9 @@ from ._common import (
 )
 from .checks import family_warnings, name_warnings, warn
 
+#: The families ``--eval`` names: the built-in ones.
+_NAMES = [f.name for f in BUILTIN_FAMILIES]
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -26,13 +30,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "with a model under test (README: Judge families), a hosted model "
                     "name that litellm does not list.",
         epilog="example: summarybench config --sample-size 1000 "
-               f"--eval {','.join(FAMILIES)}")
+               f"--eval {','.join(_NAMES)}")
     p.add_argument("--sample-size", type=int, metavar="N", help="units to sample")
     p.add_argument("--sampling", choices=("random", "stratified", "all"))
     p.add_argument("--seed", type=int)
     p.add_argument("--eval", metavar="FAMILIES",
                    help="comma-separated families to enable (the others are disabled): "
-                        f"{', '.join(FAMILIES)}, or all")
+                        f"{', '.join(_NAMES)}, or all")
     add_config_argument(p)
 
 
@@ -45,10 +49,10 @@ def run(args: argparse.Namespace) -> int:
     chosen: list[str] | None = None
     if args.eval is not None:
         try:
-            chosen = parse_families(args.eval)
+            chosen = parse_families(args.eval, _NAMES)
         except ValueError:
             raise CliError(f"--eval {args.eval!r}: expected a comma-separated list of "
-                           f"{', '.join(FAMILIES)} or 'all'") from None
+                           f"{', '.join(_NAMES)} or 'all'") from None
     path = config_file(args)
     doc = load_document(path)
     evaluation = section(doc, "evaluation")
@@ -63,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         evaluation["seed"] = args.seed
         changes.append(f"seed={args.seed}")
     if chosen is not None:
-        for family in FAMILIES:
+        for family in _NAMES:
             section(doc, "evaluation", family)["enabled"] = family in chosen
         changes.append(f"families={','.join(chosen)}")
     save_document(path, doc)

@@ -24,6 +24,8 @@ from .view import LOW_N, build_view, interval, md, num, pvalue, signed, usd
 if TYPE_CHECKING:
     import jinja2
 
+    from ..core.family import Family
+
 @cache
 def _environment() -> jinja2.Environment:
     import jinja2
@@ -49,9 +51,9 @@ def _cost_phases(report: BenchmarkReport) -> list[str]:
     return phases
 
 
-def render_markdown(report: BenchmarkReport) -> str:
+def render_markdown(report: BenchmarkReport, families: Iterable[Family] = ()) -> str:
     template = _environment().get_template("report.md.jinja2")
-    text = template.render(view=build_view(report), cost_phases=_cost_phases(report))
+    text = template.render(view=build_view(report, families), cost_phases=_cost_phases(report))
     # Optional sections leave runs of blank lines; Markdown needs at most one.
     lines: list[str] = []
     for line in text.splitlines():
@@ -68,7 +70,7 @@ def _finished(document: str) -> str:
     return neutralise(redact(document, shapes=False))
 
 
-def render_html(report: BenchmarkReport) -> str:
+def render_html(report: BenchmarkReport, families: Iterable[Family] = ()) -> str:
     from markupsafe import Markup
 
     env = _environment()
@@ -78,32 +80,35 @@ def render_html(report: BenchmarkReport) -> str:
     script, _, _ = env.loader.get_source(env, "sort.js")
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     return _finished(env.get_template("report.html.jinja2").render(
-        view=build_view(report), cost_phases=_cost_phases(report),
+        view=build_view(report, families), cost_phases=_cost_phases(report),
         charts={"bars": charts.score_bars(report), "scatter": charts.cost_quality(report),
                 "heatmap": charts.language_heatmap(report, LOW_N)},
         script=Markup(script), script_hash=f"sha256-{digest}"))
 
 
-def render(report: BenchmarkReport, fmt: str) -> str:
-    """The report as ``markdown``, ``json`` or ``html`` text."""
+def render(report: BenchmarkReport, fmt: str, families: Iterable[Family] = ()) -> str:
+    """The report as ``markdown``, ``json`` or ``html`` text (``families``: the run's own
+    families, for their titles and layouts, next to the built-in ones)."""
     if fmt == "markdown":
-        return render_markdown(report)
+        return render_markdown(report, families)
     if fmt == "html":
-        return render_html(report)
+        return render_html(report, families)
     if fmt == "json":
         return report_json(report)
     raise ValueError(f"unknown report format {fmt!r}; expected one of markdown, json, html")
 
 
 def write_reports(report: BenchmarkReport, output_dir: Path, formats: Iterable[str], *,
-                  copies: Iterable[Path] = ()) -> dict[str, Path]:
+                  copies: Iterable[Path] = (), families: Iterable[Family] = ()
+                  ) -> dict[str, Path]:
     """Write each format to its file in ``output_dir`` (and in each of ``copies``);
     format -> path in ``output_dir``.
 
     All or none: every file is written to a temporary one first, and only when all were
     written are they moved into place (a full disk leaves no report of this session).
     """
-    texts = {fmt: render(report, fmt) for fmt in dict.fromkeys(formats)}
+    declared = tuple(families)
+    texts = {fmt: render(report, fmt, declared) for fmt in dict.fromkeys(formats)}
     written: dict[Path, Path] = {}
     try:
         for directory in (output_dir, *copies):

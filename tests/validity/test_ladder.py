@@ -10,6 +10,7 @@ from typing import Literal
 import pytest
 
 from pytest_summarybench.evaluators import MatrixItem
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.generate.builtin import summarize_builtin
 from pytest_summarybench.generate.ladder import (
     GENERIC_WORDS,
@@ -122,11 +123,11 @@ def test_ladder_model_ids() -> None:
 
 
 def test_with_ladder_keeps_the_configured_or_default_models(tmp_path: Path) -> None:
-    settings = load_settings(None, base_dir=tmp_path)
+    settings = load_settings(None, base_dir=tmp_path, families=BUILTIN_FAMILIES)
     ids = [m.id for m in with_ladder(settings).test_models()]
     assert set(ids) == set(DEFAULT_MODELS) | set(LADDER_MODEL_IDS)
     chosen = load_settings(None, {"models.test": [{"provider": "openai", "model": "gpt-4o"}]},
-                           base_dir=tmp_path)
+                           base_dir=tmp_path, families=BUILTIN_FAMILIES)
     ids = [m.id for m in with_ladder(with_ladder(chosen)).test_models()]
     assert sorted(ids) == sorted(["openai/gpt-4o", *LADDER_MODEL_IDS])
     ladder = {m.id: m for m in with_ladder(chosen).test_models()}
