@@ -114,6 +114,13 @@ class FamilySection(SBModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
+class PluginSection(FamilySection):
+    """A section the command line cannot check: of a family a plugin may declare, which the
+    pytest session checks against the family's own section (``cli._common.cli_families``)."""
+
+    model_config = ConfigDict(**{**FamilySection.model_config, "extra": "allow"})
+
+
 class EvaluationSection(SBModel):
     """``evaluation``: sampling and parallelism, then one ``FamilySection`` per evaluator
     family, under the family's name (added by ``settings_model`` from the declarations)."""

@@ -10,6 +10,7 @@ from ._common import (
     EXIT_OK,
     CliError,
     add_config_argument,
+    cli_families,
     config_file,
     load_checked,
     load_document,
@@ -18,7 +19,7 @@ from ._common import (
 )
 from .checks import family_warnings, name_warnings, warn
 
-#: The families ``--eval`` names: the built-in ones.
+#: The built-in families, for the help (``--eval`` also takes those the file configures).
 _NAMES = [f.name for f in BUILTIN_FAMILIES]
 
 
@@ -36,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int)
     p.add_argument("--eval", metavar="FAMILIES",
                    help="comma-separated families to enable (the others are disabled): "
-                        f"{', '.join(_NAMES)}, or all")
+                        f"{', '.join(_NAMES)}, those the file configures, or all")
     add_config_argument(p)
 
 
@@ -46,14 +47,16 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("nothing to change: pass --sample-size, --sampling, --seed or --eval")
     if args.sample_size is not None and args.sample_size <= 0:
         raise CliError(f"--sample-size {args.sample_size}: expected a positive integer")
+    path = config_file(args)
+    # The built-in families and those the file configures (of a plugin's, maybe).
+    names = [f.name for f in cli_families(path)]
     chosen: list[str] | None = None
     if args.eval is not None:
         try:
-            chosen = parse_families(args.eval, _NAMES)
+            chosen = parse_families(args.eval, names)
         except ValueError:
             raise CliError(f"--eval {args.eval!r}: expected a comma-separated list of "
-                           f"{', '.join(_NAMES)} or 'all'") from None
-    path = config_file(args)
+                           f"{', '.join(names)} or 'all'") from None
     doc = load_document(path)
     evaluation = section(doc, "evaluation")
     changes = []
@@ -67,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         evaluation["seed"] = args.seed
         changes.append(f"seed={args.seed}")
     if chosen is not None:
-        for family in _NAMES:
+        for family in names:
             section(doc, "evaluation", family)["enabled"] = family in chosen
         changes.append(f"families={','.join(chosen)}")
     save_document(path, doc)
