@@ -1,5 +1,5 @@
-"""Resolved settings: ``summarybench.yaml`` (spec section 11.2) overlaid by command-line
-options and ini keys.
+"""Resolved settings: ``summarybench.yaml`` (docs/configuration.md#summarybenchyaml) overlaid by
+command-line options and ini keys.
 
 The YAML keys are the spec's; ``Settings`` validates them with pydantic (unknown keys are
 errors, so a typo never passes silently) and converts to the spec's ``BenchmarkConfig``
@@ -78,7 +78,8 @@ class ExtractionSection(SBModel):
 
 class ModelEntry(ModelConfig):
     """A model as written in the YAML file: ``ModelConfig``'s fields, with the provider's
-    model name under ``model`` (spec 11.2) and optional ``deployments``."""
+    model name under ``model`` (docs/configuration.md#summarybenchyaml) and optional
+    ``deployments``."""
 
     model_name: str = Field(alias="model")
     deployments: list[Deployment] = Field(default_factory=list)
@@ -262,8 +263,9 @@ class Settings(SBModel):
         )
 
     def benchmark_config(self) -> BenchmarkConfig:
-        """This configuration as spec 2.4 records it (``configuration`` in results.json,
-        ``config`` of the store's run): the same values, under the spec's names, each
+        """This configuration as docs/reports.md#the-results-file records it
+        (``configuration`` in results.json, ``config`` of the store's run): the same values,
+        under the spec's names, each
         family's section as its ``configuration`` writes it."""
         ev = self.evaluation
         return BenchmarkConfig(

@@ -89,7 +89,8 @@ CASES = [
      {"id", "summaryId", "evaluationType", "retrievalResults", "evaluatedAt"},
      ["retrievalResults", "retrievedAtK"]),
     (lambda: BenchmarkRun(
-        # the spec 2.4 shape as the settings (the one configuration tree) write it
+        # the run's configuration as results.json records it (docs/reports.md#the-results-file),
+        # written from the settings (the one configuration tree)
         id="r", name="n", started_at="t",
         config=load_settings(None, families=BUILTIN_FAMILIES).benchmark_config(),
         codebase_info=CodebaseInfo(name="c"),

@@ -4,8 +4,8 @@ Each evaluator declares its score components (``evaluators.base.Component``): wh
 metrics counts, under which weight key of its family, with what range and label. A run's
 ``Scoring`` collects the components of the evaluators that ran, with the weights of the
 configuration (``weights.<family>`` and ``scoring.<family>Weights``, whose defaults each
-family declares: ``core.family.Family``; a component whose key no family declares weighs
-1).
+family declares: ``core.family.Family``, docs/methods.md#weights for the built-in ones; a
+component whose key no family declares weighs 1).
 Aggregation, the reports and the gate read this and nothing else, and it is saved with the
 run so that a report rebuilt from the store scores exactly as the session did.
 """

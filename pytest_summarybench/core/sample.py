@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+#: The package folder (this module is in its ``core/``).
 _PACKAGE = Path(__file__).resolve().parents[1]
 #: The copy inside an installed package.
 PACKAGED = _PACKAGE / "_sample"

@@ -67,11 +67,12 @@ def save_session_run(store: Store, report: BenchmarkReport, report_json: str) ->
 
 
 def write_session_reports(report: BenchmarkReport, output_dir: Path,
-                          formats: Iterable[str], families: Iterable[Family] = ()
-                          ) -> dict[str, Path]:
-    """Write the session's reports to ``runs/<id>/``, and, for a complete run, to the
-    output directory too; format -> the path that shows this run (top level when
-    complete). Nothing is left behind when writing fails (a full disk)."""
+                          formats: Iterable[str], *, explorer: str | None = None,
+                          families: Iterable[Family] = ()) -> dict[str, Path]:
+    """Write the session's reports (and ``explorer``, the explorer's page, beside them) to
+    ``runs/<id>/``, and, for a complete run, to the output directory too; format -> the
+    path that shows this run (top level when complete). Nothing is left behind when
+    writing fails (a full disk)."""
     from .render import write_reports
 
     run = report.metadata.run
@@ -80,8 +81,8 @@ def write_session_reports(report: BenchmarkReport, output_dir: Path,
     try:
         if run.complete:
             return write_reports(report, output_dir, formats, copies=[own],
-                                 families=families)
-        return write_reports(report, own, formats, families=families)
+                                 explorer=explorer, families=families)
+        return write_reports(report, own, formats, explorer=explorer, families=families)
     except OSError:
         for folder in (own, own.parent):
             try:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 class ContrastiveSettings(FamilySection):
-    """Contrastive settings (spec section 6)."""
+    """Contrastive settings (docs/methods.md#contrastive-family)."""
 
     distractors: int = Field(default=9, ge=1)
     methods: list[Literal["embedding", "lexical", "llm"]] = ["embedding"]
@@ -22,7 +22,8 @@ class ContrastiveSettings(FamilySection):
 
     def configuration(self, settings: Settings) -> dict[str, Any]:
         methods = sorted(set(self.methods))
-        # One method by its name; several (spec 2.4 knows "both") joined with "+".
+        # One method by its name; embedding and llm together as "both" (the name results.json
+        # has always used for that pair); any other combination joined with "+".
         method = ("both" if methods == ["embedding", "llm"] else "+".join(methods)
                   if methods else "embedding")
         return {"enabled": self.enabled, "distractorCount": self.distractors,

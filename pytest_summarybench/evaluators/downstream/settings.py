@@ -28,7 +28,8 @@ else:
 
 
 class DownstreamSettings(FamilySection):
-    """Downstream tasks (spec section 8); see ``pytest_summarybench/evaluators/downstream``."""
+    """Downstream tasks (docs/methods.md#downstream-family); see
+    ``pytest_summarybench/evaluators/downstream``."""
 
     tasks: list[Literal["completion", "bug_localisation", "function_selection"]] = [
         "completion", "bug_localisation", "function_selection"]

@@ -15,16 +15,19 @@ if TYPE_CHECKING:
 
 
 class JudgeSettings(FamilySection):
-    """LLM-as-judge settings (spec section 5)."""
+    """LLM-as-judge settings (docs/methods.md#judge-family): which evaluations, how many
+    judges, and how strictly judge answers are read."""
 
     pointwise: bool = True
-    """Score each summary on the spec 5.1 rubric."""
+    """Score each summary on the rubric (docs/methods.md#judge-pointwise)."""
     pairwise: bool = True
-    """Run the spec 5.4 tournament: every pair of models, both orders."""
+    """Run the tournament (docs/methods.md#judge-pairwise): every pair of models, both orders."""
     min_judges: int = Field(default=2, ge=1)
-    """Spec 5.3 rule 2: judges each model (and each pair) should be judged by."""
+    """Rule 2 of docs/methods.md#judge-selection: judges each model (and each pair) should be
+    judged by."""
     max_judges: int = Field(default=3, ge=1, validate_default=True)
-    """Spec 5.3 rule 3: at most this many judges per model or pair, diverse families first."""
+    """Rule 3 of docs/methods.md#judge-selection: at most this many judges per model or pair,
+    diverse families first."""
     allow_fewer: bool = True
     """With fewer eligible judges than ``minJudges``, judge with those there are (and say so
     in the report); when false, a model or pair short of judges is not judged."""

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 class RetrievalSettings(FamilySection):
-    """Retrieval settings (spec section 7)."""
+    """Retrieval settings (docs/methods.md#retrieval-family)."""
 
     queries_per_unit: int = Field(default=5, ge=1)
     k_values: list[int] = Field(default_factory=lambda: [1, 3, 5, 10])
