@@ -22,6 +22,14 @@ def pytest_configure(config: pytest.Config) -> None:
     ran after a pytester test had rebuilt a report in-process."""
     import scipy.stats  # noqa: F401 - imports numpy.fft, numpy.linalg and scipy's own
 
+    # tree-sitter is a C extension too ("argument 1 must be tree_sitter.Query, not
+    # tree_sitter.Query" when an in-process session first imported it), and the package's
+    # model layer with pydantic was imported before every test by a fixture that reset the
+    # process-wide rate limiters (they are the session's now: llm/endpoints.py).
+    import tree_sitter  # noqa: F401
+
+    import pytest_summarybench.llm.endpoints  # noqa: F401
+
 #: Integration scenarios run in each mode, like syrupy's ``plugin_args``: plain (no xdist
 #: flag at all) and two workers. (``-n 0`` was a third mode until 2026-11-27: with no
 #: worker the controller runs the tests itself, as in a plain run, and the mode cost a
