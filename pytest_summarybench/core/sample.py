@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+# This module sits in ``core/``: the package is its parent folder.
+_PACKAGE = Path(__file__).resolve().parent.parent
 #: The copy inside an installed package.
 PACKAGED = _PACKAGE / "_sample"
 #: The repository's own folder (an editable install or a source checkout).
