@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
 
@@ -140,6 +141,47 @@ class Store(Database):
         rows = self.execute(sql + " ORDER BY r.position", (run_id,))
         return [self.parse(CodeUnit, r[0]) for r in rows]
 
+    def unit_ids(self, run_id: str) -> list[str]:
+        """Every unit id of the run, in order."""
+        rows = self.execute("SELECT unit_id FROM run_units WHERE run_id = ? ORDER BY position",
+                            (run_id,))
+        return [r[0] for r in rows]
+
+    def unit_groups(self, run_id: str) -> dict[tuple[str, str], int]:
+        """How many units of the run each (language, type) has."""
+        rows = self.execute(
+            "SELECT json_extract(u.json, '$.language'), json_extract(u.json, '$.type'), "
+            "count(*) FROM run_units r JOIN units u ON u.id = r.unit_id WHERE r.run_id = ? "
+            "GROUP BY 1, 2", (run_id,))
+        return {(lang, kind): n for lang, kind, n in rows}
+
+    def group_units(self, run_id: str, language: str, kind: str,
+                    size: int = 1000) -> Iterator[list[tuple[str, str, str | None,
+                                                              str | None, str | None, str]]]:
+        """The units of one (language, type) of the run, ``size`` at a time, as (id, path,
+        parameters as JSON, signature, return type, content): what distractor selection
+        reads of every unit, without the units themselves."""
+        return self.stream(
+            "SELECT u.id, json_extract(u.json, '$.path'), "
+            "json_extract(u.json, '$.metadata.parameters'), "
+            "json_extract(u.json, '$.metadata.signature'), "
+            "json_extract(u.json, '$.metadata.returnType'), "
+            "json_extract(u.json, '$.content') "
+            "FROM run_units r JOIN units u ON u.id = r.unit_id WHERE r.run_id = ? "
+            "AND json_extract(u.json, '$.language') = ? AND json_extract(u.json, '$.type') = ? "
+            "ORDER BY u.id", (run_id, language, kind), size)
+
+    def unit_contents(self, ids: Iterable[str]) -> dict[str, str]:
+        """The code (``content``) of the units ``ids``, by id."""
+        wanted = sorted(set(ids))
+        out: dict[str, str] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            out.update(self.execute(
+                f"SELECT id, json_extract(json, '$.content') FROM units WHERE id IN "
+                f"({', '.join('?' * len(part))})", part))
+        return out
+
     def sampled_unit_ids(self, run_id: str) -> list[str]:
         rows = self.execute("SELECT unit_id FROM run_units WHERE run_id = ? AND sampled = 1 "
                             "ORDER BY position", (run_id,))
@@ -155,6 +197,23 @@ class Store(Database):
                 "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?)",
                 [(s.id, s.code_unit_id, s.model_id, s.model_dump_json(by_alias=True))
                  for s in summaries])
+
+    def summaries_by_id(self, ids: Iterable[str]) -> dict[str, GeneratedSummary]:
+        """The stored summaries of ``ids`` (whatever run wrote them), by id."""
+        wanted = sorted(set(ids))
+        out: dict[str, GeneratedSummary] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            rows = self.execute(f"SELECT id, json FROM summaries WHERE id IN "
+                                f"({', '.join('?' * len(part))})", part)
+            out.update((sid, self.parse(GeneratedSummary, text)) for sid, text in rows)
+        return out
+
+    def link_summaries(self, run_id: str, links: list[tuple[str, str, str]]) -> None:
+        """Link existing summaries, as (unit id, model id, summary id), to a run."""
+        with self.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO run_summaries VALUES (?, ?, ?, ?, NULL)",
+                             [(run_id, u, m, s) for u, m, s in links])
 
     def link_summary(self, run_id: str, unit_id: str, model_id: str,
                      summary_id: str | None, error: str | None = None) -> None:
