@@ -38,6 +38,16 @@ class StoredUnits:
         return self._store.load_units(self._run_id)
 
     @cached_property
+    def ids(self) -> frozenset[str]:
+        """Every unit id of the run, read from the store without the units themselves."""
+        return frozenset(self._store.unit_ids(self._run_id))
+
+    @cached_property
+    def groups(self) -> dict[tuple[str, str], int]:
+        """How many units each (language, type) has, counted by the store."""
+        return self._store.unit_groups(self._run_id)
+
+    @cached_property
     def by_id(self) -> dict[str, CodeUnit]:
         return {u.id: u for u in self.all}
 
@@ -96,6 +106,16 @@ class RunContext:
     def all_units(self) -> list[CodeUnit]:
         """Every extracted unit of the codebase (distractor and index candidates)."""
         return self.stored_units.all
+
+    @property
+    def unit_ids(self) -> frozenset[str]:
+        """The ids of every extracted unit (a set built once per run, not per question)."""
+        return self.stored_units.ids
+
+    @property
+    def unit_groups(self) -> dict[tuple[str, str], int]:
+        """How many units of the codebase each (language, type) has."""
+        return self.stored_units.groups
 
     @cached_property
     def units(self) -> list[CodeUnit]:

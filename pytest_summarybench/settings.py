@@ -155,6 +155,12 @@ class ContrastiveSection(SBModel):
     distractors: int = Field(default=9, ge=1)
     methods: list[Literal["embedding", "lexical", "llm"]] = ["embedding"]
     embedding_model: str = "builtin/minilm"
+    distractor_search: Literal["candidates", "exact"] = "candidates"
+    """How the semantic tier finds its distractors: ``candidates`` (the evaluation model
+    embeds each target's best candidates by static vectors: cost follows the sample) or
+    ``exact`` (every unit of the codebase through the model)."""
+    candidates_per_target: int = Field(default=50, ge=1)
+    """With ``candidates``: how many units per target the evaluation model scores."""
 
 
 class RetrievalSection(SBModel):

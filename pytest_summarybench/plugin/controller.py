@@ -187,11 +187,13 @@ class Controller:
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         """At the first benchmark test collected, the units exist: start the evaluators'
-        warm-up (not for ``--collect-only`` or the dry run, which call nothing). Under
-        xdist the controller collects nothing and no warm-up starts; ``prepare`` does the
-        work."""
+        warm-up (not for ``--collect-only`` or the dry run, which call nothing, nor for
+        ``--sb-generate-only``, which evaluates nothing). Under xdist the controller
+        collects nothing and no warm-up starts; ``prepare`` does the work."""
+        config = item.config
         if (self.warm_up.started or self.state.is_worker or case_of(item) is None
-                or item.config.option.collectonly or item.config.getoption("sb_dry_run")):
+                or config.option.collectonly or config.getoption("sb_dry_run")
+                or config.getoption("sb_generate_only")):
             return
         self.warm_up.start(self.state.context(), self.state.evaluators().values())
 

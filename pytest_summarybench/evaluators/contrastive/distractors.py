@@ -101,24 +101,35 @@ def _split_params(signature: str) -> list[str]:
     return items
 
 
-def signature_features(unit: CodeUnit) -> tuple[int, frozenset[str]]:
+Features = tuple[int, frozenset[str]]
+"""(parameter count, typed-slot set) of a signature."""
+
+
+def signature_features(unit: CodeUnit) -> Features:
     """(parameter count, typed-slot set) of a unit's signature.
 
     Types are compared as a multiset (each occurrence numbered) plus the return type; an
     undeclared type is ``?``, so in untyped code two signatures agree on arity alone.
     """
     meta = unit.metadata
-    if meta.parameters is not None:
-        types = [_norm_type(p.type) for p in meta.parameters]
+    return features_of(None if meta.parameters is None else [p.type for p in meta.parameters],
+                       meta.signature, meta.return_type)
+
+
+def features_of(parameter_types: list[str | None] | None, signature: str | None,
+                return_type: str | None) -> Features:
+    """``signature_features`` from the metadata's fields (as the store holds them)."""
+    if parameter_types is not None:
+        types = [_norm_type(t) for t in parameter_types]
     else:
-        types = ["?" for _ in _split_params(meta.signature or "")]
+        types = ["?" for _ in _split_params(signature or "")]
     seen: dict[str, int] = {}
     slots = set()
     for t in types:
         seen[t] = seen.get(t, 0) + 1
         slots.add(f"{t}#{seen[t]}")
-    if meta.return_type:
-        slots.add(f"->{_norm_type(meta.return_type)}")
+    if return_type:
+        slots.add(f"->{_norm_type(return_type)}")
     return len(types), frozenset(slots)
 
 
@@ -173,10 +184,13 @@ class CandidatePool:
         self._where: dict[str, tuple[_Group, int]] = {}
         for key, rows in order.items():
             rows.sort(key=lambda i: units[i].id)
-            group = _Group([units[i] for i in rows], self._vectors[rows])
+            members = [units[i] for i in rows]
+            group = _Group([u.id for u in members], [u.path for u in members],
+                           [signature_features(u) if u.metadata.signature else None
+                            for u in members], self._vectors[rows])
             self._groups[key] = group
-            for pos, unit in enumerate(group.units):
-                self._where[unit.id] = (group, pos)
+            for pos, uid in enumerate(group.ids):
+                self._where[uid] = (group, pos)
 
     def select(self, target: CodeUnit, count: int, ctx: RunContext) -> DistractorSet:
         """Spec 6.1 ``selectDistractors`` for one target."""
@@ -196,31 +210,33 @@ class CandidatePool:
             group = groups[gid]
             neighbours = group.neighbours(positions, count)
             for pos in positions:
-                unit = group.units[pos]
-                out[unit.id] = group.select(pos, count, ctx.rng("distractors", unit.id),
-                                            neighbours[pos])
+                uid = group.ids[pos]
+                out[uid] = group.select(pos, count, ctx.rng("distractors", uid),
+                                        neighbours[pos])
         return out
 
 
 class _Group:
-    """The candidates of one (language, type)."""
+    """The candidates of one (language, type), sorted by id: their ids, paths and
+    signature features (None: no signature), and their code's vectors when every one
+    was embedded (the exact method; None otherwise)."""
 
-    def __init__(self, units: list[CodeUnit], vectors: Matrix) -> None:
-        self.units = units
-        self.ids = [u.id for u in units]
-        self.vectors = vectors
+    def __init__(self, ids: list[str], paths: list[str], features: list[Features | None],
+                 vectors: Matrix | None) -> None:
+        self.ids = ids
+        self.paths = paths
+        self._vectors = vectors
         self.by_path: dict[str, list[int]] = {}
-        for pos, u in enumerate(units):
-            self.by_path.setdefault(u.path, []).append(pos)
+        for pos, path in enumerate(paths):
+            self.by_path.setdefault(path, []).append(pos)
         # Signature classes: units whose (arity, typed slots) are equal score alike.
-        class_of: dict[tuple[int, frozenset[str]], int] = {}
+        class_of: dict[Features, int] = {}
         self.sig_class: list[int] = []
         self.members: list[list[int]] = []
-        for pos, u in enumerate(units):
-            if not u.metadata.signature:
+        for pos, feats in enumerate(features):
+            if feats is None:
                 self.sig_class.append(-1)
                 continue
-            feats = signature_features(u)
             cls = class_of.setdefault(feats, len(class_of))
             if cls == len(self.members):
                 self.members.append([])
@@ -230,6 +246,13 @@ class _Group:
         self._similar: dict[int, tuple[list[int], list[int]]] = {}
         self._index: Any = None
         self._arrays: tuple[Matrix, Matrix, Any] | None = None
+
+    @property
+    def vectors(self) -> Matrix:
+        """Every member's code vector (built with them: the exact method)."""
+        if self._vectors is None:
+            raise RuntimeError("this group was built without its members' vectors")
+        return self._vectors
 
     # -- tier 2 --------------------------------------------------------------------------
     def similar_classes(self, cls: int) -> tuple[list[int], list[int]]:
@@ -373,7 +396,21 @@ class _Group:
 
     # -- one target ------------------------------------------------------------------------
     def select(self, pos: int, count: int, rng: Random, candidates: _Band) -> DistractorSet:
-        target = self.units[pos]
+        chosen, tiers = self.pick(pos, count, rng, candidates)
+        similarities = ([float(s) for s in self.vectors[chosen] @ self.vectors[pos]]
+                        if chosen else [])
+        return self.distractor_set(pos, chosen, tiers, similarities)
+
+    def distractor_set(self, pos: int, chosen: list[int], tiers: list[int],
+                       similarities: list[float]) -> DistractorSet:
+        return DistractorSet(target_id=self.ids[pos], distractor_ids=[self.ids[p] for p in chosen],
+                             tiers=tiers, difficulty=difficulty(similarities),
+                             similarities=similarities)
+
+    def pick(self, pos: int, count: int, rng: Random,
+             candidates: _Band) -> tuple[list[int], list[int]]:
+        """The positions of the target's distractors and the tier of each (spec 6.1's
+        order: same file, similar signature, semantic band, random padding)."""
         taken = {pos}
         chosen: list[int] = []
         tiers: list[int] = []
@@ -384,7 +421,7 @@ class _Group:
                 tiers.append(tier)
                 taken.add(p)
 
-        add(_sample(self.by_path[target.path], min(3, count), rng, taken), 1)
+        add(_sample(self.by_path[self.paths[pos]], min(3, count), rng, taken), 1)
         cls = self.sig_class[pos]
         if cls >= 0:
             classes, totals = self.similar_classes(cls)
@@ -392,11 +429,7 @@ class _Group:
             add(_sample_union([self.members[c] for c in classes], totals, need, rng, taken), 2)
         add(self.semantic(pos, count - len(chosen), lambda p: p not in taken, candidates), 3)
         add(_sample_range(len(self.ids), count - len(chosen), rng, taken), 4)
-        similarities = ([float(s) for s in self.vectors[chosen] @ self.vectors[pos]]
-                        if chosen else [])
-        return DistractorSet(target_id=target.id, distractor_ids=[self.ids[p] for p in chosen],
-                             tiers=tiers, difficulty=difficulty(similarities),
-                             similarities=similarities)
+        return chosen, tiers
 
 
 # -- uniform draws without replacement, skipping what is taken ---------------------------
@@ -458,10 +491,8 @@ def difficulty(similarities: list[float]) -> Difficulty:
 
 def matchable_unit_ids(ctx: RunContext) -> set[str]:
     """Sampled units with at least one candidate distractor (same language and type)."""
-    kinds: dict[tuple[str, str], int] = {}
-    for u in ctx.all_units:
-        kinds[(u.language, u.type)] = kinds.get((u.language, u.type), 0) + 1
-    return {u.id for u in ctx.units if kinds[(u.language, u.type)] > 1}
+    kinds = ctx.unit_groups
+    return {u.id for u in ctx.units if kinds.get((u.language, u.type), 0) > 1}
 
 
 # -- persistence --------------------------------------------------------------------------
@@ -471,28 +502,50 @@ def code_text(unit: CodeUnit) -> str:
 
 
 def sets_key(ctx: RunContext, embedder_key: str) -> str:
-    return f"v2|{embedder_key}|n{ctx.settings.evaluation.contrastive.distractors}|s{ctx.seed}"
+    """What the stored sets of a run depend on besides the run: the model, the count, the
+    seed and the search (the exact method's key is the one it always had)."""
+    section = ctx.settings.evaluation.contrastive
+    key = f"{embedder_key}|n{section.distractors}|s{ctx.seed}"
+    if section.distractor_search == "candidates":
+        return f"v3|{key}|c{section.candidates_per_target}"
+    return f"v2|{key}"
 
 
 def embed_codebase(ctx: RunContext, embedder: Embedder, stop: threading.Event) -> None:
-    """What ``ensure_distractor_sets`` embeds, into the cache, ahead of it (the
-    evaluators' ``warm_up``): nothing when this run's sets are all stored."""
+    """``ensure_distractor_sets`` ahead of the evaluators' ``prepare`` (their ``warm_up``):
+    nothing when this run's sets are all stored. The exact method embeds every unit's
+    code into the cache; the default one selects and stores the sets themselves."""
     existing = load_distractor_sets(ctx, embedder.backend.cache_key)
     if all(u.id in existing for u in ctx.units):
+        return
+    if ctx.settings.evaluation.contrastive.distractor_search == "candidates":
+        ensure_distractor_sets(ctx, embedder, stop)
         return
     embedder.fill([code_text(u) for u in ctx.all_units], what="code", stop=stop)
 
 
-def ensure_distractor_sets(ctx: RunContext, embedder: Embedder) -> dict[str, DistractorSet]:
-    """Select and store the sets of every sampled unit (controller; idempotent)."""
+def ensure_distractor_sets(ctx: RunContext, embedder: Embedder,
+                           stop: threading.Event | None = None) -> dict[str, DistractorSet]:
+    """Select and store the sets of every sampled unit (controller; idempotent). With
+    ``stop`` (the warm-up), it may return early, storing nothing."""
     existing = load_distractor_sets(ctx, embedder.backend.cache_key)
     missing = [u for u in ctx.units if u.id not in existing]
     if not missing:
         return existing
-    vectors = embedder.embed([code_text(u) for u in ctx.all_units], what="code")
-    pool = CandidatePool(ctx.all_units, vectors)
-    count = ctx.settings.evaluation.contrastive.distractors
-    fresh = pool.select_many(missing, count, ctx)
+    section = ctx.settings.evaluation.contrastive
+    count = section.distractors
+    if section.distractor_search == "candidates":
+        from .candidates import select_sampled
+
+        found = select_sampled(ctx, embedder, missing, count, section.candidates_per_target,
+                               stop)
+        if found is None:
+            return existing
+        fresh = found
+    else:
+        vectors = embedder.embed([code_text(u) for u in ctx.all_units], what="code")
+        pool = CandidatePool(ctx.all_units, vectors)
+        fresh = pool.select_many(missing, count, ctx)
     ctx.store.distractors.save(ctx.run_id, sets_key(ctx, embedder.backend.cache_key),
                                {uid: json.dumps(asdict(s)) for uid, s in fresh.items()})
     return {**existing, **fresh}
