@@ -13,7 +13,8 @@ cost), with ``evaluation.contrastive.distractorSearch`` set through a configurat
 The sample is the same in both (it depends on the seed and the units only). Then it reads
 the distractor sets each run stored and the two results.json files and prints:
 
-- per method: wall and CPU time, code texts through the evaluation model;
+- per method: wall and CPU time, and the vectors of the evaluation model in the store's
+  cache (code, summaries and queries: the run started on an empty folder);
 - mean cosine (evaluation model) of the semantic-tier distractors to their target, and of
   all distractors, and the difficulty labels;
 - the share of the exact method's semantic-tier distractors that the candidates method
@@ -135,7 +136,7 @@ def main() -> None:
     for m, r in runs.items():
         d = describe(sets[m])
         print(f"{m:<10} wall {r['wall_s']:7.1f} s  CPU {r['cpu_s']:7.1f} s  load "
-              f"{r['load']:.1f}  code vectors {stored[m]['vectors']:,}  tier-3 distractors "
+              f"{r['load']:.1f}  cached vectors {stored[m]['vectors']:,}  tier-3 distractors "
               f"{d['tier3']}  mean cosine tier 3 {d['tier3_mean']:.4f}  all "
               f"{d['all_mean']:.4f}  difficulty {d['labels']}")
     d_exact, d_cand = describe(sets["exact"]), describe(sets["candidates"])

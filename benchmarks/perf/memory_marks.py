@@ -3,8 +3,9 @@
 Loaded into the measured run with ``-p memory_marks`` (``benchmarks/perf`` on the path), it
 records ``VmRSS`` and ``VmHWM`` (the kernel's peak resident size so far) from
 ``/proc/self/status``, with the process's CPU seconds and the clock, around extraction
-and sampling (``ensure_units``), when collection ends, before and after every ``Embedder.embed`` call
-and every evaluator's ``prepare``, and at the end of the session, and writes them as JSON
+and sampling (``ensure_units``), when collection ends, before and after every
+``Embedder.embed`` call and every evaluator's ``prepare``, and at the end of the session,
+and writes them as JSON
 lines to the file named by ``SB_MEMORY_MARKS``. ``VmHWM`` never falls, so the step during
 which it rose holds the peak. Measurement only: it wraps functions, it changes no result.
 """
@@ -61,9 +62,8 @@ def _wrap(owner: Any, name: str, label: Any) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     import pytest_summarybench
     from pytest_summarybench.embeddings import Embedder
-    from pytest_summarybench.evaluators import BUILTIN_EVALUATORS, load_builtin
-
     from pytest_summarybench.engine import pipeline
+    from pytest_summarybench.evaluators import BUILTIN_EVALUATORS, load_builtin
 
     mark("configure", package=pytest_summarybench.__file__)  # which checkout is measured
     _wrap(pipeline, "ensure_units", lambda *a, **k: "units")
