@@ -5,9 +5,9 @@ records ``VmRSS`` and ``VmHWM`` (the kernel's peak resident size so far) from
 ``/proc/self/status``, with the process's CPU seconds and the clock, around extraction
 and sampling (``ensure_units``), when collection ends, before and after every
 ``Embedder.embed`` call and every evaluator's ``prepare``, and at the end of the session,
-and writes them as JSON
-lines to the file named by ``SB_MEMORY_MARKS``. ``VmHWM`` never falls, so the step during
-which it rose holds the peak. Measurement only: it wraps functions, it changes no result.
+and writes them as JSON lines to the file named by ``SB_MEMORY_MARKS``. ``VmHWM`` never
+falls, so the step during which it rose holds the peak. Measurement only: it wraps
+functions, it changes no result.
 """
 
 from __future__ import annotations
