@@ -125,13 +125,31 @@ class Store(Database):
     def save_units(self, run_id: str, units: list[CodeUnit], sampled: set[str]) -> None:
         """Store every extracted unit of the run, in order, flagging the sampled ones
         (replacing any previous list for the run)."""
+        self.clear_units(run_id)
+        self.add_units(run_id, 0, units)
+        self.mark_sampled(run_id, sampled)
+
+    def clear_units(self, run_id: str) -> None:
+        """Forget the run's list of units (before it is written again)."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM run_units WHERE run_id = ?", (run_id,))
+
+    def add_units(self, run_id: str, start: int, units: list[CodeUnit]) -> None:
+        """Store ``units`` as the run's units at positions ``start``... (none sampled yet):
+        extraction writes its units in batches, as they are built."""
+        if not units:
+            return
         with self.transaction() as conn:
             conn.executemany("INSERT OR REPLACE INTO units VALUES (?, ?)",
                              [(u.id, u.model_dump_json(by_alias=True)) for u in units])
-            conn.execute("DELETE FROM run_units WHERE run_id = ?", (run_id,))
-            conn.executemany("INSERT INTO run_units VALUES (?, ?, ?, ?)",
-                             [(run_id, i, u.id, int(u.id in sampled))
-                              for i, u in enumerate(units)])
+            conn.executemany("INSERT OR REPLACE INTO run_units VALUES (?, ?, ?, 0)",
+                             [(run_id, start + i, u.id) for i, u in enumerate(units)])
+
+    def mark_sampled(self, run_id: str, ids: Iterable[str]) -> None:
+        """Flag the run's sampled units."""
+        with self.transaction() as conn:
+            conn.executemany("UPDATE run_units SET sampled = 1 WHERE run_id = ? AND unit_id = ?",
+                             [(run_id, uid) for uid in sorted(set(ids))])
 
     def load_units(self, run_id: str, *, sampled_only: bool = False) -> list[CodeUnit]:
         sql = ("SELECT u.json FROM run_units r JOIN units u ON u.id = r.unit_id "
@@ -141,11 +159,31 @@ class Store(Database):
         rows = self.execute(sql + " ORDER BY r.position", (run_id,))
         return [self.parse(CodeUnit, r[0]) for r in rows]
 
+    def load_units_by_id(self, run_id: str, ids: Iterable[str]) -> list[CodeUnit]:
+        """The run's units of ``ids`` (those it has)."""
+        wanted = sorted(set(ids))
+        out: list[CodeUnit] = []
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            rows = self.execute(
+                "SELECT u.json FROM run_units r JOIN units u ON u.id = r.unit_id "
+                f"WHERE r.run_id = ? AND r.unit_id IN ({', '.join('?' * len(part))})",
+                [run_id, *part])
+            out.extend(self.parse(CodeUnit, r[0]) for r in rows)
+        return out
+
     def unit_ids(self, run_id: str) -> list[str]:
         """Every unit id of the run, in order."""
         rows = self.execute("SELECT unit_id FROM run_units WHERE run_id = ? ORDER BY position",
                             (run_id,))
         return [r[0] for r in rows]
+
+    def unit_names(self, run_id: str) -> list[tuple[str, str, str]]:
+        """(id, path, name) of every unit of the run, in order."""
+        return [tuple(r) for r in self.execute(  # type: ignore[misc]
+            "SELECT u.id, json_extract(u.json, '$.path'), json_extract(u.json, '$.name') "
+            "FROM run_units r JOIN units u ON u.id = r.unit_id WHERE r.run_id = ? "
+            "ORDER BY r.position", (run_id,))]
 
     def unit_groups(self, run_id: str) -> dict[tuple[str, str], int]:
         """How many units of the run each (language, type) has."""

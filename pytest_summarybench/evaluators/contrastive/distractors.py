@@ -10,6 +10,11 @@ type); the number of options is in every record's details. A unit that is the on
 its language and type has no candidate at all, and is no contrastive item
 (``matchable_unit_ids``): a "choice" among one option would score every summary correct.
 
+The semantic tier is found in one of two ways (``evaluation.contrastive.distractorSearch``):
+``exact``, this module, with every unit's code embedded by the evaluation model; or
+``candidates`` (the default, ``candidates.py``), with the model's vectors of each target's
+shortlist only. Both draw the other tiers the same way, with this module's ``_Group``.
+
 Seeded by the run seed and the target's id, so a set does not change when the sample or the
 model list does. Same-file units come from a map by path, similar signatures from
 classes of equal signature features (similar classes found once per class), padding by
