@@ -43,11 +43,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(method: str, codebase: Path, work: Path, per_target: int, sample: int,
-        fresh: bool) -> dict[str, Any]:
+        fresh: bool, cache_from: Path | None = None) -> dict[str, Any]:
     out = work / f"out-{method}"
     if fresh:
         shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
+    if cache_from is not None and fresh:
+        # The other run's store, for its embedding cache: this run then embeds nothing
+        # that run embedded (its own run id keeps its units and sets apart).
+        copy = sqlite3.connect(out / "store.sqlite")
+        with sqlite3.connect(cache_from / "store.sqlite") as source:
+            source.backup(copy)
+        copy.execute("DELETE FROM distractor_sets")
+        copy.commit()
+        copy.close()
     config = work / f"{method}.yaml"
     config.write_text(json.dumps({"evaluation": {"contrastive": {
         "distractorSearch": method, "candidatesPerTarget": per_target}}}))
@@ -125,10 +134,18 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=100)
     parser.add_argument("--reuse", action="store_true",
                         help="keep the output folders (re-read the runs, no fresh timing)")
+    parser.add_argument("--shared-cache", action="store_true",
+                        help="keep the exact run's folder if there is one, and start the "
+                             "candidates run from a copy of its store: the embeddings are "
+                             "computed once (the comparison holds; the timings are warm)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    runs = {m: run(m, args.codebase.resolve(), args.work, args.candidates, args.sample,
-                   fresh=not args.reuse) for m in ("exact", "candidates")}
+    codebase = args.codebase.resolve()
+    runs = {"exact": run("exact", codebase, args.work, args.candidates, args.sample,
+                         fresh=not (args.reuse or args.shared_cache))}
+    runs["candidates"] = run("candidates", codebase, args.work, args.candidates, args.sample,
+                             fresh=not args.reuse,
+                             cache_from=runs["exact"]["out"] if args.shared_cache else None)
     stored = {m: stored_sets(r["out"]) for m, r in runs.items()}
     sets = {m: s["sets"] for m, s in stored.items()}
     print(f"codebase {args.codebase} sample {args.sample}, candidatesPerTarget "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -117,6 +118,7 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str,
     ev = settings.evaluation
     sampled = choose(entries, ev.sampling, ev.sample_size, ev.seed)
     store.mark_sampled(run_id, sampled)
+    store.save_unit_groups(run_id, dict(Counter((e[2], e[3]) for e in entries)))
     languages = sorted({language for _, _, language, _ in entries})
     cb = settings.codebase
     run = BenchmarkRun(

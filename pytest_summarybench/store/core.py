@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
@@ -128,11 +129,13 @@ class Store(Database):
         self.clear_units(run_id)
         self.add_units(run_id, 0, units)
         self.mark_sampled(run_id, sampled)
+        self.save_unit_groups(run_id, dict(Counter((u.language, u.type) for u in units)))
 
     def clear_units(self, run_id: str) -> None:
         """Forget the run's list of units (before it is written again)."""
         with self.transaction() as conn:
             conn.execute("DELETE FROM run_units WHERE run_id = ?", (run_id,))
+            conn.execute("DELETE FROM run_groups WHERE run_id = ?", (run_id,))
 
     def add_units(self, run_id: str, start: int, units: list[CodeUnit]) -> None:
         """Store ``units`` as the run's units at positions ``start``... (none sampled yet):
@@ -185,12 +188,23 @@ class Store(Database):
             "FROM run_units r JOIN units u ON u.id = r.unit_id WHERE r.run_id = ? "
             "ORDER BY r.position", (run_id,))]
 
+    def save_unit_groups(self, run_id: str, counts: dict[tuple[str, str], int]) -> None:
+        """How many units of the run each (language, type) has (extraction counts them)."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM run_groups WHERE run_id = ?", (run_id,))
+            conn.executemany("INSERT INTO run_groups VALUES (?, ?, ?, ?)",
+                             [(run_id, lang, kind, n) for (lang, kind), n in counts.items()])
+
     def unit_groups(self, run_id: str) -> dict[tuple[str, str], int]:
-        """How many units of the run each (language, type) has."""
-        rows = self.execute(
-            "SELECT json_extract(u.json, '$.language'), json_extract(u.json, '$.type'), "
-            "count(*) FROM run_units r JOIN units u ON u.id = r.unit_id WHERE r.run_id = ? "
-            "GROUP BY 1, 2", (run_id,))
+        """How many units of the run each (language, type) has: as extraction counted
+        them, or (a run extracted before the counts were kept) counted in the units."""
+        rows = self.execute("SELECT language, type, units FROM run_groups WHERE run_id = ?",
+                            (run_id,))
+        if not rows:
+            rows = self.execute(
+                "SELECT json_extract(u.json, '$.language'), json_extract(u.json, '$.type'), "
+                "count(*) FROM run_units r JOIN units u ON u.id = r.unit_id "
+                "WHERE r.run_id = ? GROUP BY 1, 2", (run_id,))
         return {(lang, kind): n for lang, kind, n in rows}
 
     def group_units(self, run_id: str, language: str, kind: str,
