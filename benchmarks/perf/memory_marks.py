@@ -84,4 +84,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    import atexit
+
     mark("end")
+    atexit.register(mark, "exit handlers")  # registered last: the first to run
