@@ -1,5 +1,5 @@
-"""Resolved settings: ``summarybench.yaml`` (spec section 11.2) overlaid by command-line
-options and ini keys.
+"""Resolved settings: ``summarybench.yaml`` (docs/configuration.md#summarybenchyaml) overlaid by
+command-line options and ini keys.
 
 The YAML keys are the spec's; ``Settings`` validates them with pydantic (unknown keys are
 errors, so a typo never passes silently) and converts to the spec's ``BenchmarkConfig``
@@ -76,7 +76,8 @@ class ExtractionSection(SBModel):
 
 class ModelEntry(ModelConfig):
     """A model as written in the YAML file: ``ModelConfig``'s fields, with the provider's
-    model name under ``model`` (spec 11.2) and optional ``deployments``."""
+    model name under ``model`` (docs/configuration.md#summarybenchyaml) and optional
+    ``deployments``."""
 
     model_name: str = Field(alias="model")
     deployments: list[Deployment] = Field(default_factory=list)
@@ -99,19 +100,21 @@ class ModelsSection(SBModel):
 
 
 class JudgeSection(SBModel):
-    """LLM-as-judge settings (spec section 5): which evaluations, how many judges, and how
-    strictly judge answers are read."""
+    """LLM-as-judge settings (docs/methods.md#judge-family): which evaluations, how many judges, and
+    how strictly judge answers are read."""
 
     enabled: bool = True
     """Run the judge family at all."""
     pointwise: bool = True
-    """Score each summary on the spec 5.1 rubric."""
+    """Score each summary on the rubric (docs/methods.md#judge-pointwise)."""
     pairwise: bool = True
-    """Run the spec 5.4 tournament: every pair of models, both orders."""
+    """Run the tournament (docs/methods.md#judge-pairwise): every pair of models, both orders."""
     min_judges: int = Field(default=2, ge=1)
-    """Spec 5.3 rule 2: judges each model (and each pair) should be judged by."""
+    """Rule 2 of docs/methods.md#judge-selection: judges each model (and each pair) should be judged
+    by."""
     max_judges: int = Field(default=3, ge=1, validate_default=True)
-    """Spec 5.3 rule 3: at most this many judges per model or pair, diverse families first."""
+    """Rule 3 of docs/methods.md#judge-selection: at most this many judges per model or pair,
+    diverse families first."""
     allow_fewer: bool = True
     """With fewer eligible judges than ``minJudges``, judge with those there are (and say so
     in the report); when false, a model or pair short of judges is not judged."""
@@ -190,7 +193,8 @@ else:
 
 
 class DownstreamSection(SBModel):
-    """Downstream tasks (spec section 8); see ``pytest_summarybench/evaluators/downstream``."""
+    """Downstream tasks (docs/methods.md#downstream-family); see
+    ``pytest_summarybench/evaluators/downstream``."""
 
     enabled: bool = True
     tasks: list[Literal["completion", "bug_localisation", "function_selection"]] = [
@@ -335,11 +339,12 @@ class Settings(SBModel):
         )
 
     def benchmark_config(self) -> BenchmarkConfig:
-        """This configuration as spec 2.4 records it (``configuration`` in results.json,
-        ``config`` of the store's run): the same values, under the spec's names."""
+        """This configuration as docs/reports.md#the-results-file records it (``configuration`` in
+        results.json, ``config`` of the store's run): the same values, under the spec's names."""
         ev = self.evaluation
         methods = sorted(set(ev.contrastive.methods))
-        # One method by its name; several (spec 2.4 knows "both") joined with "+".
+        # One method by its name; embedding and llm together as "both" (the name results.json
+        # has always used for that pair); any other combination joined with "+".
         method = ("both" if methods == ["embedding", "llm"] else "+".join(methods)
                   if methods else "embedding")
         return BenchmarkConfig(

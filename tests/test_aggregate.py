@@ -1,4 +1,5 @@
-"""Spec 9.1 normalization and weighting, checked against hand computations."""
+"""Normalization and weighting (docs/methods.md#aggregation), checked against hand
+computations."""
 
 from __future__ import annotations
 

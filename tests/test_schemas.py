@@ -88,7 +88,8 @@ CASES = [
      {"id", "summaryId", "evaluationType", "retrievalResults", "evaluatedAt"},
      ["retrievalResults", "retrievedAtK"]),
     (lambda: BenchmarkRun(
-        # the spec 2.4 shape as the settings (the one configuration tree) write it
+        # the run's configuration as results.json records it (docs/reports.md#the-results-file),
+        # written from the settings (the one configuration tree)
         id="r", name="n", config=load_settings(None).benchmark_config(), started_at="t",
         codebase_info=CodebaseInfo(name="c"),
         models_under_test=[ModelConfig.parse("openai/gpt-4o")]),

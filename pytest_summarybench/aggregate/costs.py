@@ -1,5 +1,5 @@
-"""Cost analysis of spec 10.1: per model, generation and evaluation costs, cost per 1K
-summaries and cost per quality point.
+"""Cost analysis of docs/reports.md#the-results-file: per model, generation and evaluation costs,
+cost per 1K summaries and cost per quality point.
 
 Generation costs come from each summary's ``generationMetadata.cost``. An evaluator that
 pays for model calls (a judge, an LLM contrastive test) records the USD cost of the calls

@@ -1,4 +1,4 @@
-"""The ranking and the report object (spec section 10.1) built from score records."""
+"""The ranking and the report object (docs/reports.md#the-results-file) built from score records."""
 
 from __future__ import annotations
 

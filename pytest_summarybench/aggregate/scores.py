@@ -1,4 +1,4 @@
-"""Normalization and weighting of spec section 9.1.
+"""Normalization and weighting of docs/methods.md#aggregation.
 
 Every family score is a weighted combination of components (``scoring.py``: what the
 evaluators declare), each the mean of one metric of one evaluator over the items it
@@ -65,7 +65,7 @@ def shared_families(breakdowns: Iterable[FamilyBreakdown]) -> set[str]:
 
 def family_scores(records: list[ScoreRecord], scoring: Scoring,
                   model_ids: Iterable[str]) -> dict[str, FamilyBreakdown]:
-    """Per model: components, family scores and the overall score of spec 9.1."""
+    """Per model: components, family scores and the overall score of docs/methods.md#aggregation."""
     means = metric_means(records)
     out: dict[str, FamilyBreakdown] = {}
     for model_id in model_ids:
@@ -116,7 +116,8 @@ def item_key(rec: ScoreRecord) -> tuple[str, ...]:
 
 def unit_breakdowns(records: list[ScoreRecord], scoring: Scoring,
                     model_ids: Iterable[str]) -> dict[str, dict[str, FamilyBreakdown]]:
-    """model -> unit -> the spec 9.1 breakdown restricted to that unit's records.
+    """model -> unit -> the breakdown (docs/methods.md#aggregation) restricted to that unit's
+    records.
 
     These are the paired observations of the significance tests: a model's per-unit score
     weighs that unit's components exactly as ``family_scores`` weighs the run's means.

@@ -3,8 +3,8 @@
 Each evaluator declares its score components (``evaluators.base.Component``): which of its
 metrics counts, under which weight key of its family, with what range and label. A run's
 ``Scoring`` collects the components of the evaluators that ran, with the weights of the
-configuration (spec 9.2 for the spec's families; a family the spec does not name gets
-its weight from ``weights.<family>`` and its components' from their declarations).
+configuration (docs/methods.md#weights for the built-in families; any other family gets its
+weight from ``weights.<family>`` and its components' from their declarations).
 Aggregation, the reports and the gate read this and nothing else, and it is saved with the
 run so that a report rebuilt from the store scores exactly as the session did.
 """
@@ -132,8 +132,8 @@ def scoring_for(evaluators: Iterable[Evaluator], *, family_weights: Mapping[str,
 
 def config_weights(config: BenchmarkConfig) -> tuple[dict[str, float],
                                                      dict[str, dict[str, float]]]:
-    """(family weights, component weights) of a run's configuration (spec 9.2 defaults;
-    families the spec does not name as ``weights.<family>``)."""
+    """(family weights, component weights) of a run's configuration (the defaults of
+    docs/methods.md#weights; other families as ``weights.<family>``)."""
     s = config.scoring
     return config.weights.model_dump(), {
         "judge": s.judge_weights.model_dump(),

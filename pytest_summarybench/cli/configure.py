@@ -23,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "config", help="change sample size, sampling, seed or evaluator families",
         description="Edit evaluation settings in summarybench.yaml (comments are kept), "
                     "then warn about the models it lists: a judge that shares a family "
-                    "with a model under test (README: Judge families), a hosted model "
+                    "with a model under test (docs/evaluators.md#judge-families), a hosted model "
                     "name that litellm does not list.",
         epilog="example: summarybench config --sample-size 1000 "
                f"--eval {','.join(FAMILIES)}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-#: Evaluator families (spec sections 5-8), in report order.
+#: Evaluator families (docs/evaluators.md), in report order.
 Family = Literal["judge", "contrastive", "retrieval", "downstream"]
 FAMILIES: tuple[str, ...] = get_args(Family)
 

@@ -47,7 +47,7 @@ class MatrixItem:
 
 @dataclass(frozen=True)
 class Component:
-    """How one metric of an evaluator counts in its family's score (spec 9.1).
+    """How one metric of an evaluator counts in its family's score (docs/methods.md#aggregation).
 
     Declared on the evaluator class (``components``); aggregation, the reports and the
     gate read these declarations (``aggregate/scoring.py``) and nothing else.
@@ -56,7 +56,7 @@ class Component:
     metric: str
     """The record metric whose mean over the evaluator's items is the component."""
     weight: str
-    """The component's weight key within its family (spec 9.2: ``pointwise``,
+    """The component's weight key within its family (docs/methods.md#weights: ``pointwise``,
     ``precision1``...; ``scoring.<family>Weights.<key>`` in summarybench.yaml)."""
     label: str
     """How reports name it (``judge rubric score``)."""

@@ -162,7 +162,7 @@ def sb_case() -> BoundItem:
     """The matrix item of this test, bound to its evaluator and the run's context.
 
     Call ``sb_case.evaluate()`` to score it; scores are recorded as ``sb_record`` does.
-    summarybench parametrizes ``sb_case`` directly (see ``session.BoundItem``), which
+    summarybench parametrizes ``sb_case`` directly (see ``state.BoundItem``), which
     overrides this fixture: it runs only where that did not happen. It takes no
     ``request``: pytest would otherwise set one up for every matrix test.
     """

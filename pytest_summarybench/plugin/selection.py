@@ -2,7 +2,7 @@
 and, when nothing was selected, why in one line.
 
 A session is complete when it selected every item of the configured matrix and ran to
-its end; the README ("Runs") says what that means for the reports. The matrix is what
+its end; docs/reports.md ("Runs") says what that means for the reports. The matrix is what
 ``SummaryBenchState.matrix`` builds; the selection is what ``-k``, ``-m``,
 ``--deselect``, ``--lf`` or node ids on the command line left of it, whichever process
 collected (the controller, or the xdist workers through the store).

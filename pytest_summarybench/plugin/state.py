@@ -409,7 +409,7 @@ class SummaryBenchState:
 
 def _raise_if_fatal(evaluator: str, exc: Exception) -> None:
     """Re-raise what must stop the run rather than skip an evaluator: a usage error, a bad
-    input file (queries, tasks: README), a store failure."""
+    input file (queries, tasks: docs/evaluators.md), a store failure."""
     from ..store import StoreError
 
     if isinstance(exc, (pytest.UsageError, StoreError)):

@@ -1,4 +1,5 @@
-"""Renderings of a report: Markdown (spec 10.2), JSON (spec 10.1) and a self-contained HTML
+"""Renderings of a report: Markdown (docs/reports.md#what-a-run-writes), JSON
+(docs/reports.md#the-results-file) and a self-contained HTML
 page, from jinja2 templates with autoescaping (summaries and code are untrusted text).
 
 Autoescaping does not remove control characters, and a report quotes errors that quote

@@ -1,7 +1,7 @@
-"""Models' roles in a run (``vocabulary.Role``): which judges judge which model (spec 5.3,
-``judges``), the task model (``task``), and ``Roles``, what one run context resolves of
-them (``assign``, ``RunContext.roles``), including the helper that writes queries and
-picks ``contrastive/llm`` options.
+"""Models' roles in a run (``vocabulary.Role``): which judges judge which model
+(docs/methods.md#judge-selection, ``judges``), the task model (``task``), and ``Roles``, what one
+run context resolves of them (``assign``, ``RunContext.roles``), including the helper that writes
+queries and picks ``contrastive/llm`` options.
 """
 
 from __future__ import annotations

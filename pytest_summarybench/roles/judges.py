@@ -1,4 +1,4 @@
-"""Which judges judge which model, and which pair (spec 5.3).
+"""Which judges judge which model, and which pair (docs/methods.md#judge-selection).
 
 Rule 1: a judge never judges a model of its own family; for a pair, a judge must be of
 neither model's family. Rule 2: at least ``minJudges`` judges where available; with fewer,

@@ -1,5 +1,5 @@
-"""Benchmark and model configuration schemas of spec section 2.4, with the scoring
-weights of section 9.2."""
+"""Benchmark and model configuration schemas (the run's ``configuration`` in
+docs/reports.md#the-results-file), with the scoring weights of docs/methods.md#weights."""
 
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ class ModelConfig(SBModel):
     api_endpoint: str | None = None
     """Base URL of an OpenAI-compatible endpoint (or a local server)."""
     temperature: float = 0.3
-    """Sampling temperature (spec 4.2)."""
+    """Sampling temperature (docs/methods.md#summary-generation)."""
     max_tokens: int = 500
-    """Output token limit (spec 4.2)."""
+    """Output token limit (docs/methods.md#summary-generation)."""
     top_p: float = 1.0
     frequency_penalty: float = 0.0
     presence_penalty: float = 0.0
@@ -94,7 +94,8 @@ class ModelConfig(SBModel):
 
 
 class EvalWeights(SBModel):
-    """How evaluator families combine into the overall score (spec 9.2 ``evalWeights``).
+    """How evaluator families combine into the overall score (``evalWeights``,
+    docs/methods.md#weights).
 
     A family the spec does not name (a custom evaluator's, added through the
     ``pytest_summarybench_evaluators`` hook) takes its weight from an extra key:
@@ -141,7 +142,7 @@ class DownstreamWeights(SBModel):
 
 
 class ScoringConfig(SBModel):
-    """The within-family weights of spec section 9.2.
+    """The within-family weights of docs/methods.md#weights.
 
     ``evalWeights`` of the spec is ``BenchmarkConfig.weights``.
     """
@@ -153,15 +154,15 @@ class ScoringConfig(SBModel):
 
 
 class BenchmarkConfig(SBModel):
-    """What a run evaluates and how (spec 2.4)."""
+    """What a run evaluates and how (docs/reports.md#the-results-file)."""
 
     sample_size: int = Field(default=100, ge=1)
     sampling_strategy: SamplingStrategy = "stratified"
     seed: int = 0
     """Seed for sampling, distractors, shuffles and bootstrap."""
     evaluations: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Per evaluator family, its settings as spec 2.4 names them (``judgeModels``,
-    ``distractorCount``...): ``Settings.benchmark_config`` writes them from
+    """Per evaluator family, its settings as docs/reports.md#the-results-file names them
+    (``judgeModels``, ``distractorCount``...): ``Settings.benchmark_config`` writes them from
     summarybench.yaml, the one configuration tree."""
     weights: EvalWeights = Field(default_factory=EvalWeights)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)

@@ -1,4 +1,4 @@
-"""The evaluation result schema of spec section 2.3."""
+"""The evaluation result schema of docs/methods.md#score-records."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ EvaluationType = Marker
 
 
 class JudgeScores(SBModel):
-    """The five rubric criteria of spec section 5.1, each 1-5."""
+    """The five rubric criteria of docs/methods.md#judge-pointwise, each 1-5."""
 
     accuracy: float
     completeness: float
@@ -35,7 +35,8 @@ class JudgeResults(SBModel):
 
 
 class ContrastiveResults(SBModel):
-    """Whether the summary picked its code out of distractors (spec section 6)."""
+    """Whether the summary picked its code out of distractors
+    (docs/methods.md#contrastive-family)."""
 
     correct: bool
     predicted_rank: int
@@ -46,7 +47,8 @@ class ContrastiveResults(SBModel):
 
 
 class RetrievalResults(SBModel):
-    """Whether a developer query found the code through the summary (spec section 7)."""
+    """Whether a developer query found the code through the summary
+    (docs/methods.md#retrieval-family)."""
 
     query_id: str
     retrieved_at_k: list[int]
@@ -56,7 +58,7 @@ class RetrievalResults(SBModel):
 
 
 class DownstreamResults(SBModel):
-    """Outcome of one downstream task (spec section 8)."""
+    """Outcome of one downstream task (docs/methods.md#downstream-family)."""
 
     task_type: Literal["completion", "bug_localisation", "function_selection"]
     task_id: str

@@ -1,4 +1,4 @@
-"""The report schema of spec section 10.1 (``results.json``)."""
+"""The report schema of docs/reports.md#the-results-file (``results.json``)."""
 
 from __future__ import annotations
 
@@ -159,7 +159,7 @@ class ModelComparison(SBModel):
 
 
 class SignificanceTest(SBModel):
-    """One paired comparison of two models on one metric (spec 9.3)."""
+    """One paired comparison of two models on one metric (docs/methods.md#significance)."""
 
     model_a: str
     model_b: str

@@ -226,7 +226,7 @@ def test_the_issue_flow_skip_line_is_short_and_valid(tmp_path: Path) -> None:
     assert "--sb-judge openai/" not in out and "--sb-judge anthropic/" in line
 
 
-def test_the_help_and_readme_examples_draw_no_name_warning() -> None:
+def test_the_help_and_doc_examples_draw_no_name_warning() -> None:
     """A newcomer copying an example must not be told the model may be misspelt."""
     import re
 
@@ -234,9 +234,10 @@ def test_the_help_and_readme_examples_draw_no_name_warning() -> None:
     from pytest_summarybench.roles.advice import SUGGESTED_JUDGES
     from pytest_summarybench.schemas import ModelConfig
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    root = Path(__file__).resolve().parents[2]
+    docs = "".join(p.read_text() for p in (root / "README.md", *sorted(root.glob("docs/*.md"))))
     examples = re.findall(r"summarybench add-(?:model|judge) ([a-z]+/[A-Za-z0-9.:_-]+)\b",
-                          readme)
+                          docs)
     assert examples
     for spec in {*examples, *SUGGESTED_JUDGES, "openai/gpt-4o",
                  "anthropic/claude-sonnet-4-5"}:

@@ -1,4 +1,5 @@
-"""Distractor selection: the tiers of spec 6.1, the candidate filter, reproducibility."""
+"""Distractor selection: the tiers of docs/methods.md#distractor-tiers, the candidate filter,
+reproducibility."""
 
 from __future__ import annotations
 

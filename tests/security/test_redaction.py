@@ -44,7 +44,7 @@ def _store_text(out: Path) -> str:
 def test_a_401_quoting_a_key_named_by_apikeyenv_reaches_no_output(
         pytester: pytest.Pytester, fake_server: Any, monkeypatch: pytest.MonkeyPatch,
         run_mode: list[str]) -> None:
-    """Payload: ``deployments: [{apiKeyEnv: OPENAI_KEY_TEAM_A}]`` (the README's example) and
+    """Payload: ``deployments: [{apiKeyEnv: OPENAI_KEY_TEAM_A}]`` (docs/hosts.md's example) and
     a provider answering 401 "invalid api key <the key>" plus escape sequences. Afterwards
     the key is in no file the run wrote (junit XML, pytest-html, results.json, report.md,
     report.html, the SQLite store and its WAL) nor in the terminal, and no output holds a

@@ -1,11 +1,12 @@
-"""The contrastive family (spec section 6): can a summary pick its own code out of
-distractors of the same language and type?
+"""The contrastive family (docs/methods.md#contrastive-family): can a summary pick its own code out
+of distractors of the same language and type?
 
-``distractors`` selects the distractor sets (spec 6.1); ``base`` holds the family's base,
-``ContrastiveEvaluator``; ``embedding`` is ``contrastive/embedding`` (spec 6.2, cosine
-ranking), ``lexical`` is ``contrastive/lexical`` (the same ranking against distractors that
-share the target's identifiers, so copied words do not pick the code out) and ``llm`` is
-``contrastive/llm`` (spec 6.3, a helper model picks an option).
+``distractors`` selects the distractor sets (docs/methods.md#distractor-tiers); ``base`` holds the
+family's base, ``ContrastiveEvaluator``; ``embedding`` is ``contrastive/embedding``
+(docs/methods.md#contrastive-embedding, cosine ranking), ``lexical`` is ``contrastive/lexical`` (the
+same ranking against distractors that share the target's identifiers, so copied words do not pick
+the code out) and ``llm`` is ``contrastive/llm`` (docs/methods.md#contrastive-llm, a helper model
+picks an option).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Distractor selection (spec section 6.1), shared by both contrastive evaluators
+"""Distractor selection (docs/methods.md#distractor-tiers), shared by both contrastive evaluators
 (``base.ContrastiveEvaluator``).
 
 For each sampled unit the controller picks, once per run, ``distractors`` other units of the
@@ -143,7 +143,8 @@ def _norm_type(t: str | None) -> str:
 
 
 def signature_similarity(a: CodeUnit, b: CodeUnit) -> float:
-    """Spec 6.1: mean of parameter-count similarity and type overlap (Jaccard)."""
+    """The signature similarity of docs/methods.md#distractor-tiers: the mean of the
+    parameter-count similarity and the type overlap (Jaccard)."""
     (na, sa), (nb, sb) = signature_features(a), signature_features(b)
     count_sim = 1 - abs(na - nb) / max(na, nb, 1)
     type_sim = len(sa & sb) / len(sa | sb) if sa | sb else 1.0
@@ -198,7 +199,7 @@ class CandidatePool:
                 self._where[uid] = (group, pos)
 
     def select(self, target: CodeUnit, count: int, ctx: RunContext) -> DistractorSet:
-        """Spec 6.1 ``selectDistractors`` for one target."""
+        """The distractor set of one target (docs/methods.md#distractor-tiers)."""
         return self.select_many([target], count, ctx)[target.id]
 
     def select_many(self, targets: list[CodeUnit], count: int,
@@ -486,7 +487,7 @@ def _draw(size: int, at: Callable[[int], int], n: int, rng: Random,
 
 def difficulty(similarities: list[float]) -> Difficulty:
     """``hard`` when the three distractors nearest the target average a cosine of at least
-    0.75, ``medium`` from 0.6, else ``easy`` (spec 6.1 leaves the rule open)."""
+    0.75, ``medium`` from 0.6, else ``easy`` (our rule; docs/methods.md#distractor-tiers)."""
     top = sorted(similarities, reverse=True)[:3]
     if not top:
         return "easy"

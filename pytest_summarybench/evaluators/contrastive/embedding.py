@@ -1,5 +1,5 @@
-"""``contrastive/embedding`` (spec section 6.2): does the summary's embedding sit closer to
-its own code than to the distractors' code?
+"""``contrastive/embedding`` (docs/methods.md#contrastive-embedding): does the summary's embedding
+sit closer to its own code than to the distractors' code?
 
 ``prepare`` (controller) embeds every unit's code and every summary into the store's
 embedding cache and selects the distractor sets; ``evaluate`` (any worker) only reads them.

@@ -1,11 +1,11 @@
-"""The downstream family, phase 3d of the spec (section 8): tasks performed by a task
-model with each model's summaries.
+"""The downstream family (docs/methods.md#downstream-family): tasks performed by a task model
+with each model's summaries.
 
-The evaluators: ``completion`` (``downstream/completion``, spec 8.1),
-``bug_localisation`` (8.2) and ``function_selection`` (8.3), on the family's base
+The evaluators: ``completion`` (``downstream/completion``), ``bug_localisation`` and
+``function_selection``, on the family's base
 ``base.DownstreamEvaluator``. What they are made of: ``tasks`` (schemas and JSONL
 loading), ``taskset`` (where a run's tasks and task model come from), ``build`` (tasks
-built from a codebase without a task set), ``prompts`` (spec 8.1-8.3 verbatim),
+built from a codebase without a task set), ``prompts`` (the task prompts, verbatim),
 ``answers`` (reading the task model's answers), ``splice`` (the partial code, and the
 completion spliced into its module), ``sandbox_run`` (a completion's tests in the
 sandbox), ``verdicts`` and ``observations`` (deciding those tests outside it),

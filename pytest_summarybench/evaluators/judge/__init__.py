@@ -1,12 +1,12 @@
-"""The judge family, LLM-as-judge (spec section 5): the evaluators ``judge/pointwise``
+"""The judge family, LLM-as-judge (docs/methods.md#judge-family): the evaluators ``judge/pointwise``
 (``pointwise``) and ``judge/pairwise`` (``pairwise``) and what they are made of.
 
 One concern per module: ``base`` (what the two evaluators share about a run),
 ``prompts`` (the spec texts), ``verdicts`` (schemas and parsing), ``calling`` (asking a
 judge, retries, structured output), ``bradley_terry``, ``tally`` (wins / losses / ties,
 intervals), ``audit`` (position and length bias, length-controlled win rate) and
-``agreement`` (kappas). Which judge judges which model (spec 5.3) is a role of the run:
-``roles/judges.py``, read through ``ctx.roles.judge_plan``.
+``agreement`` (kappas). Which judge judges which model (docs/methods.md#judge-selection) is a role
+of the run: ``roles/judges.py``, read through ``ctx.roles.judge_plan``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""``judge/pairwise``: the spec 5.4 tournament, every pair of models on every unit, each
-pair judged in both orders by each judge of neither model's family.
+"""``judge/pairwise``: the tournament (docs/methods.md#judge-pairwise), every pair of models on
+every unit, each pair judged in both orders by each judge of neither model's family.
 
 An item is unit x pair x judge (``MatrixItem.model_id`` is ``a~b`` with ``a < b``, the
 judge in ``variant``); its test asks the judge twice, ``a`` shown first and then ``b``,

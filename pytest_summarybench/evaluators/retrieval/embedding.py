@@ -1,5 +1,5 @@
-"""``retrieval/embedding`` (spec section 7.2): do developer queries find the code through
-this model's summaries?
+"""``retrieval/embedding`` (docs/methods.md#retrieval-metrics): do developer queries find the code
+through this model's summaries?
 
 ``prepare`` (controller, the only writer) resolves the queries, embeds queries and summaries
 into the store's cache, and writes one chromadb collection per model under
@@ -294,8 +294,9 @@ class RetrievalEmbedding(Evaluator):
 
     # -- report ---------------------------------------------------------------------------
     def summarize(self, records: list[ScoreRecord], ctx: RunContext) -> dict[str, Any]:
-        """Spec 7.2's aggregate per model over all its queries (precision at each K, which
-        the spec defines as the hit rate, and MRR), then the same per query type."""
+        """The aggregate of docs/methods.md#retrieval-metrics per model over all its queries
+        (precision at each K, which the spec defines as the hit rate, and MRR), then the same per
+        query type."""
         from ...stats.ir import QueryResult, aggregate
 
         k_values = sorted(set(ctx.settings.evaluation.retrieval.k_values))

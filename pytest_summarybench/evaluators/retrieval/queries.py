@@ -1,4 +1,5 @@
-"""Developer search queries for retrieval (spec section 7.1): from a file, or from an LLM.
+"""Developer search queries for retrieval (docs/methods.md#query-generation): from a file, or from
+an LLM.
 
 Where the queries come from, first that applies:
 
@@ -9,7 +10,7 @@ Where the queries come from, first that applies:
    how the default run on ``fixtures/sample_codebase`` gets the hand-written
    ``fixtures/queries/sample_codebase.jsonl`` without any model (a fixed, reviewed set
    also keeps scores comparable across runs);
-3. generation with the prompt below by the run's helper model (``roles.py``: the first
+3. generation with the prompt below by the run's helper model (``roles/assign.py``: the first
    judge of none of the families of the models under test), cached in the store like
    every model call.
 
@@ -172,8 +173,8 @@ def read_query_file(path: Path, units: Iterable[Named], per_unit: int
 
 
 def generation_prompt(unit: CodeUnit) -> str:
-    """Spec 7.1's prompt for ``unit`` (placeholders replaced one by one: the JSON example's
-    braces stay as they are)."""
+    """The prompt of docs/methods.md#query-generation for ``unit`` (placeholders replaced one by
+    one: the JSON example's braces stay as they are)."""
     return (QUERY_GENERATION_PROMPT.replace("{language}", unit.language)
             .replace("{code}", unit.content).replace("{file_path}", unit.path)
             .replace("{name}", unit.name))
@@ -201,7 +202,7 @@ QUERY_PHASE = "retrieval/queries"
 
 
 def query_request(unit: CodeUnit, model: ModelConfig) -> ModelRequest:
-    """The helper model's call that writes ``unit``'s queries (spec 7.1)."""
+    """The helper model's call that writes ``unit``'s queries (docs/methods.md#query-generation)."""
     from ...llm.requests import ModelRequest
 
     return ModelRequest.chat(model, [{"role": "user", "content": generation_prompt(unit)}],
