@@ -253,3 +253,21 @@ def test_candidate_search_embeds_the_sample_not_the_codebase(
     assert all(len(s.distractor_ids) == 9 for s in sets.values())
     assert 0 < embedder.computed <= 4 * (1 + 5 + 9)
     assert load_distractor_sets(ctx, embedder.backend.cache_key) == sets
+
+
+def test_the_shortlist_compared_in_slices_is_the_brute_force_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_summarybench.evaluators.contrastive import candidates
+
+    rng = np.random.default_rng(3)
+    cheap = rng.normal(size=(300, 16)).astype(np.float16)
+    rows = [0, 7, 150, 299]
+    monkeypatch.setattr(candidates, "_COLUMNS", 37)
+    monkeypatch.setattr(candidates, "_BLOCK", 3)
+    sliced = candidates._shortlist(cheap, rows, 12)
+    full = cheap.astype(np.float32) @ cheap.astype(np.float32).T
+    for pos in rows:
+        sims = full[pos].copy()
+        sims[pos] = -np.inf
+        expected = [int(p) for p in np.lexsort((np.arange(300), -sims))[:12]]
+        assert sliced[pos] == expected

@@ -35,8 +35,10 @@ if TYPE_CHECKING:
     from ...embeddings.static import StaticVectors
     from ...schemas import CodeUnit
 
-#: Targets compared with their group per matrix product (bounds its memory).
+#: Targets compared with their group per matrix product, and units per slice of the
+#: group (together they bound the product's memory: 64 x 16,384 cosines).
 _BLOCK = 64
+_COLUMNS = 16_384
 
 
 class _Stopped(Exception):
@@ -140,23 +142,39 @@ def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str
 
 def _shortlist(cheap: Matrix, rows: list[int], per_target: int) -> dict[int, list[int]]:
     """Each target's ``per_target`` nearest units by static cosine (itself excluded),
-    nearest first, ties to the smaller position."""
+    nearest first (equal cosines by position). The float16 vectors are compared a slice
+    of ``_COLUMNS`` units at a time, keeping each target's best so far, so that no float32
+    copy of the whole group is made."""
     import numpy as np
 
-    out: dict[int, list[int]] = {}
     n = cheap.shape[0]
     k = min(per_target, n - 1)
     if k <= 0:
         return {pos: [] for pos in rows}
+    out: dict[int, list[int]] = {}
     for start in range(0, len(rows), _BLOCK):
         block = rows[start:start + _BLOCK]
-        sims = (cheap[block].astype(np.float32) @ cheap.T.astype(np.float32))
-        sims[np.arange(len(block)), block] = -np.inf
-        top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        queries = cheap[block].astype(np.float32)
+        best_sim = np.full((len(block), 0), -np.inf, dtype=np.float32)
+        best_pos = np.zeros((len(block), 0), dtype=np.int64)
+        for first in range(0, n, _COLUMNS):
+            part = cheap[first:first + _COLUMNS].astype(np.float32)
+            sims = queries @ part.T
+            cols = np.arange(first, first + part.shape[0])
+            mine = np.flatnonzero((np.asarray(block) >= first)
+                                  & (np.asarray(block) < first + part.shape[0]))
+            sims[mine, np.asarray(block)[mine] - first] = -np.inf  # not itself
+            merged_sim = np.concatenate([best_sim, sims], axis=1)
+            merged_pos = np.concatenate([best_pos, np.broadcast_to(cols, sims.shape)],
+                                        axis=1)
+            if merged_sim.shape[1] > k:
+                keep = np.argpartition(-merged_sim, k - 1, axis=1)[:, :k]
+                merged_sim = np.take_along_axis(merged_sim, keep, axis=1)
+                merged_pos = np.take_along_axis(merged_pos, keep, axis=1)
+            best_sim, best_pos = merged_sim, merged_pos
         for i, pos in enumerate(block):
-            cand = top[i]
-            order = np.lexsort((cand, -sims[i, cand]))
-            out[pos] = [int(c) for c in cand[order]]
+            order = np.lexsort((best_pos[i], -best_sim[i]))
+            out[pos] = [int(p) for p in best_pos[i][order] if p != pos]
     return out
 
 
