@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.vocabulary import LADDER_PREFIX
 
 if TYPE_CHECKING:
-    from ..aggregate import Scoring
+    from ..aggregate import ReportInputs, Scoring
     from ..context import RunContext
     from ..evaluators import Evaluator
     from ..schemas import BenchmarkReport, ScoreRecord
@@ -144,17 +144,20 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
 
     :param ranking_hook: gate messages of the plugins' ranking hooks for the report.
     """
-    from ..report import apply_gate, build_run_report, save_gate_outcome
+    from ..report import apply_gate, save_gate_outcome
+    from ..report.build import report_of_inputs
     from ..report.gate import gate_configured
+    from ..report.inputs import inputs_from_context
 
     settings = ctx.settings
     outcome = RunOutcome(notes=notes if notes is not None else [])
     records = session.records
     details = summarize_evaluators(ctx, records, session.evaluators, outcome.notes)
-    report = build_run_report(ctx, records, session.skipped_families,
-                              started_at=session.started_at,
-                              finished_at=datetime.now(timezone.utc),
-                              evaluator_details=details, scoring=session.scoring, save=True)
+    inputs = inputs_from_context(ctx, records, families_skipped=session.skipped_families,
+                                 started_at=session.started_at,
+                                 finished_at=datetime.now(timezone.utc),
+                                 evaluator_details=details, scoring=session.scoring)
+    report = report_of_inputs(ctx.store, inputs, save=True)
     # The configured gate first: it attaches the baseline comparison that ranking hooks
     # may want to read. A baseline that was this directory's results.json is read where
     # ``OutputReports.retire`` moved it.
@@ -175,9 +178,11 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
     from ..report.json_report import report_json
 
     save_session_run(ctx.store, report, report_json(report))
+    formats = ["json", *settings.output.formats]
+    explorer = explorer_page(report, inputs, outcome.notes) if "html" in formats else None
     try:
-        outcome.report_paths = write_session_reports(report, settings.output_dir,
-                                                     ["json", *settings.output.formats])
+        outcome.report_paths = write_session_reports(report, settings.output_dir, formats,
+                                                     explorer=explorer)
     except OSError as exc:
         outcome.error = (
             f"cannot write the reports to {settings.output_dir} ({exc.strerror or exc}): "
@@ -191,6 +196,21 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
         # are still the latest complete run's.
         files.restore()
     return outcome
+
+
+def explorer_page(report: BenchmarkReport, inputs: ReportInputs,
+                  notes: list[str]) -> str | None:
+    """The run's explorer page (``report/explorer.py``); None, and a line in ``notes``,
+    when it cannot be built: the reports are written without it."""
+    from ..llm.redaction import failure
+    from ..report.explorer import render_explorer
+
+    try:
+        return render_explorer(report, inputs)
+    except Exception as exc:  # noqa: BLE001 - the explorer only; the reports still go out
+        notes.append(f"summarybench: the explorer could not be built ({failure(exc)}); "
+                     "the reports are written without it")
+        return None
 
 
 def nothing_scored(session: SessionRecords, settings_gate: Any) -> RunOutcome:

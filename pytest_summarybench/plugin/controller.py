@@ -456,7 +456,9 @@ class Controller:
         results_path = outcome.results_path
         say(tr, f"results: {results_path}")
         for fmt, path in outcome.report_paths.items():
-            if fmt != "json":
+            if fmt == "explorer":
+                say(tr, f"explorer: {path} (`summarybench view` opens it)")
+            elif fmt != "json":
                 say(tr, f"{fmt} report: {path}")
         if run is not None:
             assert results_path is not None

@@ -47,8 +47,8 @@ def test_a_401_quoting_a_key_named_by_apikeyenv_reaches_no_output(
     """Payload: ``deployments: [{apiKeyEnv: OPENAI_KEY_TEAM_A}]`` (docs/hosts.md's example) and
     a provider answering 401 "invalid api key <the key>" plus escape sequences. Afterwards
     the key is in no file the run wrote (junit XML, pytest-html, results.json, report.md,
-    report.html, the SQLite store and its WAL) nor in the terminal, and no output holds a
-    raw ESC byte; with and without xdist workers."""
+    report.html, explorer.html, the SQLite store and its WAL) nor in the terminal, and no
+    output holds a raw ESC byte; with and without xdist workers."""
     server: FakeOpenAIServer = fake_server(respond=_echo_key)
     monkeypatch.setenv(KEY_ENV, SECRET)
     make_project(pytester, server.base_url)
@@ -63,7 +63,7 @@ def test_a_401_quoting_a_key_named_by_apikeyenv_reaches_no_output(
     out = pytester.path / "out"
     names = {p.name for p in output_files(out)}
     assert {"junit.xml", "page.html", "results.json", "report.md", "report.html",
-            "store.sqlite"} <= names
+            "explorer.html", "store.sqlite"} <= names
     for path in output_files(out):
         data = path.read_bytes()
         assert SECRET.encode() not in data, f"{path.name} holds the key"
@@ -95,6 +95,7 @@ def test_a_key_echoed_in_an_answer_is_stored_masked(
     stored = _store_text(out)
     assert "your key is ***" in stored
     assert SECRET not in stored
+    assert "explorer.html" in {p.name for p in output_files(out)}  # it quotes the answers
     for path in output_files(out):
         assert SECRET.encode() not in path.read_bytes(), f"{path.name} holds the key"
 
