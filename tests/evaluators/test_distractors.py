@@ -12,9 +12,11 @@ from pytest_summarybench.evaluators.contrastive.distractors import (
     EXACT_LIMIT,
     CandidatePool,
     difficulty,
+    signature_similarity,
+)
+from pytest_summarybench.evaluators.contrastive.sets import (
     ensure_distractor_sets,
     load_distractor_sets,
-    signature_similarity,
 )
 from pytest_summarybench.schemas import CodeUnit
 from pytest_summarybench.schemas.units import Parameter, UnitMetadata
