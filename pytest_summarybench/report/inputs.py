@@ -26,7 +26,7 @@ class ReportError(RuntimeError):
 
 def _models(records: list[ScoreRecord], extra: list[str]) -> list[str]:
     # ``a~b`` records belong to pairs (a pairwise judge); each model also has its own.
-    return sorted({r.model_id for r in records if "~" not in r.model_id} | set(extra))
+    return sorted({r.model_id for r in records if len(r.models) == 1} | set(extra))
 
 
 def inputs_from_context(ctx: RunContext, records: list[ScoreRecord], *,

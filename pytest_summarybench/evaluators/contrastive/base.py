@@ -31,7 +31,7 @@ class ContrastiveEvaluator(Evaluator):
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
         matchable = matchable_unit_ids(ctx)
-        return [it for it in unit_items(self.name, ctx) if it.unit_id in matchable]
+        return [it for it in unit_items(self, ctx) if it.unit_id in matchable]
 
     def embedder(self, ctx: RunContext) -> Embedder:
         if self._embedder is None:

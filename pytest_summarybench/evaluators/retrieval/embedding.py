@@ -102,7 +102,7 @@ class RetrievalEmbedding(Evaluator):
         return None
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
-        items = unit_items(self.name, ctx)
+        items = unit_items(self, ctx)
         source = query_source(ctx)
         if source is not None and source.path is not None:
             # A hand-written set may not cover every unit: only units with queries are
