@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_summarybench.engine import pipeline
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.extract import extract_units, sample_units
 from pytest_summarybench.extract.pipeline import stream_units
 from pytest_summarybench.settings import load_settings
@@ -19,7 +20,8 @@ def test_streamed_extraction_stores_what_a_list_would(tmp_path: Path, monkeypatc
     monkeypatch.setattr(pipeline, "_STORE_BATCH", 7)  # many batches on a small codebase
     settings = load_settings(None, {"codebase.root": str(SAMPLE),
                                     "output.directory": str(tmp_path / "out"),
-                                    "evaluation.sampleSize": 30}, base_dir=tmp_path)
+                                    "evaluation.sampleSize": 30}, base_dir=tmp_path,
+                             families=BUILTIN_FAMILIES)
     store = Store(tmp_path / "store.sqlite")
     try:
         ctx = pipeline.ensure_units(settings, store)
@@ -46,7 +48,7 @@ def test_streamed_extraction_stores_what_a_list_would(tmp_path: Path, monkeypatc
 
 
 def test_the_stream_yields_each_unit_once_in_order() -> None:
-    settings = load_settings(None, {"codebase.root": str(SAMPLE)})
+    settings = load_settings(None, {"codebase.root": str(SAMPLE)}, families=BUILTIN_FAMILIES)
     stream = stream_units(settings.extraction_config())
     streamed = list(stream.units)
     assert stream.total == len(streamed)
