@@ -156,6 +156,7 @@ class SummaryBenchState:
         self._progress: Progress | None = None
         self._endpoints: Endpoints | None = None
         self._deselected: list[MatrixItem] = []
+        self._matrix: list[MatrixItem] | None = None
         self.ladder: Literal["asked", "default"] | None = None
         """Whether the validity ladder is in this run: ``asked`` (``--sb-validate``),
         ``default`` (no evaluator can call a model, and no ``--sb-no-validate``) or None;
@@ -297,6 +298,13 @@ class SummaryBenchState:
                                        self.families)
 
     def matrix(self) -> list[MatrixItem]:
+        """The run's matrix, sorted by test id: built once per session (collection, the
+        controller's selection and the xdist hooks all read it)."""
+        if self._matrix is None:
+            self._matrix = self._build_matrix()
+        return list(self._matrix)
+
+    def _build_matrix(self) -> list[MatrixItem]:
         ctx = self.context()
         items: list[MatrixItem] = []
         active = self.evaluators()
@@ -319,7 +327,12 @@ class SummaryBenchState:
                 from ..llm.redaction import failure
 
                 self.skipped_families[key] = f"{name}: {failure(exc)}"
-        if self.ladder is not None:
+        if self.ladder == "default" and self.config.getoption("sb_generate_only"):
+            # The default ladder is scored, never generated for a later run: a session
+            # that only writes summaries leaves it out (its settings keep the ladder
+            # models, so the run id stays that of the full run).
+            items = [it for it in items if not it.ladder]
+        elif self.ladder is not None:
             from ..evaluators.base import makes_calls
             from ..validity.wiring import documented_ids, keep_item
 

@@ -68,8 +68,7 @@ def keep_item(item: MatrixItem, ctx: RunContext, documented: frozenset[str], *,
         return True
     if not all(is_ladder_model(m) for m in item.models) or not calls:
         return False
-    known = {u.id for u in ctx.all_units}
-    return item.unit_id not in known or item.unit_id in documented
+    return item.unit_id not in ctx.unit_ids or item.unit_id in documented
 
 
 def split_inputs(inputs: ReportInputs) -> tuple[ReportInputs, ReportInputs | None]:

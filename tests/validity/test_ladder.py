@@ -137,6 +137,7 @@ def test_with_ladder_keeps_the_configured_or_default_models(tmp_path: Path) -> N
 
 class _Ctx:
     all_units = UNITS
+    unit_ids = frozenset(u.id for u in UNITS)
 
 
 @pytest.mark.parametrize(("models", "unit_id", "kept"), [

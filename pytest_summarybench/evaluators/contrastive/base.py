@@ -7,13 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from ..base import EvaluationError, Evaluator, MatrixItem, unit_items
-from .distractors import (
-    DistractorSet,
-    embed_codebase,
-    ensure_distractor_sets,
-    load_distractor_sets,
-    matchable_unit_ids,
-)
+from .distractors import DistractorSet, matchable_unit_ids
+from .sets import embed_codebase, ensure_distractor_sets, load_distractor_sets
 
 if TYPE_CHECKING:
     import threading

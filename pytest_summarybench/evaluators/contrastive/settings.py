@@ -1,5 +1,6 @@
 """The contrastive family's section of summarybench.yaml, ``evaluation.contrastive``: how
-many distractors, which methods, which embedding model (docs/configuration.md)."""
+many distractors, which methods, which embedding model, how the semantic tier is searched
+(docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ class ContrastiveSettings(FamilySection):
     distractors: int = Field(default=9, ge=1)
     methods: list[Literal["embedding", "lexical", "llm"]] = ["embedding"]
     embedding_model: str = "builtin/minilm"
+    distractor_search: Literal["candidates", "exact"] = "candidates"
+    """How the semantic tier finds its distractors: ``candidates`` (the evaluation model
+    embeds each target's best candidates by static vectors: cost follows the sample) or
+    ``exact`` (every unit of the codebase through the model)."""
+    candidates_per_target: int = Field(default=50, ge=1)
+    """With ``candidates``: how many units per target the evaluation model scores."""
 
     def configuration(self, settings: Settings) -> dict[str, Any]:
         methods = sorted(set(self.methods))
