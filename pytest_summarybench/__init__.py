@@ -24,7 +24,12 @@ _EXPORTS: dict[str, str] = {
     "ModelConfig": "pytest_summarybench.schemas",
     "ModelRanking": "pytest_summarybench.schemas",
     "ScoreRecord": "pytest_summarybench.schemas",
+    "Family": "pytest_summarybench.core.family",
+    "FamilySection": "pytest_summarybench.settings",
     "EvaluationError": "pytest_summarybench.evaluators",
+    "InputError": "pytest_summarybench.core.errors",
+    "RunError": "pytest_summarybench.core.errors",
+    "SummarybenchError": "pytest_summarybench.core.errors",
     "Evaluator": "pytest_summarybench.evaluators",
     "MatrixItem": "pytest_summarybench.evaluators",
     "RunContext": "pytest_summarybench.context",
@@ -35,12 +40,15 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "BenchmarkConfig", "BenchmarkReport", "CodeUnit", "EvaluationError", "Evaluator",
-    "GeneratedSummary", "MatrixItem", "ModelConfig", "ModelRanking", "RunContext",
-    "ScoreRecord", "Settings", "Store", "__version__", "load_settings",
+    "Family", "FamilySection", "GeneratedSummary", "InputError", "MatrixItem",
+    "ModelConfig", "ModelRanking", "RunContext", "RunError", "ScoreRecord", "Settings",
+    "Store", "SummarybenchError", "__version__", "load_settings",
 ]
 
 if TYPE_CHECKING:
     from .context import RunContext
+    from .core.errors import InputError, RunError, SummarybenchError
+    from .core.family import Family
     from .evaluators import EvaluationError, Evaluator, MatrixItem
     from .schemas import (
         BenchmarkConfig,
@@ -51,7 +59,7 @@ if TYPE_CHECKING:
         ModelRanking,
         ScoreRecord,
     )
-    from .settings import Settings, load_settings
+    from .settings import FamilySection, Settings, load_settings
     from .store import Store
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_summarybench.context import RunContext
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.roles import NO_TASK_MODEL, TaskModelError
 from pytest_summarybench.schemas import CodeUnit, GeneratedSummary, GenerationMetadata
 from pytest_summarybench.schemas.units import UnitMetadata
@@ -42,7 +43,7 @@ def _summary(unit_id: str, model_id: str) -> GeneratedSummary:
 
 def _context(tmp_path: Path, **overrides: Any) -> RunContext:
     settings = load_settings(None, {"output.directory": str(tmp_path / "out"), **overrides},
-                             base_dir=tmp_path)
+                             base_dir=tmp_path, families=BUILTIN_FAMILIES)
     store = Store(tmp_path / "store.sqlite")
     units = [_unit(i) for i in range(4)]
     store.save_units("run", units, {"u0", "u1"})
@@ -131,3 +132,17 @@ def test_the_task_model_role(tmp_path: Path) -> None:
     with pytest.raises(TaskModelError, match="built-in summarizers cannot perform tasks"):
         _ = bad.roles.task
     assert NO_TASK_MODEL.startswith("no task model configured")
+
+
+def test_the_endpoints_are_the_sessions(tmp_path: Path) -> None:
+    """The rate limiters and breakers travel with the context: every context made from
+    one (``restricted``, ``refreshed``) shares them; a context made anew (another
+    session's) has its own, so two sessions in one process never share a limiter."""
+    ctx = _context(tmp_path)
+    model = ctx.models[0]
+    assert ctx.refreshed().endpoints is ctx.endpoints
+    assert ctx.restricted([model.id]).endpoints is ctx.endpoints
+    assert ctx.refreshed().endpoints.limiter(model) is ctx.endpoints.limiter(model)
+    other = _context(tmp_path)
+    assert other.endpoints is not ctx.endpoints
+    assert other.endpoints.breaker(model) is not ctx.endpoints.breaker(model)

@@ -94,7 +94,7 @@ def family_scores(records: list[ScoreRecord], scoring: Scoring,
     for rec in records:
         # A pairwise item ("a~b") counts for both of its models; its scores come as one
         # record per model and order, so items are counted by test, not by record.
-        for model_id in rec.model_id.split("~"):
+        for model_id in rec.models:
             if model_id in out:
                 if rec.error is None:
                     scored[model_id].add(item_key(rec))

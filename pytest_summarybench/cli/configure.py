@@ -6,11 +6,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..core.vocabulary import FAMILIES, parse_families
+from ..core.family import parse_families
+from ..evaluators.registry import BUILTIN_FAMILIES
 from ._common import (
     EXIT_OK,
     CliError,
     add_config_argument,
+    cli_families,
     config_file,
     load_checked,
     load_document,
@@ -18,6 +20,9 @@ from ._common import (
     section,
 )
 from .checks import family_warnings, name_warnings, warn
+
+#: The built-in families, for the help (``--eval`` also takes those the file configures).
+_NAMES = [f.name for f in BUILTIN_FAMILIES]
 
 #: What a flag takes to remove its key.
 UNSET = "none"
@@ -42,13 +47,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "(docs/evaluators.md#judge-families), a hosted model name that litellm "
                     "does not list.",
         epilog="example: summarybench config --sample-size 1000 "
-               f"--eval {','.join(FAMILIES)}")
+               f"--eval {','.join(_NAMES)}")
     p.add_argument("--sample-size", type=int, metavar="N", help="units to sample")
     p.add_argument("--sampling", choices=("random", "stratified", "all"))
     p.add_argument("--seed", type=int)
     p.add_argument("--eval", metavar="FAMILIES",
                    help="comma-separated families to enable (the others are disabled): "
-                        f"{', '.join(FAMILIES)}, or all")
+                        f"{', '.join(_NAMES)}, those the file configures, or all")
     p.add_argument("--task-model", metavar="PROVIDER/MODEL",
                    help="the model that performs the downstream tasks "
                         "(evaluation.downstream.completionModel): PROVIDER/MODEL, or the id "
@@ -65,15 +70,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_config_argument(p)
 
 
-def choices(section: str, key: str) -> tuple[str, ...]:
-    """The names a list setting of ``evaluation.<section>`` takes, read from its declaration
-    in ``settings.py`` (``Literal`` items), so that this command never disagrees with it."""
+def choices(family: str, key: str) -> tuple[str, ...]:
+    """The names a list setting of ``evaluation.<family>`` takes, read from the ``Literal``
+    items of the family's declared settings section, so that this command never disagrees
+    with it."""
     from typing import get_args
 
-    from ..settings import EvaluationSection
-
-    block = EvaluationSection.model_fields[section].annotation
-    field = block.model_fields[key].annotation  # type: ignore[union-attr]
+    section = next(f for f in BUILTIN_FAMILIES if f.name == family).section()
+    field = section.model_fields[key].annotation
     return tuple(get_args(get_args(field)[0]))
 
 
@@ -96,14 +100,16 @@ def run(args: argparse.Namespace) -> int:
                        "--task-model, --task-endpoint, --tasks or --contrastive-methods")
     if args.sample_size is not None and args.sample_size <= 0:
         raise CliError(f"--sample-size {args.sample_size}: expected a positive integer")
+    path = config_file(args)
+    # The built-in families and those the file configures (of a plugin's, maybe).
+    names = [f.name for f in cli_families(path)]
     chosen: list[str] | None = None
     if args.eval is not None:
         try:
-            chosen = parse_families(args.eval)
+            chosen = parse_families(args.eval, names)
         except ValueError:
             raise CliError(f"--eval {args.eval!r}: expected a comma-separated list of "
-                           f"{', '.join(FAMILIES)} or 'all'") from None
-    path = config_file(args)
+                           f"{', '.join(names)} or 'all'") from None
     doc = load_document(path)
     evaluation = section(doc, "evaluation")
     changes = []
@@ -117,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         evaluation["seed"] = args.seed
         changes.append(f"seed={args.seed}")
     if chosen is not None:
-        for family in FAMILIES:
+        for family in names:
             section(doc, "evaluation", family)["enabled"] = family in chosen
         changes.append(f"families={','.join(chosen)}")
     downstream = section(doc, "evaluation", "downstream")

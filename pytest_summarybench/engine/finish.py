@@ -16,12 +16,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.vocabulary import LADDER_PREFIX
-
 if TYPE_CHECKING:
     from ..aggregate import ReportInputs, Scoring
     from ..context import RunContext
     from ..evaluators import Evaluator
+    from ..llm.endpoints import Endpoints
     from ..schemas import BenchmarkReport, ScoreRecord
     from ..schemas.report import RunSelection
 
@@ -116,6 +115,7 @@ def summarize_evaluators(ctx: RunContext, records: list[ScoreRecord],
     """Each evaluator's own report section (``summarize``) over its records of the models
     under test (the validity ladder is analysed on its own, into ``report.validity``); one
     that fails says so in its section and in ``notes``, and costs nothing else."""
+    from ..generate.ladder import is_ladder_model
     from ..llm.redaction import failure
 
     details: dict[str, dict[str, Any]] = {}
@@ -124,7 +124,7 @@ def summarize_evaluators(ctx: RunContext, records: list[ScoreRecord],
         if not callable(summarize):
             continue
         mine = [r for r in records if r.evaluator == name
-                and not r.model_id.startswith(LADDER_PREFIX)]
+                and not is_ladder_model(r.model_id)]
         if not mine:
             continue
         try:
@@ -144,6 +144,7 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
 
     :param ranking_hook: gate messages of the plugins' ranking hooks for the report.
     """
+    from ..generate.ladder import is_ladder_model
     from ..report import apply_gate, save_gate_outcome
     from ..report.build import report_of_inputs
     from ..report.gate import gate_configured
@@ -180,7 +181,7 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
     outcome.gate_failures = failures
     # Scored means a model under test scored: the ladder's built-in summaries score
     # whatever the models' endpoints do (only a ladder-only session is judged by them).
-    models = [r for r in records if not r.model_id.startswith(LADDER_PREFIX)]
+    models = [r for r in records if not is_ladder_model(r.model_id)]
     report.metadata.run = run_selection(session.selection, session.stopped,
                                         scored=any(r.error is None for r in models or records),
                                         problems=health.problems)
@@ -192,7 +193,8 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
     explorer = explorer_page(report, inputs, outcome.notes) if "html" in formats else None
     try:
         outcome.report_paths = write_session_reports(report, settings.output_dir, formats,
-                                                     explorer=explorer)
+                                                     explorer=explorer,
+                                                     families=settings.families)
     except OSError as exc:
         outcome.error = (
             f"cannot write the reports to {settings.output_dir} ({exc.strerror or exc}): "
@@ -257,14 +259,12 @@ def run_selection(selection: RunSelection, stopped: str, *, scored: bool,
                                         "reasons": [*selection.reasons, *more]})
 
 
-def dead_endpoint_lines() -> list[str]:
-    """One line per endpoint still refused at the end (its breaker open: the calls made
-    in this process, which are all of a session's, the controller making them): which
-    model, where, and why; the items it failed are counted per model and evaluator."""
-    from ..llm.breaker import open_breakers
-
+def dead_endpoint_lines(endpoints: Endpoints) -> list[str]:
+    """One line per endpoint still refused at the end (its breaker open in the session's
+    ``endpoints``: the controller makes the session's calls): which model, where, and
+    why; the items it failed are counted per model and evaluator."""
     lines = []
-    for (provider, name, where), cause in sorted(open_breakers().items(),
+    for (provider, name, where), cause in sorted(endpoints.open_breakers().items(),
                                                  key=lambda kv: str(kv[0])):
         at = f" ({where})" if where and str(where) not in cause else ""
         lines.append(f"dead endpoint: {provider}/{name}{at}: {cause}")

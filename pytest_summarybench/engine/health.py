@@ -19,7 +19,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from ..core.vocabulary import LADDER_PREFIX
+from ..generate.ladder import is_ladder_model
 from ..schemas.report import HealthCount, RunHealth
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def summary_health(ctx: RunContext, records: list[ScoreRecord]
     read: dict[str, set[str]] = defaultdict(set)
     for rec in records:
         for model in _models(rec):
-            if (not model.startswith(LADDER_PREFIX) and rec.unit_id in sampled
+            if (not is_ladder_model(model) and rec.unit_id in sampled
                     and ctx.summary_error(rec.unit_id, model) != NEVER_GENERATED):
                 read[model].add(rec.unit_id)
     counts: dict[str, HealthCount] = {}

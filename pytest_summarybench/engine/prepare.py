@@ -54,7 +54,7 @@ def calls_lines(scheduler: Any) -> list[str]:
 
 def selected_models(items: Iterable[MatrixItem]) -> set[str]:
     """The models under test the items score (both of a pair)."""
-    return {m for it in items for m in it.model_id.split("~")}
+    return {m for it in items for m in it.models}
 
 
 def prepare_run(ctx: RunContext, active: Mapping[str, Evaluator],
@@ -130,14 +130,15 @@ def prepare_run(ctx: RunContext, active: Mapping[str, Evaluator],
 def _prepare_one(name: str, evaluator: Evaluator, ctx: RunContext, run: Any,
                  failed: list[str], say: Say) -> None:
     """``evaluator.prepare`` once its run-wide calls are answered; a failure is one line
-    (its items then fail with their own reasons) and the other evaluators go on."""
+    (its items then fail with their own reasons) and the other evaluators go on. Bad input
+    (the store failing, say: an ``InputError``) stops the run instead."""
+    from ..core.errors import InputError
     from ..llm.redaction import failure
-    from ..store import StoreError
 
     run.prepared[name].wait()
     try:
         evaluator.prepare(ctx)
-    except StoreError:
+    except InputError:
         raise
     except Exception as exc:
         line = f"summarybench: {name} could not prepare: {failure(exc)}"

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from random import Random
 from typing import TYPE_CHECKING
 
-from ..core.vocabulary import LADDER_PREFIX
+from ..core.vocabulary import models_of
 from .builtin_base import BuiltinResult, clean_docstring, code_only, split_words
 
 if TYPE_CHECKING:
@@ -43,6 +43,8 @@ TWIN: tuple[str, str] = ("validate/l1-twin", "validate-l1-twin")
 LEVEL_IDS: tuple[str, ...] = tuple(mid for mid, _ in LEVELS)
 LADDER_MODEL_IDS: tuple[str, ...] = (*LEVEL_IDS, TWIN[0])
 LADDER_NAMES: tuple[str, ...] = (*(name for _, name in LEVELS), TWIN[1])
+#: How a run knows the ladder's models: by their ids (never by a prefix of an id).
+LADDER: frozenset[str] = frozenset(LADDER_MODEL_IDS)
 #: A docstring shorter than this (in words) says too little to degrade in steps.
 MIN_DOC_WORDS = 3
 
@@ -62,8 +64,13 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def is_ladder_model(model_id: str) -> bool:
-    """Whether ``model_id`` (or either side of an ``a~b`` pair) is a ladder model."""
-    return any(part.startswith(LADDER_PREFIX) for part in model_id.split("~"))
+    """Whether ``model_id`` is a ladder model's, or a pair (``a~b``) with one."""
+    return any(m in LADDER for m in models_of(model_id))
+
+
+def level_name(model_id: str) -> str:
+    """A ladder model's level as reports name it (``l1-docstring``); any other id as is."""
+    return model_id.partition("/")[2] if model_id in LADDER else model_id
 
 
 def ladder_doc(unit: CodeUnit) -> str | None:
@@ -74,9 +81,11 @@ def ladder_doc(unit: CodeUnit) -> str | None:
     return doc
 
 
-def identifier_words(unit: CodeUnit) -> frozenset[str]:
-    """Lower-case words of the unit's name and of the identifiers in its code (comments
-    and string literals excluded, as ``builtin/identifiers`` reads them)."""
+def identifier_vocabulary(unit: CodeUnit) -> frozenset[str]:
+    """Every lower-case word of the unit's name and of the identifiers in its code,
+    keywords and numbers included (comments and string literals excluded, as
+    ``builtin/identifiers`` reads them; its ``identifier_words`` are the ones worth a
+    summary: no keyword, no number, in order of first use)."""
     words: set[str] = set(split_words(unit.short_name))
     for ident in _IDENT.findall(code_only(unit.content, unit.language)):
         words.update(split_words(ident))
@@ -93,12 +102,12 @@ def domain_terms(doc: str, unit: CodeUnit) -> list[str]:
     """The docstring's domain terms, in order of first appearance (lower case).
 
     The rule: a word of the docstring is a domain term when it, or one of its
-    ``split_words`` parts, is a word of the unit's identifiers (``identifier_words``:
+    ``split_words`` parts, is a word of the unit's identifiers (``identifier_vocabulary``:
     ``apply_discount`` in the code makes ``apply`` and ``discount`` domain terms), or when
     it is written like code (``is_code_like``). Everything else is kept: the sentence's
     shape and its general English, without the vocabulary it shares with the code.
     """
-    idents = identifier_words(unit)
+    idents = identifier_vocabulary(unit)
     seen: dict[str, None] = {}
     for match in _WORD.finditer(doc):
         word = match.group(0)
@@ -129,7 +138,7 @@ def boilerplate_summary(unit: CodeUnit) -> str:
 
 
 def _vocabulary(unit: CodeUnit, doc: str) -> frozenset[str]:
-    return identifier_words(unit) | {w.lower() for w in _WORD.findall(doc) if len(w) > 2}
+    return identifier_vocabulary(unit) | {w.lower() for w in _WORD.findall(doc) if len(w) > 2}
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -64,7 +64,7 @@ def _num(value: Any) -> float | None:
 
 def _models_of(rec: ScoreRecord) -> list[str]:
     # A pairwise item that failed is recorded under its pair ``a~b``.
-    return rec.model_id.split("~")
+    return list(rec.models)
 
 
 class _Unit:

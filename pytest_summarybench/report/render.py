@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     import jinja2
     from markupsafe import Markup
 
+    from ..core.family import Family
+
 @cache
 def _environment() -> jinja2.Environment:
     import jinja2
@@ -51,9 +53,9 @@ def _cost_phases(report: BenchmarkReport) -> list[str]:
     return phases
 
 
-def render_markdown(report: BenchmarkReport) -> str:
+def render_markdown(report: BenchmarkReport, families: Iterable[Family] = ()) -> str:
     template = _environment().get_template("report.md.jinja2")
-    text = template.render(view=build_view(report), cost_phases=_cost_phases(report))
+    text = template.render(view=build_view(report, families), cost_phases=_cost_phases(report))
     # Optional sections leave runs of blank lines; Markdown needs at most one.
     lines: list[str] = []
     for line in text.splitlines():
@@ -83,30 +85,33 @@ def page_script(name: str) -> tuple[Markup, str]:
     return Markup(script), f"sha256-{digest}"
 
 
-def render_html(report: BenchmarkReport, *, explorer_href: str = "") -> str:
+def render_html(report: BenchmarkReport, *, explorer_href: str = "",
+                families: Iterable[Family] = ()) -> str:
     """The HTML report; with ``explorer_href``, its units, heat map and head-to-head link
     into the explorer at that address."""
     script, script_hash = page_script("sort.js")
     return _finished(_environment().get_template("report.html.jinja2").render(
-        view=build_view(report), cost_phases=_cost_phases(report),
+        view=build_view(report, families), cost_phases=_cost_phases(report),
         charts={"bars": charts.score_bars(report), "scatter": charts.cost_quality(report),
                 "heatmap": charts.language_heatmap(report, LOW_N)},
         explorer=explorer_href, script=script, script_hash=script_hash))
 
 
-def render(report: BenchmarkReport, fmt: str) -> str:
-    """The report as ``markdown``, ``json`` or ``html`` text."""
+def render(report: BenchmarkReport, fmt: str, families: Iterable[Family] = ()) -> str:
+    """The report as ``markdown``, ``json`` or ``html`` text (``families``: the run's own
+    families, for their titles and layouts, next to the built-in ones)."""
     if fmt == "markdown":
-        return render_markdown(report)
+        return render_markdown(report, families)
     if fmt == "html":
-        return render_html(report)
+        return render_html(report, families=families)
     if fmt == "json":
         return report_json(report)
     raise ValueError(f"unknown report format {fmt!r}; expected one of markdown, json, html")
 
 
 def write_reports(report: BenchmarkReport, output_dir: Path, formats: Iterable[str], *,
-                  copies: Iterable[Path] = (), explorer: str | None = None) -> dict[str, Path]:
+                  copies: Iterable[Path] = (), explorer: str | None = None,
+                  families: Iterable[Family] = ()) -> dict[str, Path]:
     """Write each format to its file in ``output_dir`` (and in each of ``copies``);
     format -> path in ``output_dir``. ``explorer``, the explorer's page, is written as
     ``EXPLORER_FILE`` beside the reports (key ``explorer``), and report.html links to it.
@@ -115,8 +120,9 @@ def write_reports(report: BenchmarkReport, output_dir: Path, formats: Iterable[s
     written are they moved into place (a full disk leaves no report of this session).
     """
     names = {fmt: FILE_NAMES[fmt] for fmt in dict.fromkeys(formats)}
-    texts = {fmt: render_html(report, explorer_href=EXPLORER_FILE)
-             if fmt == "html" and explorer is not None else render(report, fmt)
+    declared = tuple(families)
+    texts = {fmt: render_html(report, explorer_href=EXPLORER_FILE, families=declared)
+             if fmt == "html" and explorer is not None else render(report, fmt, declared)
              for fmt in names}
     if explorer is not None:
         names["explorer"], texts["explorer"] = EXPLORER_FILE, explorer

@@ -22,8 +22,7 @@ import numpy as np
 from ..aggregate.pairs import PairData, compare_pair, pair_seed
 from ..aggregate.scores import unit_breakdowns
 from ..aggregate.scoring import Scoring, builtin_scoring
-from ..core.vocabulary import LADDER_PREFIX
-from ..generate.ladder import LEVEL_IDS, TWIN, is_ladder_model
+from ..generate.ladder import LEVEL_IDS, TWIN, is_ladder_model, level_name
 from ..schemas import BenchmarkConfig, ScoreRecord
 from ..schemas.report import (
     ExternalValidity,
@@ -41,9 +40,10 @@ AA_RESEEDS = 20
 FLIP_FLAG = 0.25
 
 
-def kendall_tau(means: Sequence[float]) -> float | None:
-    """Kendall's tau-b between the known order (``means`` given best level first) and the
-    order of ``means``; None when all are equal (no order was measured)."""
+def ladder_tau(means: Sequence[float]) -> float | None:
+    """Kendall's tau-b (``external.kendall_tau``) between the ladder's known order
+    (``means`` given best level first) and the order of ``means``; None when all are
+    equal (no order was measured)."""
     if len(means) < 2:
         return None
     levels = [f"level {i + 1}" for i in range(len(means))]
@@ -77,7 +77,7 @@ def family_validity(family: str, scores: Mapping[str, Mapping[str, float]], *,
     if not shared:
         return None
     means = {m: float(np.mean([scores[m][u] for u in shared])) for m in LEVEL_IDS}
-    tau = kendall_tau([means[m] for m in LEVEL_IDS])
+    tau = ladder_tau([means[m] for m in LEVEL_IDS])
     out = ValidityFamily(
         family=family, units=len(shared), means=means, kendall_tau=tau,
         measured_order=sorted(LEVEL_IDS, key=lambda m: (-means[m], LEVEL_IDS.index(m))))
@@ -105,7 +105,7 @@ def family_validity(family: str, scores: Mapping[str, Mapping[str, float]], *,
         out.aa_significant_rate = aa_rate(a, b, seed=pair_seed(seed, "aa", family))
         out.aa_reseeds = AA_RESEEDS
         aa_significant = t.p_value < ALPHA
-    weak = [f"{s.better.removeprefix('validate/')} > {s.worse.removeprefix('validate/')}"
+    weak = [f"{level_name(s.better)} > {level_name(s.worse)}"
             for s in out.steps if not s.significant]
     if tau is None or tau <= 0.0:
         out.status, out.flagged = "cannot order", True
@@ -133,7 +133,7 @@ def family_validity(family: str, scores: Mapping[str, Mapping[str, float]], *,
 
 
 def _order(models: Sequence[str]) -> str:
-    return " > ".join(m.removeprefix(LADDER_PREFIX) for m in models)
+    return " > ".join(level_name(m) for m in models)
 
 
 def _per_judge(records: Sequence[ScoreRecord]) -> tuple[list[ValidityJudge], dict[str, Any]]:
@@ -163,7 +163,7 @@ def _per_judge(records: Sequence[ScoreRecord]) -> tuple[list[ValidityJudge], dic
         per_level = pointwise.get(judge, {})
         if all(per_level.get(m) for m in LEVEL_IDS):
             row.pointwise_means = {m: float(np.mean(per_level[m])) for m in LEVEL_IDS}
-            row.pointwise_tau = kendall_tau([row.pointwise_means[m] for m in LEVEL_IDS])
+            row.pointwise_tau = ladder_tau([row.pointwise_means[m] for m in LEVEL_IDS])
         notes = []
         if row.pointwise_means and (row.pointwise_tau is None or row.pointwise_tau < 1.0):
             notes.append("its rubric scores do not order the ladder")
@@ -235,7 +235,7 @@ def analyze(records: Sequence[ScoreRecord], config: BenchmarkConfig,
     scoring = scoring or builtin_scoring(config)
     table = load_external() if external is None else external
     ladder = [r for r in records if is_ladder_model(r.model_id)]
-    models = sorted({r.model_id for r in ladder if "~" not in r.model_id})
+    models = sorted({r.model_id for r in ladder if len(r.models) == 1})
     per_unit = unit_breakdowns(ladder, scoring, models)
     section = ValiditySection(levels=list(LEVEL_IDS), twin=TWIN[0], ladder_units=ladder_units)
     for family in scoring.families:
@@ -243,7 +243,8 @@ def analyze(records: Sequence[ScoreRecord], config: BenchmarkConfig,
                       if family in fb.families} for m, units in per_unit.items()}
         result = family_validity(family, scores, seed=config.seed)
         if result is not None:
-            ran = {r.evaluator for r in ladder if r.evaluator.split("/", 1)[0] == family}
+            mine = {c.evaluator for c in scoring.components if c.family == family}
+            ran = {r.evaluator for r in ladder if r.evaluator in mine}
             result.external = external_for(family, ran, table)
             section.families.append(result)
             if result.flagged:

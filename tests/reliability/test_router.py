@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from pytest_summarybench.llm import complete
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
+from pytest_summarybench.llm import Endpoints, complete
 from pytest_summarybench.llm.router import RoutedModelConfig, model_list
 from pytest_summarybench.schemas import BenchmarkRun, CodebaseInfo
 from pytest_summarybench.settings import SettingsError, load_settings
@@ -32,12 +33,13 @@ models:
         - {{apiEndpoint: "{one}", apiKeyEnv: KEY_A{extra}}}
         - {{apiEndpoint: "{two}", apiKeyEnv: KEY_B{extra}}}
 """)
-    return load_settings(path)
+    return load_settings(path, families=BUILTIN_FAMILIES)
 
 
-def _ask(model: Any, i: int, store: Store | None = None) -> str:
+def _ask(model: Any, i: int, endpoints: Endpoints, store: Store | None = None) -> str:
+    """One call, through the session's ``endpoints`` (its Router)."""
     return complete(model, [{"role": "user", "content": f"summarize unit {i}"}],
-                    cache=store).text
+                    cache=store, endpoints=endpoints).text
 
 
 def test_calls_spread_over_deployments_with_their_own_keys(
@@ -49,18 +51,20 @@ def test_calls_spread_over_deployments_with_their_own_keys(
     (model,) = _settings(tmp_path, a.base_url, b.base_url).test_models()
     assert isinstance(model, RoutedModelConfig) and model.id == "openai/gpt-4o-mini"
     store = Store(tmp_path / "store.sqlite")
+    endpoints = Endpoints()
     for i in range(24):
-        assert _ask(model, i, store).startswith("Summary ")
+        assert _ask(model, i, endpoints, store).startswith("Summary ")
     assert a.successes + b.successes == 24
     assert a.successes >= 3 and b.successes >= 3, (a.successes, b.successes)
     assert a.authorizations == {f"Bearer {KEY_A}"}
     assert b.authorizations == {f"Bearer {KEY_B}"}
     # Cached whichever deployment answered: asking again calls nobody.
     for i in range(24):
-        _ask(model, i, store)
+        _ask(model, i, endpoints, store)
     assert a.successes + b.successes == 24
     # A run record keeps the model, not how it was reached (no deployments, no keys).
-    run = BenchmarkRun(id="r", name="n", config=load_settings(None).benchmark_config(),
+    run = BenchmarkRun(id="r", name="n", config=load_settings(None,
+                                                              families=BUILTIN_FAMILIES).benchmark_config(),
                        codebase_info=CodebaseInfo(name="c"), models_under_test=[model],
                        judge_models=[], status="pending", started_at="2026-01-01T00:00:00")
     store.save_run(run)
@@ -78,8 +82,9 @@ def test_a_failing_deployment_is_routed_around(
     monkeypatch.setenv("KEY_A", KEY_A)
     monkeypatch.setenv("KEY_B", KEY_B)
     (model,) = _settings(tmp_path, broken.base_url, healthy.base_url).test_models()
+    endpoints = Endpoints()
     for i in range(8):
-        assert _ask(model, i).startswith("Summary ")
+        assert _ask(model, i, endpoints).startswith("Summary ")
     assert healthy.successes == 8 and broken.successes == 0
 
 
@@ -102,4 +107,4 @@ def test_a_key_written_in_the_file_is_refused(tmp_path: Path) -> None:
     path.write_text("models:\n  test:\n    - provider: openai\n      model: gpt-4o\n"
                     "      deployments: [{apiKey: sk-literal}]\n")
     with pytest.raises(SettingsError, match=r"deployments\.0\.apiKey .*unknown key"):
-        load_settings(path)
+        load_settings(path, families=BUILTIN_FAMILIES)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.llm import ModelCallError, complete, redact
 from pytest_summarybench.settings import load_settings
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
@@ -109,7 +110,8 @@ def test_the_values_of_configured_key_variables_are_masked_whatever_their_name(
     path = tmp_path / "summarybench.yaml"
     path.write_text("models:\n  test:\n    - provider: openai\n      model: gpt-4o\n"
                     "      deployments: [{apiKeyEnv: TEAM_A_OPENAI}]\n")
-    load_settings(path)  # reading the configuration is what names the variable
+    load_settings(path,
+                  families=BUILTIN_FAMILIES)  # reading the configuration is what names the variable
     text = redact(f"plain {key}; json {json.dumps(key)}; url k3y%2Fwith%2Bodd%22chars-998877")
     assert "998877" not in text, text
     assert text.count("***") == 3

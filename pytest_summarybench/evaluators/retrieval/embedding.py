@@ -102,12 +102,12 @@ class RetrievalEmbedding(Evaluator):
         return None
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
-        items = unit_items(self.name, ctx)
+        items = unit_items(self, ctx)
         source = query_source(ctx)
         if source is not None and source.path is not None:
             # A hand-written set may not cover every unit: only units with queries are
             # retrieval items (an LLM writes queries for every unit).
-            covered, _ = read_query_file(source.path, ctx.all_units, 1)
+            covered, _ = read_query_file(source.path, ctx.unit_names, 1)
             items = [it for it in items if it.unit_id in covered]
         return items
 
