@@ -87,11 +87,12 @@ def test_missing_summary_is_an_evaluation_error(make_context: ContextFactory) ->
         ev.evaluate(item, ctx)
 
 
+@pytest.mark.parametrize("search", ["candidates", "exact"])
 def test_a_distractor_with_the_target_s_code_is_never_offered(
-        make_context: ContextFactory) -> None:
+        make_context: ContextFactory, search: str) -> None:
     """Issue 33: byte-identical code offered twice made the right answer a coin toss (it
-    scored 0.5 as a tie); such a distractor is dropped, and an item left with no option
-    to tell apart is an error saying so, not a score."""
+    scored 0.5 as a tie); such a distractor is dropped whichever search selected the set,
+    and an item left with no option to tell apart is an error saying so, not a score."""
     from tests.evaluators.synthetic import make_units
 
     units = make_units()
@@ -99,7 +100,9 @@ def test_a_distractor_with_the_target_s_code_is_never_offered(
     # A copy in another file, and one that differs in whitespace only.
     units[1].content = target.content
     units[2].content = target.content.replace("    ", "\t").replace(" * ", "*")
-    ctx = make_context(units=units, overrides={"evaluation.contrastive.distractors": 11})
+    ctx = make_context(units=units, overrides={
+        "evaluation.contrastive.distractors": 11,
+        "evaluation.contrastive.distractorSearch": search})
     ev = ContrastiveEmbedding()
     ev.prepare(ctx)
     dset = ev.distractor_set(ctx, target.id)
@@ -109,7 +112,9 @@ def test_a_distractor_with_the_target_s_code_is_never_offered(
     (rec,) = ev.evaluate(item, ctx)
     assert rec.details["distractorIds"] == dset.distractor_ids
     assert rec.metrics["correct"] in (0.0, 1.0)          # never a coin toss
-    lone = make_context(units=units[:3], overrides={"evaluation.contrastive.distractors": 2})
+    lone = make_context(units=units[:3], overrides={
+        "evaluation.contrastive.distractors": 2,
+        "evaluation.contrastive.distractorSearch": search})
     ev = ContrastiveEmbedding()
     ev.prepare(lone)
     item = next(i for i in ev.items(lone) if i.unit_id == target.id)
