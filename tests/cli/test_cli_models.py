@@ -261,7 +261,7 @@ def test_set_and_remove_entries_keep_the_file_s_comments(project: Path, capsys) 
         "  # Judges (`summarybench add-judge PROVIDER/MODEL`); never of a tested model's "
         "family.", "  judge:", "    - provider: openai", "      model: fake-judge",
         f"      apiEndpoint: {url}", "      family: gamma", "", "evaluation:"]
-    settings = load_settings(cfg)
+    settings = load_settings(cfg, families=BUILTIN_FAMILIES)
     [beta] = settings.models.test
     assert (beta.id, beta.api_endpoint, beta.api_key_env, beta.temperature) == (
         "openai/fake-beta", None, "BETA_KEY", 0.1)
@@ -303,12 +303,13 @@ def test_config_sets_the_task_model_tasks_and_contrastive_methods(project: Path)
     text = cfg.read_text()
     assert "    methods: [embedding, llm]" in text
     assert "    tasks: [function_selection, completion]" in text
-    ds = load_settings(cfg).evaluation.downstream
+    ds = load_settings(cfg, families=BUILTIN_FAMILIES).evaluation.downstream
     assert (ds.completion_model, ds.api_endpoint) == ("local/task-7b",
                                                       "http://127.0.0.1:8000/v1")
     assert "# How evaluator families combine" in text            # comments kept
     assert main(["config", "--task-model", "none"]) == 0
-    assert load_settings(cfg).evaluation.downstream.completion_model is None
+    settings = load_settings(cfg, families=BUILTIN_FAMILIES)
+    assert settings.evaluation.downstream.completion_model is None
     assert main(["config", "--contrastive-methods", "embedding,bm25"]) == 2
 
 
@@ -321,7 +322,7 @@ def test_a_model_at_a_local_endpoint_needs_no_key(project: Path, capsys,
     assert main(["add-model", "openai/qwen-coder", "--api-endpoint",
                  "http://localhost:8080/v1"]) == 0
     assert "will need the environment variable" not in capsys.readouterr().err
-    settings = load_settings(project / "summarybench.yaml")
+    settings = load_settings(project / "summarybench.yaml", families=BUILTIN_FAMILIES)
     check_keys(settings)                                    # no error
     [model] = settings.test_models()
     assert connection_kwargs(model)["api_key"] == "sk-no-key-required"
@@ -329,7 +330,7 @@ def test_a_model_at_a_local_endpoint_needs_no_key(project: Path, capsys,
     assert main(["set-model", "openai/qwen-coder", "--api-key-env", "QWEN_KEY"]) == 0
     assert "will need the environment variable QWEN_KEY" in capsys.readouterr().err
     monkeypatch.setenv("QWEN_KEY", "sk-qwen-0123456789")
-    [model] = load_settings(project / "summarybench.yaml").test_models()
+    [model] = load_settings(project / "summarybench.yaml", families=BUILTIN_FAMILIES).test_models()
     assert connection_kwargs(model)["api_key"] == "sk-qwen-0123456789"
     # A hosted endpoint still needs the provider's key.
     assert main(["add-model", "openai/gpt-4o"]) == 0

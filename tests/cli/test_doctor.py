@@ -14,6 +14,7 @@ import pytest
 
 from pytest_summarybench.cli import main
 from pytest_summarybench.cli.doctor import offer
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.settings import load_settings
 from tests.fakes.openai_server import Reply
 
@@ -89,7 +90,7 @@ def test_the_first_use_offers_doctor_once_and_never_waits_without_a_terminal(
         monkeypatch: pytest.MonkeyPatch) -> None:
     url = fake_server(respond=answer).base_url
     assert main(["add-model", "openai/good-coder", "--api-endpoint", url]) == 0
-    settings = load_settings(project / "summarybench.yaml")
+    settings = load_settings(project / "summarybench.yaml", families=BUILTIN_FAMILIES)
 
     def no_input(prompt: str = "") -> str:
         raise AssertionError("asked without a terminal")
@@ -103,7 +104,7 @@ def test_the_first_use_offers_doctor_once_and_never_waits_without_a_terminal(
     assert capsys.readouterr().err == ""
     # Another model: a new configuration for doctor; on a terminal it asks, and checks.
     assert main(["add-model", "openai/lazy-codr", "--api-endpoint", url]) == 0
-    settings = load_settings(project / "summarybench.yaml")
+    settings = load_settings(project / "summarybench.yaml", families=BUILTIN_FAMILIES)
     answers = iter(["", "n"])          # yes, check them; then: no, do not run anyway
     monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
     capsys.readouterr()

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.settings import load_settings
 from tests.cli.test_cli_sequence import respond
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
@@ -180,7 +181,7 @@ def test_a_new_user_goes_from_init_to_compare_without_losing_a_run(tmp_path: Pat
                              "embedding,llm", "--task-model", "local/fake-task",
                              "--task-endpoint", url, "--tasks", "function_selection")
         assert "family" not in configured.stderr  # the rule is satisfied now
-        settings = load_settings(config)
+        settings = load_settings(config, families=BUILTIN_FAMILIES)
         assert settings.evaluation.contrastive.methods == ["embedding", "llm"]
         assert settings.evaluation.downstream.completion_model == "local/fake-task"
         assert [m.id for m in settings.models.test] == ["openai/fake-beta",
