@@ -152,6 +152,18 @@ def run(args: argparse.Namespace) -> int:
     settings = load_checked(path)
     listed = [*settings.models.test, *settings.models.judge]
     for text in [*name_warnings(m.to_model_config() for m in listed),
-                 *family_warnings(settings)]:
+                 *family_warnings(settings), *_task_warnings(settings)]:
         warn(args.command, text)
     return EXIT_OK
+
+
+def _task_warnings(settings: Any) -> list[str]:
+    """A task model that shares a family with every model under test performs no task."""
+    from ..roles.task import TaskModelError, same_family_as_all, task_model
+
+    try:
+        worker = task_model(settings)
+    except TaskModelError as exc:
+        return [str(exc)]
+    conflict = None if worker is None else same_family_as_all(worker, settings.test_models())
+    return [] if conflict is None else [f"{conflict}; downstream will be skipped"]

@@ -350,3 +350,35 @@ def test_the_hosted_name_check_reads_the_catalogue_without_importing_litellm() -
             "assert not name_warnings([ModelConfig.parse('openai/gpt-4o')])\n"
             "assert 'litellm' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_a_task_model_of_the_tested_models_family_is_flagged_and_skips_the_family(
+        project: Path, capsys) -> None:
+    """Issue 33's pass on click: `config --task-model openai/task-model` beside two openai
+    models under test was accepted in silence, and the run said only "skipped downstream:
+    no evaluator of this family recorded a score" (each item skipped itself)."""
+    from pytest_summarybench.evaluators.downstream.function_selection import (
+        FunctionSelectionEvaluator,
+    )
+    from pytest_summarybench.roles.task import task_model
+
+    url = "http://127.0.0.1:8000/v1"
+    for name in ("good-coder", "lazy-coder"):
+        assert main(["add-model", f"openai/{name}", "--api-endpoint", url]) == 0
+    capsys.readouterr()
+    assert main(["config", "--task-model", "openai/task-model", "--task-endpoint", url]) == 0
+    [warning] = _warnings(capsys)
+    assert ("task model openai/task-model is of the same family (openai) as every model "
+            "under test (openai/good-coder, openai/lazy-coder)") in warning
+    assert "summarybench config --task-model PROVIDER/MODEL" in warning
+    settings = load_settings(project / "summarybench.yaml", families=BUILTIN_FAMILIES)
+
+    class Ctx:                     # what skip_reason reads of a run context
+        roles = type("Roles", (), {"task": task_model(settings)})()
+
+    Ctx.settings = settings        # type: ignore[attr-defined]
+    reason = FunctionSelectionEvaluator().skip_reason(Ctx())  # type: ignore[arg-type]
+    assert reason is not None and reason.startswith("task model openai/task-model is of "
+                                                    "the same family (openai)")
+    assert main(["config", "--task-model", "local/task-model"]) == 0
+    assert _warnings(capsys) == []

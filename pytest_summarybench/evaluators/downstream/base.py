@@ -18,7 +18,7 @@ import pytest
 
 from ...core.errors import InputError
 from ...llm.families import family_of, same_family
-from ...roles.task import NO_TASK_MODEL
+from ...roles.task import NO_TASK_MODEL, same_family_as_all
 from ..base import Answers, EvaluationError, Evaluator, MatrixItem
 from .prompts import PROMPT_VERSION
 from .tasks import Loaded, TaskFileError, TaskType
@@ -50,8 +50,14 @@ class DownstreamEvaluator(Evaluator, ABC):
     def skip_reason(self, ctx: RunContext) -> str | None:
         if not self.requested(ctx):
             return f"{self.kind} is not listed in evaluation.downstream.tasks"
-        if self.task_model(ctx) is None:
+        worker = self.task_model(ctx)
+        if worker is None:
             return NO_TASK_MODEL
+        # Said once for the family, not as one pytest skip per item (the family's line
+        # read "no evaluator of this family recorded a score").
+        conflict = same_family_as_all(worker, ctx.settings.test_models())
+        if conflict is not None:
+            return conflict
         if not self.tasks(ctx):
             if self._excluded:
                 return (f"all {len(self._excluded)} {self.kind} tasks were left out, e.g. "
