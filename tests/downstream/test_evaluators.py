@@ -187,6 +187,9 @@ def test_a_model_of_the_task_models_family_is_skipped(fake_server: Callable[...,
     with pytest.raises(pytest.skip.Exception, match="same family \\(openai\\)"):
         evaluator.evaluate(_item(evaluator, ctx, "fs-vat-rate-lookup"), ctx)
     assert server.chat_requests == 0
+    # Every model under test shares it: the family says so once, as its skip line.
+    reason = evaluator.skip_reason(ctx)
+    assert reason is not None and "as every model under test (openai/gpt-4o)" in reason
 
 
 def test_answers_naming_no_candidate_score_zero_with_the_reason(
