@@ -4,8 +4,11 @@ hand on any repository without a key or a cost (the new-user pass of issue 33):
     python -m tests.fakes.serve --port 8765 --unknown lazy-codr --generic lazy-coder
 
 Every model name it is asked for answers as the test suite's scripted models do
-(``scripted_provider.py``): summaries from the code's identifiers, judge verdicts, the
-helper's picks and queries, the task model's choices; a name given with ``--unknown``
+(``scripted_provider.py``): summaries from the code's identifiers, the helper's picks and
+queries, the task model's choices; its judge reads the prompt (the share of a summary's
+words found in the code: a score of 1 to 5, the summary with the larger share wins a
+comparison), so that its verdicts tell a good summary from a vague one; a name given with
+``--unknown``
 answers HTTP 404 as OpenAI does for a misspelt model, one given with ``--generic`` the
 same vague summary for every unit. ``summarybench doctor``'s questions are answered.
 It runs until Ctrl-C (or ``--hours``) and prints each request's model and phase.
@@ -19,6 +22,7 @@ from typing import Any
 
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.scripted_provider import ScriptedProvider, phase_of
+from tests.judges.scripted import pairwise_json, pointwise_json, quality, read_prompt
 
 GENERIC = "Handles the given input and returns the result to the caller."
 
@@ -43,11 +47,27 @@ class Serve:
             return "ok"
         if model in self.generic and phase == "generation":
             return GENERIC
+        if phase in ("judge/pointwise", "judge/pairwise"):
+            return judge(prompt)
         try:
             return self.script(body)
         except (KeyError, IndexError, ValueError):
             # a completion task of a function the script does not know: an empty body
             return "```python\npass\n```"
+
+
+def judge(prompt: str) -> str:
+    """A verdict read from the prompt: the share of each summary's words that occur in the
+    code, said in the reasoning."""
+    read = read_prompt(prompt)
+    shares = [quality(read.code, summary) for summary in read.summaries]
+    if read.kind == "pointwise":
+        score = max(1, min(5, 1 + round(4 * shares[0])))
+        return pointwise_json(score, reasoning=f"{shares[0]:.0%} of the summary's words "
+                                               "occur in the code")
+    a, b = shares
+    winner = "tie" if abs(a - b) < 0.05 else ("A" if a > b else "B")
+    return pairwise_json(winner, reasoning=f"words found in the code: A {a:.0%}, B {b:.0%}")
 
 
 def main() -> None:
