@@ -80,8 +80,14 @@ def main() -> None:
     parser.add_argument("--hours", type=float, default=8.0, help="stop after this long")
     parser.add_argument("--quiet", action="store_true", help="do not print each request")
     args = parser.parse_args()
-    server = FakeOpenAIServer(respond=Serve(set(args.unknown), set(args.generic), args.quiet),
-                              port=args.port, max_lifetime_s=args.hours * 3600).start()
+    try:
+        server = FakeOpenAIServer(respond=Serve(set(args.unknown), set(args.generic),
+                                                args.quiet),
+                                  port=args.port, max_lifetime_s=args.hours * 3600).start()
+    except OSError as exc:
+        # A provider left running answers instead of this one: say so, not a traceback.
+        raise SystemExit(f"port {args.port}: {exc.strerror}; stop what listens there or "
+                         "pick another with --port") from None
     print(f"scripted provider at {server.base_url} (Ctrl-C stops it)", flush=True)
     try:
         while server._httpd is not None:
