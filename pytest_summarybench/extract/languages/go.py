@@ -19,6 +19,7 @@ _MAJOR_VERSION = re.compile(r"v\d+\Z")
 
 class GoSpec(LanguageSpec):
     key = "go"
+    branch_operators = frozenset({"&&", "||"})
     extensions = (".go",)
     grammar = ("tree_sitter_go", "language")
     distinct_names = True
@@ -32,7 +33,7 @@ class GoSpec(LanguageSpec):
     (composite_literal type: [(type_identifier) (qualified_type) (generic_type)] @new)
     [(if_statement) (for_statement) (expression_case) (type_case) (communication_case)]
       @branch
-    (binary_expression operator: ["&&" "||"]) @branch
+    (binary_expression) @binary
     (import_spec) @import
     """
 
