@@ -50,20 +50,26 @@ class RunOutcome:
 class OutputReports:
     """The output directory's reports of the latest complete run (see the module
     docstring): moved aside at most once per session, and only when ``replaces`` says the
-    session's reports are to become the directory's own."""
+    session's reports are to become the directory's own and ``store_usable`` that the
+    store opened and passed its check. A session refused at the store's door (a folder,
+    a FIFO, random bytes, another schema version) renames nothing: moving
+    ``results.json`` aside would overwrite ``results.previous.json``, the baseline a gate
+    may compare with, for a session that never ran."""
 
     def __init__(self, output_dir: Callable[[], Path | None],
-                 replaces: Callable[[], bool], notes: list[str]) -> None:
+                 replaces: Callable[[], bool], notes: list[str],
+                 store_usable: Callable[[], bool] = lambda: True) -> None:
         self._output_dir = output_dir
         self._replaces = replaces
         self._notes = notes
+        self._store_usable = store_usable
         self.retired: dict[Path, Path] | None = None
         """Moved path -> where it went, once moved (None: not yet asked)."""
 
     def retire(self) -> dict[Path, Path]:
         """Move the previous reports aside (once); where each went."""
         if self.retired is None:
-            if not self._replaces():
+            if not self._replaces() or not self._store_usable():
                 return {}
             self.retired = {}
             output_dir = self._output_dir()

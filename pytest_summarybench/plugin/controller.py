@@ -92,7 +92,8 @@ class Controller:
         """The code-summary benchmark was collected (items selected, or an empty matrix)."""
         self.notes: list[str] = []
         """Lines for the terminal summary when there is no report to show."""
-        self.reports = OutputReports(self._output_dir, self.replaces_latest, self.notes)
+        self.reports = OutputReports(self._output_dir, self.replaces_latest, self.notes,
+                                     self._store_usable)
         """The output directory's own reports (moved aside, put back)."""
         self.warm_up = WarmUp()
         """Evaluators' work on the code alone, started at collection (``engine/warmup.py``)."""
@@ -104,7 +105,8 @@ class Controller:
     # -- failing closed ----------------------------------------------------------------
     def stop(self, message: str) -> NoReturn:
         """Stop the session now: one ``ERROR: summarybench: ...`` line on stderr and exit
-        code 4 (pytest's usage error), the previous reports moved aside."""
+        code 4 (pytest's usage error), the previous reports moved aside (unless the store
+        itself is what was refused: ``OutputReports``)."""
         self.fatal = message = " ".join(message.split())  # one line, whatever it quotes
         self.reports.retire()
         raise pytest.UsageError(f"summarybench: {message}")
@@ -122,6 +124,17 @@ class Controller:
         from .selection import narrowing_options
 
         return not narrowing_options(config)
+
+    def _store_usable(self) -> bool:
+        """Whether the store opens and passes its check (opened now if it was not yet):
+        the output directory's reports are renamed only then."""
+        from ..store import StoreError
+
+        try:
+            self.state.store.execute("SELECT 1")
+        except (StoreError, pytest.UsageError):
+            return False
+        return True
 
     def _output_dir(self) -> Path | None:
         try:
