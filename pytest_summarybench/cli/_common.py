@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..core.printable import shown_path
+
 CONFIG_FILE = "summarybench.yaml"
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -109,8 +111,8 @@ def load_with_codebase(path: Path) -> Any:
     """The validated Settings of ``path``, whose codebase must be a readable directory."""
     settings = load_checked(path)
     if not settings.codebase_root.is_dir():
-        raise CliError(f"codebase {str(settings.codebase_root)!r} is not a readable "
-                       f"directory: fix codebase.root in {path}")
+        raise CliError(f"codebase {shown_path(settings.codebase_root)} is not a readable "
+                       f"directory: fix codebase.root in {shown_path(path)}")
     return settings
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from ..core.printable import shown_name
 from ._common import EXIT_OK, CliError
 from .report import add_store_arguments, load_report, store_path
 
@@ -141,5 +142,6 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"compare needs two different models, got {a} twice")
     labels = _unit_labels(args, report.metadata.benchmark_id) if args.detailed else {}
     for line in _lines(report, a, b, args.detailed, labels):
-        print(line)
+        # Model names, unit paths and names come from the store: escaped, one line each.
+        print(shown_name(line))
     return EXIT_OK

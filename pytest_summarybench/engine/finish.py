@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.printable import shown_path
 from ..core.vocabulary import LADDER_PREFIX
 
 if TYPE_CHECKING:
@@ -80,7 +81,8 @@ class OutputReports:
             try:
                 self.retired = retire_reports(output_dir)
             except OSError as exc:
-                self._notes.append(f"summarybench: the previous reports in {output_dir} "
+                self._notes.append(f"summarybench: the previous reports in "
+                                   f"{shown_path(output_dir)} "
                                    f"could not be moved aside ({exc.strerror or exc})")
         return self.retired
 
@@ -94,8 +96,9 @@ class OutputReports:
             restore_reports(self.retired)
         except OSError as exc:
             output_dir = self._output_dir()
+            where = shown_path(output_dir) if output_dir is not None else "the output folder"
             self._notes.append(f"summarybench: the previous reports could not be put back "
-                               f"from {output_dir} ({exc.strerror or exc})")
+                               f"from {where} ({exc.strerror or exc})")
 
 
 @dataclass
@@ -186,9 +189,10 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
                                                      ["json", *settings.output.formats])
     except OSError as exc:
         outcome.error = (
-            f"cannot write the reports to {settings.output_dir} ({exc.strerror or exc}): "
+            f"cannot write the reports to {shown_path(settings.output_dir)} "
+            f"({exc.strerror or exc}): "
             "free space there or make it writable, or pass --sb-output DIR; the scores are "
-            f"in the store ({settings.store_path}), `summarybench report --run "
+            f"in the store ({shown_path(settings.store_path)}), `summarybench report --run "
             f"{report.metadata.run.id}` writes them")
         return outcome
     outcome.report = report

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..context import RunContext
+from ..core.printable import shown_path
 from ..core.progress import Progress
 from ..core.walk import walk_folders
 from ..schemas import BenchmarkRun, CodebaseInfo
@@ -63,8 +64,8 @@ def check_codebase(settings: Settings) -> Path:
     root = settings.codebase_root
     if not root.is_dir():
         raise SettingsError(
-            f"codebase.root = {str(root)!r}: not a readable directory; pass --sb-codebase PATH "
-            f"or set codebase.root in summarybench.yaml")
+            f"codebase.root = {shown_path(root)}: not a readable directory; pass "
+            "--sb-codebase PATH or set codebase.root in summarybench.yaml")
     return root
 
 

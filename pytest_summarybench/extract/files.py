@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
+from ..core.printable import shown_path
 from ..core.walk import file_kind, walk_folders
 from .config import ExtractionConfig
 from .languages import language_for
@@ -132,11 +133,11 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
                     continue
                 real = os.path.realpath(entry.path)
                 if inside is not None and not inside(real):
-                    skipped.append(SkippedFile(rel, _OUTSIDE.format(what="folder", target=real)))
+                    skipped.append(SkippedFile(rel, _outside("folder", real)))
                     continue
                 if real in seen_dirs:
-                    skipped.append(SkippedFile(
-                        rel, f"symlink to an already visited folder (loop or alias): {real}"))
+                    skipped.append(SkippedFile(rel, "symlink to an already visited folder (loop "
+                                                    f"or alias): {shown_path(real)}"))
                     continue
                 seen_dirs.add(real)
             else:
@@ -164,7 +165,7 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
                     continue
                 real = os.path.realpath(entry.path)
                 if inside is not None and not inside(real):
-                    skipped.append(SkippedFile(rel, _OUTSIDE.format(what="file", target=real)))
+                    skipped.append(SkippedFile(rel, _outside("file", real)))
                     continue
             else:
                 real = os.path.join(folder.real, f)
@@ -173,7 +174,8 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
                 skipped.append(SkippedFile(rel, f"not a regular file: {kind}"))
                 continue
             if real in seen_files:
-                skipped.append(SkippedFile(rel, f"same file as {seen_files[real]} (symlink)"))
+                skipped.append(SkippedFile(
+                    rel, f"same file as {shown_path(seen_files[real])} (symlink)"))
                 continue
             seen_files[real] = rel
             found.append(SourceFile(rel, entry.path, language))
@@ -191,8 +193,9 @@ def _kind(entry: os.DirEntry[str]) -> str | None:
         return f"cannot stat ({exc.strerror or exc})"
 
 
-_OUTSIDE = ("symlink to a {what} outside the codebase root ({target}): not followed (set "
-            "codebase.followExternalSymlinks: true to follow it)")
+def _outside(what: str, target: str) -> str:
+    return (f"symlink to a {what} outside the codebase root ({shown_path(target)}): not "
+            "followed (set codebase.followExternalSymlinks: true to follow it)")
 
 
 def _inside(real_root: str) -> Callable[[str], bool]:
