@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from ..core.printable import shown_path
 from ..engine.finish import OutputReports
 from ..engine.warmup import WarmUp
 from . import options
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
     from ..engine.finish import RunOutcome
+    from ..engine.work_dir import WorkDirClaim
     from ..evaluators import MatrixItem
     from ..schemas import ScoreRecord
     from ..schemas.report import RunSelection
@@ -101,6 +103,8 @@ class Controller:
         """What this session selected of the run's matrix, once collection chose."""
         self.outcome: RunOutcome | None = None
         """The end of the run (``engine.finish``), once the session finished."""
+        self.work_dir: WorkDirClaim | None = None
+        """The session's own working folder, once claimed (``engine/work_dir.py``)."""
 
     # -- failing closed ----------------------------------------------------------------
     def stop(self, message: str) -> NoReturn:
@@ -152,7 +156,7 @@ class Controller:
             with tempfile.TemporaryFile(dir=output_dir):
                 pass
         except OSError as exc:
-            self.stop(f"output directory {output_dir} is not writable "
+            self.stop(f"output directory {shown_path(output_dir)} is not writable "
                       f"({exc.strerror or exc}): make it writable or pass --sb-output DIR")
 
     def finish_early(self, message: str, returncode: int) -> None:
@@ -246,6 +250,7 @@ class Controller:
         try:
             self.selection = session_selection(config, self.state.session_run_id,
                                                self.state.matrix(), selected)
+            self._claim_work_dir()
             with quiet():
                 prepared = prepare_run(
                     self.state.context().restricted(selected_models(selected)),
@@ -260,6 +265,16 @@ class Controller:
         self.generation_summary = prepared.lines
         if prepared.finished_early is not None:
             self.finish_early(*prepared.finished_early)
+
+    def _claim_work_dir(self) -> None:
+        """Hold this session's working folder (its vector index...) until it ends, and
+        remove those of sessions that died: no other session rebuilds it meanwhile."""
+        from ..engine.work_dir import claim_work_dir
+
+        try:
+            self.work_dir = claim_work_dir(self.state.context())
+        except OSError:
+            self.work_dir = None  # an unwritable output folder stops the session next
 
     # -- while the tests run -----------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -459,17 +474,17 @@ class Controller:
         for msg in gate_failures:
             say(tr, f"GATE FAILED: {msg}", red=True)
         results_path = outcome.results_path
-        say(tr, f"results: {results_path}")
+        say(tr, f"results: {shown_path(results_path) if results_path else None}")
         for fmt, path in outcome.report_paths.items():
             if fmt != "json":
-                say(tr, f"{fmt} report: {path}")
+                say(tr, f"{fmt} report: {shown_path(path)}")
         if run is not None:
             assert results_path is not None
             kept = results_path.parent
             if run.complete:
                 kept = kept / "runs" / run.id
             say(tr, f"run {run.id} ({'complete' if run.complete else 'partial'}) is kept in "
-                    f"the store and in {kept}"
+                    f"the store and in {shown_path(kept)}"
                     + ("" if run.complete else "; the output directory's own reports still "
                                                "show the latest complete run")
                     + "; `summarybench runs` lists the runs")
@@ -481,6 +496,9 @@ class Controller:
         # Reported and written: let the run's records, units and summaries go before
         # pytest's last garbage collections walk every object still alive.
         self._arrived, self._records, self._unsaved = [], None, []
+        if self.work_dir is not None:
+            self.work_dir.release()  # every test has run, in every worker
+            self.work_dir = None
         if self.state.store_opened:
             from ..store import StoreError
 
