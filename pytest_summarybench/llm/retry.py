@@ -179,8 +179,9 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 
 
 #: What litellm raised from when it could not read a 2xx answer: a body that is not JSON,
-#: or JSON whose types are wrong (``choices`` an object, ``content`` a list).
-_UNREADABLE = ("JSONDecodeError", "ValidationError", "APIError")
+#: JSON nested too deep for ``json``, or JSON whose types are wrong (``choices`` an object,
+#: ``content`` a list).
+_UNREADABLE = ("JSONDecodeError", "RecursionError", "ValidationError", "APIError")
 
 
 def _unreadable_answer(exc: BaseException) -> bool:

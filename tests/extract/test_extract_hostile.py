@@ -6,7 +6,6 @@ every other file is extracted as usual."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
@@ -16,76 +15,40 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_summarybench.core.walk import walk_folders
 from pytest_summarybench.extract import ExtractionConfig, ExtractionFilters, bounds, extract_units
 from pytest_summarybench.extract.languages._base import _CALLEE_NAME, _trailing_name
+from tests.fakes.hostile import DEEP_CODE, GOOD, call_chains, codebase, extract_in_child
 
 SECONDS = 30.0
 PEAK_MB = 600.0
-GOOD = "def ok(a):\n    b = a\n    return b\n"
-
-CHILD = r"""
-import json, resource, sys
-resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-from pytest_summarybench.extract import ExtractionConfig, ExtractionFilters, extract_units
-result = extract_units(ExtractionConfig(root_path=sys.argv[1], workers=1,
-                                        filters=ExtractionFilters(min_lines=1, max_lines=10**6)))
-print(json.dumps({
-    "units": sorted({u.path for u in result.units}),
-    "skipped": {s.path: s.reason for s in result.skipped},
-    "warnings": result.warnings,
-    "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-}))
-"""
 
 
-def _extract_bounded(root: Path) -> dict:
-    """Extract ``root`` in a child process; what it found, its peak memory, and that it
-    ended within ``SECONDS``."""
+def _extract_bounded(root: Path) -> dict[str, Any]:
+    """Extract ``root`` in a child process; what it found, checked to have ended within
+    ``SECONDS`` and ``PEAK_MB``."""
     started = time.monotonic()
-    try:
-        done = subprocess.run([sys.executable, "-c", CHILD, str(root)], capture_output=True,
-                              text=True, timeout=SECONDS * 2)
-    except subprocess.TimeoutExpired:
+    found = extract_in_child(root, SECONDS * 2)
+    if found is None:
         pytest.fail(f"extraction of {root.name} still running after {SECONDS * 2:g} s")
     elapsed = time.monotonic() - started
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout)
     assert elapsed < SECONDS, f"{root.name}: {elapsed:.1f} s"
     assert found["peak_mb"] < PEAK_MB, f"{root.name}: {found['peak_mb']:.0f} MB"
     return found
 
 
-def _lines(text: str, width: int = 80) -> str:
-    """``text`` cut into lines (a file of one long line is skipped as minified)."""
-    return "\n".join(text[i:i + width] for i in range(0, len(text), width)) + "\n"
-
-
 def _codebase(tmp_path: Path, name: str, text: str) -> Path:
-    root = tmp_path / "code"
-    root.mkdir()
-    (root / "ok.py").write_text(GOOD)
-    (root / name).write_text(text)
-    return root
+    return codebase(tmp_path / "code", name, text)
 
 
-HOSTILE = {
-    # The figures are what each cost before the limits (2 cores, a 2-3 GB cap).
-    "js-parentheses": ("a.js", "x = " + _lines("(" * 100_000 + "1" + ")" * 100_000) + ";\n"),
-    "js-nested-functions": ("a.js", "function f(){\n" * 20_000 + "}\n" * 20_000),
-    "java-nested-classes": ("A.java", "class A {\n" * 20_000 + "}\n" * 20_000),
-    "python-sum": ("a.py", "x = (" + _lines("+".join(["a"] * 100_000)) + ")\n"),
-    "python-and-chain": ("a.py", "x = (" + _lines(" and ".join(["a"] * 100_000)) + ")\n"),
-}
-
-
-@pytest.mark.parametrize("case", sorted(HOSTILE))
+@pytest.mark.parametrize("case", sorted(DEEP_CODE))
 def test_deep_nesting_is_one_line_in_bounded_time_and_memory(tmp_path: Path,
                                                              case: str) -> None:
-    name, text = HOSTILE[case]
+    name, text = DEEP_CODE[case]
     found = _extract_bounded(_codebase(tmp_path, name, text))
     assert found["skipped"] == {
         name: f"syntax nested more than {bounds.MAX_SYNTAX_DEPTH} levels deep (the limit "
@@ -98,10 +61,7 @@ def test_long_call_chains_under_the_limits_cost_linear_time_and_memory(
         tmp_path: Path) -> None:
     """A chain of N calls holds N texts of the chain before each: N^2 bytes. A megabyte of
     900-call chains (under the depth limit) took 650 MB of them; the file is extracted."""
-    chain = _lines("a" + ".b()" * 900, width=76)
-    statement = "    x = " + chain.rstrip("\n") + ";\n"
-    body = statement * (900_000 // len(statement))
-    root = _codebase(tmp_path, "A.java", "class A {\n  void f() {\n" + body + "  }\n}\n")
+    root = _codebase(tmp_path, *call_chains())
     found = _extract_bounded(root)
     assert found["skipped"] == {}
     assert found["units"] == ["A.java", "ok.py"]

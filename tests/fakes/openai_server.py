@@ -24,7 +24,8 @@ scripted:
   ``"gzip_bomb"`` (1 MB of gzip that expands to 1 GiB), ``"endless"`` (a chunked body
   that never ends), ``"drip"`` (a chunked body of one byte every 0.2 s) and
   ``"wrong_types"`` (a 200 whose JSON has the wrong types: ``choices`` an object,
-  ``content`` a list, ``usage`` a string). The server counts the body bytes it managed to
+  ``content`` a list, ``usage`` a string), ``"deep_json"`` (a 200 whose ``choices`` nest
+  100,000 lists deep: 200 KB). The server counts the body bytes it managed to
   send (``bytes_sent``).
 
 It counts everything (requests per path, status codes, successful completions per
@@ -54,7 +55,7 @@ from typing import Any
 
 FAULT_KINDS = ("400", "401", "403", "404", "429", "500", "503", "timeout", "reset",
                "malformed", "empty", "huge", "unsized", "gzip_bomb", "endless", "drip",
-               "wrong_types")
+               "wrong_types", "deep_json")
 #: Hostile answers (``faults``): their sizes.
 HUGE_BYTES = 500 << 20
 BOMB_BYTES = 1 << 30
@@ -351,6 +352,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"id": "chatcmpl-x", "object": "chat.completion",
                                   "choices": {"0": {"message": {"content": ["not", "text"]}}},
                                   "usage": "many tokens"})
+            return
+        if fault == "deep_json":
+            self._note_fault(fault)
+            self._send_raw(200, b'{"id": "chatcmpl-x", "choices": ' + b"[" * 100_000
+                           + b"]" * 100_000 + b"}")
             return
         if fault in _HOSTILE:
             self._note_fault(fault)

@@ -13,11 +13,7 @@ an HTTP 500 (37-50 s a call).
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,61 +27,17 @@ from pytest_summarybench.llm.transport import (
     call_client,
 )
 from pytest_summarybench.schemas import ModelConfig
+from tests.fakes.hostile import calls_in_child
 from tests.fakes.openai_server import FakeOpenAIServer
 
-ROOT = Path(__file__).resolve().parents[2]
 SECONDS = 30.0
 PEAK_MB = 600.0
 
-CHILD = r"""
-import asyncio, json, resource, sys, time
-resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-sys.path.insert(0, sys.argv[1])
-from tests.fakes.openai_server import FakeOpenAIServer
-from pytest_summarybench.llm import ModelCallError, acomplete, complete
-from pytest_summarybench.llm.providers import litellm
-from pytest_summarybench.llm.retry import RetryPolicy
-from pytest_summarybench.schemas import ModelConfig
-
-litellm()  # imported before the clock starts
-mode, max_tokens = sys.argv[2], int(sys.argv[3])
-if "gzip_bomb" in sys.argv[4:]:
-    from tests.fakes.openai_server import gzip_bomb
-
-    gzip_bomb()  # made before the clock starts too
-policy = RetryPolicy(base_delay_s=0.1)
-out = {}
-for kind in sys.argv[4:]:
-    with FakeOpenAIServer(faults=lambda n, body, kind=kind: kind) as server:
-        model = ModelConfig(provider="local", model_name=f"hostile-{kind}",
-                            api_endpoint=server.base_url, timeout_s=10,
-                            max_tokens=max_tokens)
-        messages = [{"role": "user", "content": kind}]
-        started = time.monotonic()
-        try:
-            if mode == "async":
-                asyncio.run(acomplete(model, messages, retry_policy=policy))
-            else:
-                complete(model, messages, retry_policy=policy)
-            reason = "answered"
-        except ModelCallError as exc:
-            reason = exc.reason
-        out[kind] = {"seconds": time.monotonic() - started, "reason": reason,
-                     "requests": server.chat_requests, "sent": server.bytes_sent}
-out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps(out))
-"""
-
 
 def _calls_in_a_child(mode: str, max_tokens: int, kinds: list[str]) -> dict[str, Any]:
-    try:
-        done = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), mode, str(max_tokens),
-                               *kinds], capture_output=True, text=True,
-                              timeout=SECONDS * len(kinds) + 600)
-    except subprocess.TimeoutExpired:
+    found = calls_in_child(mode, max_tokens, kinds, SECONDS * len(kinds) + 600)
+    if found is None:
         pytest.fail(f"the calls to hostile providers ({', '.join(kinds)}) did not end")
-    assert done.returncode == 0, done.stderr[-3000:]
-    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["peak_mb"] < PEAK_MB, found
     return found
 
@@ -122,7 +74,8 @@ def test_a_200_of_the_wrong_types_is_not_a_server_error(fake_server: Any) -> Non
 
     litellm()  # imported before the clock starts
     for kind, says in (("wrong_types", "'choices' that is not a list"),
-                       ("malformed", "Unterminated string"), ("empty", "not a list")):
+                       ("malformed", "Unterminated string"), ("empty", "not a list"),
+                       ("deep_json", "maximum recursion depth exceeded")):
         server: FakeOpenAIServer = fake_server(faults=lambda n, body, kind=kind: kind)
         model = ModelConfig(provider="local", model_name="m", api_endpoint=server.base_url,
                             timeout_s=10, max_tokens=100)
