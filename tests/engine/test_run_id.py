@@ -7,11 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_summarybench.engine.pipeline import run_id_for
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.settings import load_settings
 
 
 def _settings(code: Path, **overrides: str):  # type: ignore[no-untyped-def]
-    return load_settings(None, {"codebase.root": str(code), **overrides}, base_dir=code)
+    return load_settings(None, {"codebase.root": str(code), **overrides},
+                         families=BUILTIN_FAMILIES, base_dir=code)
 
 
 def test_what_the_run_writes_inside_the_codebase_leaves_the_id_alone(tmp_path: Path) -> None:
