@@ -32,10 +32,16 @@ class WorkDirClaim:
     lock: Any
 
     def release(self) -> None:
-        """Remove the folder (nothing in it outlives the session), then the lock."""
+        """Remove the folder (nothing in it outlives the session), then the lock, then
+        ``work/<run id>`` and ``work/`` when nothing else is in them."""
         shutil.rmtree(self.path, ignore_errors=True)
         self.lock.release()
         Path(self.lock.lock_file).unlink(missing_ok=True)
+        for parent in (self.path.parent, self.path.parent.parent):
+            try:
+                parent.rmdir()  # fails while another session's lock or folder is there
+            except OSError:
+                break
 
 
 def claim_work_dir(ctx: RunContext) -> WorkDirClaim:
@@ -44,9 +50,15 @@ def claim_work_dir(ctx: RunContext) -> WorkDirClaim:
     from filelock import FileLock
 
     path = session_work_dir(ctx.settings, ctx.run_id, ctx.session)
-    path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(path) + ".lock")
-    lock.acquire(timeout=0)  # its own name, a fresh uuid: nobody else holds it
+    for attempt in range(3):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            lock.acquire(timeout=0)  # its own name, a fresh uuid: nobody else holds it
+            break
+        except FileNotFoundError:  # another session's release removed the empty parent
+            if attempt == 2:
+                raise
     path.mkdir(exist_ok=True)
     _remove_dead(path.parent, keep=path.name)
     return WorkDirClaim(path, lock)
