@@ -14,6 +14,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from ..core.errors import InputError
+
 if TYPE_CHECKING:
     from tree_sitter import Node
 
@@ -27,8 +29,9 @@ CPU_SECONDS_PER_FILE = 10.0
 parse, query and units; checked between steps, a backstop behind the limits above."""
 
 
-class FileTooComplex(Exception):
-    """A file over one of the limits; the message is the skip reason."""
+class FileTooComplex(InputError):
+    """A file over one of the limits; the message is the skip reason (bad input: the file
+    is skipped and listed, the run goes on)."""
 
 
 def deeper_than(root: Node, limit: int) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
+from ..core.errors import InputError
 from ..core.printable import shown_path
 from ..core.walk import file_kind, walk_folders
 from .config import ExtractionConfig
@@ -222,8 +223,9 @@ def _declared_encoding(src: bytes) -> str | None:
     return None
 
 
-class _Unreadable(Exception):
-    """A file that is not read, and why (the message)."""
+class _Unreadable(InputError):
+    """A file that is not read, and why (the message); caught here, the file is listed as
+    skipped."""
 
 
 _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)

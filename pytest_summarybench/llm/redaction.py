@@ -50,6 +50,10 @@ _KEY_SHAPES = re.compile(
     r"(sk-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{10,}|Bearer\s+\S+|"
     r"(?i:api[_-]?key)[\"']?\s*[:=]\s*[\"']?[^\s\"',}]+)")
 
+# The variables known to hold keys are the process's, not a session's: a key must stay
+# masked for the life of the process, whoever writes (a later session, a thread still
+# logging, an error printed at exit), and they are learnt where no session is at hand
+# (a configuration's validator). Only ever added to: sharing can mask more, never less.
 _registered: set[str] = set()
 _registered_lock = threading.Lock()
 _lookalike_names: dict[str, bool] = {}

@@ -35,6 +35,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..core.errors import RunError
 from .redaction import redact, scrub
 from .transport import AnswerRefused
 
@@ -51,7 +52,7 @@ _MAX_CHAIN = 16
 _MAX_EXCEPTION_CHARS = 8192
 
 
-class MalformedResponse(ValueError):
+class MalformedResponse(RunError, ValueError):
     """The provider answered 200 with a body that is not a usable completion."""
 
 

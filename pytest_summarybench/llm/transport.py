@@ -31,6 +31,7 @@ import zlib
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from ..core.errors import RunError
 from .answers import max_answer_chars
 
 #: Bytes of JSON around an answer's text (id, model, usage, finish reason, ...).
@@ -47,7 +48,7 @@ HANDLER_PROVIDERS = frozenset({"anthropic", "gemini", "ollama_chat", "openrouter
 _CHUNK = 1 << 16
 
 
-class AnswerRefused(Exception):
+class AnswerRefused(RunError):
     """A provider's answer was not read to its end: too large, an encoding we did not ask
     for, or a body that would not decode. The message says which and how large."""
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from ..core.errors import InputError
 from ..core.printable import shown_path
 
 
-class StoreError(RuntimeError):
+class StoreError(InputError, RuntimeError):
     """The store cannot be used (damaged, not a summarybench store, unwritable, full or
     locked); the message is one line naming the file and what to do."""
 

@@ -20,7 +20,6 @@ _MAJOR_VERSION = re.compile(r"v\d+\Z")
 class GoSpec(LanguageSpec):
     key = "go"
     branch_operators = frozenset({"&&", "||"})
-    extensions = (".go",)
     grammar = ("tree_sitter_go", "language")
     distinct_names = True
     class_types = frozenset({"type_spec"})

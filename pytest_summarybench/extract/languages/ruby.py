@@ -25,7 +25,6 @@ class RubySpec(LanguageSpec):
     key = "ruby"
     branch_operators = frozenset({"&&", "||", "and", "or"})
     member_name_field = "method"
-    extensions = (".rb", ".rake")
     grammar = ("tree_sitter_ruby", "language")
     distinct_names = True
     class_types = frozenset({"class", "module"})
