@@ -102,12 +102,29 @@ def test_a_character_device_is_skipped_with_its_kind(tmp_path: Path) -> None:
 
 
 def test_a_file_replaced_by_a_fifo_after_the_walk_is_not_read(tmp_path: Path) -> None:
-    """The kind is checked again on the opened file (without blocking on a FIFO)."""
+    """The kind is checked again on the opened file (without blocking on a FIFO). Were
+    the FIFO opened to be read, a writer opened after 10 s ends the wait, so that the
+    test fails instead of hanging (it hung for ever before)."""
+    import contextlib
+    import threading
+
     from pytest_summarybench.extract.files import SourceFile, read_source
 
-    os.mkfifo(tmp_path / "f.py")
-    config = ExtractionConfig(root_path=str(tmp_path))
-    src, reason = read_source(SourceFile("f.py", str(tmp_path / "f.py"), "python"), config)
+    fifo = tmp_path / "f.py"
+    os.mkfifo(fifo)
+
+    def unblock() -> None:
+        with contextlib.suppress(OSError):  # no reader: nothing waits
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    timer = threading.Timer(10.0, unblock)
+    timer.daemon = True
+    timer.start()
+    try:
+        config = ExtractionConfig(root_path=str(tmp_path))
+        src, reason = read_source(SourceFile("f.py", str(fifo), "python"), config)
+    finally:
+        timer.cancel()
     assert (src, reason) == (None, "not a regular file: a FIFO (named pipe)")
 
 
