@@ -59,12 +59,14 @@ def _reason(good: bool, unit: CodeUnit) -> str:
 
 
 def make_explorer_inputs(n_units: int = 30, n_models: int = 5, seed: int = 3,
-                         hostile: bool = True) -> ReportInputs:
-    """Inputs of a run of ``n_units`` units x ``n_models`` models with a judge, the
-    three other families and one failed item. With ``hostile``, unit ``u0001`` is named
-    ``HOSTILE`` and every model's text about it quotes it."""
+                         hostile: bool = True,
+                         names: tuple[str, ...] = MODELS) -> ReportInputs:
+    """Inputs of a run of ``n_units`` units x ``n_models`` models (the first of
+    ``names``) with a judge, the three other families and one failed item. With
+    ``hostile``, unit ``u0001`` is named ``HOSTILE`` and every model's text about it
+    quotes it."""
     rng = np.random.default_rng(seed)
-    models = list(MODELS[:n_models])
+    models = list(names[:n_models])
     units = [_unit(i) for i in range(n_units)]
     pool = units + [_unit(i) for i in range(n_units, n_units + 40)]  # distractors too
     if hostile and n_units > 1:

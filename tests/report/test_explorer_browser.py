@@ -234,13 +234,32 @@ def clean(reader: Browser) -> Any:
     assert _problems(reader.events) == []
 
 
-def test_model_columns_are_told_apart(clean: Browser, site: tuple[Path, dict[str, Any]]) -> None:
+def test_model_columns_are_told_apart(clean: Browser, site: tuple[Path, dict[str, Any]],
+                                     tmp_path: Path) -> None:
     _load(clean, site)
     models = site[1]["models"]
     heads = clean.evaluate("Array.from(document.querySelectorAll('#list-head span'))"
                            ".slice(4).map(s => [s.textContent, s.title])")
     assert [t for t, _ in heads] == [m.split("/", 1)[1] for m in models]
     assert [title.split(" (")[0] for _, title in heads] == models
+    # Names as a real run has them, in an 800 px window with the difference column:
+    # every label whole, and the page does not scroll sideways.
+    names = ("openai/good-coder", "builtin/docstring", "openai/lazy-coder")
+    inputs = make_explorer_inputs(6, 3, names=names)
+    report = make_explorer_report(inputs)
+    write_reports(report, tmp_path, ["html"], explorer=render_explorer(report, inputs))
+    _load(clean, (tmp_path, explorer_data(report, inputs)), "#sort=disagree")
+    clean.send("Emulation.setDeviceMetricsOverride", {
+        "width": 800, "height": 900, "deviceScaleFactor": 1, "mobile": False}, page=True)
+    try:
+        heads = clean.evaluate("Array.from(document.querySelectorAll('#list-head span'))"
+                               ".slice(4).map(s => [s.textContent,"
+                               " s.scrollWidth <= s.clientWidth])")
+        assert heads == [["good-coder", True], ["docstring", True], ["lazy-coder", True],
+                         ["\u0394 A\u2212B", True]]
+        assert clean.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    finally:
+        clean.send("Emulation.clearDeviceMetricsOverride", {}, page=True)
 
 
 def test_an_evaluator_colours_and_explains_its_own_score(
@@ -393,7 +412,7 @@ def test_the_helper_pick_is_numbered_as_the_table_and_its_reasoning_labelled(
     for one, note in zip(llm["byModel"], notes, strict=True):
         k = one["picked"]
         assert note.startswith(data["models"][one["m"]] + ": picked " +
-                               ("the target" if k == 0 else f"option {k} ("))
+                               ("the target" if k == 0 else f"option {k}, "))
         assert "Helper's reasoning: " + one["reasoning"] in note
 
 

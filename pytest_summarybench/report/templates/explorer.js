@@ -185,8 +185,9 @@
   // -- the list (rows exist only where the viewport is) --------------------------------
   function columns() {
     const diff = st.sort && st.sort !== "path" && st.sort !== "name";
-    return "minmax(160px, 2fr) minmax(140px, 2fr) 90px 80px " +
-      M.map(() => "minmax(64px, 1fr)").join(" ") + (diff ? " 80px" : "");
+    // Path and name give way first, so that the model columns keep their labels.
+    return "minmax(90px, 2fr) minmax(90px, 2fr) 80px 64px " +
+      M.map(() => "minmax(92px, 1fr)").join(" ") + (diff ? " 72px" : "");
   }
   function header() {
     const diff = st.sort && st.sort !== "path" && st.sort !== "name";
@@ -377,7 +378,7 @@
       const notes = c.byModel.filter(b => b.reasoning !== undefined).map(b =>
         h("li", null, h("strong", {text: M[b.m] + ": "}),
           "picked " + (b.picked === 0 ? "the target (its own code)" : b.picked < 0 ? "an option not listed" :
-            "option " + b.picked + " (" + labelOf(c.options[b.picked]) + ")") +
+            "option " + b.picked + ", " + labelOf(c.options[b.picked])) +
           (b.order && b.order.indexOf(b.picked) >= 0 ? ", shown to it as " + (b.order.indexOf(b.picked) + 1) +
             " of " + b.order.length + " (the options are shuffled for each model)" : "") +
           "; confidence " + (b.confidence || "-") + ".",
