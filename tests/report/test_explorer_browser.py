@@ -378,6 +378,12 @@ def test_the_most_picked_options_are_at_hand_and_say_who_was_fooled(
         assert row[2].startswith(("= " if f["tied"] else "") + str(f["count"]) + " on ")
         for m, n in enumerate(f["byModel"]):
             assert (f"{models[m].split('/', 1)[1]} {n}" in row[3]) == (n > 0)
+    # An option that is not a sampled unit shows its code in place.
+    outside = [f["id"] for f in fooled if f["id"] in data["refs"]]
+    assert outside
+    codes = clean.evaluate("Array.from(document.querySelectorAll('#fooled tbody tr')).map(r =>"
+                           " r.querySelector('details.ref pre')).map(p => p && p.textContent)")
+    assert [c for c in codes if c] == [data["refs"][i]["code"] for i in outside]
 
 
 def test_search_finds_qualified_names_and_says_when_nothing_matches(

@@ -359,7 +359,6 @@
   }
   function contrastive(u) {
     return u.contrastive.map(c => {
-      const picked = new Set();
       const head = ["", "Option", "Tier", "Code similarity to target"];
       for (const b of c.byModel) head.push(M[b.m] + (b.sims ? " (summary similarity)" : ""));
       const rows = c.options.map((id, k) => h("tr", {cls: k === 0 ? "target" : null},
@@ -369,7 +368,6 @@
         h("td", {cls: "n", text: fmt(c.codeSims[k])}),
         c.byModel.map(b => {
           const mark = b.picked === k;
-          if (mark && k !== 0) picked.add(id);
           return h("td", {cls: "n" + (mark ? " picked" : ""),
                           title: mark ? "picked by " + M[b.m] : null,
                           text: (b.sims ? fmt(b.sims[k]) : "") + (mark ? " \u2605 picked" : "")});
@@ -383,14 +381,11 @@
             " of " + b.order.length + " (the options are shuffled for each model)" : "") +
           "; confidence " + (b.confidence || "-") + ".",
           h("div", null, h("span", {cls: "muted", text: "Helper's reasoning: "}), b.reasoning)));
-      const code = Array.from(picked).filter(id => REFS[id] && REFS[id].code).map(id =>
-        h("details", null, h("summary", {text: "Code of " + labelOf(id) + " (picked over the target)"}),
-          pre(REFS[id].code, "code")));
       return section("Contrastive: " + c.ev, "part-" + c.ev.replace("/", "-"),
         h("p", {cls: "muted", text: "Correct: " + c.byModel.map(b => M[b.m] + " " + fmt(b.correct, 2) +
           " (rank " + fmt(b.rank, 1) + ")").join("; ")}, " \u00b7 ",
           h("a", {href: "#", "data-show": "fooled-panel", text: "options picked instead of their target most often in the run"})),
-        table(head, rows, "options"), notes.length ? h("ul", null, notes) : null, code);
+        table(head, rows, "options"), notes.length ? h("ul", null, notes) : null);
     });
   }
   function retrieval(u) {
