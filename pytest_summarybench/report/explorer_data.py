@@ -362,6 +362,7 @@ def explorer_data(report: BenchmarkReport, inputs: ReportInputs) -> dict[str, An
         "pairCriteria": list(b.pair_criteria),
         "outcomes": [[key, text] for key, text in OUTCOMES],
         "lowScore": low,
+        "textChars": TEXT_CHARS,
         "units": units,
         "refs": refs,
         "fooled": _fooled(b),

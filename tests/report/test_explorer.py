@@ -273,7 +273,7 @@ def test_the_page_keeps_to_its_size_budget(run: tuple[BenchmarkReport, ReportInp
                                            data: dict) -> None:
     """docs/performance.md ("The explorer"): at most 12 KB a unit of 5 models with one judge
     (pairwise verdicts in both orders are most of it) plus 40 KB for the page itself;
-    measured 11.1 KB a unit at 100 and 10.7 KB at 1,000 units."""
+    measured 11.5 KB a unit at 100 and 10.9 KB at 1,000 units."""
     page = render_explorer(*run).encode()
     assert len(data["models"]) == 5
     assert len(page) <= 40_000 + 12_000 * len(data["units"]), len(page)

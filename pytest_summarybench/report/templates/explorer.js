@@ -15,7 +15,7 @@
   const KEYS = ["q", "lang", "type", "model", "ev", "out", "sort", "a", "b", "unit"];
   const $ = id => document.getElementById(id);
   const viewport = $("viewport"), spacer = $("spacer"), detail = $("detail");
-  let st = {}, view = [], pending = false;
+  let st = {}, view = [], pending = false, listKey = null;
 
   function h(tag, props) {
     const e = document.createElement(tag);
@@ -156,6 +156,9 @@
       });
     }
     spacer.style.height = (view.length * ROW_H) + "px";
+    // Another list starts at its top (a whole row first), the same list stays where it was.
+    const key = hashOf(Object.assign({}, st, {unit: ""}));
+    if (key !== listKey) { listKey = key; viewport.scrollTop = 0; }
     const notes = [];
     if (st.out) notes.push(controls.out.options[controls.out.selectedIndex].text);
     if (st.model) notes.push(st.model + ": units it has a score or an outcome on, its column highlighted");
@@ -280,7 +283,9 @@
   function pre(text, cls) { return h("pre", {cls: cls || "text", text: text}); }
 
   function summaries(u) {
-    return section("Summaries", "part-summaries", h("div", {cls: "cards"}, M.map((m, i) => {
+    return section("Summaries", "part-summaries", h("p", {cls: "muted small", text: "Each as stored " +
+      "(control characters shown as escapes); this page cuts a text only past " + D.textChars.toLocaleString("en") + " characters, and says " +
+      "how many it left out."}), h("div", {cls: "cards"}, M.map((m, i) => {
       const flags = D.outcomes.filter((o, j) => u.out[i] & (1 << j)).map(o => o[1]);
       return h("div", {cls: "card" + (st.model === m ? " sel" : ""), "data-model": m},
         h("h4", {text: m}),
@@ -440,7 +445,8 @@
     detail.hidden = false;
     const pos = view.indexOf(i);
     const step = k => pos >= 0 && view[pos + k] !== undefined ?
-      h("a", {href: hashOf(Object.assign({}, st, {unit: U[view[pos + k]].id})), id: k < 0 ? "prev" : "next",
+      h("a", {href: hashOf(Object.assign({}, st, {unit: U[view[pos + k]].id})), "data-goto": U[view[pos + k]].id,
+              id: k < 0 ? "prev" : "next",
               title: k < 0 ? "previous unit in the list (k)" : "next unit in the list (j)",
               text: k < 0 ? "\u2190 previous" : "next \u2192"}) : null;
     put(detail,
@@ -449,7 +455,7 @@
       h("h2", {id: "unit-title", text: u.name}),
       h("p", {cls: "muted"}, u.path + (u.lines ? ":" + u.lines[0] + "-" + u.lines[1] : "") +
         " \u00b7 " + u.lang + " \u00b7 " + u.type + " \u00b7 ",
-        h("a", {href: hashOf(Object.assign({}, st, {unit: ""})), text: "close"}),
+        h("a", {href: hashOf(Object.assign({}, st, {unit: ""})), "data-goto": "", text: "close"}),
         pos >= 0 ? [" \u00b7 ", step(-1), step(-1) && step(1) ? " " : null, step(1),
                     " (" + (pos + 1) + " of " + view.length + ")"] : null),
       h("details", {open: "", cls: "part", id: "part-code"}, h("summary", {text: "Code"}), pre(u.code, "code")),
