@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..core.printable import shown_name, shown_path
 from ._common import EXIT_OK
 from .report import DEFAULT_STORE, open_store
 
@@ -37,7 +38,7 @@ def _configuration(run: Any) -> str:
     """The run's configuration: a prefix of its id (a hash of the run settings and the
     code), and the benchmark's name when the listing kept it."""
     name = run.listing.get("name")
-    return f"{run.run_id[:CONFIG_CHARS]}" + (f" {name}" if name else "")
+    return f"{run.run_id[:CONFIG_CHARS]}" + (f" {shown_name(str(name))}" if name else "")
 
 
 def _status(run: Any) -> str:
@@ -47,9 +48,12 @@ def _status(run: Any) -> str:
 
 
 def _row(listing: dict[str, Any]) -> list[str]:
+    """The listing's columns; what the store holds is shown with its control characters
+    and line breaks escaped (a model's name is whatever the configuration said)."""
     date = str(listing.get("date", ""))[:16].replace("T", " ")
-    return [date, str(listing.get("units", "")), ",".join(listing.get("families", [])) or "-",
-            listing.get("top") or "-", ", ".join(listing.get("models", [])) or "-"]
+    return [shown_name(cell) for cell in (
+        date, str(listing.get("units", "")), ",".join(listing.get("families", [])) or "-",
+        str(listing.get("top") or "-"), ", ".join(map(str, listing.get("models", []))) or "-")]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if not runs:
-        print(f"no run in {path} yet: a session that scores keeps its run there")
+        print(f"no run in {shown_path(path)} yet: a session that scores keeps its run there")
         return EXIT_OK
     default = next((r.id for r in runs if r.complete), runs[0].id)
     header = ["  run", "date (UTC)", "configuration", "status", "units", "families",
@@ -72,9 +76,9 @@ def run(args: argparse.Namespace) -> int:
     for r, row in zip(runs, rows, strict=True):
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
         for problem in r.listing.get("problems") or []:
-            print(f"    unhealthy: {problem}")
+            print(f"    unhealthy: {shown_name(str(problem))}")
         if not r.complete and r.listing.get("partial"):
-            print(f"    {r.listing['partial']}")
+            print(f"    {shown_name(str(r.listing['partial']))}")
     if len({r.run_id for r in runs}) > 1:
         print("configuration: the run settings and code a run scored (a prefix of its id, "
               "and its name); runs of different configurations do not compare")
