@@ -7,11 +7,11 @@ classifier is scored on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .base import SEVERITY_RANK, ArticleResult, Rule
-from .facts import CodeFacts, collect
+from .facts import CodeFacts, TooDeep, collect
 from .rules import (
     DataGovernanceRule,
     HumanOversightRule,
@@ -27,8 +27,16 @@ TIE_BREAK: tuple[int, ...] = (15, 14, 10, 9, 12, 11)
 which are the weakest evidence a static scan can give."""
 
 
+MAX_CODE_CHARS = 200_000
+"""The longest code the scanner reads, in characters: about 5,000 lines of Python, 30
+times the datasets' longest example (6,452). Longer code is not scanned: the example fails
+with that reason, in no time, and the rest of the run goes on."""
+
+
 class ScanError(ValueError):
-    """The code could not be scanned (it is not valid Python)."""
+    """The code could not be scanned: it is not valid Python, it is over
+    :data:`MAX_CODE_CHARS` or nested past ``facts.MAX_DEPTH``, or a rule failed on it.
+    The message is one line."""
 
 
 @dataclass(frozen=True)
@@ -71,12 +79,46 @@ class Scanner:
         self.rules: tuple[Rule, ...] = tuple(rules) if rules is not None else default_rules()
 
     def scan(self, code: str) -> ScanResult:
-        """Judge ``code`` against every rule; raises :class:`ScanError` on invalid Python."""
-        try:
-            facts = collect(code)
-        except SyntaxError as err:
-            raise ScanError(f"cannot parse the code: {err.msg} (line {err.lineno})") from None
+        """Judge ``code`` against every rule.
+
+        Raises :class:`ScanError`, with one line saying why, on anything that stops the
+        scan: code that is not valid Python or not text, code over the size or nesting
+        limits, and any failure of a rule on it.
+        """
+        if len(code) > MAX_CODE_CHARS:
+            raise ScanError(f"the code is {len(code):,} characters long, over the scanner's "
+                            f"limit of {MAX_CODE_CHARS:,}")
+        problem = _scan_problem(lambda: self._scan(code))
+        if isinstance(problem, str):
+            raise ScanError(problem)
+        return problem
+
+    def _scan(self, code: str) -> ScanResult:
+        facts = collect(code)
         return ScanResult(tuple(rule.check(facts) for rule in self.rules))
+
+
+def _scan_problem(scan: Callable[[], ScanResult]) -> ScanResult | str:
+    """``scan()``'s result, or one line saying why it failed. Raised outside the except
+    blocks by the caller, so that the error is this line alone, with no chained cause."""
+    try:
+        return scan()
+    except SyntaxError as err:
+        where = f" (line {err.lineno})" if err.lineno is not None else ""
+        return f"cannot parse the code: {err.msg}{where}"
+    except TooDeep as err:
+        return str(err)
+    except UnicodeEncodeError as err:
+        # ast.parse encodes the text as UTF-8, which a lone surrogate cannot be
+        bad = ascii(err.object[err.start:err.end])
+        return f"the code is not valid text: {err.reason} {bad} at character {err.start:,}"
+    except (RecursionError, MemoryError):
+        # The parser's own limits on nesting (its stack; building the tree), before
+        # facts.MAX_DEPTH can be checked.
+        return "the code nests too deeply to parse"
+    except Exception as err:  # a rule's bug on strange code must not stop the run
+        return " ".join(f"the scanner failed on this code: {type(err).__name__}: "
+                        f"{ascii(str(err))[1:-1]}".split())[:300]
 
 
 def scan_code(code: str) -> ScanResult:
@@ -84,5 +126,5 @@ def scan_code(code: str) -> ScanResult:
     return Scanner().scan(code)
 
 
-__all__ = ["TIE_BREAK", "ArticleResult", "CodeFacts", "Rule", "ScanError", "ScanResult",
-           "Scanner", "collect", "default_rules", "scan_code"]
+__all__ = ["MAX_CODE_CHARS", "TIE_BREAK", "ArticleResult", "CodeFacts", "Rule", "ScanError",
+           "ScanResult", "Scanner", "collect", "default_rules", "scan_code"]

@@ -226,9 +226,33 @@ class _Collector(ast.NodeVisitor):
                 self.identifiers.append(("placeholder", placeholder, node.lineno))
 
 
+MAX_DEPTH = 100
+"""The deepest syntax tree the scanner reads, in levels of nesting. The collector and the
+rules recurse on nesting (Python's recursion limit is 1,000 frames, a few per level), and
+some walk up a node's ancestors for each node; the datasets' deepest example has 17."""
+
+
+class TooDeep(ValueError):
+    """The syntax tree nests deeper than :data:`MAX_DEPTH`."""
+
+
+def check_depth(tree: ast.AST, limit: int = MAX_DEPTH) -> None:
+    """Raise :class:`TooDeep` when ``tree`` nests deeper than ``limit`` levels (walked
+    without recursion, so that any depth is measured)."""
+    stack: list[tuple[ast.AST, int, int]] = [(tree, 1, 1)]
+    while stack:
+        node, depth, line = stack.pop()
+        line = getattr(node, "lineno", line)
+        if depth > limit:
+            raise TooDeep(f"the code nests deeper than {limit} levels (at line {line})")
+        stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
+
+
 def collect(source: str) -> CodeFacts:
-    """Parse ``source`` and collect its facts; raises SyntaxError on invalid Python."""
+    """Parse ``source`` and collect its facts; raises SyntaxError on invalid Python and
+    :class:`TooDeep` on code nested past :data:`MAX_DEPTH`."""
     tree = ast.parse(source)
+    check_depth(tree)
     collector = _Collector()
     collector.visit(tree)
     for name, fact in collector.functions.items():

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from ..facts import CodeFacts, dotted, tokens
@@ -137,24 +138,66 @@ def _config_owner(owner: ast.expr, values: ModuleValues) -> bool:
     return isinstance(values.constants.get(head), ast.Dict)
 
 
-def _minimised(expr: ast.expr | None, function: ast.AST) -> bool:
-    """An allow-/drop-list comprehension, a minimisation call, or a local every
-    assignment of which is one."""
+class _Minimisation:
+    """Which values of one function are minimised: an allow-/drop-list comprehension, a
+    minimisation call, or a local every assignment of which is one.
+
+    A local's assignments are read once per function, and whether each local holds only
+    minimised values is settled for all of them at once, without recursion: a local is
+    minimised unless one of its assignments is not (directly, or through another local
+    that is not), so ``a = redact(r)``, ``b = a`` makes both minimised, and a local
+    assigned only from itself or a cycle of locals keeps what its other assignments say.
+    """
+
+    def __init__(self, function: ast.AST) -> None:
+        self._function = function
+        self._clean: set[str] | None = None
+
+    def __call__(self, expr: ast.expr | None) -> bool:
+        if isinstance(expr, ast.Name):
+            if self._clean is None:
+                self._clean = self._minimised_locals()
+            return expr.id in self._clean
+        return _directly_minimised(expr)
+
+    def _minimised_locals(self) -> set[str]:
+        sources: dict[str, list[ast.expr]] = {}
+        for node in ast.walk(self._function):
+            if isinstance(node, ast.Assign):
+                for name in {t.id for t in node.targets if isinstance(t, ast.Name)}:
+                    sources.setdefault(name, []).append(node.value)
+        users: dict[str, list[str]] = {}
+        dirty: list[str] = []
+        for name, values in sources.items():
+            for value in values:
+                if isinstance(value, ast.Name) and value.id in sources:
+                    users.setdefault(value.id, []).append(name)
+                elif not _directly_minimised(value):
+                    dirty.append(name)
+                    break
+        unclean: set[str] = set()
+        while dirty:  # a local assigned from one that is not minimised is not either
+            name = dirty.pop()
+            if name not in unclean:
+                unclean.add(name)
+                dirty.extend(users.get(name, ()))
+        return set(sources) - unclean
+
+
+def _directly_minimised(expr: ast.expr | None) -> bool:
+    """An allow-/drop-list comprehension or a minimisation call (not a local)."""
     if isinstance(expr, (ast.DictComp, ast.ListComp, ast.SetComp, ast.GeneratorExp)):
         return _filters_keys(expr)
     if isinstance(expr, ast.Call):
         return _is_cleaning(expr)
-    if isinstance(expr, ast.Name):
-        sources = [n.value for n in ast.walk(function) if isinstance(n, ast.Assign)
-                   and any(isinstance(t, ast.Name) and t.id == expr.id for t in n.targets)]
-        return bool(sources) and all(_minimised(v, function) for v in sources)
     return False
 
 
 def _returns_minimised(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     returns = [n.value for n in ast.walk(function)
                if isinstance(n, ast.Return) and n.value is not None]
-    return bool(returns) and all(_minimised(r, function) for r in returns)
+    minimised = _Minimisation(function)
+    return bool(returns) and all(minimised(r) for r in returns)
 
 
 def minimising_functions(facts: CodeFacts) -> set[str]:
@@ -162,14 +205,19 @@ def minimising_functions(facts: CodeFacts) -> set[str]:
     projection or a minimisation call, or a module decorator wraps the function in a
     wrapper whose result is (``@view("plan", "price")`` around a record loader)."""
     out = {name for name, f in facts.functions.items() if _returns_minimised(f.node)}
+    wraps_minimised: dict[str, bool] = {}
+    """Decorator name -> whether its wrapper's result is minimised (each read once)."""
     for name, function in facts.functions.items():
         for decorator in function.decorators:
             outer = facts.functions.get(decorator.rsplit(".", 1)[-1])
             if outer is None or outer.node is function.node:
                 continue
-            wrappers = [n for n in ast.walk(outer.node) if n is not outer.node
-                        and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-            if wrappers and _returns_minimised(wrappers[-1]):
+            if outer.name not in wraps_minimised:
+                wrappers = [n for n in ast.walk(outer.node) if n is not outer.node
+                            and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                wraps_minimised[outer.name] = bool(wrappers) \
+                    and _returns_minimised(wrappers[-1])
+            if wraps_minimised[outer.name]:
                 out.add(name)
     return out
 
@@ -183,6 +231,12 @@ class FieldReader:
         self.record_classes = {
             cls: personal for cls, fields in values.class_fields.items()
             if (personal := [f for f in fields if classify(f)])}
+        self._fields_by_class_word: dict[str, set[str]] = {}
+        """A word of a record class's name -> the personal fields of the classes named
+        with it (what ``_serialised`` looks up, once per word rather than per class)."""
+        for cls, personal in self.record_classes.items():
+            for word in set(tokens(cls)) - _GENERIC_WORDS:
+                self._fields_by_class_word.setdefault(word, set()).update(personal)
         self.json_lists = _json_lists(facts)
 
     def fields(self, node: ast.AST | None, tainted: dict[str, set[str]]) -> set[str]:
@@ -270,9 +324,8 @@ class FieldReader:
             return set()
         words = set(tokens(dotted(target).rsplit(".", 1)[-1])) - _GENERIC_WORDS
         out: set[str] = set()
-        for cls, personal in self.record_classes.items():
-            if words & (set(tokens(cls)) - _GENERIC_WORDS):
-                out.update(personal)
+        for word in words:
+            out.update(self._fields_by_class_word.get(word, ()))
         return out
 
     @staticmethod
@@ -341,7 +394,7 @@ def _json_lists(facts: CodeFacts) -> dict[str, list[str]]:
             continue
         try:
             data = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past json's limit
             continue
         stack = [data]
         while stack:
@@ -452,7 +505,7 @@ def leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
     out: list[Leak] = []
     # Only scopes that hold a sink (or are tools) can leak: nested functions (wrappers,
     # hooks) are scopes of their own.
-    sink_lines = [c.line for c in facts.calls if _sink(c.node)]
+    sink_lines = sorted(c.line for c in facts.calls if _sink(c.node))
     scopes: list[tuple[str | None, list[ast.stmt]]] = []
     if any(c.function is None and _sink(c.node) for c in facts.calls):
         scopes.append((None, facts.tree.body))
@@ -460,11 +513,14 @@ def leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         end = node.end_lineno or node.lineno
-        if node.name in tools or any(node.lineno <= line <= end for line in sink_lines):
+        first = bisect_left(sink_lines, node.lineno)  # the first sink at or after its start
+        if node.name in tools or (first < len(sink_lines) and sink_lines[first] <= end):
             scopes.append((node.name, node.body))
     for name, body in scopes:
         tainted: dict[str, set[str]] = {}
         raw: set[str] = set()
+        about_a_person: bool | None = None
+        """Whether the tool is about a person record (read once, when a return asks)."""
         nodes = [n for stmt in body for n in scope_nodes(stmt)]
         for _ in range(2):
             for node in nodes:
@@ -502,10 +558,12 @@ def leaks(facts: CodeFacts, values: ModuleValues) -> list[Leak]:
                 if found:
                     out.append(Leak(tuple(sorted(found)), f"result of tool {name}",
                                     node.lineno))
-                elif _raw_record(node.value, raw, reader.minimisers) \
-                        and _about_a_person(name, body):
-                    out.append(Leak((WHOLE_RECORD,), f"result of tool {name}",
-                                    node.lineno))
+                elif _raw_record(node.value, raw, reader.minimisers):
+                    if about_a_person is None:
+                        about_a_person = _about_a_person(name, body)
+                    if about_a_person:
+                        out.append(Leak((WHOLE_RECORD,), f"result of tool {name}",
+                                        node.lineno))
     return out
 
 
