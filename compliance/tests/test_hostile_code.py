@@ -42,6 +42,36 @@ def _assignment_chain(n: int) -> str:
             + "".join(f"    v{i + 1} = v{i}\n" for i in range(n)) + f"    return v{n}\n")
 
 
+def _group_chats(n: int) -> str:
+    """``n`` Semantic Kernel group chats, each with a manager of its own."""
+    return ("from semantic_kernel.agents import GroupChatOrchestration, "
+            "RoundRobinGroupChatManager\n" + "".join(
+                f"m{i} = RoundRobinGroupChatManager()\n"
+                f"chat{i} = GroupChatOrchestration(members=[a], manager=m{i})\n"
+                for i in range(n)))
+
+
+def _shell_commands(n: int) -> str:
+    """One function running ``n`` formatted commands through a shell."""
+    return "import subprocess\n\ndef run_all(x):\n" + "".join(
+        f"    cmd{i} = f'ls {{x}}'\n    subprocess.run(cmd{i}, shell=True)\n"
+        for i in range(n))
+
+
+def _writes(n: int) -> str:
+    """One function posting ``n`` payloads."""
+    return "import requests\n\ndef notify(url):\n" + "".join(
+        f"    payload{i} = {{'status': 'sent', 'n': {i}}}\n"
+        f"    requests.post(url, json=payload{i})\n" for i in range(n))
+
+
+def _name_fan_out(n: int) -> str:
+    """A command held by a local assigned ``n`` times from another assigned ``n`` times
+    from it: followed path by path, the names' values fan out to n**4 paths."""
+    return ("import subprocess\n\ndef run(x):\n" + "    a = b\n    b = a\n" * n
+            + "    subprocess.run(a, shell=True)\n")
+
+
 #: name -> (code, what the scan ends with: None for a result, else the start of the error)
 HOSTILE: dict[str, tuple[str, str | None]] = {
     "attribute-chain": ("x = a" + ".b" * 900 + "\n", "the code nests deeper than 100 levels"),
@@ -54,6 +84,8 @@ HOSTILE: dict[str, tuple[str, str | None]] = {
     "over-the-size-cap": ("x = 1\n" * 1_400_000, "the code is 8,400,000 characters long"),
     "assignment-chain": (_assignment_chain(10_000), None),
     "many-logging-functions": (_logging_functions(4_000), None),
+    # 0.9 KB: house's art. 15 rule followed its n**4 paths (465 characters took 67 s)
+    "name-fan-out": (_name_fan_out(40), None),
 }
 
 
@@ -137,6 +169,16 @@ def test_article_10_flow_work_grows_linearly_with_the_code(
         return _call_events(lambda: leaks(facts, values))
 
     small, large = work(200), work(800)
+    assert large / small < 5, (small, large)
+
+
+@pytest.mark.parametrize("shape", [_group_chats, _shell_commands, _writes, _name_fan_out],
+                         ids=["group-chats", "shell-commands", "writes", "name-fan-out"])
+def test_a_scan_s_work_grows_linearly_with_the_code(shape: Callable[[int], str]) -> None:
+    # The shapes that made one rule's work grow with the square of the code (or faster)
+    # on house: 4 times the code costs about 4 times the calls (house: 10 to 13 times,
+    # and the name fan-out did not end).
+    small, large = (_call_events(lambda n=n: Scanner().scan(shape(n))) for n in (25, 100))
     assert large / small < 5, (small, large)
 
 

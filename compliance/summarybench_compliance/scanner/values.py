@@ -98,10 +98,28 @@ class ModuleValues:
     by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
     """Every node of the module by its type, from one walk (the rules' checks look up
     dicts, loops, classes and declarations here instead of walking the tree again)."""
+    _assignments: dict[int, dict[str, list[ast.expr]]] = field(
+        default_factory=dict, repr=False, compare=False)
+    """id of a scope's node -> what :meth:`assignments` found in it (the scope's node is
+    alive as long as the tree, which ``by_type`` holds)."""
 
     def nodes(self, *types: type) -> list[ast.AST]:
         """The module's nodes of ``types``, in walk order per type."""
         return [n for t in types for n in self.by_type.get(t, [])]
+
+    def assignments(self, scope: ast.AST) -> dict[str, list[ast.expr]]:
+        """Name -> every value ``name = value`` assigns it anywhere under ``scope`` (the
+        module, or a function with what it nests), in walk order; read once per scope,
+        so that a rule asking for many names costs one walk, not one per name."""
+        found = self._assignments.get(id(scope))
+        if found is None:
+            found = {}
+            for node in ast.walk(scope):
+                if isinstance(node, ast.Assign):
+                    for name in {t.id for t in node.targets if isinstance(t, ast.Name)}:
+                        found.setdefault(name, []).append(node.value)
+            self._assignments[id(scope)] = found
+        return found
 
     def resolve(self, node: ast.expr | None, depth: int = 0) -> ast.expr | None:
         """The expression ``node`` stands for, following names, dict keys, ``.get``,

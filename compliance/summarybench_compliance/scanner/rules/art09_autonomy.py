@@ -104,26 +104,22 @@ def unbounded_limits(facts: CodeFacts, values: ModuleValues) -> list[str]:
     return sorted(set(found))
 
 
-def _assigned(name: str, scope: ast.AST) -> list[ast.expr]:
-    """What the local or module name ``name`` is assigned in ``scope``."""
-    return [n.value for n in ast.walk(scope) if isinstance(n, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
-
-
-def _phrase_only(stop: ast.expr | None, scope: ast.AST, depth: int = 0) -> bool:
+def _phrase_only(stop: ast.expr | None, scope: ast.AST, values: ModuleValues,
+                 depth: int = 0) -> bool:
     """A termination condition that ends the run only when some message says a phrase
     (``TextMentionTermination("APPROVE")``, several of them joined): nothing ends it if
     the phrase never comes. A condition the code does not show is given the benefit."""
     if stop is None or depth > 3:
         return False
     if isinstance(stop, ast.BinOp) and isinstance(stop.op, (ast.BitOr, ast.BitAnd)):
-        left = _phrase_only(stop.left, scope, depth + 1)
-        right = _phrase_only(stop.right, scope, depth + 1)
+        left = _phrase_only(stop.left, scope, values, depth + 1)
+        right = _phrase_only(stop.right, scope, values, depth + 1)
         # ``a | b`` ends when either fires; ``a & b`` only when both do.
         return (left and right) if isinstance(stop.op, ast.BitOr) else (left or right)
     if isinstance(stop, ast.Name):
-        sources = _assigned(stop.id, scope)
-        return bool(sources) and all(_phrase_only(v, scope, depth + 1) for v in sources)
+        sources = values.assignments(scope).get(stop.id, [])
+        return bool(sources) and all(_phrase_only(v, scope, values, depth + 1)
+                                     for v in sources)
     return isinstance(stop, ast.Call) and dotted(stop.func).rsplit(".", 1)[-1] in \
         PHRASE_TERMINATIONS
 
@@ -149,7 +145,15 @@ def _deadline(call: ast.Call, values: ModuleValues) -> bool:
 
 def deadline_bounded(facts: CodeFacts, values: ModuleValues) -> bool:
     """Whether a run of the model or agent is held to a wall-clock deadline: a deadline
-    in a function that drives the model, or one around a call of such a function."""
+    in a function that drives the model, or one around a call of such a function. Read
+    once per scan (the checks of each team and loop ask it)."""
+    key = f"{__name__}.deadline_bounded"
+    if key not in facts.derived:
+        facts.derived[key] = _deadline_bounded(facts, values)
+    return bool(facts.derived[key])
+
+
+def _deadline_bounded(facts: CodeFacts, values: ModuleValues) -> bool:
     drivers = _model_functions(facts)
     for call in facts.calls:
         if not _deadline(call.node, values):
@@ -189,8 +193,8 @@ def _manager_bounded(manager: ast.expr | None, scope: ast.AST, values: ModuleVal
     override that compares a count or a clock. A manager the code does not show is given
     the benefit."""
     if isinstance(manager, ast.Name) and depth < 3:
-        sources = _assigned(manager.id, scope) or _assigned(manager.id, values.nodes(
-            ast.Module)[0])
+        sources = values.assignments(scope).get(manager.id) or values.assignments(
+            values.nodes(ast.Module)[0]).get(manager.id, [])
         return not sources or any(_manager_bounded(v, scope, values, depth + 1)
                                   for v in sources)
     if not isinstance(manager, ast.Call):
@@ -243,7 +247,7 @@ def unstoppable_teams(facts: CodeFacts, values: ModuleValues) -> list[str]:
             scope = facts.functions[call.function].node if call.function in \
                 facts.functions else facts.tree
             if (turns is None or is_none(turns)) and len(call.node.args) < 2 \
-                    and _phrase_only(call.keyword("termination_condition"), scope) \
+                    and _phrase_only(call.keyword("termination_condition"), scope, values) \
                     and not deadline_bounded(facts, values):
                 found.append(f"line {call.line}: {call.last} stops only when a message "
                              f"says a phrase, with no turn, message or time limit")

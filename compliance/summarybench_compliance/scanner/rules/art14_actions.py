@@ -193,16 +193,29 @@ def _words_of(function: FunctionFact, call: ast.Call) -> set[str]:
     return words - {"post", "put", "patch", "self", "client", "session", "requests", "httpx"}
 
 
-def _payload(function: FunctionFact, call: ast.Call) -> list[tuple[str, ast.expr]]:
+LocalDicts = dict[str, list[ast.Dict]]
+"""A local's name -> the dicts (and the dicts nested in them) assigned to it."""
+
+
+def _local_dicts(function: FunctionFact) -> LocalDicts:
+    """The dicts ``function`` binds to its locals, read in one walk (what a write's
+    payload may name)."""
+    out: LocalDicts = {}
+    for node in ast.walk(function.node):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            dicts = [n for n in ast.walk(node.value) if isinstance(n, ast.Dict)]
+            for name in {t.id for t in node.targets if isinstance(t, ast.Name)}:
+                out.setdefault(name, []).extend(dicts)
+    return out
+
+
+def _payload(call: ast.Call, local_dicts: LocalDicts) -> list[tuple[str, ast.expr]]:
     """Literal-keyed entries of the dicts a write sends: written in the call, or bound to
-    a local of ``function`` that the call passes."""
+    a local (``local_dicts``, the function's) that the call passes."""
     passed = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)}
     dicts = [n for n in ast.walk(call) if isinstance(n, ast.Dict)]
-    if passed:
-        for node in ast.walk(function.node):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
-                    isinstance(t, ast.Name) and t.id in passed for t in node.targets):
-                dicts.extend(n for n in ast.walk(node.value) if isinstance(n, ast.Dict))
+    for name in passed:
+        dicts.extend(local_dicts.get(name, ()))
     return [(k.value, v) for d in dicts for k, v in zip(d.keys, d.values, strict=True)
             if isinstance(k, ast.Constant) and isinstance(k.value, str)]
 
@@ -227,13 +240,15 @@ def _held(entries: list[tuple[str, ast.expr]]) -> bool:
     return False
 
 
-def _classify(function: FunctionFact, call: ast.Call) -> tuple[bool, bool]:
-    """(consequential, grave) for a write inside ``function``: grave when it moves money
-    or destroys data, the irreversible cases."""
+def _classify(function: FunctionFact, call: ast.Call,
+              local_dicts: LocalDicts) -> tuple[bool, bool]:
+    """(consequential, grave) for a write inside ``function`` (``local_dicts``: its
+    :func:`_local_dicts`): grave when it moves money or destroys data, the irreversible
+    cases."""
     name = tokens(function.name)
     if name[:1] and name[0] in BOOKKEEPING:
         return False, False
-    entries = _payload(function, call)
+    entries = _payload(call, local_dicts)
     # A public comment on a ticket reaches the requester, whatever record it sits on.
     if _public(entries):
         return True, False
@@ -298,17 +313,27 @@ def acting_functions(facts: CodeFacts) -> dict[str, list[Action]]:
     # Helpers that perform the write generically (``_call(method, url)``) get their
     # meaning from the caller: a write in the helper plus action words at the call site.
     writers: set[str] = set()
+    local_dicts: dict[str, LocalDicts] = {}
+
+    def dicts_of(function: FunctionFact) -> LocalDicts:
+        if function.name not in local_dicts:
+            local_dicts[function.name] = _local_dicts(function)
+        return local_dicts[function.name]
+
     for function in facts.functions.values():
         for node in made[function.name]:
             kind = _write_kind(node)
             if kind is None:
                 continue
             writers.add(function.name)
-            consequential, grave = _classify(function, node)
+            consequential, grave = _classify(function, node, dicts_of(function))
             if consequential:
                 direct.setdefault(function.name, []).append(
                     Action(function.name, node, grave, f"{kind} {dotted(node.func)}"))
     acting = dict(direct)
+    recorded = {name: {id(a.node) for a in actions} for name, actions in acting.items()}
+    """The calls already recorded as each function's actions (a set: a function making
+    thousands of such calls is not searched once per call)."""
     for _ in range(3):
         changed = False
         for caller, outgoing in calls.items():
@@ -317,15 +342,17 @@ def acting_functions(facts: CodeFacts) -> dict[str, list[Action]]:
                     grave = any(a.grave for a in acting[callee])
                     action = Action(caller, node, grave, f"calls {callee}()")
                 elif callee in writers:
-                    consequential, grave = _classify(facts.functions[caller], node)
+                    function = facts.functions[caller]
+                    consequential, grave = _classify(function, node, dicts_of(function))
                     if not consequential:
                         continue
                     action = Action(caller, node, grave, f"write through {callee}()")
                 else:
                     continue
-                known = acting.setdefault(caller, [])
-                if all(a.node is not node for a in known):
-                    known.append(action)
+                known = recorded.setdefault(caller, set())
+                if id(node) not in known:
+                    known.add(id(node))
+                    acting.setdefault(caller, []).append(action)
                     changed = True
         if not changed:
             break

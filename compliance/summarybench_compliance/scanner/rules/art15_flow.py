@@ -79,12 +79,32 @@ def _built(node: ast.expr, kind: re.Pattern[str] | None) -> bool:
     return kind is None or bool(kind.search(_literal_text(node)))
 
 
+class _Scopes:
+    """The :class:`_Scope` of each function, built once per scan."""
+
+    def __init__(self, facts: CodeFacts) -> None:
+        self.facts = facts
+        self._built: dict[str | None, _Scope] = {}
+
+    def of(self, function: FunctionFact | None) -> _Scope:
+        key = function.name if function is not None else None
+        if key not in self._built:
+            self._built[key] = _Scope(function, self)
+        return self._built[key]
+
+
 class _Scope:
     """Assignments and returns of one function, to follow a name back to its value."""
 
-    def __init__(self, function: FunctionFact | None, facts: CodeFacts) -> None:
-        self.facts = facts
+    def __init__(self, function: FunctionFact | None, scopes: _Scopes) -> None:
+        self.scopes = scopes
         self.assigned: dict[str, list[ast.expr]] = {}
+        self.returned: list[ast.expr] = []
+        """The values it returns, in walk order."""
+        self._builds: dict[tuple[object, str, int], bool] = {}
+        """(the name, or the node's id; the pattern; depth) -> what ``builds`` found: a
+        name assigned many times from names assigned many times is followed once per
+        depth, not once per path."""
         if function is not None:
             for node in ast.walk(function.node):
                 if isinstance(node, ast.Assign):
@@ -94,9 +114,17 @@ class _Scope:
                 elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
                     self.assigned.setdefault(node.target.id, []).append(
                         ast.BinOp(left=ast.Constant(""), op=ast.Add(), right=node.value))
+                elif isinstance(node, ast.Return) and node.value is not None:
+                    self.returned.append(node.value)
 
     def builds(self, node: ast.expr, kind: re.Pattern[str], depth: int = 0) -> bool:
         """Whether ``node`` evaluates to text of ``kind`` formatted with dynamic values."""
+        key = (node.id if isinstance(node, ast.Name) else id(node), kind.pattern, depth)
+        if key not in self._builds:
+            self._builds[key] = self._follow(node, kind, depth)
+        return self._builds[key]
+
+    def _follow(self, node: ast.expr, kind: re.Pattern[str], depth: int) -> bool:
         if depth > 4:
             return False
         if _built(node, kind):
@@ -112,12 +140,10 @@ class _Scope:
             name = dotted(node.func).rsplit(".", 1)[-1]
             if name in _WRAPPERS and node.args:
                 return self.builds(node.args[0], kind, depth + 1)
-            builder = self.facts.functions.get(name)
+            builder = self.scopes.facts.functions.get(name)
             if builder is not None and depth < 2:
-                scope = _Scope(builder, self.facts)
-                return any(isinstance(r, ast.Return) and r.value is not None
-                           and scope.builds(r.value, kind, depth + 1)
-                           for r in ast.walk(builder.node))
+                scope = self.scopes.of(builder)
+                return any(scope.builds(r, kind, depth + 1) for r in scope.returned)
         return False
 
 
@@ -137,14 +163,7 @@ def _calls_of(facts: CodeFacts, name: str) -> Iterator[tuple[ast.Call, FunctionF
 def built_queries(facts: CodeFacts) -> list[str]:
     """Findings: query text built by formatting that reaches a call that runs it."""
     found: list[str] = []
-    scopes: dict[str | None, _Scope] = {}
-
-    def scope(function: FunctionFact | None) -> _Scope:
-        key = function.name if function else None
-        if key not in scopes:
-            scopes[key] = _Scope(function, facts)
-        return scopes[key]
-
+    scope = _Scopes(facts).of
     for call in facts.calls:
         if call.last not in _SQL_RUNNERS or not call.node.args:
             continue
@@ -184,6 +203,7 @@ def _shell_command(call: ast.expr, scope: _Scope) -> bool:
 def shell_injections(facts: CodeFacts) -> list[str]:
     """Findings: commands built from values that run through a shell."""
     found = []
+    scopes = _Scopes(facts)
     for call in facts.calls:
         if not call.node.args:
             continue
@@ -195,7 +215,7 @@ def shell_injections(facts: CodeFacts) -> list[str]:
             process and via_shell) or call.last == "create_subprocess_shell"
         if not (shell or process):
             continue
-        scope = _Scope(facts.functions.get(call.function or ""), facts)
+        scope = scopes.of(facts.functions.get(call.function or ""))
         if shell:
             if _shell_command(command, scope):
                 found.append(f"line {call.line}: a command built from values runs "
