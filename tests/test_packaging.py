@@ -129,8 +129,9 @@ def test_installed_wheel_resolves_the_sample_outside_a_checkout(wheel: Path,
     empty.mkdir()
     script = ("import pytest_summarybench, pytest_summarybench.core.sample as s; "
               "from pytest_summarybench.settings import load_settings; "
+              "from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES; "
               "print(pytest_summarybench.__file__); print(s.bundled_codebase()); "
-              "print(load_settings(None).codebase_root)")
+              "print(load_settings(None, families=BUILTIN_FAMILIES).codebase_root)")
     env = {**os.environ, "PYTHONPATH": str(site)}
     proc = subprocess.run([sys.executable, "-c", script], cwd=empty, env=env,
                           capture_output=True, text=True, timeout=120)
@@ -142,6 +143,15 @@ def test_installed_wheel_resolves_the_sample_outside_a_checkout(wheel: Path,
     # Its queries and tasks sit beside it, where the evaluators look.
     assert (packaged.parent / "queries" / "sample_codebase.jsonl").is_file()
     assert (packaged.parent / "tasks" / "sample_codebase" / "completion.jsonl").is_file()
+
+
+def test_a_checkout_reads_the_sample_from_its_fixtures_folder() -> None:
+    """An editable install or a source checkout has no packaged copy: the default run's
+    codebase is the repository's ``fixtures/sample_codebase`` (the README's first command)."""
+    from pytest_summarybench.core.sample import bundled_codebase
+
+    assert bundled_codebase() == FIXTURES / "sample_codebase"
+    assert bundled_codebase().is_dir()
 
 
 def test_the_compliance_wheel_carries_its_data_and_test_module(compliance_wheel: Path) -> None:

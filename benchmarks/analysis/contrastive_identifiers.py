@@ -7,12 +7,12 @@ Usage::
     python benchmarks/analysis/contrastive_identifiers.py OUT/store.sqlite
 
 Reads the run's units, summaries and stored distractor sets (the sets the evaluator used)
-and scores spec 6.2 accuracy (the target's code is the nearest to the summary) for
-``builtin/docstring``, ``builtin/identifiers`` as run, and ``identifiers_summary`` with at
-most 3 to 40 words, on every unit with a set and on the units that have a docstring of
-their own (where ``builtin/docstring`` does not fall back to the signature template). If
-even a three-word bag of the code's own identifiers beats the author's docstring, the
-ordering is the embedding method's, not the baseline's length.
+and scores the accuracy of docs/methods.md#contrastive-embedding (the target's code is the
+nearest to the summary) for ``builtin/docstring``, ``builtin/identifiers`` as run, and
+``identifiers_summary`` with at most 3 to 40 words, on every unit with a set and on the
+units that have a docstring of their own (where ``builtin/docstring`` does not fall back to
+the signature template). If even a three-word bag of the code's own identifiers beats the
+author's docstring, the ordering is the embedding method's, not the baseline's length.
 """
 
 from __future__ import annotations

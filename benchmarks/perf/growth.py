@@ -13,10 +13,10 @@ then, in a fresh child process per size so that memory figures do not mix, times
 - extraction: ``extract_units`` over those files (tree-sitter, every unit type), in one
   process (``workers=1``), so that the process clock holds all of its work;
 - sampling: a stratified sample of half the units (mean of 20 seeds);
-- distractor selection: the spec 6.1 selection (``CandidatePool.select_many``, nine
-  distractors) for every unit against all of them, with seeded stand-in vectors for code
-  embeddings (embedding throughput has its own benchmark): each unit near its file's
-  centre, so the semantic tier has members, as with real embeddings;
+- distractor selection: the selection (docs/methods.md#distractor-tiers)
+  (``CandidatePool.select_many``, nine distractors) for every unit against all of them, with seeded
+  stand-in vectors for code embeddings (embedding throughput has its own benchmark): each unit near
+  its file's centre, so the semantic tier has members, as with real embeddings;
 - indexing: one model's summaries into a chroma HNSW index (the retrieval evaluator's
   ``prepare``), with the same stand-in vectors;
 - aggregation: ``build_report`` (family scores, ranking, bootstrap intervals, pairwise
@@ -118,6 +118,7 @@ def child(codebase: Path, work: Path) -> dict[str, Any]:
     from pytest_summarybench.aggregate.ranking import ReportInputs, build_report
     from pytest_summarybench.context import RunContext
     from pytest_summarybench.evaluators.contrastive.distractors import CandidatePool
+    from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
     from pytest_summarybench.evaluators.retrieval.embedding import ADD_BATCH, HNSW
     from pytest_summarybench.extract import extract_units, sample_units
     from pytest_summarybench.schemas import (
@@ -131,7 +132,8 @@ def child(codebase: Path, work: Path) -> dict[str, Any]:
 
     settings = load_settings(None, {"codebase.root": str(codebase),
                                     "codebase.languages": ["python"],
-                                    "output.directory": str(work / "out")}, base_dir=work)
+                                    "output.directory": str(work / "out")}, base_dir=work,
+                             families=BUILTIN_FAMILIES)
     stages: dict[str, dict[str, float]] = {}
     # One process: the stage's growth, measured with this process's clock (worker
     # processes would take their CPU time out of it).

@@ -3,7 +3,7 @@
 Two measurements, both reading ``VmRSS`` and ``VmHWM`` (the peak) from
 ``/proc/<pid>/status`` of each ``llama_cpp.server`` process:
 
-``run -- COMMAND...`` runs a command (the README's local-model benchmark, or the
+``run -- COMMAND...`` runs a command (the local-model benchmark of docs/local-llm.md, or the
 ``local_llm`` tests) and watches every server process it starts, at any depth below it,
 every ``--interval`` seconds. It prints, per model, how many server processes were
 started (more than one is a restart), the peak resident size of each, the peak of all

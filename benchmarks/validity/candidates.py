@@ -11,7 +11,8 @@ ordering is decided by noise. Each variant makes the task harder in one way:
 - ``near-K``: the K units whose code is nearest the target's (code embeddings) as
   distractors;
 - ``lexical-K``: ``contrastive/lexical``'s selection with K distractors;
-- ``spec``: spec 6.2's tiers (``contrastive/embedding``), the baseline;
+- ``spec``: the tiers of docs/methods.md#distractor-tiers (``contrastive/embedding``), the
+  baseline;
 - ``+masked``: every candidate's identifiers replaced by one placeholder (comments and
   string literals, docstrings among them, kept), so copied names match nothing;
 - ``+split``: every candidate's identifiers written as their words (``parseUrl`` ->

@@ -1,8 +1,8 @@
 """The contrastive methods scored outside a run, with the evaluators' own selection code:
-spec 6.1's tiered sets (``distractors.CandidatePool``) for ``embedding``, identifier-sharing
-sets (``lexical.select_lexical``) for ``lexical``; both rank the target's code among its
-distractors by cosine to the summary and score hit@1 with ``stats/ir.py``'s tie rule, as
-``ContrastiveEmbedding.evaluate`` does.
+the tiered sets of docs/methods.md#distractor-tiers (``distractors.CandidatePool``) for
+``embedding``, identifier-sharing sets (``lexical.select_lexical``) for ``lexical``; both rank the
+target's code among its distractors by cosine to the summary and score hit@1 with ``stats/ir.py``'s
+tie rule, as ``ContrastiveEmbedding.evaluate`` does.
 """
 
 from __future__ import annotations

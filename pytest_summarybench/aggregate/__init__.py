@@ -1,5 +1,6 @@
 """Aggregation: from per-item score records to per-model family scores, per-unit paired
-statistics, failure and cost analysis, and the ranking (spec sections 9 and 10)."""
+statistics, failure and cost analysis, and the ranking (docs/methods.md#aggregation and
+docs/reports.md#the-results-file)."""
 
 from .ranking import ReportInputs, build_report, rank_models
 from .scores import FamilyBreakdown, family_scores, unit_breakdowns

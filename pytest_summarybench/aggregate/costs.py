@@ -1,5 +1,5 @@
-"""Cost analysis of spec 10.1: per model, generation and evaluation costs, cost per 1K
-summaries and cost per quality point.
+"""Cost analysis of docs/reports.md#the-results-file: per model, generation and evaluation costs,
+cost per 1K summaries and cost per quality point.
 
 Generation costs come from each summary's ``generationMetadata.cost``. An evaluator that
 pays for model calls (a judge, an LLM contrastive test) records the USD cost of the calls
@@ -49,7 +49,7 @@ def cost_analysis(model_ids: list[str], summaries: Mapping[str, list[GeneratedSu
         has, cost = _record_cost(rec)
         if not has:
             continue
-        owners = [m for m in rec.model_id.split("~") if m in phases]
+        owners = [m for m in rec.models if m in phases]
         for owner in owners:
             phases[owner].setdefault(rec.family, _Sum()).add(
                 None if cost is None else cost / len(owners))

@@ -1,5 +1,5 @@
-"""Failure analysis of spec 10.1: where each model is weakest, example failures with the
-unit, summary and reason, and the failure patterns common among low scores."""
+"""Failure analysis of docs/reports.md#the-results-file: where each model is weakest, example
+failures with the unit, summary and reason, and the failure patterns common among low scores."""
 
 from __future__ import annotations
 

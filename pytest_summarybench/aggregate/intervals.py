@@ -1,4 +1,5 @@
-"""Bootstrap interval of a model's ranked overall score (spec 9.1 over the whole run).
+"""Bootstrap interval of a model's ranked overall score (docs/methods.md#aggregation over the whole
+run).
 
 The overall score is a weighted combination of component means over all of a model's
 records, not the mean of per-unit scores (units differ in which evaluators scored them),

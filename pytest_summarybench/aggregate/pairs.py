@@ -1,5 +1,5 @@
-"""Paired statistics between models on per-unit scores (spec 9.3): tests for every pair
-and metric, Holm-corrected per metric, and the significance groups of the ranking."""
+"""Paired statistics between models on per-unit scores (docs/methods.md#significance): tests for
+every pair and metric, Holm-corrected per metric, and the significance groups of the ranking."""
 
 from __future__ import annotations
 

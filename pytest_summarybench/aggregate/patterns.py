@@ -1,4 +1,5 @@
-"""Failure patterns of spec 10.1, detected in a summary against its code unit.
+"""Failure patterns of docs/reports.md#the-results-file, detected in a summary against its code
+unit.
 
 Each detector is a plain rule on the text that a reader can check by looking at the
 example the report quotes; the report counts how often each shows up among the low-scored

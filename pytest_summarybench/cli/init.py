@@ -9,8 +9,8 @@ from pathlib import Path
 from ._common import CONFIG_FILE, EXIT_OK, CliError, load_checked
 
 TEMPLATE = """\
-# summarybench configuration (schema: spec section 11.2). Edit freely; comments are kept
-# by `summarybench add-model`, `add-judge` and `config`.
+# summarybench configuration (every key: docs/configuration.md#summarybenchyaml). Edit
+# freely; comments are kept by `summarybench add-model`, `add-judge` and `config`.
 name: {name}
 
 codebase:
@@ -61,7 +61,7 @@ evaluation:
     enabled: true
     tasks: [completion, bug_localisation, function_selection]
 
-# How evaluator families combine into the overall score (spec 9.2).
+# How evaluator families combine into the overall score (docs/methods.md#weights).
 weights:
   judge: 0.30
   contrastive: 0.25

@@ -40,7 +40,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         p = sub.add_parser(
             command, help=f"add {what} to summarybench.yaml",
             description=f"Add {what} (models.{role}) to summarybench.yaml. A judge never "
-                        "judges a model of its own family (see README: Judge families); "
+                        "judges a model of its own family (see docs/evaluators.md#judge-families); "
                         "the command warns when one would, and when litellm does not "
                         "list a hosted model's name.",
             epilog=f"example: summarybench {command} {example}")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+#: The package folder (this module is in its ``core/``).
+_PACKAGE = Path(__file__).resolve().parents[1]
 #: The copy inside an installed package.
 PACKAGED = _PACKAGE / "_sample"
 #: The repository's own folder (an editable install or a source checkout).

@@ -1,4 +1,4 @@
-"""Phase 1 of the benchmark: code units out of a codebase (spec sections 2.1 and 3).
+"""Phase 1 of the benchmark: code units out of a codebase (docs/methods.md#code-units-and-sampling).
 
 The configuration imports cheaply; the engine (tree-sitter, grammars) loads on first use
 of :func:`extract_units`, so importing this package from the pytest plugin costs little.

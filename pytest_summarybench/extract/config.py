@@ -1,4 +1,4 @@
-"""Extraction configuration (spec section 3.1)."""
+"""Extraction configuration (docs/methods.md#code-units-and-sampling)."""
 
 from __future__ import annotations
 

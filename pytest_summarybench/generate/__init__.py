@@ -1,8 +1,10 @@
-"""Phase 2 of the spec: every model under test summarizes every sampled unit.
+"""The generation stage: every model under test summarizes every sampled unit
+(docs/methods.md#summary-generation).
 
-``prompts`` holds the section 4.1 prompts, ``builtin`` the offline baseline summarizers,
-``runner`` the phase itself and ``calls`` its model calls (through the session's scheduler,
-``llm/scheduler.py``); the dry run of every phase is ``pytest_summarybench.engine.estimate``.
+``prompts`` holds the summary prompts, ``builtin`` the offline baseline summarizers,
+``runner`` the phase itself and ``calls`` its model calls (through the session's
+scheduler, ``llm/scheduler.py``); the dry run of every phase is
+``pytest_summarybench.engine.estimate``.
 """
 
 from __future__ import annotations

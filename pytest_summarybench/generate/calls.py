@@ -34,14 +34,15 @@ if TYPE_CHECKING:
     from ..context import RunContext
 
 PHASE = "generation"
-#: Typical output tokens of a summary by prompt kind (spec 4.1 asks for 2-4 sentences for
-#: functions, 3-6 for classes and files), for the dry run.
+#: Typical output tokens of a summary by prompt kind (the prompt asks for 2-4 sentences for
+#: functions, 3-6 for classes and files: docs/methods.md#summary-generation), for the dry run.
 TYPICAL_OUTPUT_TOKENS = {"function": 80, "class": 140, "file": 140}
 
 
 def generation_request(unit: CodeUnit, model: ModelConfig, ctx: RunContext | None
                        ) -> ModelRequest:
-    """The call ``model`` gets to summarize ``unit`` (spec 4.1's prompt, 4.2's parameters)."""
+    """The call ``model`` gets to summarize ``unit``: the prompt and the sampling parameters of
+    docs/methods.md#summary-generation."""
     return ModelRequest.chat(model, build_messages(unit, ctx), role="test", phase=PHASE,
                              tag=PROMPT_VERSION,
                              output_tokens=min(model.max_tokens,

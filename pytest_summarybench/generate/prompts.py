@@ -1,4 +1,4 @@
-"""The summary prompts of spec section 4.1, identical for every model under test.
+"""The summary prompts of docs/methods.md#summary-generation, identical for every model under test.
 
 The texts are copied verbatim from the spec; ``PROMPT_VERSION`` is derived from them, so
 any edit changes the recorded version and misses the response cache instead of silently
@@ -81,7 +81,8 @@ PROMPTS: dict[str, str] = {
     "file": USER_PROMPT_FILE,
 }
 #: Recorded on every summary (``generationMetadata.promptVersion``) and part of the
-#: response-cache key: the spec section plus a hash of the exact texts.
+#: response-cache key: a fixed label (kept as it was, so that cached summaries stay valid)
+#: plus a hash of the exact texts.
 PROMPT_VERSION = "spec-4.1-" + hashlib.sha256(
     "\x1e".join(PROMPTS[k] for k in sorted(PROMPTS)).encode()).hexdigest()[:8]
 
@@ -119,7 +120,8 @@ def method_names(unit: CodeUnit, ctx: RunContext | None) -> list[str]:
 
 
 def user_prompt(unit: CodeUnit, ctx: RunContext | None = None) -> str:
-    """The user message for ``unit``: the section 4.1 template for its type, filled in."""
+    """The user message for ``unit``: the template for its type, filled in
+    (docs/methods.md#summary-generation)."""
     kind = prompt_kind(unit)
     language = unit.language
     if kind == "function":

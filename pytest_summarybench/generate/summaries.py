@@ -1,5 +1,6 @@
 """A summary as the store keeps it: its deterministic id, and its ``GeneratedSummary``
-with the metadata of spec 2.2, from a model's answer or from a built-in summarizer."""
+with the metadata of docs/methods.md#summary-generation, from a model's answer or from a built-in
+summarizer."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from .builtin import count_tokens
 from .builtin_base import BUILTIN_VERSION, BuiltinResult
 from .prompts import PROMPT_VERSION
 
-#: The sampling parameters of spec 4.2 as configured for a model.
+#: The sampling parameters of docs/methods.md#summary-generation as configured for a model.
 generation_params = model_params
 
 
@@ -30,7 +31,8 @@ def _now() -> str:
 
 
 def model_summary(unit: CodeUnit, model: ModelConfig, completion: Completion) -> GeneratedSummary:
-    """The stored form of a model's summary, with the metadata of spec 2.2."""
+    """The stored form of a model's summary, with the metadata of
+    docs/methods.md#summary-generation."""
     return GeneratedSummary(
         id=summary_id(unit.id, model, PROMPT_VERSION),
         code_unit_id=unit.id,

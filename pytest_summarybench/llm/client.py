@@ -52,7 +52,7 @@ _MAX_VERSION_CHARS = 200
 
 
 def model_params(model: ModelConfig) -> dict[str, Any]:
-    """The sampling parameters of spec 4.2 as configured for ``model``."""
+    """The sampling parameters of docs/methods.md#summary-generation as configured for ``model``."""
     return {"temperature": model.temperature, "max_tokens": model.max_tokens,
             "top_p": model.top_p, "frequency_penalty": model.frequency_penalty,
             "presence_penalty": model.presence_penalty}

@@ -4,7 +4,8 @@ A family is inferred from the provider and the model name by ordered patterns; a
 ``family`` field in the config wins, and ``extra`` lets a config add patterns. A name may
 match several families (``deepseek-r1-distill-llama-70b`` is DeepSeek's distillation into
 a Llama): ``families_of`` returns them all, and two models are of the same family when
-their sets meet, as in spec 5.3 where a name is checked against every family's list.
+their sets meet, as in docs/methods.md#judge-selection where a name is checked against every
+family's list.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from typing import Any
 from ..schemas import ModelConfig
 from .local_supervisor import MAX_RSS_ENV, MIB, Status, default_max_rss, log_tail
 
-#: The install command the error messages and the README give. The package is not on the
+#: The install command the error messages and docs/local-llm.md give. The package is not on the
 #: package index: the extra is installed from a clone of the repository.
 INSTALL_HINT = ('CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON '
                 '-DGGML_F16C=ON -DGGML_BMI2=ON" pip install -e ".[local]" in the folder of a '

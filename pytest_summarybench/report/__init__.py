@@ -1,8 +1,8 @@
 """Reports: the run's report object from the store's data, and its renderings (terminal
-table, results.json, Markdown, HTML), the CI gate, and the pytest-html columns.
+table, results.json, Markdown, HTML), the CI gate and the runs kept under their ids. It
+imports nothing of pytest (the pytest-html columns are ``plugin/html.py``).
 
-Names are imported lazily (PEP 562): ``plugin.pytest_configure`` imports
-``report.html_plugin`` whenever pytest-html is installed, and that must not pull in
+Names are imported lazily (PEP 562), so that importing the package does not pull in
 pydantic, numpy or jinja2 for test runs that never build a report.
 """
 

@@ -1,4 +1,4 @@
-"""``results.json``: the report schema of spec section 10.1."""
+"""``results.json``: the report schema of docs/reports.md#the-results-file."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""What to tell a user about the family rule (spec 5.3: no judge judges a model of its own
-family): which judges share a family with which models under test, where a model's family
-comes from, a judge to suggest that is of none of the tested models' families, and the
+"""What to tell a user about the family rule (docs/methods.md#judge-selection: no judge judges a
+model of its own family): which judges share a family with which models under test, where a model's
+family comes from, a judge to suggest that is of none of the tested models' families, and the
 short lines the command line and skipped evaluators print.
 
 Advice must be valid where it is given: a suggested judge is never of a family the rule
@@ -23,8 +23,8 @@ Extra = Mapping[str, Sequence[str]] | None
 SUGGESTED_JUDGES: tuple[str, ...] = ("openai/gpt-4o", "anthropic/claude-sonnet-4-5",
                                      "google/gemini-2.5-pro")
 
-#: Where the README explains families; named in the longer messages.
-README_SECTION = "README: Judge families"
+#: Where the docs explain families; named in the longer messages.
+FAMILIES_DOC = "docs/evaluators.md#judge-families"
 
 #: Judge ids named in one line before the rest are counted.
 _MAX_NAMED = 3
@@ -149,7 +149,7 @@ def conflict_warning(conflict: Conflict, models: Sequence[ModelConfig],
             f"{effect} (a judge never judges its own family).\n"
             f"  {other[0].upper()}{other[1:]}; or, if its family is wrong, set family: NAME "
             f"in its models.judge entry (or add it with --family NAME). See "
-            f"{README_SECTION}.")
+            f"{FAMILIES_DOC}.")
 
 
 def no_judge_reason(models: Sequence[ModelConfig], judges: Sequence[ModelConfig],

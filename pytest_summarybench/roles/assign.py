@@ -1,8 +1,8 @@
 """Which model plays which role in a run (``vocabulary.Role``), resolved once per run
 context and only when asked: a default offline run has no judge and asks for none.
 
-- ``judge``: the spec 5.3 plan of which judges judge which model and pair (``judges.py``),
-  over the context's models under test;
+- ``judge``: the plan (docs/methods.md#judge-selection) of which judges judge which model and pair
+  (``judges.py``), over the context's models under test;
 - ``helper``: the model that writes retrieval queries and picks options for
   ``contrastive/llm``: the first judge (by id) of none of the families of the models under
   test, so that no model is helped by its own family;
@@ -40,7 +40,8 @@ class Roles:
 
     @cached_property
     def judge_plan(self) -> JudgePlan:
-        """Spec 5.3: the judges of every model under test and every pair of them."""
+        """The judges of every model under test and every pair of them
+        (docs/methods.md#judge-selection)."""
         section = self.settings.evaluation.judge
         return plan_judges(self.models, self.judges, min_judges=section.min_judges,
                            max_judges=section.max_judges, allow_fewer=section.allow_fewer,

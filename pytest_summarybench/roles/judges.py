@@ -1,4 +1,4 @@
-"""Which judges judge which model, and which pair (spec 5.3).
+"""Which judges judge which model, and which pair (docs/methods.md#judge-selection).
 
 Rule 1: a judge never judges a model of its own family; for a pair, a judge must be of
 neither model's family. Rule 2: at least ``minJudges`` judges where available; with fewer,
@@ -15,24 +15,10 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
+from ..core.vocabulary import pair_id
 from ..llm.families import families_of, family_of
 from ..schemas import ModelConfig
 from .advice import example_judge
-
-PAIR_SEP = "~"
-
-
-def pair_id(a: str, b: str) -> str:
-    """The ``a~b`` id of a pair, ``a < b``."""
-    lo, hi = sorted((a, b))
-    return f"{lo}{PAIR_SEP}{hi}"
-
-
-def split_pair(pair: str) -> tuple[str, str]:
-    a, sep, b = pair.partition(PAIR_SEP)
-    if not sep:
-        raise ValueError(f"{pair!r} is not a model pair of the form a{PAIR_SEP}b")
-    return a, b
 
 
 def exclusion_reason(judge: ModelConfig, targets: Sequence[ModelConfig],

@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 #: The skip reason when no task model is configured.
 NO_TASK_MODEL = ("no task model configured: set evaluation.downstream.completionModel: "
                  "PROVIDER/MODEL in summarybench.yaml (or the id of a model in models.judge)")
-#: Providers a bare model name is served by, by the model's family (spec 11.2 writes
-#: ``completionModel: claude-3-5-sonnet-20241022``): those serving their own family only.
+#: Providers a bare model name is served by, by the model's family (``completionModel:
+#: claude-3-5-sonnet-20241022`` is accepted, docs/configuration.md#evaluation): those serving
+#: their own family only.
 _FAMILY_PROVIDERS = {family: provider for provider, family in PROVIDER_FAMILIES.items()}
 
 

@@ -1,4 +1,5 @@
-"""Pydantic schemas for every data model of the spec (sections 2 and 10.1)."""
+"""Pydantic schemas of every data model: units, summaries, records, the run and the report
+(docs/reports.md#the-results-file)."""
 
 from ._base import SBModel
 from .config import (

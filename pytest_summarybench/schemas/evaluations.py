@@ -1,4 +1,4 @@
-"""The evaluation result schema of spec section 2.3."""
+"""The evaluation result schema of docs/methods.md#score-records."""
 
 from __future__ import annotations
 
@@ -7,15 +7,16 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ..core.vocabulary import Marker
+from ..core.family import family_of
+from ..core.vocabulary import models_of
 from ._base import SBModel
 
-#: An evaluator family, or the validity ladder's ``validate``.
-EvaluationType = Marker
+#: An evaluator family's name, or the validity ladder's ``validate``.
+EvaluationType = str
 
 
 class JudgeScores(SBModel):
-    """The five rubric criteria of spec section 5.1, each 1-5."""
+    """The five rubric criteria of docs/methods.md#judge-pointwise, each 1-5."""
 
     accuracy: float
     completeness: float
@@ -35,7 +36,8 @@ class JudgeResults(SBModel):
 
 
 class ContrastiveResults(SBModel):
-    """Whether the summary picked its code out of distractors (spec section 6)."""
+    """Whether the summary picked its code out of distractors
+    (docs/methods.md#contrastive-family)."""
 
     correct: bool
     predicted_rank: int
@@ -46,7 +48,8 @@ class ContrastiveResults(SBModel):
 
 
 class RetrievalResults(SBModel):
-    """Whether a developer query found the code through the summary (spec section 7)."""
+    """Whether a developer query found the code through the summary
+    (docs/methods.md#retrieval-family)."""
 
     query_id: str
     retrieved_at_k: list[int]
@@ -56,7 +59,7 @@ class RetrievalResults(SBModel):
 
 
 class DownstreamResults(SBModel):
-    """Outcome of one downstream task (spec section 8)."""
+    """Outcome of one downstream task (docs/methods.md#downstream-family)."""
 
     task_type: Literal["completion", "bug_localisation", "function_selection"]
     task_id: str
@@ -113,8 +116,13 @@ class ScoreRecord(SBModel):
 
     @property
     def family(self) -> str:
-        """The evaluator family (the part before ``/``)."""
-        return self.evaluator.split("/", 1)[0]
+        """The evaluator family (``core.family.family_of`` its name)."""
+        return family_of(self.evaluator)
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The models it scores: its model, or the two of a pair (``a~b``)."""
+        return models_of(self.model_id)
 
     @classmethod
     def failed(cls, *, unit_id: str, model_id: str, evaluator: str, reason: str,

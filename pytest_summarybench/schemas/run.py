@@ -1,4 +1,4 @@
-"""The benchmark run schema of spec section 2.4."""
+"""The benchmark run schema of docs/reports.md#the-results-file."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The generated summary schema of spec section 2.2."""
+"""The generated summary schema of docs/methods.md#summary-generation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The code unit schema of spec section 2.1: what extraction produces."""
+"""The code unit schema of docs/methods.md#code-units-and-sampling: what extraction produces."""
 
 from __future__ import annotations
 

@@ -10,9 +10,9 @@ pessimistic 1/2, and independent of document ids, so an index that returns tied 
 in some arbitrary order cannot change a score. With distinct scores this is the usual
 definition, and equals trec_eval's (pytrec_eval) to the last bit.
 
-hit@K (the spec's ``precision[K]`` of section 7.2, called success@K by trec_eval) is 1 when a
-relevant document is among the top K; precision@K is the fraction of the top K that is
-relevant. With one relevant document per query, precision@K = hit@K / K.
+hit@K (``precision[K]`` in results.json, docs/methods.md#retrieval-metrics; success@K in
+trec_eval) is 1 when a relevant document is among the top K; precision@K is the fraction of the top
+K that is relevant. With one relevant document per query, precision@K = hit@K / K.
 """
 
 from __future__ import annotations
@@ -131,7 +131,8 @@ class QueryResult:
 
 
 def aggregate(results: Sequence[QueryResult], k_values: Sequence[int]) -> dict[str, object]:
-    """Spec section 7.2: mean hit@K (``precision``) and MRR, overall and by query type."""
+    """Mean hit@K (``precision``) and MRR, overall and by query type
+    (docs/methods.md#retrieval-metrics)."""
 
     def summarize(rows: Sequence[QueryResult]) -> dict[str, object]:
         n = len(rows)

@@ -1,4 +1,4 @@
-"""Paired significance testing of spec section 9.3 on per-unit scores.
+"""Paired significance testing of docs/methods.md#significance on per-unit scores.
 
 Two models are compared on the units both were scored on: a paired t-test (the t
 distribution from scipy), a seeded percentile bootstrap interval of the mean difference,
@@ -24,7 +24,7 @@ from .resample import draw_sums, group_rows, resample_counts
 ALPHA = 0.05
 #: Power at which the minimum detectable difference is quoted (the usual 80%).
 POWER = 0.8
-#: Bootstrap resamples (spec 9.3 default).
+#: Bootstrap resamples (docs/methods.md#significance).
 BOOTSTRAP_ITERATIONS = 10_000
 
 
@@ -61,7 +61,8 @@ def _differences(a: npt.ArrayLike, b: npt.ArrayLike) -> np.ndarray:
 
 
 def paired_t_test(a: npt.ArrayLike, b: npt.ArrayLike) -> PairedTest:
-    """Paired t-test of spec 9.3: t = mean(d) / (sd(d) / sqrt(n)), p from t(n - 1).
+    """Paired t-test (docs/methods.md#significance): t = mean(d) / (sd(d) / sqrt(n)), p from
+    t(n - 1).
 
     Needs at least two pairs. Degenerate samples (zero variance) get the limit values
     instead of NaN: no difference at all is p = 1, a constant nonzero difference p = 0.
@@ -89,7 +90,8 @@ def bootstrap_interval(a: npt.ArrayLike, b: npt.ArrayLike, *, seed: int,
     """Percentile bootstrap interval of ``mean(a) - mean(b)`` over paired resamples.
 
     Units are resampled with replacement (both models' scores of a unit together), as in
-    spec 9.3; the generator is seeded, so the same data and seed give the same interval.
+    docs/methods.md#significance; the generator is seeded, so the same data and seed give the same
+    interval.
     """
     d = _differences(a, b)
     if d.size == 0:

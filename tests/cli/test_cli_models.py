@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_summarybench.cli import main
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.settings import load_settings
 
 
@@ -54,7 +55,7 @@ def test_new_models_go_into_their_list_with_comments_in_place(project: Path) -> 
     # the blank line before the next section stays after the last judge
     o3 = lines.index("      model: o3")
     assert lines[o3 + 1] == "" and lines[o3 + 2] == "evaluation:"
-    settings = load_settings(cfg)
+    settings = load_settings(cfg, families=BUILTIN_FAMILIES)
     assert [m.id for m in settings.models.test] == [
         "openai/gpt-4o", "anthropic/claude-sonnet-4-5", "builtin/docstring"]
     assert [m.id for m in settings.models.judge] == ["google/gemini-2.5-pro", "openai/o3"]
@@ -119,7 +120,7 @@ def test_family_option_writes_family_and_settles_the_rule(project: Path, capsys)
     assert main(["add-judge", "openai/local-llama-judge", "--api-endpoint", url,
                  "--family", "Meta"]) == 0
     assert _warnings(capsys) == []
-    [judge] = load_settings(cfg).models.judge
+    [judge] = load_settings(cfg, families=BUILTIN_FAMILIES).models.judge
     assert judge.family == "meta"
     assert main(["config", "--seed", "3"]) == 0
     assert _warnings(capsys) == []
@@ -226,7 +227,7 @@ def test_the_issue_flow_skip_line_is_short_and_valid(tmp_path: Path) -> None:
     assert "--sb-judge openai/" not in out and "--sb-judge anthropic/" in line
 
 
-def test_the_help_and_readme_examples_draw_no_name_warning() -> None:
+def test_the_help_and_doc_examples_draw_no_name_warning() -> None:
     """A newcomer copying an example must not be told the model may be misspelt."""
     import re
 
@@ -234,9 +235,10 @@ def test_the_help_and_readme_examples_draw_no_name_warning() -> None:
     from pytest_summarybench.roles.advice import SUGGESTED_JUDGES
     from pytest_summarybench.schemas import ModelConfig
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    root = Path(__file__).resolve().parents[2]
+    docs = "".join(p.read_text() for p in (root / "README.md", *sorted(root.glob("docs/*.md"))))
     examples = re.findall(r"summarybench add-(?:model|judge) ([a-z]+/[A-Za-z0-9.:_-]+)\b",
-                          readme)
+                          docs)
     assert examples
     for spec in {*examples, *SUGGESTED_JUDGES, "openai/gpt-4o",
                  "anthropic/claude-sonnet-4-5"}:

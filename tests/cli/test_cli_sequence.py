@@ -1,5 +1,5 @@
-"""The command sequence of spec section 11.1, end to end, against the fake local model
-server: each step's effect on the config, the store and the reports is checked.
+"""The command sequence of docs/cli.md#the-summarybench-command, end to end, against the fake local
+model server: each step's effect on the config, the store and the reports is checked.
 
 The commands run as real subprocesses (``python -m pytest_summarybench.cli``), so the
 path is the user's: argument parsing, pytest with the plugin, HTTP to 127.0.0.1.

@@ -1,5 +1,6 @@
-"""A scripted task model for the fake server: it reads the prompts of spec 8.1-8.3 and
-answers the way a model relying on the summaries would, deterministically.
+"""A scripted task model for the fake server: it reads the prompts of
+docs/methods.md#downstream-family and answers the way a model relying on the summaries would,
+deterministically.
 
 - completion: the original function from the bundled codebase (so its tests pass), except
   for the functions listed in ``BROKEN`` (a stub, one that writes outside its sandbox);

@@ -52,7 +52,8 @@ def test_lexical_sets_share_the_targets_identifiers() -> None:
     assert identifier_words(units[0]) == ["check", "value", "limit", "error"]
 
 
-#: Functions over other identifiers, which spec 6.1's tiers draw from as well.
+#: Functions over other identifiers, which the tiers of docs/methods.md#distractor-tiers draw from
+#: as well.
 OTHERS = ["render_page(template, context)", "parse_header(line, strict)",
           "merge_totals(left, right)", "send_mail(recipient, body)",
           "resize_image(picture, width)", "open_socket(host, port)",

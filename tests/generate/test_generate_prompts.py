@@ -1,4 +1,5 @@
-"""The section 4.1 prompts: verbatim texts, choice by unit type, filled placeholders."""
+"""The summary prompts (docs/methods.md#summary-generation): verbatim texts, choice by unit
+type, filled placeholders."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import hashlib
 from pytest_summarybench.generate import prompts
 from pytest_summarybench.generate.prompts import PROMPT_VERSION, build_messages
 
-# sha256 of each prompt text as copied from the spec (section 4.1); a drift in a single
-# character fails here.
+# sha256 of each prompt text as copied from the design specification
+# (docs/methods.md#summary-generation); a drift in a single character fails here.
 SPEC_HASHES = {
     "SYSTEM_PROMPT": "d85bd16299ffab1b73e73afff014f280388d2e155ba77ca4b3aaafdf85af3b27",
     "USER_PROMPT_FUNCTION": "0f55e926e2a710afa8ce14365ce59428d78966c199c7f1ba908a856f42e97a61",

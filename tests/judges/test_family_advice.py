@@ -83,7 +83,7 @@ def test_conflicts_name_the_family_its_source_and_both_ways_out() -> None:
     assert "set family: NAME in its models.judge entry" in text
     assert "--family NAME" in text
     assert "summarybench add-judge anthropic/claude-sonnet-4-5" in text
-    assert "README: Judge families" in text
+    assert "docs/evaluators.md#judge-families" in text
     # a family set by hand removes the conflict
     assert family_conflicts(OPENAI_MODELS, [M("openai/fake-judge", family="acme")]) == []
     assert family_source(M("openai/gpt-4o")) == "read from its name"

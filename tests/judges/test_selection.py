@@ -1,5 +1,5 @@
-"""Spec 5.3 judge selection: never the judged model's family, at least two judges where
-available, diverse families first, and shortfalls said out loud."""
+"""Judge selection (docs/methods.md#judge-selection): never the judged model's family, at
+least two judges where available, diverse families first, and shortfalls said out loud."""
 
 from __future__ import annotations
 

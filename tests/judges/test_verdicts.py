@@ -15,7 +15,8 @@ from pytest_summarybench.evaluators.judge.verdicts import (
     parse_pointwise,
 )
 
-# sha256 of the four texts as copied from spec 5.1 / 5.2: an edit must be deliberate.
+# sha256 of the four texts as copied from the design specification (docs/methods.md#judge-family
+# says what they ask): an edit must be deliberate.
 SPEC_DIGESTS = {
     "JUDGE_SYSTEM_PROMPT": "5f118df95c917f7d35cbceeb99c9e3c56f56dd9783e6fef6b246614f0e249673",
     "JUDGE_USER_PROMPT": "4ade397a220518df044e820c0d69cbfc65fbf54998331b152a90e3577d3786a4",

@@ -59,7 +59,7 @@ def test_a_judge_that_refuses_connections_does_not_hold_up_the_run(
     assert outcomes.get("failed", 0) == judged, output
     assert outcomes.get("passed", 0) >= FUNCTIONS * 2   # contrastive/embedding scored
     assert f"connection refused at {base}" in output
-    # One line at the end names the model, where and why (README "Rate limits and dead
+    # One line at the end names the model, where and why (docs/hosts.md "Rate limits and dead
     # endpoints"); before, a judge's dead endpoint was only in its items' failures.
     result.stdout.fnmatch_lines([f"dead endpoint: local/judge-7b: connection refused at "
                                  f"{base} (failed * times in a row; calls now fail at once "

@@ -3,7 +3,7 @@
 Remote gateways do not start in the controller's directory: xdist rewrites path
 arguments relative to the gateway's ``chdir`` (so every host needs the project at the
 same place under it), and a path given in ``summarybench.yaml`` is used as written. The
-recipe the README gives for ssh hosts is tested here with two popen gateways in a
+recipe docs/hosts.md gives for ssh hosts is tested here with two popen gateways in a
 directory of their own, the project copied there by ``--rsyncdir``: with the codebase
 and the output named by absolute paths in the YAML (a shared mount on real hosts), every
 process uses the one store, and the scores equal a plain run's.

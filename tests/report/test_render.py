@@ -1,5 +1,6 @@
-"""The report object and its renderings on a synthetic run: spec 10.1 JSON shape, the
-10.2 Markdown sections, HTML escaping of untrusted text, costs, patterns, recommendations."""
+"""The report object and its renderings on a synthetic run: the JSON shape
+(docs/reports.md#the-results-file), the Markdown sections, HTML escaping of untrusted text,
+costs, patterns, recommendations."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A small plugin project for the attacks on the model layer: a codebase, the reliability
 scenarios' two hook-provided evaluators (one reads summaries, one asks the judge through
 the model layer), and a ``summarybench.yaml`` whose models call a scripted fake server
-through deployments whose key comes from ``OPENAI_KEY_TEAM_A`` (the README's example: a
+through deployments whose key comes from ``OPENAI_KEY_TEAM_A`` (docs/hosts.md's example: a
 name that does not end like a secret's)."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each test puts one bad line after a good one and runs the benchmark. What must hold
 afterwards: the run stops with exit code 4 and one line naming the file, the line and the
-field (the README's promise) instead of skipping the family with exit 0; the line is
+field (the promise of docs/evaluators.md) instead of skipping the family with exit 0; the line is
 bounded (length, nesting) before it is parsed; no traceback, no INTERNALERROR.
 """
 
@@ -102,8 +102,9 @@ GOOD_TASK = json.dumps({"type": "function_selection", "id": "fs-1", "description
 def test_a_malformed_task_line_stops_the_run(pytester: pytest.Pytester, bad_line: bytes,
                                              needle: str) -> None:
     # Payload: one bad line in evaluation.downstream.tasksFile. Before: a line that is
-    # not UTF-8 or is nested too deeply skipped the downstream family with exit 0 (the
-    # README says a bad task line stops the run, naming the file, the line and the field).
+    # not UTF-8 or is nested too deeply skipped the downstream family with exit 0
+    # (docs/evaluators.md says a bad task line stops the run, naming the file, the line
+    # and the field).
     path, result = _run_with(pytester, "tasks.jsonl",
                              GOOD_TASK.encode() + b"\n" + bad_line + b"\n", """
         retrieval: {enabled: false}

@@ -1,5 +1,5 @@
-"""Spec 9.3 statistics checked against scipy and hand computations, and the A/A and A/B
-behaviour of the significance decision the report makes."""
+"""The statistics of docs/methods.md#significance checked against scipy and hand computations,
+and the A/A and A/B behaviour of the significance decision the report makes."""
 
 from __future__ import annotations
 

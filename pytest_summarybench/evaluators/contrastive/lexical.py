@@ -1,5 +1,5 @@
-"""``contrastive/lexical``: spec 6.2's cosine ranking, against distractors chosen to share
-the target's identifiers.
+"""``contrastive/lexical``: the cosine ranking of docs/methods.md#contrastive-embedding,
+against distractors chosen to share the target's identifiers.
 
 Why: with the spec's tiers (same file, signature, embedding neighbours, random) a summary
 that copies the code's identifiers picks its code out of the distractors by the copied

@@ -1,10 +1,10 @@
-"""``contrastive/llm`` (spec section 6.3): can a judge model pick the summarized code out of
-the distractors?
+"""``contrastive/llm`` (docs/methods.md#contrastive-llm): can a judge model pick the summarized code
+out of the distractors?
 
 The options are the target and its distractor set (the same sets as
 ``contrastive/embedding``, selected once by the controller), shuffled with a generator
 seeded by the run seed, the unit and the model, so the target's position is reproducible
-and recorded. The model that picks is the run's helper (``roles.py``: the first judge of
+and recorded. The model that picks is the run's helper (``roles/assign.py``: the first judge of
 none of the families of the models under test); it gets the spec's prompt verbatim at
 temperature 0, with JSON output requested where the provider supports it, and
 every answer is cached in the store. An answer without a valid ``selected`` option is an
@@ -52,8 +52,8 @@ Respond with ONLY a JSON object:
 
 
 def selection_schema(n: int) -> dict[str, Any]:
-    """The JSON schema of the spec 6.3 answer for ``n`` options: ``selected`` is an enum
-    (llama.cpp's grammar ignores minimum/maximum), free text is bounded."""
+    """The JSON schema of the answer (docs/methods.md#contrastive-llm) for ``n`` options:
+    ``selected`` is an enum (llama.cpp's grammar ignores minimum/maximum), free text is bounded."""
     return {
         "type": "object",
         "properties": {
@@ -118,7 +118,7 @@ class ContrastiveLLM(ContrastiveEvaluator):
         return None
 
     def judge(self, ctx: RunContext) -> ModelConfig:
-        """The model that picks an option: the run's helper (``roles.py``)."""
+        """The model that picks an option: the run's helper (``roles/assign.py``)."""
         helper = ctx.roles.helper
         if helper is None:
             raise EvaluationError(f"no helper model: {ctx.roles.helper_reason}")

@@ -1,4 +1,5 @@
-"""Reading the task model's answers: JSON choices (8.2, 8.3) and completed code (8.1).
+"""Reading the task model's answers: JSON choices (bug localisation, function selection) and
+completed code (completion; docs/methods.md#downstream-family).
 
 Choice answers are matched to a candidate leniently but unambiguously: the exact
 candidate, else the one candidate it names up to case, quotes, a leading ``./`` or a

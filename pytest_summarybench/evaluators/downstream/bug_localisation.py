@@ -1,4 +1,5 @@
-"""``downstream/bug_localisation`` (spec 8.2): find the buggy file from file summaries.
+"""``downstream/bug_localisation`` (docs/methods.md#downstream-bug-localisation): find the buggy
+file from file summaries.
 
 Per task x model under test: the task model reads the bug report and the file-level
 summaries of the candidate files (as the model under test wrote them) and names a file.

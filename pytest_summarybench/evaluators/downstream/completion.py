@@ -1,4 +1,5 @@
-"""``downstream/completion`` (spec 8.1): complete a function from its callees' summaries.
+"""``downstream/completion`` (docs/methods.md#downstream-completion): complete a function from its
+callees' summaries.
 
 Per task x model under test: the task model gets the summaries of the units the function
 calls (as the model under test wrote them), the function with its body removed and the

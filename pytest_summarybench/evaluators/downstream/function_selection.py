@@ -1,4 +1,5 @@
-"""``downstream/function_selection`` (spec 8.3): pick the function for a task.
+"""``downstream/function_selection`` (docs/methods.md#downstream-function-selection): pick the
+function for a task.
 
 Per task x model under test: the task model reads the task and the summaries of the
 candidate functions (as the model under test wrote them) and names one. Candidates are

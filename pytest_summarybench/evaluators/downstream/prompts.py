@@ -1,4 +1,4 @@
-"""The task prompts of spec sections 8.1-8.3, verbatim, and how they are filled in.
+"""The task prompts of docs/methods.md#downstream-family, verbatim, and how they are filled in.
 
 Placeholders are substituted in one pass, so a summary that happens to contain
 ``{requirements}`` (or any other placeholder) is inserted as it is, never expanded.
@@ -62,9 +62,9 @@ Which function should be used? Respond with JSON:
 }
 ```"""  # noqa: E501 - the spec's prompt, verbatim
 
-#: What a candidate without a summary shows (spec 8.2).
+#: What a candidate without a summary shows (docs/methods.md#downstream-bug-localisation).
 NO_SUMMARY = "[No summary available]"
-#: Between the context summaries of a completion task (spec 8.1).
+#: Between the context summaries of a completion task (docs/methods.md#downstream-completion).
 SUMMARY_SEPARATOR = "\n\n---\n\n"
 
 
@@ -76,7 +76,8 @@ def fill(template: str, values: Mapping[str, str]) -> str:
 
 def completion_prompt(*, summaries: Sequence[str], language: str, partial_code: str,
                       requirements: str) -> str:
-    """Spec 8.1: the context summaries joined by ``---``, the partial code, the requirements."""
+    """The completion prompt (docs/methods.md#downstream-completion): the context summaries
+    joined by ``---``, the partial code, the requirements."""
     return fill(COMPLETION_TASK_PROMPT, {
         "summaries": SUMMARY_SEPARATOR.join(summaries), "language": language,
         "partial_code": partial_code, "requirements": requirements})
@@ -89,13 +90,15 @@ def sections(entries: Sequence[tuple[str, str | None]]) -> str:
 
 def bug_localisation_prompt(*, bug_description: str,
                             files: Sequence[tuple[str, str | None]]) -> str:
-    """Spec 8.2: the bug report and one ``### path`` section per candidate file."""
+    """The bug localisation prompt (docs/methods.md#downstream-bug-localisation): the bug
+    report and one ``### path`` section per candidate file."""
     return fill(BUG_LOCALIZATION_PROMPT, {"bug_description": bug_description,
                                           "file_summaries": sections(files)})
 
 
 def function_selection_prompt(*, task_description: str,
                               functions: Sequence[tuple[str, str | None]]) -> str:
-    """Spec 8.3: the task and one ``### name`` section per candidate function."""
+    """The function selection prompt (docs/methods.md#downstream-function-selection): the task
+    and one ``### name`` section per candidate function."""
     return fill(FUNCTION_SELECTION_PROMPT, {"task_description": task_description,
                                             "function_summaries": sections(functions)})

@@ -1,4 +1,5 @@
-"""Spec 8.1: a completion's tests run in the sandbox, and decided outside it.
+"""A completion's tests (docs/methods.md#downstream-completion) run in the sandbox, and are
+decided outside it.
 
 The function's top-level package is copied into the sandbox (so module-level helpers and
 sibling modules are there, as in the real codebase) with the spliced module swapped in;

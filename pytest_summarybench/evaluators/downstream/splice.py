@@ -1,5 +1,5 @@
-"""Spec 8.1 mechanics: the partial code the task model sees, and splicing its completion
-into the function's module.
+"""How a completion task is put together (docs/methods.md#downstream-completion): the partial
+code the task model sees, and splicing its completion into the function's module.
 
 The completed function replaces the original, at the same place and indentation, in a
 copy of its module; imports the answer adds at its top level are appended to the module.

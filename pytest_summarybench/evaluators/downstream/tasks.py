@@ -1,4 +1,4 @@
-"""Task sets of spec section 8: the three task schemas and their JSONL files.
+"""Task sets of docs/methods.md#downstream-family: the three task schemas and their JSONL files.
 
 A task set is three JSONL files, ``completion.jsonl``, ``bug_localisation.jsonl`` and
 ``function_selection.jsonl``, in one directory (or one JSONL file whose lines carry a
@@ -84,7 +84,8 @@ class TestCase(SBModel):
 
 
 class CompletionTask(SBModel):
-    """Spec 8.1: a function with its body removed, to complete from summaries."""
+    """A completion task (docs/methods.md#downstream-completion): a function with its body
+    removed, to complete from summaries."""
 
     id: str
     """Unique within the task set."""
@@ -115,7 +116,8 @@ class CompletionTask(SBModel):
 
 
 class BugLocalisationTask(SBModel):
-    """Spec 8.2: a bug report, the file that holds the bug, and candidate files."""
+    """A bug localisation task (docs/methods.md#downstream-bug-localisation): a bug report, the
+    file that holds the bug, and candidate files."""
 
     id: str
     description: str
@@ -142,7 +144,8 @@ class BugLocalisationTask(SBModel):
 
 
 class FunctionSelectionTask(SBModel):
-    """Spec 8.3: a task description, the function to use, and candidate functions."""
+    """A function selection task (docs/methods.md#downstream-function-selection): a task
+    description, the function to use, and candidate functions."""
 
     id: str
     description: str

@@ -1,8 +1,9 @@
-"""``judge/pointwise``: each summary scored on the spec 5.1 rubric by each eligible judge.
+"""``judge/pointwise``: each summary scored on the rubric (docs/methods.md#judge-pointwise) by each
+eligible judge.
 
 Items are unit x model x judge (the judge in ``MatrixItem.variant``); a judge never scores
-a model of its own family (spec 5.3). The score is the weighted average of the five
-criteria computed here from the judge's scores (the judge's own arithmetic is kept, not
+a model of its own family (docs/methods.md#judge-selection). The score is the weighted average of
+the five criteria computed here from the judge's scores (the judge's own arithmetic is kept, not
 used). A judge whose answer stays unreadable fails the item with the raw text; the
 report section gives means with intervals over units, per-judge error rates, the length
 bias of each judge's scores and the agreement between judges.
@@ -56,8 +57,8 @@ class JudgePointwise(JudgeEvaluator):
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
         plan = ctx.roles.judge_plan
-        return [MatrixItem(evaluator=self.name, unit_id=u.id, model_id=m.id, variant=j,
-                           label=ctx.unit_label(u))
+        return [MatrixItem(evaluator=self.name, family=self.family, unit_id=u.id,
+                           models=(m.id,), variant=j, label=ctx.unit_label(u))
                 for u in ctx.units for m in ctx.models for j in plan.judges_for_model(m.id)]
 
     def _question(self, item: MatrixItem, ctx: RunContext) -> JudgeQuestion[Any]:

@@ -1,4 +1,5 @@
-"""The judge prompts of spec sections 5.1 (pointwise rubric) and 5.2 (pairwise comparison).
+"""The judge prompts: the pointwise rubric (docs/methods.md#judge-pointwise) and the pairwise
+comparison (docs/methods.md#judge-pairwise).
 
 The four texts are copied verbatim from the spec. ``PROMPT_VERSION`` is derived from them
 and is the cache tag of every judge call, so an edit misses the response cache instead of
@@ -140,7 +141,8 @@ Respond with a JSON object:
 }
 ```"""  # noqa: E501
 
-#: Spec 5.1 weights of the rubric criteria; the weighted average is computed from them.
+#: The weights of the rubric criteria (docs/methods.md#judge-pointwise); the weighted average
+#: is computed from them.
 CRITERIA_WEIGHTS: dict[str, float] = {
     "accuracy": 0.25,
     "completeness": 0.20,
@@ -150,7 +152,7 @@ CRITERIA_WEIGHTS: dict[str, float] = {
 }
 #: The rubric criteria in the spec's order.
 CRITERIA: tuple[str, ...] = tuple(CRITERIA_WEIGHTS)
-#: The comparison criteria of spec 5.2, in the spec's order.
+#: The comparison criteria of docs/methods.md#judge-pairwise, in the spec's order.
 PAIRWISE_CRITERIA: tuple[str, ...] = (
     "accuracy", "completeness", "searchability", "clarity", "conciseness")
 
@@ -175,12 +177,12 @@ def fill(template: str, values: Mapping[str, str]) -> str:
 
 
 def weighted_average(scores: Mapping[str, float]) -> float:
-    """The spec 5.1 weighted average of the five criteria scores (1-5)."""
+    """The weighted average of the five criteria scores, 1-5 (docs/methods.md#judge-pointwise)."""
     return sum(CRITERIA_WEIGHTS[c] * float(scores[c]) for c in CRITERIA)
 
 
 def pointwise_messages(language: str, code: str, summary: str) -> list[dict[str, str]]:
-    """System and user messages of the spec 5.1 rubric for one summary."""
+    """System and user messages of the rubric (docs/methods.md#judge-pointwise) for one summary."""
     user = fill(JUDGE_USER_PROMPT, {"language": language, "code": code, "summary": summary})
     return [{"role": "system", "content": JUDGE_SYSTEM_PROMPT},
             {"role": "user", "content": user}]
@@ -188,7 +190,8 @@ def pointwise_messages(language: str, code: str, summary: str) -> list[dict[str,
 
 def pairwise_messages(language: str, code: str, summary_a: str,
                       summary_b: str) -> list[dict[str, str]]:
-    """System and user messages of the spec 5.2 comparison, ``summary_a`` shown first."""
+    """System and user messages of the comparison (docs/methods.md#judge-pairwise), ``summary_a``
+    shown first."""
     user = fill(PAIRWISE_USER_PROMPT, {"language": language, "code": code,
                                        "summary_a": summary_a, "summary_b": summary_b})
     return [{"role": "system", "content": PAIRWISE_SYSTEM_PROMPT},

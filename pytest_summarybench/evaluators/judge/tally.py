@@ -1,7 +1,7 @@
-"""Counting verdicts and averaging scores: the spec 5.4 wins / losses / ties table, head to
-head counts, the per-unit wins matrices Bradley-Terry is bootstrapped over, and means with
-bootstrap intervals that resample units (a unit's items are not independent: every
-model and every judge saw the same code).
+"""Counting verdicts and averaging scores: the wins / losses / ties table
+(docs/methods.md#judge-pairwise), head to head counts, the per-unit wins matrices
+Bradley-Terry is bootstrapped over, and means with bootstrap intervals that resample units
+(a unit's items are not independent: every model and every judge saw the same code).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .bradley_terry import FloatArray, wins_matrix
 
 def tally(verdicts: Iterable[PairVerdict]) -> dict[str, dict[str, Any]]:
     """Per model: wins, losses, ties, total and win rate ``(wins + 0.5 ties) / total``,
-    every verdict (each judge, each order) counting once, as in spec 5.4."""
+    every verdict (each judge, each order) counting once, as in docs/methods.md#judge-pairwise."""
     table: dict[str, dict[str, Any]] = defaultdict(lambda: {"wins": 0, "losses": 0,
                                                             "ties": 0})
     for v in verdicts:

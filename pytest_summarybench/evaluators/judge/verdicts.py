@@ -1,5 +1,6 @@
-"""What a judge must answer, and how an answer is read: the pydantic schemas of the spec 5.1
-and 5.2 response formats, and a parser that survives real judges.
+"""What a judge must answer, and how an answer is read: the pydantic schemas of the
+rubric's answer (docs/methods.md#judge-pointwise) and the comparison's
+(docs/methods.md#judge-pairwise), and a parser that survives real judges.
 
 Real judges wrap their JSON in code fences, put prose before or after it, write numbers as
 strings ("4", "4/5") and vary key spelling ("Semantic Richness", "abstraction_level").
@@ -55,7 +56,7 @@ def _key(name: str) -> str:
 
 
 class RubricScores(BaseModel):
-    """The five criteria of spec 5.1, each from 1 to 5."""
+    """The five criteria of docs/methods.md#judge-pointwise, each from 1 to 5."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -77,7 +78,7 @@ class RubricScores(BaseModel):
 
 
 class PointwiseVerdict(BaseModel):
-    """A judge's answer to the spec 5.1 rubric."""
+    """A judge's answer to the rubric (docs/methods.md#judge-pointwise)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -108,7 +109,8 @@ class PointwiseVerdict(BaseModel):
 
 
 class CriteriaBreakdown(BaseModel):
-    """The per-criterion winners of spec 5.2; a criterion the judge left out is None."""
+    """The per-criterion winners of docs/methods.md#judge-pairwise; a criterion the judge left out
+    is None."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -125,7 +127,8 @@ class CriteriaBreakdown(BaseModel):
 
 
 class PairwiseVerdict(BaseModel):
-    """A judge's answer to the spec 5.2 comparison (positions as shown: A first)."""
+    """A judge's answer to the comparison (docs/methods.md#judge-pairwise), positions as shown:
+    A first."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -201,7 +204,8 @@ def _describe(exc: ValidationError) -> str:
 
 
 def parse_pointwise(text: str) -> PointwiseVerdict:
-    """Read a spec 5.1 answer; raises ``InvalidVerdict`` saying what is missing or wrong."""
+    """Read an answer (docs/methods.md#judge-pointwise); raises ``InvalidVerdict`` saying what is
+    missing or wrong."""
     data = _normalise_keys(extract_json(text))
     payload = {"scores": _rubric_scores(data), "reasoning": data.get("reasoning"),
                "weighted_average": data.get("weighted_average")}
@@ -212,7 +216,8 @@ def parse_pointwise(text: str) -> PointwiseVerdict:
 
 
 def parse_pairwise(text: str) -> PairwiseVerdict:
-    """Read a spec 5.2 answer; raises ``InvalidVerdict`` saying what is missing or wrong."""
+    """Read an answer (docs/methods.md#judge-pairwise); raises ``InvalidVerdict`` saying what is
+    missing or wrong."""
     data = _normalise_keys(extract_json(text))
     breakdown = data.get("criteria_breakdown")
     payload = {"winner": data.get("winner"), "confidence": data.get("confidence"),

@@ -1,4 +1,5 @@
-"""Developer search queries for retrieval (spec section 7.1): from a file, or from an LLM.
+"""Developer search queries for retrieval (docs/methods.md#query-generation): from a file, or from
+an LLM.
 
 Where the queries come from, first that applies:
 
@@ -9,7 +10,7 @@ Where the queries come from, first that applies:
    how the default run on ``fixtures/sample_codebase`` gets the hand-written
    ``fixtures/queries/sample_codebase.jsonl`` without any model (a fixed, reviewed set
    also keeps scores comparable across runs);
-3. generation with the prompt below by the run's helper model (``roles.py``: the first
+3. generation with the prompt below by the run's helper model (``roles/assign.py``: the first
    judge of none of the families of the models under test), cached in the store like
    every model call.
 
@@ -30,7 +31,9 @@ from ...core.input_files import InputFileError, clip, json_lines, parse_json_lin
 from ...llm.json_answer import parse_json_object
 
 if TYPE_CHECKING:
-    from ...context import RunContext
+    from collections.abc import Iterable
+
+    from ...context import Named, RunContext
     from ...llm.requests import ModelRequest
     from ...schemas import CodeUnit, ModelConfig
 
@@ -125,9 +128,11 @@ def query_source(ctx: RunContext) -> QuerySource | None:
     return None
 
 
-def read_query_file(path: Path, units: list[CodeUnit], per_unit: int
+def read_query_file(path: Path, units: Iterable[Named], per_unit: int
                     ) -> tuple[dict[str, list[Query]], int]:
-    """Queries by unit id from a JSONL file, and the number of lines naming no unit.
+    """Queries by unit id from a JSONL file, and the number of lines naming no unit
+    (``units``: every unit of the run, or just their ids, paths and names:
+    ``RunContext.unit_names``).
 
     A bad line raises ``QueryFileError`` as ``FILE:LINE: field 'F': problem``.
     """
@@ -168,8 +173,8 @@ def read_query_file(path: Path, units: list[CodeUnit], per_unit: int
 
 
 def generation_prompt(unit: CodeUnit) -> str:
-    """Spec 7.1's prompt for ``unit`` (placeholders replaced one by one: the JSON example's
-    braces stay as they are)."""
+    """The prompt of docs/methods.md#query-generation for ``unit`` (placeholders replaced one by
+    one: the JSON example's braces stay as they are)."""
     return (QUERY_GENERATION_PROMPT.replace("{language}", unit.language)
             .replace("{code}", unit.content).replace("{file_path}", unit.path)
             .replace("{name}", unit.name))
@@ -197,7 +202,7 @@ QUERY_PHASE = "retrieval/queries"
 
 
 def query_request(unit: CodeUnit, model: ModelConfig) -> ModelRequest:
-    """The helper model's call that writes ``unit``'s queries (spec 7.1)."""
+    """The helper model's call that writes ``unit``'s queries (docs/methods.md#query-generation)."""
     from ...llm.requests import ModelRequest
 
     return ModelRequest.chat(model, [{"role": "user", "content": generation_prompt(unit)}],
@@ -244,7 +249,7 @@ def ensure_queries(ctx: RunContext) -> dict[str, list[Query] | str]:
     per_unit = ctx.settings.evaluation.retrieval.queries_per_unit
     fresh: dict[str, list[Query] | str] = {}
     if source.path is not None:
-        from_file, _ = read_query_file(source.path, ctx.all_units, per_unit)
+        from_file, _ = read_query_file(source.path, ctx.unit_names, per_unit)
         for unit in ctx.units:
             if unit.id not in existing:
                 fresh[unit.id] = from_file.get(unit.id) or (

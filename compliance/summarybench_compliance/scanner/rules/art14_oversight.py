@@ -14,7 +14,7 @@ environment default or parsed YAML/JSON), ``interrupt_before``, ``needs_approval
 acting agent. Docstrings, comments and flags that say approval is required count for
 nothing unless a test reads them.
 
-Checks (each has a firing and a quiet example in tests/compliance/test_rules_art14_15.py):
+Checks (each has a firing and a quiet example in tests/test_rules_art14_15.py):
 
 1. acting functions: an outbound write (HTTP POST/PUT/PATCH/DELETE, mail or message
    send, payment-SDK create, verb-first client call, patch_/replace_ client update, SQL

@@ -9,7 +9,7 @@ parsed YAML/JSON), query text and shell commands from where they are built to wh
 run (``art15_flow``). A sanitising helper around a formatted value does not make it a bound
 parameter; a docstring that calls the code safe is not evidence.
 
-Checks (each has a firing and a quiet example in tests/compliance/test_rules_art14_15.py):
+Checks (each has a firing and a quiet example in tests/test_rules_art14_15.py):
 
 1. CRITICAL, model code on the host: ``eval``/``exec`` of a non-literal, classes that run
    model code in-process (Python REPL tools, ``LocalCommandLineCodeExecutor``,
