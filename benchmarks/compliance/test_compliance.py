@@ -2,7 +2,7 @@
 labelled example x the rule scanner and the LLM classifier.
 
 The benchmark is a distribution of its own, ``summarybench-compliance`` (installed with
-``pip install -e ./compliance``); its test module ships in it, and importing it here is
+``pip install -e ./compliance``); its test module ships in it, and taking its tests here is
 all this folder needs. Without the distribution, this module is skipped, saying so.
 """
 
@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("summarybench_compliance", reason="the compliance benchmark is not "
-                    "installed: pip install -e ./compliance")
+suite = pytest.importorskip(
+    "summarybench_compliance.suite.test_compliance",
+    reason="the compliance benchmark is not installed: pip install -e ./compliance")
 
-from summarybench_compliance.suite.test_compliance import (  # noqa: E402
-    pytest_generate_tests,
-    test_llm,
-    test_scanner,
-)
-
-__all__ = ["pytest_generate_tests", "test_llm", "test_scanner"]
+# In the suite's order (the scanner's tests, then the LLM's), which pytest keeps.
+pytest_generate_tests = suite.pytest_generate_tests
+test_scanner = suite.test_scanner
+test_llm = suite.test_llm

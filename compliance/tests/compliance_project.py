@@ -9,9 +9,12 @@ from typing import Any
 
 import pytest
 
-#: The test module of such a project (what benchmarks/compliance/test_compliance.py holds).
-TEST_MODULE = ("from summarybench_compliance.suite.test_compliance import (  # noqa: F401\n"
-               "    pytest_generate_tests, test_llm, test_scanner)\n")
+#: The test module of such a project (what benchmarks/compliance/test_compliance.py holds):
+#: the suite's tests in its order, the scanner's first.
+TEST_MODULE = ("from summarybench_compliance.suite import test_compliance as suite\n"
+               "pytest_generate_tests = suite.pytest_generate_tests\n"
+               "test_scanner = suite.test_scanner\n"
+               "test_llm = suite.test_llm\n")
 
 
 def write_project(folder: Path) -> None:

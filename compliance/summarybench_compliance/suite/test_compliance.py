@@ -7,8 +7,9 @@ collects the same items in the same order. A test passes when its classification
 scored, right or wrong: the figures are the benchmark's result. It fails only when no
 classification could be made.
 
-A project runs the benchmark by importing the three names below into a test module of its
-own (``from summarybench_compliance.suite.test_compliance import *``).
+A project runs the benchmark by taking the three names below into a test module of its own
+(``from summarybench_compliance.suite.test_compliance import *``: the scanner's tests come
+first, as here).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 Record = Callable[[ScoreRecord], None]
 
-__all__ = ["pytest_generate_tests", "test_llm", "test_scanner"]
+__all__ = ["pytest_generate_tests", "test_scanner", "test_llm"]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
