@@ -14,7 +14,8 @@ Importing this module costs pytest and the standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -114,8 +115,9 @@ class Harness:
                    retry_policy: RetryPolicy | None = None) -> None:
         """Make ``requests`` now, on the controller, through one scheduler with the
         session's limits: ``parallel`` calls at once per model, each provider's rate
-        limits, retries by ``retry_policy`` (default: the model layer's), each identical
-        request once, progress per phase (``request.phase``). Answers go to the store's
+        limits and circuit breakers (the session's, which the code-summary benchmark's
+        calls share), retries by ``retry_policy`` (default: the model layer's), each
+        identical request once, progress per phase (``request.phase``). Answers go to the store's
         response cache and failures are recorded for the session; :meth:`answer` reads
         either back in any process. Nothing is raised for a failed call.
         """
@@ -126,7 +128,7 @@ class Harness:
 
         scheduler = Scheduler(self._store(), parallel=self.parallel,
                               retry_policy=retry_policy, session=self.token,
-                              progress=self.progress())
+                              progress=self.progress(), endpoints=self._state.endpoints)
         phases: dict[str, int] = {}
         for request in requests:
             phases[request.phase] = phases.get(request.phase, 0) + 1
@@ -146,7 +148,8 @@ class Harness:
         with ``retry_policy``."""
         from .llm.scheduler import fetch
 
-        return fetch(request, self._store(), self.token, retry_policy=retry_policy)
+        return fetch(request, self._store(), self.token, retry_policy=retry_policy,
+                     endpoints=self._state.endpoints)
 
     def forget_answers(self, tag: str) -> int:
         """Drop the answers cached under ``tag`` (answers kept for one session only, at
@@ -164,21 +167,13 @@ class Harness:
         """From an xdist worker at collection, before xdist reports it finished: tell the
         controller ``values`` (e.g. the examples ``-k``/``-m`` left) under ``scope``, a
         name of the benchmark's own."""
-        from .store import StoreError
-
-        try:
+        with _store_stops_session():
             self._store().selection.add(self.token, values, scope=self._scope(scope))
-        except StoreError as exc:
-            raise pytest.UsageError(f"summarybench: {exc}") from None
 
     def shared(self, scope: str) -> set[str]:
         """On the controller: every value the workers shared under ``scope``."""
-        from .store import StoreError
-
-        try:
+        with _store_stops_session():
             return self._store().selection.of(self.token, scope=self._scope(scope))
-        except StoreError as exc:
-            raise pytest.UsageError(f"summarybench: {exc}") from None
 
     @staticmethod
     def _scope(scope: str) -> str:
@@ -188,12 +183,21 @@ class Harness:
         return scope
 
     def _store(self) -> Store:
-        from .store import StoreError
-
-        try:
+        with _store_stops_session():
             return self._state.store
-        except StoreError as exc:
-            raise pytest.UsageError(f"summarybench: {exc}") from None
+
+
+@contextmanager
+def _store_stops_session() -> Iterator[None]:
+    """A store that cannot be read or written stops the session with one line
+    (``plugin/errors.py``), as the harness's own options do."""
+    from .plugin.errors import usage_error
+    from .store import StoreError
+
+    try:
+        yield
+    except StoreError as exc:
+        raise usage_error(exc, where="summarybench: ") from None
 
 
 def table_lines(headers: Sequence[object], rows: Sequence[Sequence[object]],

@@ -6,7 +6,8 @@ Pipeline: ``dataset`` (labelled examples, shipped in ``data/``) -> ``scanner`` /
 reports) -> ``metrics`` -> ``report`` (tables and ``eval_results.json``); ``plugin`` wires
 it into pytest through the harness's public interface (``pytest_summarybench.harness``),
 ``suite`` holds the benchmark's test module and ``cli`` the ``summarybench compliance``
-command.
+command. Its errors (``errors``) derive from the harness's public ``InputError`` and
+``RunError``.
 
 The public names below are resolved on first access, so that pytest importing
 ``summarybench_compliance.plugin`` (an entry point, loaded on every pytest run) does not
@@ -20,23 +21,25 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .classifier import DEFAULT_MODEL, LLMClassifier
-    from .dataset import ARTICLES, SEVERITIES, DatasetError, Example, load_examples
-    from .parsing import ParseError, Prediction, parse_response
+    from .dataset import ARTICLES, SEVERITIES, Example, load_examples
+    from .errors import DatasetError, ParseError, ScanError
+    from .parsing import Prediction, parse_response
     from .scanner import ArticleResult, Scanner, ScanResult, scan_code
 
 _EXPORTS = {
     "DEFAULT_MODEL": "classifier", "LLMClassifier": "classifier",
-    "ARTICLES": "dataset", "SEVERITIES": "dataset", "DatasetError": "dataset",
-    "Example": "dataset", "load_examples": "dataset",
-    "ParseError": "parsing", "Prediction": "parsing", "parse_response": "parsing",
+    "ARTICLES": "dataset", "SEVERITIES": "dataset", "Example": "dataset",
+    "load_examples": "dataset",
+    "DatasetError": "errors", "ParseError": "errors", "ScanError": "errors",
+    "Prediction": "parsing", "parse_response": "parsing",
     "ArticleResult": "scanner", "Scanner": "scanner", "ScanResult": "scanner",
     "scan_code": "scanner",
 }
 
 __all__ = [
     "ARTICLES", "DEFAULT_MODEL", "SEVERITIES", "ArticleResult", "DatasetError", "Example",
-    "LLMClassifier", "ParseError", "Prediction", "ScanResult", "Scanner", "load_examples",
-    "parse_response", "scan_code",
+    "LLMClassifier", "ParseError", "Prediction", "ScanError", "ScanResult", "Scanner",
+    "load_examples", "parse_response", "scan_code",
 ]
 
 

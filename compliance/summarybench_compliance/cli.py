@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from pytest_summarybench.cli import CliError
+from pytest_summarybench import InputError
 
 PLUGIN = "summarybench_compliance"
 SUITE = Path(__file__).resolve().parent / "suite" / "test_compliance.py"
@@ -57,7 +57,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def pytest_arguments(args: argparse.Namespace) -> list[str]:
-    """The pytest options for ``args``; a bad value is a CliError naming its flag."""
+    """The pytest options for ``args``; a bad value is an InputError naming its flag."""
     from .classifier import DEFAULT_MODEL, check_endpoint, parse_model
 
     argv = ["-p", PLUGIN]
@@ -69,7 +69,7 @@ def pytest_arguments(args: argparse.Namespace) -> list[str]:
         try:
             check_endpoint(args.endpoint)
         except ValueError as err:
-            raise CliError(f"--endpoint {args.endpoint!r}: {err}") from None
+            raise InputError(f"--endpoint {args.endpoint!r}: {err}") from None
         argv += ["--compliance-endpoint", args.endpoint]
     if args.model is not None:
         argv += ["--compliance-model", args.model]
@@ -77,21 +77,21 @@ def pytest_arguments(args: argparse.Namespace) -> list[str]:
     try:
         parse_model(spec, args.endpoint)
     except ValueError as err:
-        raise CliError(f"--model {spec!r}: {err}") from None
+        raise InputError(f"--model {spec!r}: {err}") from None
     if args.data is not None:
         argv += ["--compliance-data", str(_checked_data(args.data))]
     return argv
 
 
 def _checked_data(given: str) -> Path:
-    """The dataset's absolute path once it loads; its first bad line is a CliError."""
+    """The dataset's absolute path once it loads; its first bad line is an InputError."""
     from .dataset import DatasetError, dataset_path, load_examples
 
     try:
         path = dataset_path(given, Path.cwd())
         load_examples(path)
     except DatasetError as err:
-        raise CliError(f"--data: {err}") from None
+        raise InputError(f"--data: {err}") from None
     return path.resolve()
 
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .errors import DatasetError
+
 ARTICLES: tuple[int, ...] = (9, 10, 11, 12, 14, 15)
 """The EU AI Act articles the benchmark covers."""
 SEVERITIES: tuple[str, ...] = ("CRITICAL", "HIGH", "MEDIUM", "LOW")
@@ -24,10 +26,6 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 """The labelled datasets shipped inside the package (README, "Data")."""
 EVAL_DATA = DATA_DIR / "eval_data.jsonl"
 """The dataset a run evaluates unless told otherwise."""
-
-
-class DatasetError(ValueError):
-    """A dataset line is malformed; the message names the file, the line and the problem."""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .dataset import ARTICLES, NO_VIOLATION, SEVERITIES
+from .errors import ParseError
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 _NOISE = re.compile(r"[*_`#>|]")
@@ -33,10 +34,6 @@ _COMPLIANT_VERDICT = re.compile(r"\b(status|verdict)\s*[:=]\s*compliant\b|"
                                 r"\bno (violations?|issues?) (found|detected)\b",
                                 re.IGNORECASE)
 _SEVERITY_WORD = re.compile(r"\b(critical|high|medium|moderate|low|none)\b", re.IGNORECASE)
-
-
-class ParseError(ValueError):
-    """The model's answer names no article; the message quotes the start of it."""
 
 
 @dataclass(frozen=True)

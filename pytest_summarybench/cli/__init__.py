@@ -8,7 +8,8 @@ Another installed distribution adds a command through the entry-point group
 module, usually) with the same two functions. ``add_parser`` adds one subparser by that
 name (with a ``help``, so that ``summarybench --help`` lists it, and an epilog starting
 ``example``), ``run`` returns the exit code (0 success, 1 the command ran and failed, 2 bad
-usage or input) and may raise :class:`CliError` for a one-line error. A name the built-in
+usage or input) and may raise any ``SummarybenchError`` for a one-line error with its exit
+code (the package's public ``InputError``: 2, ``RunError``: 1). A name the built-in
 commands already use is not taken; a command that fails to load is left out with one line
 on stderr.
 """
@@ -21,6 +22,7 @@ import os
 import sys
 from typing import Any
 
+from ..core.errors import EXIT_OK, EXIT_USAGE, SummarybenchError
 from ._common import CliError
 
 __all__ = ["COMMANDS_GROUP", "SUBCOMMANDS", "CliError", "build_parser",
@@ -46,10 +48,6 @@ SUBCOMMANDS: dict[str, str] = {
 
 COMMANDS_GROUP = "summarybench.commands"
 """The entry-point group of the commands other distributions add."""
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
 
 
 def extension_commands() -> dict[str, Any]:
@@ -97,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; its exit code. This is the one place where an error becomes an
+    exit code: every ``SummarybenchError`` is one line on stderr and its ``exit_code``
+    (2 bad usage or input, 1 the command ran and failed; ``core/errors.py``), whether a
+    built-in command or an added one raised it."""
     parser, commands = _parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
@@ -107,9 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.command!r} is not a command of an installed distribution")
     try:
         return int(mod.run(args))
-    except CliError as exc:
+    except SummarybenchError as exc:
         print(f"summarybench {args.command}: error: {exc}", file=sys.stderr)
-        return exc.code
+        return exc.exit_code
     except KeyboardInterrupt:
         print(f"summarybench {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..errors import ScanError
 from .base import SEVERITY_RANK, ArticleResult, Rule
 from .facts import CodeFacts, TooDeep, collect
 from .rules import (
@@ -31,12 +32,6 @@ MAX_CODE_CHARS = 200_000
 """The longest code the scanner reads, in characters: about 5,000 lines of Python, 30
 times the datasets' longest example (6,452). Longer code is not scanned: the example fails
 with that reason, in no time, and the rest of the run goes on."""
-
-
-class ScanError(ValueError):
-    """The code could not be scanned: it is not valid Python, it is over
-    :data:`MAX_CODE_CHARS` or nested past ``facts.MAX_DEPTH``, or a rule failed on it.
-    The message is one line."""
 
 
 @dataclass(frozen=True)

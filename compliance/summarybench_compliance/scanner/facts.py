@@ -12,6 +12,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from ..errors import ScanError
+
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -232,7 +234,7 @@ rules recurse on nesting (Python's recursion limit is 1,000 frames, a few per le
 some walk up a node's ancestors for each node; the datasets' deepest example has 17."""
 
 
-class TooDeep(ValueError):
+class TooDeep(ScanError):
     """The syntax tree nests deeper than :data:`MAX_DEPTH`."""
 
 
