@@ -12,6 +12,10 @@ command. Its errors (``errors``) derive from the harness's public ``InputError``
 The public names below are resolved on first access, so that pytest importing
 ``summarybench_compliance.plugin`` (an entry point, loaded on every pytest run) does not
 load the scanner.
+
+PYTEST_DONT_REWRITE: ``summarybench compliance`` imports this package (its command) before
+it starts pytest, which would otherwise warn that it cannot rewrite the asserts of an
+installed plugin's package already imported (this module has none).
 """
 
 from __future__ import annotations

@@ -39,6 +39,9 @@ def test_seed_spellings_run_the_scanner_alone(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 workers" in proc.stdout
     assert "10 passed, 10 skipped" in proc.stdout
+    # The command imports this package before pytest starts; pytest must not warn that it
+    # cannot rewrite it (a warnings summary on every run from the command line).
+    assert "PytestAssertRewriteWarning" not in proc.stdout
     assert "rule-scanner: 10 examples scored, 0 failed" in proc.stdout
     assert ("LLM classifier: not run (disabled: --compliance-no-llm, or --no-ollama of "
             "`summarybench compliance`)") in proc.stdout
@@ -77,6 +80,7 @@ def test_data_replaces_the_dataset_and_k_selects(tmp_path: Path) -> None:
     proc = sb(tmp_path, "--data", "heldout.jsonl", "--", "-k", "test_scanner")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "20 passed, 20 deselected" in proc.stdout
+    assert "PytestAssertRewriteWarning" not in proc.stdout
     assert results(tmp_path)["num_examples"] == 20
 
 
@@ -158,6 +162,7 @@ def test_a_shipped_dataset_is_named(tmp_path: Path) -> None:
     proc = sb(tmp_path, "--no-ollama", "--data", "heldout_data", "--", "-k", "test_scanner")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "20 passed, 20 deselected" in proc.stdout
+    assert "PytestAssertRewriteWarning" not in proc.stdout
     assert results(tmp_path)["dataset"] == ["heldout_data.jsonl"]
 
 
