@@ -76,8 +76,9 @@ def _name_fan_out(n: int) -> str:
 HOSTILE: dict[str, tuple[str, str | None]] = {
     "attribute-chain": ("x = a" + ".b" * 900 + "\n", "the code nests deeper than 100 levels"),
     "chained-calls": ("x = f" + "()" * 2_000 + "\n", "the code nests deeper than 100 levels"),
-    # 99,997 terms: the longest such sum under the size cap, so that the parser meets it
-    "long-sum": ("x = " + "+".join(["a"] * 99_997) + "\n", "the code nests too deeply"),
+    # the 100,000 terms, 200,000 characters with the newline: at the size cap, so
+    # that the parser meets it
+    "long-sum": ("+".join(["a"] * 100_000) + "\n", "the code nests too deeply"),
     "nested-lambdas": ("x = " + "lambda: " * 20_000 + "0\n", "the code nests too deeply"),
     "lone-surrogate": ("x = '\ud800'\n", "the code is not valid text: surrogates not allowed"),
     "null-byte": ("x = 1\0\n", "cannot parse the code"),
