@@ -96,3 +96,53 @@ def test_table_lines_are_the_reports() -> None:
         "  model   n", "  -----  --", "  a      10", "  bb      2"]
     assert harness.__doc__ and "None when the summarybench plugin is not active" in \
         harness.__doc__
+
+
+class _Session:
+    """What a Harness reads of the plugin's session state: its store, token, settings,
+    progress display and endpoints."""
+
+    def __init__(self, store: Any, endpoints: Any) -> None:
+        from types import SimpleNamespace
+
+        from pytest_summarybench.core.progress import Progress
+
+        self.store, self.endpoints, self.token = store, endpoints, "session-1"
+        self.is_worker = False
+        self.settings = SimpleNamespace(evaluation=SimpleNamespace(parallel=2, seed=0))
+        self._progress = Progress(enabled=False)
+
+    def progress(self) -> Any:
+        return self._progress
+
+
+def test_a_hosted_benchmark_s_calls_share_the_session_s_endpoints(
+        tmp_path: Path, fake_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An endpoint the session found dead (its breaker open in the session's Endpoints, as
+    # the code-summary benchmark's calls leave it) is not asked again by a hosted
+    # benchmark's calls, ahead of the tests or in one; another session still asks it.
+    from pytest_summarybench.llm import Endpoints, EndpointUnavailable, ModelRequest
+    from pytest_summarybench.llm.breaker import BreakerPolicy
+    from pytest_summarybench.llm.retry import Failure
+    from pytest_summarybench.schemas import ModelConfig
+    from pytest_summarybench.store import Store
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-harness-test-key")
+    server: FakeOpenAIServer = fake_server()
+    model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
+    ask = [ModelRequest.chat(model, [{"role": "user", "content": f"Repeat the word {w}."}],
+                             role="test", phase="echo") for w in ("apple", "river")]
+    # no probe within the test, however loaded the machine (a probe goes after 30 s)
+    session = Endpoints(breaker_policy=BreakerPolicy(probe_after_s=3600.0))
+    dead = Failure(f"connection refused at {server.base_url}", False, dead_endpoint=True)
+    while not session.breaker(model).failed(dead):
+        pass
+    store = Store(tmp_path / "store.sqlite")
+    host = Harness(_Session(store, session))  # type: ignore[arg-type]
+    host.make_calls(ask[:1])
+    with pytest.raises(EndpointUnavailable):
+        host.answer(ask[1])
+    assert server.chat_requests == 0
+    other = Harness(_Session(Store(tmp_path / "other.sqlite"), Endpoints()))  # type: ignore[arg-type]
+    assert other.answer(ask[1]).text
+    assert server.chat_requests == 1
