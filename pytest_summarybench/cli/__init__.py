@@ -110,7 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(mod.run(args))
     except SummarybenchError as exc:
-        print(f"summarybench {args.command}: error: {exc}", file=sys.stderr)
+        from ..core.printable import shown_name
+
+        # A message quotes names from files and the store: one line, controls escaped.
+        print(f"summarybench {args.command}: error: {shown_name(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"summarybench {args.command}: interrupted", file=sys.stderr)

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..core.printable import neutralise, shown_path
 from ..schemas.units import CodeUnit
 from .callgraph import link_calls
 from .config import ExtractionConfig
@@ -28,7 +29,9 @@ logger = logging.getLogger("pytest_summarybench.extract")
 
 
 def _warn(result: ExtractionResult, path: str, reason: str) -> None:
-    line = f"{path}: {reason}"
+    # The path is a repository's file name: quoted as a shell reads it back, control
+    # characters escaped (a name may hold a newline or a terminal's escape sequence).
+    line = f"{shown_path(path)}: {neutralise(reason, one_line=True)}"
     result.warnings.append(line)
     logger.warning("summarybench extract: %s", line)
 

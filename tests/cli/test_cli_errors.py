@@ -38,7 +38,7 @@ def test_missing_config_says_to_run_init(project: Path, capsys, argv: list[str])
 
 def test_init_with_unreadable_codebase(project: Path, capsys) -> None:
     assert main(["init", "--name", "x", "--codebase", "missing"]) == 2
-    assert "codebase 'missing' is not a readable directory" in _err(capsys)
+    assert "codebase missing is not a readable directory" in _err(capsys)
     assert not (project / "summarybench.yaml").exists()
 
 
