@@ -24,6 +24,8 @@ _EXPORTS: dict[str, str] = {
     "ModelConfig": "pytest_summarybench.schemas",
     "ModelRanking": "pytest_summarybench.schemas",
     "ScoreRecord": "pytest_summarybench.schemas",
+    "Family": "pytest_summarybench.core.family",
+    "FamilySection": "pytest_summarybench.settings",
     "EvaluationError": "pytest_summarybench.evaluators",
     "Evaluator": "pytest_summarybench.evaluators",
     "MatrixItem": "pytest_summarybench.evaluators",
@@ -35,12 +37,14 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "BenchmarkConfig", "BenchmarkReport", "CodeUnit", "EvaluationError", "Evaluator",
-    "GeneratedSummary", "MatrixItem", "ModelConfig", "ModelRanking", "RunContext",
-    "ScoreRecord", "Settings", "Store", "__version__", "load_settings",
+    "Family", "FamilySection", "GeneratedSummary", "MatrixItem", "ModelConfig",
+    "ModelRanking", "RunContext", "ScoreRecord", "Settings", "Store", "__version__",
+    "load_settings",
 ]
 
 if TYPE_CHECKING:
     from .context import RunContext
+    from .core.family import Family
     from .evaluators import EvaluationError, Evaluator, MatrixItem
     from .schemas import (
         BenchmarkConfig,
@@ -51,7 +55,7 @@ if TYPE_CHECKING:
         ModelRanking,
         ScoreRecord,
     )
-    from .settings import Settings, load_settings
+    from .settings import FamilySection, Settings, load_settings
     from .store import Store
 
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import NamedTuple, Protocol
 
 from .core.progress import Progress
 from .roles.assign import Roles
@@ -25,25 +27,85 @@ from .settings import Settings
 from .store import Store
 
 
+class Named(Protocol):
+    """What names a unit in a file a user writes (a queries file): its path and name."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+class UnitName(NamedTuple):
+    """A unit's id, path and name, read without the unit."""
+
+    id: str
+    path: str
+    name: str
+
+
 class StoredUnits:
-    """The run's units as the store holds them, read once and shared by a context and the
-    contexts made from it: a run's units never change once it is extracted."""
+    """The run's units as the store holds them, read when first needed and shared by a
+    context and the contexts made from it: a run's units never change once it is
+    extracted. The sampled units are read as a list; any other unit one by one, when
+    asked for (a distractor, a unit a task shows), so that no process holds every unit
+    of a large codebase unless a caller asks for ``all``."""
 
     def __init__(self, store: Store, run_id: str) -> None:
         self._store = store
         self._run_id = run_id
+        self._known: dict[str, CodeUnit] = {}
+        self._lock = threading.Lock()
 
     @cached_property
     def all(self) -> list[CodeUnit]:
-        return self._store.load_units(self._run_id)
+        """Every unit of the run, in order (reads them all: for whole-codebase work)."""
+        units = self._store.load_units(self._run_id)
+        with self._lock:
+            self._known.update((u.id, u) for u in units)
+        return units
 
     @cached_property
-    def by_id(self) -> dict[str, CodeUnit]:
-        return {u.id: u for u in self.all}
+    def ids(self) -> frozenset[str]:
+        """Every unit id of the run, read from the store without the units themselves."""
+        return frozenset(self._store.unit_ids(self._run_id))
+
+    @cached_property
+    def names(self) -> list[UnitName]:
+        """Every unit's id, path and name, in order, read without the units."""
+        return [UnitName(*row) for row in self._store.unit_names(self._run_id)]
+
+    @cached_property
+    def groups(self) -> dict[tuple[str, str], int]:
+        """How many units each (language, type) has, counted by the store."""
+        return self._store.unit_groups(self._run_id)
+
+    def get(self, unit_id: str) -> CodeUnit:
+        """One unit of the run (``KeyError`` when the run has none of that id)."""
+        found = self._known.get(unit_id)
+        if found is None:
+            self.fetch([unit_id])
+            found = self._known[unit_id]
+        return found
+
+    def fetch(self, unit_ids: Iterable[str]) -> None:
+        """Read the units ``unit_ids`` that are not read yet, in one query."""
+        wanted = [u for u in unit_ids if u not in self._known]
+        if wanted:
+            units = self._store.load_units_by_id(self._run_id, wanted)
+            with self._lock:
+                self._known.update((u.id, u) for u in units)
 
     @cached_property
     def sampled(self) -> list[CodeUnit]:
-        return [self.by_id[i] for i in self._store.sampled_unit_ids(self._run_id)]
+        units = self._store.load_units(self._run_id, sampled_only=True)
+        with self._lock:
+            self._known.update((u.id, u) for u in units)
+        return units
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,6 +159,21 @@ class RunContext:
         """Every extracted unit of the codebase (distractor and index candidates)."""
         return self.stored_units.all
 
+    @property
+    def unit_ids(self) -> frozenset[str]:
+        """The ids of every extracted unit (a set built once per run, not per question)."""
+        return self.stored_units.ids
+
+    @property
+    def unit_names(self) -> list[UnitName]:
+        """Every extracted unit's id, path and name (not the units)."""
+        return self.stored_units.names
+
+    @property
+    def unit_groups(self) -> dict[tuple[str, str], int]:
+        """How many units of the codebase each (language, type) has."""
+        return self.stored_units.groups
+
     @cached_property
     def units(self) -> list[CodeUnit]:
         """The units under evaluation (the sampled ones unless ``with_units`` chose), in a
@@ -106,7 +183,7 @@ class RunContext:
         return self.stored_units.sampled
 
     def unit(self, unit_id: str) -> CodeUnit:
-        return self.stored_units.by_id[unit_id]
+        return self.stored_units.get(unit_id)
 
     @staticmethod
     def unit_label(unit: CodeUnit) -> str:

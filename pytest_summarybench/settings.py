@@ -3,19 +3,23 @@ command-line options and ini keys.
 
 The YAML keys are the spec's; ``Settings`` validates them with pydantic (unknown keys are
 errors, so a typo never passes silently) and converts to the spec's ``BenchmarkConfig``
-and ``ExtractionConfig``.
+and ``ExtractionConfig``. The evaluator families' parts (``evaluation.<family>``,
+``weights``, ``scoring``) come from the families' declarations, which whoever loads the
+settings passes in (``load_settings(..., families=...)``): the settings know no family
+and import no evaluator.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
-from pydantic.dataclasses import dataclass as pydantic_dataclass
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, create_model, field_validator
 
-from .core.vocabulary import FAMILIES
+from .core.family import Family, FamilyError, check_families
 from .extract.config import (
     DEFAULT_EXCLUDES,
     LANGUAGES,
@@ -24,8 +28,6 @@ from .extract.config import (
     ExtractionTypes,
 )
 from .llm.router import Deployment
-from .llm.structured import StructuredMode
-from .sandbox.limits import ConfiguredLimits
 from .schemas import BenchmarkConfig, EvalWeights, ModelConfig, ScoringConfig
 from .schemas._base import SBModel
 from .schemas.config import SamplingStrategy
@@ -99,130 +101,40 @@ class ModelsSection(SBModel):
     judge: list[ModelEntry] = Field(default_factory=list)
 
 
-class JudgeSection(SBModel):
-    """LLM-as-judge settings (docs/methods.md#judge-family): which evaluations, how many judges, and
-    how strictly judge answers are read."""
+class FamilySection(SBModel):
+    """The section ``evaluation.<family>`` of an evaluator family: ``enabled``, and whatever
+    the family's own subclass adds (declared as the family's ``settings``, in its package:
+    ``evaluators/judge/settings.py``...)."""
 
     enabled: bool = True
-    """Run the judge family at all."""
-    pointwise: bool = True
-    """Score each summary on the rubric (docs/methods.md#judge-pointwise)."""
-    pairwise: bool = True
-    """Run the tournament (docs/methods.md#judge-pairwise): every pair of models, both orders."""
-    min_judges: int = Field(default=2, ge=1)
-    """Rule 2 of docs/methods.md#judge-selection: judges each model (and each pair) should be judged
-    by."""
-    max_judges: int = Field(default=3, ge=1, validate_default=True)
-    """Rule 3 of docs/methods.md#judge-selection: at most this many judges per model or pair,
-    diverse families first."""
-    allow_fewer: bool = True
-    """With fewer eligible judges than ``minJudges``, judge with those there are (and say so
-    in the report); when false, a model or pair short of judges is not judged."""
-    family_patterns: dict[str, list[str]] = Field(default_factory=dict)
-    """Extra family -> regular expressions matched against model names, checked before the
-    built-in table (e.g. ``{acme: ["^acme-"]}``)."""
-    structured_output: StructuredMode = "auto"
-    """Ask for JSON output: ``auto`` uses a JSON schema where the provider supports one and
-    JSON mode where it has that, ``off`` relies on the prompt alone."""
-    parse_retries: int = Field(default=1, ge=0, le=5)
-    """How often a judge is asked again after an answer that is not valid JSON."""
-    bootstrap_samples: int = Field(default=1000, ge=50, le=100_000)
-    """Resamples of units for the confidence intervals of strengths and averages."""
+    """Run the family at all."""
 
-    @field_validator("family_patterns")
-    @classmethod
-    def _patterns_compile(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
-        import re
-
-        for family, patterns in v.items():
-            for pattern in patterns:
-                try:
-                    re.compile(pattern)
-                except re.error as exc:
-                    raise ValueError(f"familyPatterns.{family}: {pattern!r} is not a valid "
-                                     f"regular expression ({exc})") from None
-        return v
-
-    @field_validator("max_judges")
-    @classmethod
-    def _at_least_min(cls, v: int, info: Any) -> int:
-        # ``info`` is pydantic's ValidationInfo; min_judges is validated first.
-        low = info.data.get("min_judges")
-        if low is not None and v < low:
-            raise ValueError(f"maxJudges ({v}) must be at least minJudges ({low})")
-        return v
+    def configuration(self, settings: Settings) -> dict[str, Any]:
+        """This section as results.json records it (``configuration.evaluations.<family>``,
+        and the store's run): by default every key as written in the file."""
+        return self.model_dump(mode="json", by_alias=True)
 
 
-class ContrastiveSection(SBModel):
-    enabled: bool = True
-    distractors: int = Field(default=9, ge=1)
-    methods: list[Literal["embedding", "lexical", "llm"]] = ["embedding"]
-    embedding_model: str = "builtin/minilm"
+class PluginSection(FamilySection):
+    """A section the command line cannot check: of a family a plugin may declare, which the
+    pytest session checks against the family's own section (``cli._common.cli_families``)."""
 
-
-class RetrievalSection(SBModel):
-    enabled: bool = True
-    queries_per_unit: int = Field(default=5, ge=1)
-    k_values: list[int] = Field(default_factory=lambda: [1, 3, 5, 10])
-    embedding_model: str = "builtin/minilm"
-    queries_file: str | None = None
-
-    @field_validator("k_values")
-    @classmethod
-    def _k_positive(cls, v: list[int]) -> list[int]:
-        if not v or any(k <= 0 for k in v):
-            raise ValueError(f"kValues must be a non-empty list of positive integers, got {v}")
-        return v
-
-
-#: ``evaluation.downstream.sandbox``: the sandbox's own ``ConfiguredLimits`` (fields,
-#: defaults and bounds declared there once), read with the settings' rules (camelCase keys,
-#: unknown keys refused). A pydantic dataclass subclass of it, so it is one; type checkers
-#: see the class it is made from.
-if TYPE_CHECKING:
-    SandboxSection = ConfiguredLimits
-else:
-    SandboxSection = pydantic_dataclass(ConfiguredLimits, config=SBModel.model_config,
-                                        frozen=True)
-
-
-class DownstreamSection(SBModel):
-    """Downstream tasks (docs/methods.md#downstream-family); see
-    ``pytest_summarybench/evaluators/downstream``."""
-
-    enabled: bool = True
-    tasks: list[Literal["completion", "bug_localisation", "function_selection"]] = [
-        "completion", "bug_localisation", "function_selection"]
-    completion_model: str | None = None
-    """The task model of all three tasks: ``PROVIDER/MODEL``, the id or model name of a
-    model in ``models.judge`` or ``models.test`` (its endpoint, limits and prices apply), or
-    a bare model name of a known family (``claude-3-5-sonnet-20241022``)."""
-    api_endpoint: str | None = None
-    """Base URL for a ``PROVIDER/MODEL`` task model (e.g. provider ``local``)."""
-    max_tokens: int = Field(default=1024, ge=64)
-    """Output token limit of task-model calls (room for a whole function)."""
-    tasks_file: str | None = None
-    """A directory of ``completion.jsonl``, ``bug_localisation.jsonl`` and
-    ``function_selection.jsonl``, or one JSONL file whose lines carry ``type``; default:
-    ``tasks/<codebase dir name>/`` beside the codebase (see fixtures/tasks/README.md)."""
-    build_tasks: bool = True
-    """Build completion and function-selection tasks from the codebase's documented
-    functions for a type no task file covers."""
-    sandbox: SandboxSection = Field(default_factory=SandboxSection)
-    """Limits of the sandbox completion tests run in (``pytest_summarybench/sandbox``):
-    the fields of ``sandbox.ConfiguredLimits``, in camelCase."""
+    model_config = ConfigDict(**{**FamilySection.model_config, "extra": "allow"})
 
 
 class EvaluationSection(SBModel):
+    """``evaluation``: sampling and parallelism, then one ``FamilySection`` per evaluator
+    family, under the family's name (added by ``settings_model`` from the declarations)."""
+
     sample_size: int = Field(default=100, ge=1)
     sampling: SamplingStrategy = "stratified"
     seed: int = 0
     parallel: int = Field(default=4, ge=1)
     max_cost_usd: float | None = Field(default=None, ge=0)
-    judge: JudgeSection = Field(default_factory=JudgeSection)
-    contrastive: ContrastiveSection = Field(default_factory=ContrastiveSection)
-    retrieval: RetrievalSection = Field(default_factory=RetrievalSection)
-    downstream: DownstreamSection = Field(default_factory=DownstreamSection)
+
+    if TYPE_CHECKING:
+        # The families' sections are fields of a model made at load time.
+        def __getattr__(self, name: str) -> Any: ...
 
 
 class OutputSection(SBModel):
@@ -249,7 +161,11 @@ class GateSection(SBModel):
 
 
 class Settings(SBModel):
-    """Everything a run needs to know, as loaded from ``summarybench.yaml`` and options."""
+    """Everything a run needs to know, as loaded from ``summarybench.yaml`` and options.
+
+    ``load_settings`` validates with the model ``settings_model`` makes for the run's
+    evaluator families, a subclass of this one: a section under ``evaluation``, a weight
+    under ``weights`` and component weights under ``scoring`` for each family."""
 
     name: str = "summarybench"
     codebase: CodebaseSection = Field(default_factory=CodebaseSection)
@@ -264,6 +180,7 @@ class Settings(SBModel):
     gate: GateSection = Field(default_factory=GateSection, exclude=True)
     base_dir: str = "."
     """Directory that relative paths are resolved against (the YAML file's directory)."""
+    _families: tuple[Family, ...] = PrivateAttr(default=())
 
     @field_validator("name")
     @classmethod
@@ -310,9 +227,22 @@ class Settings(SBModel):
     def judge_models(self) -> list[ModelConfig]:
         return sorted((m.to_model_config() for m in self.models.judge), key=lambda m: m.id)
 
+    @property
+    def families(self) -> tuple[Family, ...]:
+        """The evaluator families these settings were loaded for, in report order."""
+        return self._families
+
+    def section(self, family: str) -> FamilySection:
+        """The settings section ``evaluation.<family>``."""
+        found = getattr(self.evaluation, family, None)
+        if not isinstance(found, FamilySection):
+            raise SettingsError(f"evaluation.{family}: no evaluator family {family!r} is "
+                                "declared in this run")
+        return found
+
     def enabled_families(self) -> list[str]:
-        # Each family has the section of its name under ``evaluation``.
-        return [f for f in FAMILIES if getattr(self.evaluation, f).enabled]
+        """The families whose section has ``enabled``, in report order."""
+        return [f.name for f in self._families if self.section(f.name).enabled]
 
     def extraction_config(self) -> ExtractionConfig:
         ex = self.extraction
@@ -333,36 +263,21 @@ class Settings(SBModel):
         )
 
     def benchmark_config(self) -> BenchmarkConfig:
-        """This configuration as docs/reports.md#the-results-file records it (``configuration`` in
-        results.json, ``config`` of the store's run): the same values, under the spec's names."""
+        """This configuration as docs/reports.md#the-results-file records it
+        (``configuration`` in results.json, ``config`` of the store's run): the same values,
+        under the spec's names, each
+        family's section as its ``configuration`` writes it."""
         ev = self.evaluation
-        methods = sorted(set(ev.contrastive.methods))
-        # One method by its name; embedding and llm together as "both" (the name results.json
-        # has always used for that pair); any other combination joined with "+".
-        method = ("both" if methods == ["embedding", "llm"] else "+".join(methods)
-                  if methods else "embedding")
         return BenchmarkConfig(
             sample_size=ev.sample_size,
             sampling_strategy=ev.sampling,
             seed=ev.seed,
-            evaluations={
-                "judge": {"enabled": ev.judge.enabled,
-                          "judgeModels": [m.id for m in self.judge_models()],
-                          "usePairwise": ev.judge.pairwise},
-                "contrastive": {"enabled": ev.contrastive.enabled,
-                                "distractorCount": ev.contrastive.distractors,
-                                "method": method,
-                                "embeddingModel": ev.contrastive.embedding_model},
-                "retrieval": {"enabled": ev.retrieval.enabled,
-                              "queriesPerUnit": ev.retrieval.queries_per_unit,
-                              "kValues": sorted(set(ev.retrieval.k_values)),
-                              "embeddingModel": ev.retrieval.embedding_model},
-                "downstream": {"enabled": ev.downstream.enabled,
-                               "tasks": list(ev.downstream.tasks),
-                               "completionModel": ev.downstream.completion_model},
-            },
-            weights=self.weights,
-            scoring=self.scoring,
+            evaluations={f.name: self.section(f.name).configuration(self)
+                         for f in self._families},
+            # Plain keys, as a stored run's are read back: the record of a run does not
+            # depend on which families the reading process declares.
+            weights=EvalWeights.model_validate(self.weights.model_dump(by_alias=True)),
+            scoring=ScoringConfig.model_validate(self.scoring.model_dump(by_alias=True)),
         )
 
     def fingerprint(self, *parts: str) -> str:
@@ -371,13 +286,70 @@ class Settings(SBModel):
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
+class _StrictScoring(ScoringConfig):
+    # The file's ``scoring`` knows its families' keys; a stored run's reads any.
+    model_config = ConfigDict(**{**ScoringConfig.model_config, "extra": "forbid"})
+
+
+@lru_cache(maxsize=16)
+def settings_model(families: tuple[Family, ...]) -> type[Settings]:
+    """The ``Settings`` model of a run with ``families``: for each family, its section
+    ``evaluation.<name>`` (the family's ``settings`` class), its weight ``weights.<name>``
+    and, when it declares component weights, ``scoring.<name>Weights``, each with the
+    family's defaults. Raises ``SettingsError`` for a family name that a section cannot
+    take."""
+    taken = {*EvaluationSection.model_fields, *dir(SBModel)}
+    for family in families:
+        if family.name in taken:
+            raise SettingsError(f"the evaluator family {family.name!r} cannot have a section "
+                                f"evaluation.{family.name} (the name is taken); choose "
+                                "another name")
+    sections: dict[str, Any] = {}
+    weights: dict[str, Any] = {}
+    scoring: dict[str, Any] = {}
+    for family in families:
+        try:
+            section = family.section() or FamilySection
+        except (ImportError, AttributeError, FamilyError) as exc:
+            raise SettingsError(f"the settings section of the evaluator family "
+                                f"{family.name!r} cannot be loaded: {exc}") from None
+        if not (isinstance(section, type) and issubclass(section, FamilySection)):
+            raise SettingsError(f"the settings section of the evaluator family "
+                                f"{family.name!r} is not a subclass of "
+                                "pytest_summarybench.settings.FamilySection")
+        sections[family.name] = (section, Field(default_factory=section, alias=family.name))
+        weights[family.name] = (float, Field(default=family.weight, ge=0, alias=family.name))
+        if family.weights:
+            keys_fields: dict[str, Any] = {key: (float, Field(default=value, ge=0))
+                                           for key, value in family.weights.items()}
+            keys = create_model(f"{family.name}_weights", __base__=SBModel, **keys_fields)
+            scoring[f"{family.name}_weights"] = (keys, Field(default_factory=keys,
+                                                            alias=family.scoring_key))
+    evaluation = create_model("EvaluationSection", __base__=EvaluationSection, **sections)
+    eval_weights = create_model("EvalWeights", __base__=EvalWeights, **weights)
+    scoring_config = create_model("ScoringConfig", __base__=_StrictScoring, **scoring)
+    return create_model(  # type: ignore[no-any-return]
+        "Settings", __base__=Settings,
+        evaluation=(evaluation, Field(default_factory=evaluation)),
+        weights=(eval_weights, Field(default_factory=eval_weights)),
+        scoring=(scoring_config, Field(default_factory=scoring_config)))
+
+
 def load_settings(path: str | Path | None, overrides: dict[str, Any] | None = None,
-                  *, base_dir: str | Path = ".") -> Settings:
+                  *, families: Iterable[Family], base_dir: str | Path = ".") -> Settings:
     """Load ``summarybench.yaml`` (or defaults when ``path`` is None) and apply overrides.
 
-    ``overrides`` maps dotted keys (``evaluation.sampleSize``) to values; they win over the
-    file. Raises ``SettingsError`` naming the offending key and value.
+    ``families`` are the run's evaluator families (the built-in ones,
+    ``evaluators.registry.BUILTIN_FAMILIES``, and any a plugin declares): each has its
+    section, weight and component weights in the file. ``overrides`` maps dotted keys
+    (``evaluation.sampleSize``) to values; they win over the file. Raises
+    ``SettingsError`` naming the offending key and value.
     """
+    try:
+        declared = check_families(families)
+    except FamilyError as exc:
+        raise SettingsError(str(exc)) from None
+    model = settings_model(declared)
     from .core.input_files import InputFileError, load_yaml
 
     data: dict[str, Any] = {}
@@ -403,9 +375,11 @@ def load_settings(path: str | Path | None, overrides: dict[str, Any] | None = No
         _set_dotted(data, dotted, value)
     data.setdefault("baseDir", str(base_dir))
     try:
-        return Settings.model_validate(data)
+        settings = model.model_validate(data)
     except ValidationError as exc:
-        raise SettingsError(_describe(exc, path)) from None
+        raise SettingsError(_describe(exc, path, model)) from None
+    settings._families = declared
+    return settings
 
 
 def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
@@ -424,12 +398,12 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
 _MAX_ERRORS = 10
 
 
-def _did_you_mean(loc: tuple[int | str, ...]) -> str:
+def _did_you_mean(loc: tuple[int | str, ...], model: type[Settings]) -> str:
     """`` (did you mean PATH?)`` naming the known key nearest to an unknown one, by its
     whole dotted path; empty when none is near or the path leads nowhere known."""
     import difflib
 
-    fields = _fields_at(loc[:-1])
+    fields = _fields_at(loc[:-1], model)
     key = loc[-1] if loc else None
     if not fields or not isinstance(key, str):
         return ""
@@ -448,8 +422,9 @@ def _did_you_mean(loc: tuple[int | str, ...]) -> str:
 _HIDDEN_KEYS = frozenset({"baseDir", "base_dir"})
 
 
-def _fields_at(path: tuple[int | str, ...]) -> list[tuple[str, str]] | None:
-    """(alias, attribute name) of every field of the section at ``path`` under Settings
+def _fields_at(path: tuple[int | str, ...],
+              model: type[Settings]) -> list[tuple[str, str]] | None:
+    """(alias, attribute name) of every field of the section at ``path`` under ``model``
     (list indices are stepped over); None when ``path`` leads to no known section."""
     from typing import get_args
 
@@ -472,7 +447,7 @@ def _fields_at(path: tuple[int | str, ...]) -> list[tuple[str, str]] | None:
                 return found
         return None
 
-    cls: Any = Settings
+    cls: Any = model
     for part in path:
         if isinstance(part, int):
             continue
@@ -487,7 +462,7 @@ def _fields_at(path: tuple[int | str, ...]) -> list[tuple[str, str]] | None:
     return [(f.alias or to_camel(n), n) for n, f in fields.items()]
 
 
-def _describe(exc: ValidationError, path: str | Path | None) -> str:
+def _describe(exc: ValidationError, path: str | Path | None, model: type[Settings]) -> str:
     from .core.input_files import clip, clip_text
 
     where = f" in {path}" if path else ""
@@ -499,7 +474,7 @@ def _describe(exc: ValidationError, path: str | Path | None) -> str:
         key = ".".join(str(p) for p in err["loc"])
         msg = err["msg"]
         if err["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
-            msg = "unknown key" + _did_you_mean(err["loc"])
+            msg = "unknown key" + _did_you_mean(err["loc"], model)
         lines.append(f"{clip_text(key, 120)} = {clip(err.get('input'))}{where}: "
                      f"{clip_text(msg, 300)}")
     if len(errors) > _MAX_ERRORS:

@@ -76,7 +76,7 @@ def test_ranking_orders_and_shares_ranks_on_ties() -> None:
     ranks = rank_models(family_scores(records, builtin_scoring(BenchmarkConfig()),
                                       ["a", "b", "c", "d"]))
     assert [(r.rank, r.model_id) for r in ranks] == [(1, "a"), (1, "b"), (3, "c"), (4, "d")]
-    assert ranks[-1].scores.contrastive is None
+    assert ranks[-1].scores.get("contrastive") is None
 
 
 def test_per_unit_scores_weigh_each_unit_like_the_run() -> None:

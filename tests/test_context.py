@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_summarybench.context import RunContext
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.roles import NO_TASK_MODEL, TaskModelError
 from pytest_summarybench.schemas import CodeUnit, GeneratedSummary, GenerationMetadata
 from pytest_summarybench.schemas.units import UnitMetadata
@@ -42,7 +43,7 @@ def _summary(unit_id: str, model_id: str) -> GeneratedSummary:
 
 def _context(tmp_path: Path, **overrides: Any) -> RunContext:
     settings = load_settings(None, {"output.directory": str(tmp_path / "out"), **overrides},
-                             base_dir=tmp_path)
+                             base_dir=tmp_path, families=BUILTIN_FAMILIES)
     store = Store(tmp_path / "store.sqlite")
     units = [_unit(i) for i in range(4)]
     store.save_units("run", units, {"u0", "u1"})

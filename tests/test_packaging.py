@@ -101,8 +101,9 @@ def test_installed_wheel_resolves_the_sample_outside_a_checkout(wheel: Path,
     empty.mkdir()
     script = ("import pytest_summarybench, pytest_summarybench.core.sample as s; "
               "from pytest_summarybench.settings import load_settings; "
+              "from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES; "
               "print(pytest_summarybench.__file__); print(s.bundled_codebase()); "
-              "print(load_settings(None).codebase_root)")
+              "print(load_settings(None, families=BUILTIN_FAMILIES).codebase_root)")
     env = {**os.environ, "PYTHONPATH": str(site)}
     proc = subprocess.run([sys.executable, "-c", script], cwd=empty, env=env,
                           capture_output=True, text=True, timeout=120)

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.schemas import (
     BenchmarkConfig,
     BenchmarkReport,
@@ -90,7 +91,8 @@ CASES = [
     (lambda: BenchmarkRun(
         # the run's configuration as results.json records it (docs/reports.md#the-results-file),
         # written from the settings (the one configuration tree)
-        id="r", name="n", config=load_settings(None).benchmark_config(), started_at="t",
+        id="r", name="n", started_at="t",
+        config=load_settings(None, families=BUILTIN_FAMILIES).benchmark_config(),
         codebase_info=CodebaseInfo(name="c"),
         models_under_test=[ModelConfig.parse("openai/gpt-4o")]),
      {"id", "name", "description", "config", "codebaseInfo", "modelsUnderTest", "judgeModels",
@@ -140,7 +142,8 @@ def test_model_config_parse_and_errors() -> None:
 
 
 def test_default_weights_are_the_spec_defaults() -> None:
-    cfg = BenchmarkConfig().to_json_dict()
+    # Declared by each family (its package's FAMILY), written by the settings.
+    cfg = load_settings(None, families=BUILTIN_FAMILIES).benchmark_config().to_json_dict()
     assert cfg["weights"] == {"judge": 0.30, "contrastive": 0.25, "retrieval": 0.25,
                               "downstream": 0.20}
     s = cfg["scoring"]

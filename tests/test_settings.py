@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.settings import DEFAULT_MODELS, SettingsError, load_settings
 
 SPEC_EXAMPLE = """
@@ -66,7 +67,7 @@ output:
 def test_spec_example_loads(tmp_path: Path) -> None:
     cfg = tmp_path / "summarybench.yaml"
     cfg.write_text(SPEC_EXAMPLE)
-    s = load_settings(cfg)
+    s = load_settings(cfg, families=BUILTIN_FAMILIES)
     assert s.name == "MadAppGang Codebase Benchmark"
     assert [m.id for m in s.test_models()] == [
         "anthropic/claude-3-5-sonnet-20241022", "openai/gpt-4o"]
@@ -85,14 +86,15 @@ def test_overrides_win_over_the_file(tmp_path: Path) -> None:
     cfg = tmp_path / "summarybench.yaml"
     cfg.write_text(SPEC_EXAMPLE)
     s = load_settings(cfg, {"evaluation.sampleSize": 7, "evaluation.judge.enabled": False,
-                            "models.test": [{"provider": "builtin", "model": "lead"}]})
+                            "models.test": [{"provider": "builtin", "model": "lead"}]},
+                      families=BUILTIN_FAMILIES)
     assert s.evaluation.sample_size == 7
     assert s.enabled_families() == ["contrastive", "retrieval", "downstream"]
     assert [m.id for m in s.test_models()] == ["builtin/lead"]
 
 
 def test_defaults_are_offline_builtins() -> None:
-    s = load_settings(None)
+    s = load_settings(None, families=BUILTIN_FAMILIES)
     assert [m.id for m in s.test_models()] == sorted(DEFAULT_MODELS)
     assert all(m.provider == "builtin" for m in s.test_models())
 
@@ -110,7 +112,7 @@ def test_bad_values_name_key_value_and_file(tmp_path: Path, text: str, needle: s
     cfg = tmp_path / "summarybench.yaml"
     cfg.write_text(text)
     with pytest.raises(SettingsError) as err:
-        load_settings(cfg)
+        load_settings(cfg, families=BUILTIN_FAMILIES)
     assert needle in str(err.value)
     assert len(str(err.value).splitlines()) == 1 or "YAML" in str(err.value)
 
@@ -134,7 +136,7 @@ def test_unknown_keys_say_did_you_mean(tmp_path: Path, text: str, needle: str) -
     cfg = tmp_path / "summarybench.yaml"
     cfg.write_text(text)
     with pytest.raises(SettingsError) as err:
-        load_settings(cfg)
+        load_settings(cfg, families=BUILTIN_FAMILIES)
     assert needle.replace("{cfg}", str(cfg)) in str(err.value)
     assert len(str(err.value).splitlines()) == 1
 
@@ -143,25 +145,27 @@ def test_unknown_keys_far_from_any_say_no_more(tmp_path: Path) -> None:
     cfg = tmp_path / "summarybench.yaml"
     cfg.write_text("zzzz: 1\nbaseDi: 2\n")
     with pytest.raises(SettingsError) as err:
-        load_settings(cfg)
+        load_settings(cfg, families=BUILTIN_FAMILIES)
     assert "zzzz = 1" in str(err.value) and "did you mean" not in str(err.value)
 
 
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SettingsError, match="cannot read config file"):
-        load_settings(tmp_path / "nope.yaml")
+        load_settings(tmp_path / "nope.yaml", families=BUILTIN_FAMILIES)
 
 
 def test_duplicate_models_are_rejected() -> None:
     s = load_settings(None, {"models.test": [{"provider": "openai", "model": "gpt-4o"},
-                                              {"provider": "openai", "model": "gpt-4o"}]})
+                                              {"provider": "openai", "model": "gpt-4o"}]},
+                      families=BUILTIN_FAMILIES)
     with pytest.raises(SettingsError, match="more than once"):
         s.test_models()
 
 
 def test_extraction_workers_reach_the_extractor_but_not_the_run_id() -> None:
-    auto, one = load_settings(None), load_settings(None, {"extraction.workers": 1})
+    auto = load_settings(None, families=BUILTIN_FAMILIES)
+    one = load_settings(None, {"extraction.workers": 1}, families=BUILTIN_FAMILIES)
     assert (auto.extraction_config().workers, one.extraction_config().workers) == (0, 1)
     assert auto.fingerprint() == one.fingerprint()  # results never depend on it
     with pytest.raises(SettingsError, match="extraction.workers = -1"):
-        load_settings(None, {"extraction.workers": -1})
+        load_settings(None, {"extraction.workers": -1}, families=BUILTIN_FAMILIES)

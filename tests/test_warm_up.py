@@ -225,3 +225,17 @@ def test_listing_tests_starts_no_warm_up(pytester: pytest.Pytester) -> None:
                                            "--sb-output", "out", "--collect-only", "-q")
     assert result.ret == 0
     assert [e["event"] for e in _events(pytester)] == ["collection finish"]
+
+
+def test_generate_only_starts_no_warm_up_and_generates_no_ladder(
+        pytester: pytest.Pytester) -> None:
+    """Issue 32: a session that only writes summaries starts nothing it does not need: no
+    warm-up (nothing is evaluated), no validity ladder (it is scored, never kept)."""
+    _project(pytester)
+    result = pytester.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider",
+                                           "--sb-output", "out", "--sb-generate-only")
+    assert result.ret == 0, result.outlines[-20:]
+    assert [e["event"] for e in _events(pytester)] == ["collection finish"]
+    out = result.stdout.str()
+    assert "summarybench generation:" in out
+    assert "validate/" not in out  # the ladder's models generated nothing

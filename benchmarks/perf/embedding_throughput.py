@@ -58,6 +58,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def batch_texts() -> tuple[list[str], list[str]]:
     """(one-window texts, code units) of the bundled sample codebase."""
+    from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
     from pytest_summarybench.settings import load_settings
 
     queries = [json.loads(line)["query"] for line in
@@ -65,7 +66,7 @@ def batch_texts() -> tuple[list[str], list[str]]:
                if line.strip()]
     from pytest_summarybench.extract import extract_units
 
-    settings = load_settings(None, base_dir=ROOT)
+    settings = load_settings(None, base_dir=ROOT, families=BUILTIN_FAMILIES)
     units = extract_units(settings.extraction_config()).units
     docstrings = [u.docstring for u in units if u.docstring]
     return queries + docstrings, [u.content for u in units]

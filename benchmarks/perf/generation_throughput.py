@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from pytest_summarybench.context import RunContext  # noqa: E402
 from pytest_summarybench.engine.estimate import estimate_generation, format_estimate  # noqa: E402
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES  # noqa: E402
 from pytest_summarybench.generate import (  # noqa: E402
     run_generation,
 )
@@ -76,7 +77,7 @@ def context(workdir: Path, store: Path, base_url: str, limit: float | None,
     settings = load_settings(None, {
         "models.test": [{"provider": "openai", "model": "gpt-4o", "apiEndpoint": base_url,
                          "requestsPerMinute": limit * 60 if limit else None}],
-        "output.directory": str(workdir / "out")}, base_dir=workdir)
+        "output.directory": str(workdir / "out")}, base_dir=workdir, families=BUILTIN_FAMILIES)
     return RunContext(settings, Store(store), run_id)
 
 

@@ -118,6 +118,7 @@ def child(codebase: Path, work: Path) -> dict[str, Any]:
     from pytest_summarybench.aggregate.ranking import ReportInputs, build_report
     from pytest_summarybench.context import RunContext
     from pytest_summarybench.evaluators.contrastive.distractors import CandidatePool
+    from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
     from pytest_summarybench.evaluators.retrieval.embedding import ADD_BATCH, HNSW
     from pytest_summarybench.extract import extract_units, sample_units
     from pytest_summarybench.schemas import (
@@ -131,7 +132,8 @@ def child(codebase: Path, work: Path) -> dict[str, Any]:
 
     settings = load_settings(None, {"codebase.root": str(codebase),
                                     "codebase.languages": ["python"],
-                                    "output.directory": str(work / "out")}, base_dir=work)
+                                    "output.directory": str(work / "out")}, base_dir=work,
+                             families=BUILTIN_FAMILIES)
     stages: dict[str, dict[str, float]] = {}
     # One process: the stage's growth, measured with this process's clock (worker
     # processes would take their CPU time out of it).

@@ -2,10 +2,12 @@
 
 Loaded into the measured run with ``-p memory_marks`` (``benchmarks/perf`` on the path), it
 records ``VmRSS`` and ``VmHWM`` (the kernel's peak resident size so far) from
-``/proc/self/status`` when collection ends, before and after every ``Embedder.embed`` call
-and every evaluator's ``prepare``, and at the end of the session, and writes them as JSON
-lines to the file named by ``SB_MEMORY_MARKS``. ``VmHWM`` never falls, so the step during
-which it rose holds the peak. Measurement only: it wraps functions, it changes no result.
+``/proc/self/status``, with the process's CPU seconds and the clock, around extraction
+and sampling (``ensure_units``), when collection ends, before and after every
+``Embedder.embed`` call and every evaluator's ``prepare``, and at the end of the session,
+and writes them as JSON lines to the file named by ``SB_MEMORY_MARKS``. ``VmHWM`` never
+falls, so the step during which it rose holds the peak. Measurement only: it wraps
+functions, it changes no result.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ def mark(step: str, **extra: Any) -> None:
         return
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"step": step, "t": round(time.monotonic() - _STARTED, 2),
-                             **status(), **extra}) + "\n")
+                             "cpu": round(time.process_time(), 2),
+                             "unix": round(time.time(), 3), **status(), **extra}) + "\n")
 
 
 def _wrap(owner: Any, name: str, label: Any) -> None:
@@ -59,9 +62,11 @@ def _wrap(owner: Any, name: str, label: Any) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     import pytest_summarybench
     from pytest_summarybench.embeddings import Embedder
+    from pytest_summarybench.engine import pipeline
     from pytest_summarybench.evaluators import BUILTIN_EVALUATORS, load_builtin
 
     mark("configure", package=pytest_summarybench.__file__)  # which checkout is measured
+    _wrap(pipeline, "ensure_units", lambda *a, **k: "units")
     _wrap(Embedder, "embed", lambda self, texts, *a, **k: f"embed {len(texts)} texts")
     for name in BUILTIN_EVALUATORS:
         cls = type(load_builtin(name))
@@ -79,4 +84,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    import atexit
+
     mark("end")
+    atexit.register(mark, "exit handlers")  # registered last: the first to run

@@ -91,7 +91,9 @@ from pytest_summarybench.embeddings import Embedder
 from pytest_summarybench.embeddings.minilm import MiniLMBackend
 from pytest_summarybench.extract import extract_units
 from pytest_summarybench.settings import load_settings
-code = [u.content for u in extract_units(load_settings(None, base_dir=Path.cwd())
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
+code = [u.content for u in extract_units(load_settings(None, base_dir=Path.cwd(),
+                                                       families=BUILTIN_FAMILIES)
                                          .extraction_config()).units]
 pieces = int(sys.argv[1])
 backend = MiniLMBackend(run_pieces=pieces) if pieces else MiniLMBackend()

@@ -49,7 +49,7 @@ def cost_analysis(model_ids: list[str], summaries: Mapping[str, list[GeneratedSu
         has, cost = _record_cost(rec)
         if not has:
             continue
-        owners = [m for m in rec.model_id.split("~") if m in phases]
+        owners = [m for m in rec.models if m in phases]
         for owner in owners:
             phases[owner].setdefault(rec.family, _Sum()).add(
                 None if cost is None else cost / len(owners))

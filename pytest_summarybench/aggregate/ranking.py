@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from ..core.vocabulary import FAMILIES
 from ..schemas import (
     BenchmarkReport,
     CodebaseInfo,
@@ -78,7 +77,7 @@ def _group_scores(records: list[ScoreRecord], key_of: dict[str, str], scoring: S
         for rec in recs:
             if rec.error is None:
                 # A pairwise item ("a~b") is a scored item of both of its models.
-                for model_id in rec.model_id.split("~"):
+                for model_id in rec.models:
                     scored[model_id].add(rec.unit_id)
         out[key] = GroupScores(
             units=len({r.unit_id for r in recs}),
@@ -154,8 +153,7 @@ def _statistics(inputs: ReportInputs, rankings: list[ModelRanking],
             r.confidence_interval = overall_interval(
                 by_model[r.model_id], ranked, r.model_id,
                 seed=pair_seed(seed, "overall", r.model_id))
-    families = [*FAMILIES, *(f for f in inputs.score_spec.families
-                                  if f not in FAMILIES)]
+    families = list(inputs.score_spec.families)
     return Statistics(
         significance_tests=tests,
         correlations=correlation_matrix(
@@ -179,7 +177,7 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
     scoring = inputs.score_spec
     breakdowns = family_scores(records, scoring, model_ids)
     rankings = rank_models(breakdowns)
-    families = (*scoring.families, *(f for f in FAMILIES if f not in scoring.families))
+    families = scoring.families
     ran = [f for f in families if any(f in b.families for b in breakdowns.values())]
     skipped = {f: inputs.families_skipped.get(f, "no evaluator of this family recorded a score")
                for f in families if f not in ran}

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..schemas import ScoreRecord
-from .scoring import Scoring
+from .scoring import ScoreComponent, Scoring
 
 
 @dataclass
@@ -94,7 +94,7 @@ def family_scores(records: list[ScoreRecord], scoring: Scoring,
     for rec in records:
         # A pairwise item ("a~b") counts for both of its models; its scores come as one
         # record per model and order, so items are counted by test, not by record.
-        for model_id in rec.model_id.split("~"):
+        for model_id in rec.models:
             if model_id in out:
                 if rec.error is None:
                     scored[model_id].add(item_key(rec))
@@ -132,4 +132,38 @@ def unit_breakdowns(records: list[ScoreRecord], scoring: Scoring,
         for model_id, fb in family_scores(by_unit[unit_id], scoring, models).items():
             if fb.overall is not None:
                 out[model_id][unit_id] = fb
+    return out
+
+
+def evaluator_unit_scores(records: Iterable[ScoreRecord], scoring: Scoring
+                          ) -> dict[tuple[str, str, str], float]:
+    """(unit, model, evaluator) -> that evaluator's score on the unit, 0-1: the means of
+    its declared components over the unit's records, normalized and weighted within its
+    family as ``family_scores`` weighs a model's means (what the explorer shows beside
+    each summary). Evaluators that declare no component have none; a pair's records
+    (``a~b``, a failed pairwise item) carry no metric."""
+    declared: dict[str, list[ScoreComponent]] = {}
+    sums: dict[tuple[str, str, str, str], list[float]] = {}
+    for rec in records:
+        if rec.error is not None:
+            continue
+        comps = declared.setdefault(rec.evaluator, scoring.of(rec.evaluator))
+        for c in comps:
+            value = rec.metrics.get(c.metric)
+            if value is not None:
+                acc = sums.setdefault((rec.unit_id, rec.model_id, rec.evaluator, c.metric),
+                                      [0.0, 0])
+                acc[0] += value
+                acc[1] += 1
+    values: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
+    for (unit, model, evaluator, metric), (total, n) in sums.items():
+        for c in declared[evaluator]:
+            if c.metric == metric:
+                values[(unit, model, evaluator)][c.weight_key] = c.normalize(total / n)
+    out: dict[tuple[str, str, str], float] = {}
+    for item, components in values.items():
+        family = declared[item[2]][0].family
+        score = weighted(components, scoring.component_weights.get(family, {}))
+        if score is not None:
+            out[item] = score
     return out

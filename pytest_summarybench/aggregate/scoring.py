@@ -3,8 +3,9 @@
 Each evaluator declares its score components (``evaluators.base.Component``): which of its
 metrics counts, under which weight key of its family, with what range and label. A run's
 ``Scoring`` collects the components of the evaluators that ran, with the weights of the
-configuration (docs/methods.md#weights for the built-in families; any other family gets its
-weight from ``weights.<family>`` and its components' from their declarations).
+configuration (``weights.<family>`` and ``scoring.<family>Weights``, whose defaults each
+family declares: ``core.family.Family``, docs/methods.md#weights for the built-in ones; a
+component whose key no family declares weighs 1).
 Aggregation, the reports and the gate read this and nothing else, and it is saved with the
 run so that a report rebuilt from the store scores exactly as the session did.
 """
@@ -16,9 +17,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..core.vocabulary import FAMILIES
+from pydantic.alias_generators import to_camel
 
 if TYPE_CHECKING:
+    from ..core.family import Family
     from ..evaluators.base import Evaluator
     from ..schemas import BenchmarkConfig
 
@@ -58,10 +60,9 @@ class Scoring:
 
     @property
     def families(self) -> tuple[str, ...]:
-        """The spec's families first, in the spec's order, then the others by name."""
-        declared = {c.family for c in self.components}
-        return (*(f for f in FAMILIES if f in declared),
-                *sorted(declared - set(FAMILIES)))
+        """The families of the components, in their order (``scoring_for`` puts the
+        declared families first, in their declared order, then the others by name)."""
+        return tuple(dict.fromkeys(c.family for c in self.components))
 
     def of(self, evaluator: str) -> list[ScoreComponent]:
         return [c for c in self.components if c.evaluator == evaluator]
@@ -89,12 +90,15 @@ class Scoring:
 
 
 def scoring_for(evaluators: Iterable[Evaluator], *, family_weights: Mapping[str, float],
-                component_weights: Mapping[str, Mapping[str, float]]) -> Scoring:
+                component_weights: Mapping[str, Mapping[str, float]],
+                order: Iterable[str] = ()) -> Scoring:
     """The scoring of a run of ``evaluators`` (see the module docstring).
 
     ``family_weights`` and ``component_weights`` are the configuration's (``weights`` and
-    ``scoring`` of summarybench.yaml). Raises ``ScoringError`` for a family without a
-    weight or two evaluators declaring the same weight key.
+    ``scoring`` of summarybench.yaml; a component's key in camelCase, as written there, or
+    as the component declares it); ``order`` is the declared families' order. Raises
+    ``ScoringError`` for a family without a weight or two evaluators declaring the same
+    weight key.
     """
     components: list[ScoreComponent] = []
     cweights: dict[str, dict[str, float]] = {}
@@ -112,47 +116,54 @@ def scoring_for(evaluators: Iterable[Evaluator], *, family_weights: Mapping[str,
                                              label=comp.label, low=comp.low, high=comp.high))
             configured = component_weights.get(family, {})
             cweights.setdefault(family, {})[comp.weight] = float(
-                configured.get(comp.weight, comp.default_weight))
+                configured.get(to_camel(comp.weight), configured.get(comp.weight, 1.0)))
     fweights: dict[str, float] = {}
     for family in sorted({c.family for c in components}):
         if family not in family_weights:
-            spec = ", ".join(f"{f} {family_weights[f]:g}" for f in FAMILIES
-                             if f in family_weights)
+            known = ", ".join(f"{f} {w:g}" for f, w in family_weights.items())
             raise ScoringError(
                 f"the evaluator family {family!r} has no weight in the overall score: set "
-                f"weights.{family} in summarybench.yaml (the spec's families weigh {spec})")
+                f"weights.{family} in summarybench.yaml, or declare the family with its "
+                f"weight (pytest_summarybench_families); the others weigh {known}")
         fweights[family] = float(family_weights[family])
-    # Grouped by family, in the order the evaluators declared them (sums run in this
-    # order: a report rebuilt from the store adds the same floats in the same order).
-    families = Scoring(tuple(components)).families
+    # Grouped by family, the declared ones in their order, and within a family in the
+    # order the evaluators declared them (sums run in this order: a report rebuilt from
+    # the store adds the same floats in the same order).
+    rank = {f: i for i, f in enumerate(order)}
+    families = sorted({c.family for c in components}, key=lambda f: (rank.get(f, len(rank)), f))
     ordered = sorted(components, key=lambda c: families.index(c.family))
     return Scoring(components=tuple(ordered), component_weights=cweights,
                    family_weights=fweights)
 
 
-def config_weights(config: BenchmarkConfig) -> tuple[dict[str, float],
-                                                     dict[str, dict[str, float]]]:
-    """(family weights, component weights) of a run's configuration (the defaults of
-    docs/methods.md#weights; other families as ``weights.<family>``)."""
-    s = config.scoring
-    return config.weights.model_dump(), {
-        "judge": s.judge_weights.model_dump(),
-        "contrastive": s.contrastive_weights.model_dump(),
-        "retrieval": s.retrieval_weights.model_dump(),
-        "downstream": s.downstream_weights.model_dump(),
-    }
+def config_weights(config: BenchmarkConfig, families: Iterable[Family] = ()
+                   ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """(family weights, component weights) of a run's configuration, over the defaults of
+    ``families`` (a stored run's configuration may predate a family: its weights are then
+    the family's defaults, which weigh nothing without its records)."""
+    weights = {f.name: float(f.weight) for f in families}
+    weights.update(config.weights.model_dump(by_alias=True))
+    components = {f.name: {to_camel(k): float(v) for k, v in f.weights.items()}
+                  for f in families}
+    for family in dict.fromkeys([*components, *weights]):
+        components.setdefault(family, {}).update(config.scoring.of_family(family))
+    return weights, components
 
 
-def scoring_from_config(evaluators: Iterable[Evaluator], config: BenchmarkConfig) -> Scoring:
-    """``scoring_for`` with the weights of ``config``."""
-    family, component = config_weights(config)
-    return scoring_for(evaluators, family_weights=family, component_weights=component)
+def scoring_from_config(evaluators: Iterable[Evaluator], config: BenchmarkConfig,
+                        families: Iterable[Family] = ()) -> Scoring:
+    """``scoring_for`` with the weights of ``config`` (over the defaults of ``families``),
+    in the order of ``families``."""
+    declared = tuple(families)
+    family, component = config_weights(config, declared)
+    return scoring_for(evaluators, family_weights=family, component_weights=component,
+                       order=[f.name for f in declared])
 
 
 def builtin_scoring(config: BenchmarkConfig) -> Scoring:
     """The scoring of the built-in evaluators under ``config`` (for runs saved before the
     scoring was kept with them, and for inputs that bring none)."""
-    from ..evaluators import BUILTIN_EVALUATORS, builtin_class
+    from ..evaluators.registry import BUILTIN_FAMILIES
 
-    return scoring_from_config([builtin_class(n) for n in BUILTIN_EVALUATORS],  # type: ignore[misc]
-                               config)
+    classes = [f.evaluator_class(name) for f in BUILTIN_FAMILIES for name in f.evaluators]
+    return scoring_from_config(classes, config, BUILTIN_FAMILIES)

@@ -25,6 +25,7 @@ SUBCOMMANDS: dict[str, str] = {
     "runs": "runs",
     "report": "report",
     "compare": "compare",
+    "view": "view",
     "validate": "validate",
     "compliance": "compliance",
 }

@@ -83,13 +83,61 @@ def save_document(path: Path, doc: Any) -> None:
 
 
 def load_checked(path: Path) -> Any:
-    """The validated Settings of a configuration file."""
+    """The validated Settings of a configuration file (``cli_families``)."""
     from ..settings import SettingsError, load_settings
 
     try:
-        return load_settings(path)
+        return load_settings(path, families=cli_families(path))
     except SettingsError as exc:
         raise CliError(str(exc)) from None
+
+
+def cli_families(path: Path) -> tuple[Any, ...]:
+    """The families a configuration is checked with here: the built-in ones, and a
+    stand-in for each other family the file configures (a section ``evaluation.NAME``, or
+    ``scoring.NAMEWeights``), which a plugin of the pytest session may declare.
+
+    The plugins' families are known to the session, which checks the file again against
+    their declarations; here a stand-in accepts any keys. A name close to a built-in
+    family's stays what it most likely is, a typo (``evaluation.retreival``), and is
+    refused with its did-you-mean."""
+    import difflib
+
+    from ..core.family import Family, FamilyError
+    from ..core.input_files import InputFileError, load_yaml
+    from ..evaluators.registry import BUILTIN_FAMILIES
+    from ..settings import EvaluationSection, PluginSection
+
+    builtin = [f.name for f in BUILTIN_FAMILIES]
+    try:
+        data = load_yaml(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError, InputFileError):
+        return tuple(BUILTIN_FAMILIES)  # load_settings says what is wrong with the file
+    if not isinstance(data, dict):
+        return tuple(BUILTIN_FAMILIES)
+    evaluation, scoring = data.get("evaluation"), data.get("scoring")
+    named: dict[str, dict[str, float]] = {}
+    if isinstance(evaluation, dict):
+        for key, value in evaluation.items():
+            if isinstance(value, dict):
+                named.setdefault(str(key), {})
+    if isinstance(scoring, dict):
+        for key, value in scoring.items():
+            name = str(key).removesuffix("Weights")
+            if name != str(key) and isinstance(value, dict):
+                named.setdefault(name, {}).update({str(k): 1.0 for k in value})
+    standing: list[Family] = []
+    fields = {n for f, info in EvaluationSection.model_fields.items()
+              for n in (f, info.alias) if n}
+    for name, weights in named.items():
+        if name in builtin or name in fields or difflib.get_close_matches(name, builtin, n=1):
+            continue
+        try:
+            standing.append(Family(name=name, title=name, weight=0.0, weights=weights,
+                                   settings=PluginSection))
+        except FamilyError:
+            continue  # no family can have this name: the settings refuse the key
+    return (*BUILTIN_FAMILIES, *standing)
 
 
 def found_config(given: str | None, missing: str) -> Path | None:

@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ._common import EXIT_OK, CliError
-from .report import add_store_arguments, load_report, store_path
+from .report import add_store_arguments, explorer_of, load_report, store_path
 
 if TYPE_CHECKING:
     from ..schemas import BenchmarkReport
@@ -28,7 +28,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("model_b", metavar="B", help="another model, named the same way")
     parser.add_argument("--detailed", action="store_true",
                         help="also per-family tests, languages, code types and the units "
-                             "where the two differ most")
+                             "where the two differ most, each with its address in the "
+                             "run's explorer")
     add_store_arguments(parser)
     return parser
 
@@ -65,7 +66,11 @@ def _unit_labels(args: argparse.Namespace, run_id: str) -> dict[str, str]:
 
 
 def _lines(report: BenchmarkReport, a: str, b: str, detailed: bool,
-           labels: dict[str, str]) -> list[str]:
+           labels: dict[str, str], explorer: str | None = None) -> list[str]:
+    """The comparison's lines; with ``explorer`` (the run's explorer page as a URI), each
+    unit listed ends with the address that opens it there."""
+    from urllib.parse import urlencode
+
     from ..report.view import interval, num, pvalue, signed
 
     comparison = next((c for c in report.comparisons if {c.model_a, c.model_b} == {a, b}),
@@ -129,7 +134,12 @@ def _lines(report: BenchmarkReport, a: str, b: str, detailed: bool,
         shown = picked[:_SHOWN_UNITS]
         if shown:
             out.append(f"{label}:")
-            out += [f"  {labels.get(u, u)}: {signed(d)}" for d, u in shown]
+            out += [f"  {labels.get(u, u)}: {signed(d)}" + (
+                f"  {explorer}#{urlencode({'unit': u, 'a': c.model_a, 'b': c.model_b})}"
+                if explorer else "") for d, u in shown]
+    if explorer:
+        out.append(f"every shared unit, where they disagree most first: {explorer}#"
+                   + urlencode({"sort": "disagree", "a": c.model_a, "b": c.model_b}))
     return out
 
 
@@ -140,6 +150,10 @@ def run(args: argparse.Namespace) -> int:
     if a == b:
         raise CliError(f"compare needs two different models, got {a} twice")
     labels = _unit_labels(args, report.metadata.benchmark_id) if args.detailed else {}
-    for line in _lines(report, a, b, args.detailed, labels):
+    explorer = None
+    if args.detailed and report.metadata.run is not None:
+        page = explorer_of(args, report.metadata.run.id)
+        explorer = page.resolve().as_uri() if page is not None else None
+    for line in _lines(report, a, b, args.detailed, labels, explorer):
         print(line)
     return EXIT_OK

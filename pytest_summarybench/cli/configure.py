@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from ..core.vocabulary import FAMILIES, parse_families
+from ..core.family import parse_families
+from ..evaluators.registry import BUILTIN_FAMILIES
 from ._common import (
     EXIT_OK,
     CliError,
     add_config_argument,
+    cli_families,
     config_file,
     load_checked,
     load_document,
@@ -16,6 +18,9 @@ from ._common import (
     section,
 )
 from .checks import family_warnings, name_warnings, warn
+
+#: The built-in families, for the help (``--eval`` also takes those the file configures).
+_NAMES = [f.name for f in BUILTIN_FAMILIES]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -26,13 +31,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "with a model under test (docs/evaluators.md#judge-families), a hosted model "
                     "name that litellm does not list.",
         epilog="example: summarybench config --sample-size 1000 "
-               f"--eval {','.join(FAMILIES)}")
+               f"--eval {','.join(_NAMES)}")
     p.add_argument("--sample-size", type=int, metavar="N", help="units to sample")
     p.add_argument("--sampling", choices=("random", "stratified", "all"))
     p.add_argument("--seed", type=int)
     p.add_argument("--eval", metavar="FAMILIES",
                    help="comma-separated families to enable (the others are disabled): "
-                        f"{', '.join(FAMILIES)}, or all")
+                        f"{', '.join(_NAMES)}, those the file configures, or all")
     add_config_argument(p)
 
 
@@ -42,14 +47,16 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("nothing to change: pass --sample-size, --sampling, --seed or --eval")
     if args.sample_size is not None and args.sample_size <= 0:
         raise CliError(f"--sample-size {args.sample_size}: expected a positive integer")
+    path = config_file(args)
+    # The built-in families and those the file configures (of a plugin's, maybe).
+    names = [f.name for f in cli_families(path)]
     chosen: list[str] | None = None
     if args.eval is not None:
         try:
-            chosen = parse_families(args.eval)
+            chosen = parse_families(args.eval, names)
         except ValueError:
             raise CliError(f"--eval {args.eval!r}: expected a comma-separated list of "
-                           f"{', '.join(FAMILIES)} or 'all'") from None
-    path = config_file(args)
+                           f"{', '.join(names)} or 'all'") from None
     doc = load_document(path)
     evaluation = section(doc, "evaluation")
     changes = []
@@ -63,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         evaluation["seed"] = args.seed
         changes.append(f"seed={args.seed}")
     if chosen is not None:
-        for family in FAMILIES:
+        for family in names:
             section(doc, "evaluation", family)["enabled"] = family in chosen
         changes.append(f"families={','.join(chosen)}")
     save_document(path, doc)

@@ -1,5 +1,6 @@
 """``summarybench report``: render a run's report from the store alone (no model call):
-the run ``--run`` names by a unique prefix of its id, else the latest complete run.
+the run ``--run`` names by a unique prefix of its id, else the latest complete run. An HTML
+report written to a file links to the run's explorer when the output directory has it.
 
     summarybench report --format markdown|json|html [--output PATH] [--store PATH]
                         [--run RUN_ID]
@@ -37,6 +38,23 @@ def store_path(args: argparse.Namespace) -> Path:
     if Path(CONFIG_FILE).is_file():
         return Path(load_checked(Path(CONFIG_FILE)).store_path)
     return DEFAULT_STORE
+
+
+def output_dir(args: argparse.Namespace) -> Path:
+    """The output directory of the configured run (./summarybench.yaml's ``output``), or
+    without one the store's own directory (the default layout keeps them together)."""
+    if not args.store and Path(CONFIG_FILE).is_file():
+        return Path(load_checked(Path(CONFIG_FILE)).output_dir)
+    return store_path(args).parent
+
+
+def explorer_of(args: argparse.Namespace, run_id: str) -> Path | None:
+    """The explorer page of the session run ``run_id``, None when there is none."""
+    from ..report.files import EXPLORER_FILE
+    from ..report.runs import run_dir
+
+    path = run_dir(output_dir(args), run_id) / EXPLORER_FILE
+    return path if path.is_file() else None
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -80,11 +98,30 @@ def load_report(args: argparse.Namespace) -> BenchmarkReport:
         store.close()
 
 
+def explorer_href(args: argparse.Namespace, report: BenchmarkReport) -> str:
+    """The address of the run's explorer relative to the report file ``--output`` names
+    ("" when there is none, or the report goes to standard output)."""
+    import os
+    from urllib.parse import quote
+
+    run = report.metadata.run
+    if args.output is None or run is None:
+        return ""
+    page = explorer_of(args, run.id)
+    if page is None:
+        return ""
+    return quote(Path(os.path.relpath(page.resolve(),
+                                      Path(args.output).resolve().parent)).as_posix())
+
+
 def run(args: argparse.Namespace) -> int:
     from ..report import render
     from ..report.files import write_text_atomic
+    from ..report.render import render_html
 
-    text = render(load_report(args), args.format)
+    report = load_report(args)
+    text = (render_html(report, explorer_href=explorer_href(args, report))
+            if args.format == "html" else render(report, args.format))
     if args.output is None:
         sys.stdout.write(text)
         return EXIT_OK

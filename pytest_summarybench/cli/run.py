@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..core.sample import bundled_codebase
-from ..core.vocabulary import FAMILIES, parse_families
+from ..evaluators.registry import BUILTIN_FAMILIES
 from ._common import (
     CONFIG_FILE,
     CliError,
@@ -39,10 +39,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     which = e.add_mutually_exclusive_group(required=True)
     which.add_argument("--all", action="store_true", help="every enabled family")
     which.add_argument("--only", metavar="FAMILY",
-                       help=f"comma-separated families: {', '.join(FAMILIES)}; selects their "
-                            "items of the configured run (-m): a partial run, which leaves "
-                            "the output directory's own reports alone, unless those "
-                            "families are every one that can run")
+                       help="comma-separated families: "
+                            f"{', '.join(f.name for f in BUILTIN_FAMILIES)} or a plugin's; "
+                            "selects their items of the configured run (--sb-only, as -m "
+                            "does): a partial run, which leaves the output directory's own "
+                            "reports alone, unless those families are every one that can run")
     _common(e)
     e.set_defaults(mode="evaluate")
 
@@ -86,14 +87,10 @@ def run(args: argparse.Namespace) -> int:
     if settings is not None:
         check_keys(settings)
     if args.mode == "evaluate" and args.only:
-        try:
-            families = parse_families(args.only, allow_all=False)
-        except ValueError:
-            raise CliError(f"--only {args.only!r}: expected one or more of "
-                           f"{', '.join(FAMILIES)}") from None
         if any(a.startswith("-m") for a in extra):
             raise CliError("--only and a -m after -- both select by family: give one of them")
         # A selection (-m), not another configuration: the run is the configured one, its
-        # summaries and calls are shared, and the session is reported as partial.
-        argv += ["-m", " or ".join(families)]
+        # summaries and calls are shared, and the session is reported as partial. The
+        # session checks the names: it knows the families its plugins declare.
+        argv += ["--sb-only", args.only]
     return run_pytest([*argv, *extra])

@@ -1,26 +1,23 @@
-"""The words the whole project shares: evaluator families, providers and model roles.
+"""The words the whole project shares: providers, model roles, the validity ladder's
+marker and how a pair of models is named.
 
 Each list is written here once, as a ``Literal`` type, and its tuple is derived from it,
-so a schema field, an option's check, a help text and a marker cannot disagree. Plain
-standard library: ``plugin/__init__.py`` imports it for the markers and must stay cheap.
+so a schema field, an option's check and a help text cannot disagree. Evaluator families
+are declared by their packages (``core/family.py``, ``evaluators/registry.py``), not
+listed here. Plain standard library: ``plugin/__init__.py`` imports it and must stay cheap.
 """
 
 from __future__ import annotations
 
 from typing import Literal, get_args
 
-#: Evaluator families (docs/evaluators.md), in report order.
-Family = Literal["judge", "contrastive", "retrieval", "downstream"]
-FAMILIES: tuple[str, ...] = get_args(Family)
-
-#: The instrument-validity ladder's marker and evaluation type (``--sb-validate``): its
-#: items carry it next to their family's marker, and ``-m validate`` selects them.
+#: The instrument-validity ladder's marker (``--sb-validate``): its items carry it next to
+#: their family's marker, and ``-m validate`` selects them.
 VALIDATE = "validate"
-Marker = Literal[Family, "validate"]
-#: Every pytest marker of a matrix item: the families, then the ladder's.
-MARKERS: tuple[str, ...] = get_args(Marker)
-#: Model id prefix of every ladder model (``validate/l1-docstring``...).
-LADDER_PREFIX = f"{VALIDATE}/"
+
+#: Between the two models of a pair in a model id (``a~b``): the model id of a pairwise
+#: judge's items and records, as test ids, the store and results.json carry it.
+PAIR_SEP = "~"
 
 #: Who serves a model; ``builtin`` are the offline baseline summarizers.
 Provider = Literal["anthropic", "openai", "google", "openrouter", "local", "ollama", "builtin"]
@@ -34,19 +31,27 @@ Role = Literal["test", "judge", "helper", "task", "classifier"]
 ROLES: tuple[str, ...] = get_args(Role)
 
 
-def parse_families(text: str, *, allow_all: bool = True) -> list[str]:
-    """The families named by a comma-separated list (``all``, when allowed: every family).
-
-    Raises ``ValueError`` when the list is empty or names something that is no family; the
-    caller says which option was wrong and what it accepts."""
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if allow_all and parts == ["all"]:
-        return list(FAMILIES)
-    unknown = [p for p in parts if p not in FAMILIES]
-    if unknown or not parts:
-        raise ValueError(f"not a list of {', '.join(FAMILIES)}: {text!r}")
-    return parts
+def pair_id(a: str, b: str) -> str:
+    """The ``a~b`` id of a pair, ``a < b``."""
+    lo, hi = sorted((a, b))
+    return f"{lo}{PAIR_SEP}{hi}"
 
 
-__all__ = ["FAMILIES", "LADDER_PREFIX", "MARKERS", "PROVIDERS", "ROLES", "VALIDATE", "Family",
-           "Marker", "Provider", "Role", "parse_families"]
+def split_pair(pair: str) -> tuple[str, str]:
+    """The two models of the pair id ``pair``; ``ValueError`` when it is no pair."""
+    a, sep, b = pair.partition(PAIR_SEP)
+    if not sep:
+        raise ValueError(f"{pair!r} is not a model pair of the form a{PAIR_SEP}b")
+    return a, b
+
+
+def models_of(model_id: str) -> tuple[str, ...]:
+    """The models a stored model id names: itself, or the two of a pair (``a~b``).
+
+    Matrix items carry their models as a tuple (``MatrixItem.models``); records and
+    report keys carry the id only, and are read through this."""
+    return tuple(model_id.split(PAIR_SEP))
+
+
+__all__ = ["PAIR_SEP", "PROVIDERS", "ROLES", "VALIDATE", "Provider", "Role", "models_of",
+           "pair_id", "split_pair"]

@@ -104,7 +104,7 @@ def estimate_plan(plan: CallPlan) -> list[EstimateRow]:
         wanted = plan.units_of(model.id)
         if not wanted:
             continue
-        todo, stats = missing(ctx, model, wanted, report)
+        todo, stats = missing(ctx, model, wanted, report, adopt=False)
         generation = row("generation", model.id, "test")
         generation.reused += stats.reused
         for unit in todo:

@@ -16,10 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.vocabulary import LADDER_PREFIX
-
 if TYPE_CHECKING:
-    from ..aggregate import Scoring
+    from ..aggregate import ReportInputs, Scoring
     from ..context import RunContext
     from ..evaluators import Evaluator
     from ..schemas import BenchmarkReport, ScoreRecord
@@ -116,6 +114,7 @@ def summarize_evaluators(ctx: RunContext, records: list[ScoreRecord],
     """Each evaluator's own report section (``summarize``) over its records of the models
     under test (the validity ladder is analysed on its own, into ``report.validity``); one
     that fails says so in its section and in ``notes``, and costs nothing else."""
+    from ..generate.ladder import is_ladder_model
     from ..llm.redaction import failure
 
     details: dict[str, dict[str, Any]] = {}
@@ -124,7 +123,7 @@ def summarize_evaluators(ctx: RunContext, records: list[ScoreRecord],
         if not callable(summarize):
             continue
         mine = [r for r in records if r.evaluator == name
-                and not r.model_id.startswith(LADDER_PREFIX)]
+                and not is_ladder_model(r.model_id)]
         if not mine:
             continue
         try:
@@ -144,17 +143,21 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
 
     :param ranking_hook: gate messages of the plugins' ranking hooks for the report.
     """
-    from ..report import apply_gate, build_run_report, save_gate_outcome
+    from ..generate.ladder import is_ladder_model
+    from ..report import apply_gate, save_gate_outcome
+    from ..report.build import report_of_inputs
     from ..report.gate import gate_configured
+    from ..report.inputs import inputs_from_context
 
     settings = ctx.settings
     outcome = RunOutcome(notes=notes if notes is not None else [])
     records = session.records
     details = summarize_evaluators(ctx, records, session.evaluators, outcome.notes)
-    report = build_run_report(ctx, records, session.skipped_families,
-                              started_at=session.started_at,
-                              finished_at=datetime.now(timezone.utc),
-                              evaluator_details=details, scoring=session.scoring, save=True)
+    inputs = inputs_from_context(ctx, records, families_skipped=session.skipped_families,
+                                 started_at=session.started_at,
+                                 finished_at=datetime.now(timezone.utc),
+                                 evaluator_details=details, scoring=session.scoring)
+    report = report_of_inputs(ctx.store, inputs, save=True)
     # The configured gate first: it attaches the baseline comparison that ranking hooks
     # may want to read. A baseline that was this directory's results.json is read where
     # ``OutputReports.retire`` moved it.
@@ -168,16 +171,19 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
     outcome.gate_failures = failures
     # Scored means a model under test scored: the ladder's built-in summaries score
     # whatever the models' endpoints do (only a ladder-only session is judged by them).
-    models = [r for r in records if not r.model_id.startswith(LADDER_PREFIX)]
+    models = [r for r in records if not is_ladder_model(r.model_id)]
     report.metadata.run = run_selection(session.selection, session.stopped,
                                         scored=any(r.error is None for r in models or records))
     from ..report import save_session_run, write_session_reports
     from ..report.json_report import report_json
 
     save_session_run(ctx.store, report, report_json(report))
+    formats = ["json", *settings.output.formats]
+    explorer = explorer_page(report, inputs, outcome.notes) if "html" in formats else None
     try:
-        outcome.report_paths = write_session_reports(report, settings.output_dir,
-                                                     ["json", *settings.output.formats])
+        outcome.report_paths = write_session_reports(report, settings.output_dir, formats,
+                                                     explorer=explorer,
+                                                     families=settings.families)
     except OSError as exc:
         outcome.error = (
             f"cannot write the reports to {settings.output_dir} ({exc.strerror or exc}): "
@@ -191,6 +197,21 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
         # are still the latest complete run's.
         files.restore()
     return outcome
+
+
+def explorer_page(report: BenchmarkReport, inputs: ReportInputs,
+                  notes: list[str]) -> str | None:
+    """The run's explorer page (``report/explorer.py``); None, and a line in ``notes``,
+    when it cannot be built: the reports are written without it."""
+    from ..llm.redaction import failure
+    from ..report.explorer import render_explorer
+
+    try:
+        return render_explorer(report, inputs)
+    except Exception as exc:  # noqa: BLE001 - the explorer only; the reports still go out
+        notes.append(f"summarybench: the explorer could not be built ({failure(exc)}); "
+                     "the reports are written without it")
+        return None
 
 
 def nothing_scored(session: SessionRecords, settings_gate: Any) -> RunOutcome:

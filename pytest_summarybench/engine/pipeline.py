@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..context import RunContext
 from ..core.progress import Progress
-from ..schemas import BenchmarkRun, CodebaseInfo
+from ..schemas import BenchmarkRun, CodebaseInfo, CodeUnit
 from ..settings import Settings, SettingsError
 from ..store import Store, StoreError
+
+#: Units written to the store per transaction while extraction streams them.
+_STORE_BATCH = 2000
 
 # Folders never worth stat-ing for the codebase fingerprint.
 _PRUNE = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
@@ -86,13 +90,36 @@ def ensure_units(settings: Settings, store: Store,
 
 def _extract_and_sample(settings: Settings, store: Store, run_id: str,
                         progress: Progress) -> None:
-    from ..extract import extract_units, sample_units
+    """Extract into the store as units are built (a batch at a time: no step holds every
+    unit), then sample from light (id, identity, language, type) rows."""
+    from ..extract.pipeline import stream_units
+    from ..extract.sampling import choose, identity
 
-    result = extract_units(settings.extraction_config(), progress)
-    units = [u for u in result.units if u.type in settings.extraction.types]
+    stream = stream_units(settings.extraction_config(), progress)
+    result = stream.result
+    wanted = set(settings.extraction.types)
+    entries: list[tuple[str, str, str, str]] = []
+    store.clear_units(run_id)
+    batch: list[CodeUnit] = []
+    with progress.phase("summarybench storing units", stream.total, unit="unit") as phase:
+        seen = 0
+        for unit in stream.units:
+            seen += 1
+            if unit.type in wanted:
+                entries.append((unit.id, identity(unit), unit.language, unit.type))
+                batch.append(unit)
+            if len(batch) >= _STORE_BATCH or seen % _STORE_BATCH == 0:
+                store.add_units(run_id, len(entries) - len(batch), batch)
+                batch = []
+                phase.advance(seen - phase.done)
+        store.add_units(run_id, len(entries) - len(batch), batch)
+        phase.advance(seen - phase.done)
+        del batch
     ev = settings.evaluation
-    sampled = sample_units(units, strategy=ev.sampling, size=ev.sample_size, seed=ev.seed)
-    store.save_units(run_id, units, {u.id for u in sampled})
+    sampled = choose(entries, ev.sampling, ev.sample_size, ev.seed)
+    store.mark_sampled(run_id, sampled)
+    store.save_unit_groups(run_id, dict(Counter((e[2], e[3]) for e in entries)))
+    languages = sorted({language for _, _, language, _ in entries})
     cb = settings.codebase
     run = BenchmarkRun(
         id=run_id,
@@ -101,8 +128,8 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str,
         codebase_info=CodebaseInfo(
             name=cb.name or settings.codebase_root.resolve().name,
             repository=cb.repository, commit=cb.commit,
-            languages=sorted({u.language for u in units}),
-            total_code_units=len(units), sampled_code_units=len(sampled)),
+            languages=languages,
+            total_code_units=len(entries), sampled_code_units=len(sampled)),
         models_under_test=settings.test_models(),
         judge_models=settings.judge_models(),
         status="pending",

@@ -53,7 +53,7 @@ def calls_lines(scheduler: Any) -> list[str]:
 
 def selected_models(items: Iterable[MatrixItem]) -> set[str]:
     """The models under test the items score (both of a pair)."""
-    return {m for it in items for m in it.model_id.split("~")}
+    return {m for it in items for m in it.models}
 
 
 def prepare_run(ctx: RunContext, active: Mapping[str, Evaluator],

@@ -1,9 +1,10 @@
 """Evaluators' warm-up: work that reads only the code, started while pytest still collects.
 
 Some of what an evaluator's ``prepare`` builds depends on nothing but the extracted units
-(contrastive's distractor sets need every unit's code embedded: CPU work that took 12 s and
-more of a 2-CPU machine for the 183 units of the sample codebase, and the
-contrastive-LLM calls wait for it). ``Evaluator.warm_up`` lets an evaluator start that
+(contrastive's distractor sets: the candidate stage over the sampled units' groups and the
+model's vectors of their candidates, or with the exact search every unit's code embedded;
+CPU work of seconds to minutes on a 2-CPU machine, and the contrastive-LLM calls wait for
+it). ``Evaluator.warm_up`` lets an evaluator start that
 work in a thread the moment the units exist, before the selection is known and before the
 first model call, so it overlaps collection and the start of the calls instead of
 following them.
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..context import RunContext
     from ..evaluators.base import Evaluator
+    from ..settings import Settings
 
 
 class WarmUp:
@@ -75,3 +77,20 @@ class WarmUp:
                 ev.warm_up(ctx, self.stop)  # type: ignore[attr-defined]
             except Exception as exc:  # noqa: BLE001 - prepare meets and reports the cause
                 self.failed[ev.name] = exc
+
+
+def import_model_layer(settings: Settings) -> threading.Thread | None:
+    """Import litellm in a thread of its own when a configured model will call through it
+    (started once the units exist: a running thread stops extraction from forking its
+    workers). Its import takes seconds of CPU; begun here it overlaps the rest of
+    collection and planning instead of delaying the first request, which waits for it
+    only if it is not done by then (``llm.providers.litellm`` holds the import lock)."""
+    models = [*settings.test_models(), *settings.judge_models()]
+    if all(m.provider == "builtin" for m in models):
+        return None
+    from ..llm.providers import litellm
+
+    thread = threading.Thread(target=litellm, name="summarybench-import-litellm",
+                              daemon=True)
+    thread.start()
+    return thread

@@ -1,14 +1,17 @@
-"""Evaluators: the ``Evaluator`` protocol (``base.py``), the registry of the built-in ones
-(``registry.py``), and one package per evaluator family: ``judge/``, ``contrastive/``,
-``retrieval/`` and ``downstream/``, each with its prompts, answer parsing, evaluators and
-report section.
+"""Evaluators: the ``Evaluator`` protocol (``base.py``), the registry of the built-in
+families (``registry.py``), what a family's report section is made of (``blocks.py``),
+and one package per evaluator family: ``judge/``, ``contrastive/``, ``retrieval/`` and
+``downstream/``, each declaring itself (``FAMILY``, a ``core.family.Family``) and holding
+its settings section, prompts, answer parsing, evaluators and report layouts.
 
-Nothing heavy is imported until an evaluator is used. Users add their own through the
-``pytest_summarybench_evaluators`` hook.
+Nothing heavy is imported until an evaluator is used. Users add families through the
+``pytest_summarybench_families`` hook and single evaluators through
+``pytest_summarybench_evaluators``.
 """
 
 from __future__ import annotations
 
+from ..core.family import Family
 from .base import (
     Component,
     EvaluationError,
@@ -17,7 +20,8 @@ from .base import (
     SummarizingEvaluator,
     unit_items,
 )
-from .registry import BUILTIN_EVALUATORS, builtin_class, load_builtin
+from .registry import BUILTIN_EVALUATORS, BUILTIN_FAMILIES, builtin_class, load_builtin
 
-__all__ = ["BUILTIN_EVALUATORS", "Component", "EvaluationError", "Evaluator", "MatrixItem",
-           "SummarizingEvaluator", "builtin_class", "load_builtin", "unit_items"]
+__all__ = ["BUILTIN_EVALUATORS", "BUILTIN_FAMILIES", "Component", "EvaluationError",
+           "Evaluator", "Family", "MatrixItem", "SummarizingEvaluator", "builtin_class",
+           "load_builtin", "unit_items"]

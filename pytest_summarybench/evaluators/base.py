@@ -9,8 +9,10 @@ and the run's seed, so rankings are identical with and without xdist.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+from ..core.vocabulary import PAIR_SEP
 
 if TYPE_CHECKING:
     import threading
@@ -24,18 +26,37 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, order=True)
 class MatrixItem:
-    """One cell of the matrix: a unit, a model (or model pair) and an evaluator."""
+    """One cell of the matrix: a unit, a model (or a pair of models) and an evaluator."""
 
     evaluator: str
     """Evaluator name, ``family/method`` (e.g. ``contrastive/embedding``)."""
+    family: str
+    """The evaluator's family (its marker, its share of the ranking)."""
     unit_id: str
     """The code unit's id (or a task id for task-based evaluators)."""
-    model_id: str
-    """The model under test whose summary is scored; ``a~b`` for a pair."""
+    models: tuple[str, ...]
+    """The models under test whose summaries it scores: one, or the two of a pair."""
     variant: str = ""
     """Extra axis when an evaluator needs one (a judge id, a task id)."""
     label: str = ""
     """Readable unit label for the test id (``language-path-name``)."""
+    ladder: bool = field(init=False)
+    """Whether it scores the validity ladder's models (``-m validate``), which are kept
+    out of the ranking: known by their ids (``generate.ladder.LADDER_MODEL_IDS``)."""
+
+    def __post_init__(self) -> None:
+        if not self.models:
+            raise ValueError(f"the matrix item of {self.evaluator} on {self.unit_id} names "
+                             "no model")
+        # Here, not at the top: this module is read at startup, the ladder with pydantic.
+        from ..generate.ladder import LADDER
+
+        object.__setattr__(self, "ladder", not LADDER.isdisjoint(self.models))
+
+    @property
+    def model_id(self) -> str:
+        """The id of its model, or of its pair (``a~b``): its test id's, its records'."""
+        return PAIR_SEP.join(self.models)
 
     @property
     def test_id(self) -> str:
@@ -57,14 +78,14 @@ class Component:
     """The record metric whose mean over the evaluator's items is the component."""
     weight: str
     """The component's weight key within its family (docs/methods.md#weights: ``pointwise``,
-    ``precision1``...; ``scoring.<family>Weights.<key>`` in summarybench.yaml)."""
+    ``precision1``...; ``scoring.<family>Weights.<key>`` in summarybench.yaml, in
+    camelCase). Its default is the family's declaration's (``Family.weights``), 1 when it
+    declares none."""
     label: str
     """How reports name it (``judge rubric score``)."""
     low: float = 0.0
     high: float = 1.0
     """The metric's range: a mean ``x`` counts as ``(x - low) / (high - low)``."""
-    default_weight: float = 1.0
-    """The weight when the configuration names none (families the spec does not name)."""
     family: str | None = None
     """The family it counts for (default: the evaluator's)."""
 
@@ -78,9 +99,10 @@ class Evaluator(Protocol):
     """
 
     name: ClassVar[str]
-    """``family/method``; the family is one of ``vocabulary.FAMILIES`` (or a
-    benchmark-specific family)."""
+    """``family/method``: the name of its family, ``/``, its method."""
     family: ClassVar[str]
+    """The name of its family (``core.family.Family``): a built-in one, one a plugin
+    declares, or, for an evaluator of a hook, any (weighed by ``weights.<family>``)."""
     components: ClassVar[tuple[Component, ...]] = ()
     """What of its metrics enters its family's score (none: reported, not scored)."""
     prepare_reads_summaries: ClassVar[bool] = True
@@ -100,13 +122,13 @@ class Evaluator(Protocol):
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
         """The matrix items this evaluator scores, in a stable order."""
-        return unit_items(self.name, ctx)
+        return unit_items(self, ctx)
 
     def summaries(self, item: MatrixItem, ctx: RunContext) -> list[tuple[str, str]]:
         """The (unit id, model id) summaries the item reads. The controller has them
         written before the item's model calls start (default: the item's unit, by each of
         its models)."""
-        return [(item.unit_id, m) for m in item.model_id.split("~")]
+        return [(item.unit_id, m) for m in item.models]
 
     def requests(self, item: MatrixItem, ctx: RunContext,
                  answers: Answers) -> list[ModelRequest]:
@@ -234,9 +256,10 @@ class EvaluationError(RuntimeError):
     """
 
 
-def unit_items(evaluator: str, ctx: RunContext) -> list[MatrixItem]:
-    """The default item set: every sampled unit x every model under test."""
+def unit_items(evaluator: Evaluator, ctx: RunContext) -> list[MatrixItem]:
+    """The default item set of ``evaluator``: every sampled unit x every model under test."""
     return [
-        MatrixItem(evaluator=evaluator, unit_id=u.id, model_id=m.id, label=ctx.unit_label(u))
+        MatrixItem(evaluator=evaluator.name, family=evaluator.family, unit_id=u.id,
+                   models=(m.id,), label=ctx.unit_label(u))
         for u in ctx.units for m in ctx.models
     ]

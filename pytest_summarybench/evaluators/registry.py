@@ -1,37 +1,50 @@
-"""The registry of built-in evaluators: each family's evaluators by name (``family/method``)
-and the module and class that implement them, imported only when an evaluator is used.
-Users add their own through the ``pytest_summarybench_evaluators`` hook."""
+"""The built-in evaluator families, one line each: the declaration (``core.family.Family``)
+each family package makes. A new built-in family is a package under ``evaluators/`` and
+its line here; a plugin or a ``conftest.py`` adds its own through the
+``pytest_summarybench_families`` hook, and single evaluators through
+``pytest_summarybench_evaluators``.
+
+Reading this list imports only the packages' declarations; an evaluator's module is
+imported when its family runs.
+"""
 
 from __future__ import annotations
 
 import importlib
 
+from ..core.family import Family
 from .base import Evaluator
 
-#: Built-in evaluators by name (``family/method``), in report order.
-BUILTIN_EVALUATORS: dict[str, str] = {
-    "judge/pointwise": "pytest_summarybench.evaluators.judge.pointwise:JudgePointwise",
-    "judge/pairwise": "pytest_summarybench.evaluators.judge.pairwise:JudgePairwise",
-    "contrastive/embedding":
-        "pytest_summarybench.evaluators.contrastive.embedding:ContrastiveEmbedding",
-    "contrastive/lexical":
-        "pytest_summarybench.evaluators.contrastive.lexical:ContrastiveLexical",
-    "contrastive/llm": "pytest_summarybench.evaluators.contrastive.llm:ContrastiveLLM",
-    "retrieval/embedding": "pytest_summarybench.evaluators.retrieval.embedding:RetrievalEmbedding",
-    "downstream/completion":
-        "pytest_summarybench.evaluators.downstream.completion:CompletionEvaluator",
-    "downstream/bug_localisation":
-        "pytest_summarybench.evaluators.downstream.bug_localisation:BugLocalisationEvaluator",
-    "downstream/function_selection":
-        "pytest_summarybench.evaluators.downstream.function_selection:FunctionSelectionEvaluator",
-}
+
+def _declared(package: str) -> Family:
+    """The family declared by the package ``evaluators/<package>`` (its ``FAMILY``)."""
+    family = importlib.import_module(f"{__package__}.{package}").FAMILY
+    if not isinstance(family, Family):
+        raise TypeError(f"evaluators/{package}: FAMILY is not a Family declaration")
+    return family
+
+
+#: The built-in families, in report order.
+BUILTIN_FAMILIES: tuple[Family, ...] = (
+    _declared("judge"),
+    _declared("contrastive"),
+    _declared("retrieval"),
+    _declared("downstream"),
+)
+
+#: Built-in evaluators by name (``family/method``) -> where their class is, in report order.
+BUILTIN_EVALUATORS: dict[str, object] = {
+    name: target for family in BUILTIN_FAMILIES for name, target in family.evaluators.items()}
+
+
+def builtin_family(evaluator: str) -> Family:
+    """The built-in family declaring the evaluator ``evaluator``."""
+    return next(f for f in BUILTIN_FAMILIES if evaluator in f.evaluators)
 
 
 def builtin_class(name: str) -> type[Evaluator]:
     """The class of the built-in evaluator called ``name`` (its module imported)."""
-    module_name, _, class_name = BUILTIN_EVALUATORS[name].partition(":")
-    module = importlib.import_module(module_name)
-    return getattr(module, class_name)  # type: ignore[no-any-return]
+    return builtin_family(name).evaluator_class(name)  # type: ignore[no-any-return]
 
 
 def load_builtin(name: str) -> Evaluator:

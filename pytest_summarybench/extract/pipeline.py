@@ -10,6 +10,7 @@ import gc
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..schemas.units import CodeUnit
@@ -70,10 +71,44 @@ def extract_units(config: ExtractionConfig, progress: Progress | None = None) ->
     :param progress: where to show files extracted of files found (None: nowhere).
     """
     with _without_cycle_collection():
-        return _extract_units(config, progress)
+        result, files = _extract_files(config, progress)
+        plan = _plan(files)
+        result.units = [_unit(uid, data) for uid, data in plan]
+        return result
 
 
-def _extract_units(config: ExtractionConfig, progress: Progress | None) -> ExtractionResult:
+@dataclass
+class UnitStream:
+    """``stream_units``: what extraction found, and its units one at a time."""
+
+    result: ExtractionResult
+    """Skipped files, warnings and counts (``units`` stays empty)."""
+    total: int
+    """How many units ``units`` yields."""
+    units: Iterator[CodeUnit]
+    """The units in ``extract_units``' order, each validated when it is reached."""
+
+
+def stream_units(config: ExtractionConfig, progress: Progress | None = None) -> UnitStream:
+    """``extract_units`` for a caller that stores units as they come (the run's pipeline):
+    no list of every ``CodeUnit`` is ever built, and each unit's plain data is let go once
+    it is yielded."""
+    with _without_cycle_collection():
+        result, files = _extract_files(config, progress)
+        plan = _plan(files)
+    del files
+
+    def units() -> Iterator[CodeUnit]:
+        with _without_cycle_collection():
+            for i, (uid, data) in enumerate(plan):
+                plan[i] = (uid, None)
+                yield _unit(uid, data)
+
+    return UnitStream(result, len(plan), units())
+
+
+def _extract_files(config: ExtractionConfig,
+                   progress: Progress | None) -> tuple[ExtractionResult, list[FileUnits]]:
     result = ExtractionResult()
     walk_skips: list[SkippedFile] = []
     sources = walk(config, walk_skips)
@@ -105,11 +140,11 @@ def _extract_units(config: ExtractionConfig, progress: Progress | None) -> Extra
                   f"{extracted.file_unit.end_line} lines > maxLines "
                   f"{config.filters.max_lines}; file unit left out, its smaller units kept")
         files.append(extracted)
-    result.units = _build(files)
-    return result
+    return result, files
 
 
-def _build(files: list[FileUnits]) -> list[CodeUnit]:
+def _plan(files: list[FileUnits]) -> list[tuple[str, dict[str, Any] | None]]:
+    """Every emitted unit's id and plain data (with its relationships), in order."""
     emitted: dict[int, str] = {}
     chosen: list[tuple[FileUnits, RawUnit]] = []
     taken: set[str] = set()
@@ -155,17 +190,22 @@ def _build(files: list[FileUnits]) -> list[CodeUnit]:
             if uid not in callers:
                 callers.append(uid)
     position = {uid: i for i, (uid, _) in enumerate(ordered)}
-    out: list[CodeUnit] = []
+    out: list[tuple[str, dict[str, Any] | None]] = []
     for uid, data in ordered:
         rels[uid]["child_ids"].sort(key=position.__getitem__)
         assert data is not None  # set with uid by prepare()
         data["id"] = uid
         data["relationships"] = rels[uid]
-        # One validation per unit, from plain data (pydantic-core builds the nested
-        # models several times faster than constructing them one by one, and faster
-        # than ``model_construct``).
-        out.append(CodeUnit.model_validate(data))
+        out.append((uid, data))
     return out
+
+
+def _unit(uid: str, data: dict[str, Any] | None) -> CodeUnit:
+    # One validation per unit, from plain data (pydantic-core builds the nested models
+    # several times faster than constructing them one by one, and faster than
+    # ``model_construct``).
+    assert data is not None, uid
+    return CodeUnit.model_validate(data)
 
 
 def _data_key(uid: str, data: dict[str, Any] | None) -> tuple[str, int, str, str, str]:

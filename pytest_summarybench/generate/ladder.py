@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from random import Random
 from typing import TYPE_CHECKING
 
-from ..core.vocabulary import LADDER_PREFIX
+from ..core.vocabulary import models_of
 from .builtin_base import BuiltinResult, clean_docstring, code_only, split_words
 
 if TYPE_CHECKING:
@@ -43,6 +43,8 @@ TWIN: tuple[str, str] = ("validate/l1-twin", "validate-l1-twin")
 LEVEL_IDS: tuple[str, ...] = tuple(mid for mid, _ in LEVELS)
 LADDER_MODEL_IDS: tuple[str, ...] = (*LEVEL_IDS, TWIN[0])
 LADDER_NAMES: tuple[str, ...] = (*(name for _, name in LEVELS), TWIN[1])
+#: How a run knows the ladder's models: by their ids (never by a prefix of an id).
+LADDER: frozenset[str] = frozenset(LADDER_MODEL_IDS)
 #: A docstring shorter than this (in words) says too little to degrade in steps.
 MIN_DOC_WORDS = 3
 
@@ -62,8 +64,13 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def is_ladder_model(model_id: str) -> bool:
-    """Whether ``model_id`` (or either side of an ``a~b`` pair) is a ladder model."""
-    return any(part.startswith(LADDER_PREFIX) for part in model_id.split("~"))
+    """Whether ``model_id`` is a ladder model's, or a pair (``a~b``) with one."""
+    return any(m in LADDER for m in models_of(model_id))
+
+
+def level_name(model_id: str) -> str:
+    """A ladder model's level as reports name it (``l1-docstring``); any other id as is."""
+    return model_id.partition("/")[2] if model_id in LADDER else model_id
 
 
 def ladder_doc(unit: CodeUnit) -> str | None:

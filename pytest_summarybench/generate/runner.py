@@ -43,9 +43,17 @@ def pending_units(ctx: RunContext, model: ModelConfig,
 
 
 def missing(ctx: RunContext, model: ModelConfig, unit_ids: list[str],
-            report: GenerationReport) -> tuple[list[CodeUnit], ModelStats]:
+            report: GenerationReport, *, adopt: bool = True) -> tuple[list[CodeUnit],
+                                                                      ModelStats]:
     """Of ``unit_ids``, the units ``model`` still has to summarize for this run (the others
-    are counted as reused in ``report``), and the model's stats."""
+    are counted as reused in ``report``), and the model's stats.
+
+    A model's summary of a unit that another run already stored is reused (``adopt``:
+    linked to this run; the dry run only counts it): its id is a hash of the unit's id
+    (path, type, name and body), the model, its parameters and the prompt's version, so
+    it is what this run would ask for. A run after a small code change (a new run id)
+    thus asks only for the changed and added units. Built-in summarizers are not adopted:
+    the shuffled control pairs a unit with another unit of the same sample."""
     stats = report.models.setdefault(model.id, ModelStats(model.id))
     summaries = ctx.store.run_summaries(ctx.run_id)
     todo = []
@@ -55,6 +63,16 @@ def missing(ctx: RunContext, model: ModelConfig, unit_ids: list[str],
             stats.reused += 1
         else:
             todo.append(ctx.unit(unit_id))
+    if todo and model.provider != "builtin":
+        wanted = {summary_id(u.id, model, PROMPT_VERSION): u.id for u in todo}
+        stored = ctx.store.summaries_by_id(wanted)
+        if stored:
+            if adopt:
+                ctx.store.link_summaries(ctx.run_id, [(wanted[sid], model.id, sid)
+                                                      for sid in sorted(stored)])
+            stats.reused += len(stored)
+            done = {wanted[sid] for sid in stored}
+            todo = [u for u in todo if u.id not in done]
     return todo, stats
 
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..core.sample import bundled_codebase
-from ..core.vocabulary import FAMILIES, MARKERS, PROVIDERS
+from ..core.vocabulary import PROVIDERS, VALIDATE
+from ..evaluators.registry import BUILTIN_FAMILIES
 from .recorder import carry, recorder, scrub_report
 
 if TYPE_CHECKING:
@@ -76,9 +77,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "Default: the offline builtin/* baselines.")
     group.addoption("--sb-judge", metavar="PROVIDER/MODEL", action="append", default=None,
                     help="Judge model, repeatable (overrides models.judge).")
+    builtin = ", ".join(f.name for f in BUILTIN_FAMILIES)
     group.addoption("--sb-eval", metavar="FAMILIES", default=None,
-                    help=f"Comma-separated evaluator families to run: {', '.join(FAMILIES)}, "
-                         "or 'all' (overrides evaluation.*.enabled).")
+                    help=f"Comma-separated evaluator families to run: {builtin}, those a "
+                         "plugin declares, or 'all' (overrides evaluation.*.enabled).")
+    group.addoption("--sb-only", metavar="FAMILIES", default=None,
+                    help="Run only the items of these evaluator families, comma-separated "
+                         f"({builtin}, or a plugin's): a selection of the configured run, as "
+                         "-m FAMILY is (what `summarybench evaluate --only` passes).")
     group.addoption("--sb-sample-size", metavar="N", type=_positive_int, default=None,
                     help="Number of code units to sample (overrides evaluation.sampleSize).")
     group.addoption("--sb-sampling", metavar="STRATEGY", default=None,
@@ -122,11 +128,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    for marker in MARKERS:
-        config.addinivalue_line("markers", f"{marker}: summarybench {marker} evaluator items")
-    from .options import validate_options
+    from .options import marker_line, select_only, session_families, validate_options
 
-    validate_options(config)
+    families = session_families(config)
+    for name in (*(f.name for f in families), VALIDATE):
+        config.addinivalue_line("markers", marker_line(name))
+    validate_options(config, families)
+    select_only(config, families)
     if (config.getoption("sb_dry_run") or config.getoption("sb_generate_only")) \
             and getattr(config.option, "dist", "no") != "no":
         # Such a session runs no test: its calls are planned or made here, and xdist's
@@ -135,7 +143,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.dist = "no"
     from .state import SummaryBenchState
 
-    state = SummaryBenchState(config)
+    state = SummaryBenchState(config, families)
     config.pluginmanager.register(state, STATE_NAME)
     if not hasattr(config, "workerinput"):
         from .controller import CONTROLLER_NAME, Controller

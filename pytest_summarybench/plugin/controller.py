@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from ..engine.finish import OutputReports
-from ..engine.warmup import WarmUp
+from ..engine.warmup import WarmUp, import_model_layer
 from . import options
 from .recorder import carried
 from .state import (
@@ -94,6 +94,8 @@ class Controller:
         """Lines for the terminal summary when there is no report to show."""
         self.reports = OutputReports(self._output_dir, self.replaces_latest, self.notes)
         """The output directory's own reports (moved aside, put back)."""
+        self.model_layer_imported = False
+        """litellm's import was started (or found unneeded) at collection."""
         self.warm_up = WarmUp()
         """Evaluators' work on the code alone, started at collection (``engine/warmup.py``)."""
         self.selection: RunSelection | None = None
@@ -187,11 +189,17 @@ class Controller:
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         """At the first benchmark test collected, the units exist: start the evaluators'
-        warm-up (not for ``--collect-only`` or the dry run, which call nothing). Under
-        xdist the controller collects nothing and no warm-up starts; ``prepare`` does the
-        work."""
+        warm-up (not for ``--collect-only`` or the dry run, which call nothing, nor for
+        ``--sb-generate-only``, which evaluates nothing). Under xdist the controller
+        collects nothing and no warm-up starts; ``prepare`` does the work."""
+        config = item.config
         if (self.warm_up.started or self.state.is_worker or case_of(item) is None
-                or item.config.option.collectonly or item.config.getoption("sb_dry_run")):
+                or config.option.collectonly or config.getoption("sb_dry_run")):
+            return
+        if not self.model_layer_imported:
+            self.model_layer_imported = True
+            import_model_layer(self.state.settings)
+        if config.getoption("sb_generate_only"):
             return
         self.warm_up.start(self.state.context(), self.state.evaluators().values())
 
@@ -448,7 +456,9 @@ class Controller:
         results_path = outcome.results_path
         say(tr, f"results: {results_path}")
         for fmt, path in outcome.report_paths.items():
-            if fmt != "json":
+            if fmt == "explorer":
+                say(tr, f"explorer: {path} (`summarybench view` opens it)")
+            elif fmt != "json":
                 say(tr, f"{fmt} report: {path}")
         if run is not None:
             assert results_path is not None

@@ -13,6 +13,7 @@ import pytest
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
+    from ..core.family import Family
     from ..evaluators.base import Evaluator
     from ..schemas import BenchmarkReport, ModelRanking, ScoreRecord
 
@@ -35,12 +36,37 @@ def pytest_summarybench_record_score(record: ScoreRecord, config: pytest.Config)
     """
 
 
+def pytest_summarybench_families(config: pytest.Config) -> list[Family]:
+    """Called at startup (``pytest_configure``), to collect the evaluator families a plugin
+    or a ``conftest.py`` declares next to the built-in ones.
+
+    Each is a ``pytest_summarybench.Family`` as a built-in family package declares it: its
+    name (its marker, its ``--sb-eval`` and ``--sb-only`` name), title, default weight,
+    evaluators, component weights, settings section (``evaluation.<name>``) and report
+    layouts. A name must be new: a built-in family is not replaced (replace one of its
+    evaluators with ``pytest_summarybench_evaluators``). A ``conftest.py`` declaring one must
+    be loaded at startup: in the rootdir or in a directory given on the command line.
+
+    :param config: the pytest config.
+
+    Example::
+
+        def pytest_summarybench_families(config):
+            return [Family(name="brevity", title="Brevity", weight=0.1,
+                           evaluators={"brevity/sentences": SentenceCount})]
+    """
+    return []
+
+
 def pytest_summarybench_evaluators(config: pytest.Config) -> list[Evaluator]:
     """Called when the matrix is built, to collect extra evaluators.
 
     Return a list of objects implementing ``pytest_summarybench.evaluators.Evaluator``;
-    their items join the matrix next to the built-in evaluators. An evaluator with the
-    name of a built-in one replaces it.
+    their items join the matrix next to the families' evaluators. An evaluator with the
+    name of a family's one replaces it. An evaluator of a declared family runs when its
+    family is enabled; one of a family declared nowhere always runs, weighed by
+    ``weights.<family>`` in summarybench.yaml (declare the family instead:
+    ``pytest_summarybench_families``).
 
     :param config: the pytest config.
 

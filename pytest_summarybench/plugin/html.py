@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..core.vocabulary import models_of
 from .recorder import carried
 
 if TYPE_CHECKING:
@@ -63,12 +64,13 @@ class HtmlResultsColumns:
         except KeyError:
             unit_text = escape(unit_id)
         summaries = []
-        for model in model_id.split("~"):
+        models = models_of(model_id)
+        for model in models:
             s = ctx.summary(unit_id, model)
             text = s.summary if s is not None else (ctx.summary_error(unit_id, model) or "")
             text = scrub(text, max_chars=TITLE_CHARS)
             shown = text if len(text) <= SUMMARY_CHARS else text[:SUMMARY_CHARS - 1] + "…"
-            prefix = f"{model}: " if "~" in model_id else ""
+            prefix = f"{model}: " if len(models) > 1 else ""
             summaries.append(Markup('<span title="{}">{}{}</span>').format(text, prefix, shown))
         scores = []
         for rec in records:

@@ -7,13 +7,17 @@ and what is accepted.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..core.vocabulary import FAMILIES, PROVIDERS
-from ..core.vocabulary import parse_families as _families
+from ..core.family import FamilyError, check_families, parse_families
+from ..core.vocabulary import PROVIDERS, VALIDATE
+
+if TYPE_CHECKING:
+    from ..core.family import Family
 
 CONFIG_FILE = "summarybench.yaml"
 
@@ -26,16 +30,57 @@ def _check_model(flag: str, spec: str) -> None:
             f"{', '.join(PROVIDERS)} (e.g. openai/gpt-4o, builtin/docstring)")
 
 
-def parse_families(flag: str, text: str) -> list[str]:
+def session_families(config: pytest.Config) -> tuple[Family, ...]:
+    """The session's evaluator families: the built-in ones, then those the plugins and
+    ``conftest.py`` files declare (``pytest_summarybench_families``)."""
+    from ..evaluators.registry import BUILTIN_FAMILIES
+
+    declared = [f for found in config.hook.pytest_summarybench_families(config=config)
+                for f in found or ()]
     try:
-        return _families(text)
+        return check_families([*BUILTIN_FAMILIES, *declared])
+    except FamilyError as exc:
+        raise pytest.UsageError(f"pytest_summarybench_families: {exc}") from None
+
+
+def chosen_families(flag: str, text: str, families: Sequence[Family], *,
+                    allow_all: bool = True) -> list[str]:
+    """The families an option names (``--sb-eval``, ``--sb-only``), or a usage error
+    naming the option, the value and the session's families."""
+    names = [f.name for f in families]
+    try:
+        return parse_families(text, names, allow_all=allow_all)
     except ValueError:
+        also = " or 'all'" if allow_all else ""
         raise pytest.UsageError(
-            f"{flag} {text!r}: expected a comma-separated list of {', '.join(FAMILIES)} "
-            f"or 'all'") from None
+            f"{flag} {text!r}: expected a comma-separated list of {', '.join(names)}{also} "
+            "(the evaluator families of this session: the built-in ones and those a "
+            "plugin declares)") from None
 
 
-def validate_options(config: pytest.Config) -> None:
+def select_only(config: pytest.Config, families: Sequence[Family]) -> None:
+    """``--sb-only``: select the items of the families it names, as ``-m "a or b"`` does
+    (``summarybench evaluate --only`` passes it): the configured run, partially."""
+    text = config.getoption("sb_only", None)
+    if text is None:
+        return
+    expression = " or ".join(chosen_families("--sb-only", text, families, allow_all=False))
+    current = getattr(config.option, "markexpr", "")
+    # An xdist worker gets the controller's options, this expression included.
+    if current and current != expression:
+        raise pytest.UsageError(f"--sb-only {text!r} and -m {current!r} both select items: "
+                                "give one of them")
+    config.option.markexpr = expression
+
+
+def marker_line(name: str) -> str:
+    """The ``markers`` ini line registering a family's marker (or the ladder's)."""
+    if name == VALIDATE:
+        return f"{VALIDATE}: summarybench validity ladder items"
+    return f"{name}: summarybench {name} evaluator items"
+
+
+def validate_options(config: pytest.Config, families: Sequence[Family]) -> None:
     """Reject malformed option and ini values before anything runs."""
     for flag, dest in (("--sb-model", "sb_model"), ("--sb-judge", "sb_judge")):
         for spec in config.getoption(dest) or []:
@@ -46,9 +91,8 @@ def validate_options(config: pytest.Config) -> None:
         raise pytest.UsageError("--sb-validate and --sb-no-validate were both given: pass "
                                 "--sb-validate to add the validity ladder, --sb-no-validate "
                                 "to leave it out")
-    families = config.getoption("sb_eval")
-    if families is not None:
-        parse_families("--sb-eval", families)
+    if config.getoption("sb_eval") is not None:
+        chosen_families("--sb-eval", config.getoption("sb_eval"), families)
     for key in ("summarybench_sample_size", "summarybench_seed"):
         value = config.getini(key)
         if value:
@@ -76,8 +120,9 @@ def config_path(config: pytest.Config) -> Path | None:
 
 def engaged(config: pytest.Config) -> bool:
     """Whether the user asked for summarybench explicitly (an option or a config file)."""
-    opts = ("sb_config", "sb_codebase", "sb_model", "sb_judge", "sb_eval", "sb_sample_size",
-            "sb_sampling", "sb_seed", "sb_output", "sb_store", "sb_parallel", "sb_max_cost")
+    opts = ("sb_config", "sb_codebase", "sb_model", "sb_judge", "sb_eval", "sb_only",
+            "sb_sample_size", "sb_sampling", "sb_seed", "sb_output", "sb_store", "sb_parallel",
+            "sb_max_cost")
     return (any(config.getoption(o) is not None for o in opts)
             or bool(config.getoption("sb_dry_run")) or bool(config.getoption("sb_generate_only"))
             or validating(config)
@@ -96,7 +141,7 @@ def not_validating(config: pytest.Config) -> bool:
     return bool(config.getoption("sb_no_validate", False))
 
 
-def overrides(config: pytest.Config) -> dict[str, Any]:
+def overrides(config: pytest.Config, families: Sequence[Family]) -> dict[str, Any]:
     """Dotted settings keys -> values from ini keys, then command-line options (which win)."""
     out: dict[str, Any] = {}
     here = Path(config.invocation_params.dir)
@@ -129,9 +174,9 @@ def overrides(config: pytest.Config) -> dict[str, Any]:
     if opt("sb_judge"):
         out["models.judge"] = [_model_entry(s) for s in opt("sb_judge")]
     if opt("sb_eval") is not None:
-        chosen = parse_families("--sb-eval", opt("sb_eval"))
-        for family in FAMILIES:
-            out[f"evaluation.{family}.enabled"] = family in chosen
+        chosen = chosen_families("--sb-eval", opt("sb_eval"), families)
+        for family in families:
+            out[f"evaluation.{family.name}.enabled"] = family.name in chosen
     if opt("sb_sample_size") is not None:
         out["evaluation.sampleSize"] = opt("sb_sample_size")
     if opt("sb_sampling") is not None:

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from ..core.vocabulary import FAMILIES, VALIDATE
+from ..core.vocabulary import VALIDATE
 
 if TYPE_CHECKING:
     import pytest
@@ -46,10 +46,6 @@ def narrowing_options(config: pytest.Config) -> list[str]:
     return out
 
 
-def _family(item: MatrixItem) -> str:
-    return item.evaluator.split("/", 1)[0]
-
-
 def session_selection(config: pytest.Config, run_id: str, matrix: Iterable[MatrixItem],
                       selected: Iterable[MatrixItem]) -> RunSelection:
     """The session's ``RunSelection`` as collection chose it: complete when ``selected``
@@ -65,8 +61,8 @@ def session_selection(config: pytest.Config, run_id: str, matrix: Iterable[Matri
         reasons = ["node ids on the command line, or another plugin, left items out"]
     by_model: Counter[str] = Counter()
     for it in left_out:
-        by_model.update(it.model_id.split("~"))
-    by_family = Counter(_family(it) for it in left_out)
+        by_model.update(it.models)
+    by_family = Counter(it.family for it in left_out)
     return RunSelection(
         id=run_id, complete=not reasons, matrix_items=len(everything),
         selected_items=len(chosen & set(everything)), deselected_items=len(left_out),
@@ -84,9 +80,9 @@ def nothing_selected(config: pytest.Config, deselected: Iterable[MatrixItem],
     items = list(deselected)
     markers = str(_option(config, "markexpr") or "")
     keyword = str(_option(config, "keyword") or "")
-    asked = [f for f in FAMILIES if f in markers.replace("(", " ").replace(")", " ").split()]
-    present = sorted({_family(it) for it in items})
-    for family in asked:
+    words = markers.replace("(", " ").replace(")", " ").split()
+    present = sorted({it.family for it in items})
+    for family in dict.fromkeys(words):
         if family not in present and family in skipped_families:
             return (f"summarybench: no {family} item is runnable, so -m {markers!r} selected "
                     f"nothing: {skipped_families[family]}")

@@ -16,15 +16,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import pytest
 
 from ..core.dependency_warnings import MARKS as DEPENDENCY_MARKS
+from ..core.family import Family, FamilyError, family_of
 from ..core.input_files import InputFileError
-from ..core.vocabulary import FAMILIES, LADDER_PREFIX, VALIDATE
-from ..evaluators import (
-    BUILTIN_EVALUATORS,
-    EvaluationError,
-    Evaluator,
-    MatrixItem,
-    load_builtin,
-)
+from ..core.vocabulary import VALIDATE
+from ..evaluators import EvaluationError, Evaluator, MatrixItem
 from . import options
 
 # pydantic-based modules (schemas, settings, store, context) are imported where used, so
@@ -138,8 +133,10 @@ class BoundItem:
 class SummaryBenchState:
     """Per-process state: settings, store, context, evaluators; registered as a plugin."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, families: tuple[Family, ...]) -> None:
         self.config = config
+        self.families = families
+        """The session's evaluator families: the built-in ones, then the plugins'."""
         self.is_worker = hasattr(config, "workerinput")
         self.token: str = (config.workerinput[TOKEN_KEY]  # type: ignore[attr-defined]
                            if self.is_worker and TOKEN_KEY in config.workerinput  # type: ignore[attr-defined]
@@ -156,6 +153,7 @@ class SummaryBenchState:
         self._bound = False
         self._progress: Progress | None = None
         self._deselected: list[MatrixItem] = []
+        self._matrix: list[MatrixItem] | None = None
         self.ladder: Literal["asked", "default"] | None = None
         """Whether the validity ladder is in this run: ``asked`` (``--sb-validate``),
         ``default`` (no evaluator can call a model, and no ``--sb-no-validate``) or None;
@@ -169,8 +167,9 @@ class SummaryBenchState:
 
             path = options.config_path(self.config)
             try:
-                self._settings = load_settings(path, options.overrides(self.config),
-                                               base_dir=self.config.rootpath)
+                self._settings = load_settings(
+                    path, options.overrides(self.config, self.families),
+                    families=self.families, base_dir=self.config.rootpath)
             except SettingsError as exc:
                 raise pytest.UsageError(str(exc)) from None
             from ..validity.wiring import costs_no_calls, with_ladder
@@ -211,17 +210,26 @@ class SummaryBenchState:
         return self._ctx
 
     def evaluators(self) -> dict[str, Evaluator]:
-        """Active evaluators by name: built-in ones of enabled families plus hook-provided
-        ones, minus those whose ``skip_reason`` says they cannot run."""
+        """Active evaluators by name: those of the enabled families plus hook-provided ones
+        (of an enabled family, or of a family declared nowhere), minus those whose
+        ``skip_reason`` says they cannot run."""
         if self._evaluators is None:
             ctx = self.context()
             enabled = set(self.settings.enabled_families())
-            candidates: list[Evaluator] = [load_builtin(name) for name in BUILTIN_EVALUATORS
-                                           if name.split("/", 1)[0] in enabled]
+            declared = {f.name for f in self.families}
+            candidates: list[Evaluator] = [
+                self._load(family, name) for family in self.families
+                if family.name in enabled for name in family.evaluators]
             hooked: list[Evaluator] = []
             for extra in self.config.hook.pytest_summarybench_evaluators(config=self.config):
                 hooked.extend(extra)
-            candidates.extend(hooked)
+            for ev in hooked:
+                if family_of(ev.name) != ev.family:
+                    raise pytest.UsageError(
+                        f"pytest_summarybench_evaluators: the evaluator {ev.name!r} is of the "
+                        f"family {ev.family!r}: name it {ev.family}/METHOD")
+            candidates.extend(ev for ev in hooked
+                              if ev.family in enabled or ev.family not in declared)
             self.scoring = self._scoring(hooked)
             active: dict[str, Evaluator] = {}
             reasons: dict[str, dict[str, list[str]]] = {}
@@ -238,37 +246,71 @@ class SummaryBenchState:
                 else:
                     reasons.setdefault(ev.family, {}).setdefault(reason, []).append(ev.name)
             families_with_items = {ev.family for ev in active.values()}
-            for family in FAMILIES:
-                if family not in enabled:
-                    self.skipped_families[family] = "disabled in the configuration"
-                elif family not in families_with_items:
+            for family in self.families:
+                if family.name not in enabled:
+                    self.skipped_families[family.name] = "disabled in the configuration"
+                elif family.name not in families_with_items:
                     # One line per distinct reason, naming the evaluators it stops.
-                    self.skipped_families[family] = "; ".join(
+                    self.skipped_families[family.name] = "; ".join(
                         f"{', '.join(names)}: {reason}"
-                        for reason, names in reasons.get(family, {}).items()
+                        for reason, names in reasons.get(family.name, {}).items()
                     ) or "no evaluator of this family is installed"
             self._evaluators = active
         return self._evaluators
 
-    def _scoring(self, hooked: list[Evaluator]) -> Scoring:
-        """The run's scoring: the built-in evaluators' components and those of the hooks'
-        evaluators, under the configured weights (a bad declaration stops the run)."""
-        from ..aggregate.scoring import ScoringError, scoring_from_config
-        from ..evaluators import builtin_class
-
-        classes: list[Any] = [builtin_class(n) for n in BUILTIN_EVALUATORS]
+    @staticmethod
+    def _class(family: Family, name: str) -> Any:
+        """The class of ``family``'s evaluator ``name``, or a usage error naming them."""
         try:
-            return scoring_from_config([*classes, *hooked], self.settings.benchmark_config())
+            cls = family.evaluator_class(name)
+        except (ImportError, AttributeError, FamilyError) as exc:
+            raise pytest.UsageError(f"the evaluator {name!r} of the family {family.name!r} "
+                                    f"cannot be loaded: {exc}") from None
+        if getattr(cls, "name", None) != name or getattr(cls, "family", None) != family.name:
+            raise pytest.UsageError(
+                f"the family {family.name!r} declares the evaluator {name!r}, but its class "
+                f"{getattr(cls, '__name__', cls)!r} is {getattr(cls, 'name', None)!r} of the "
+                f"family {getattr(cls, 'family', None)!r}")
+        return cls
+
+    def _load(self, family: Family, name: str) -> Evaluator:
+        return self._class(family, name)()  # type: ignore[no-any-return]
+
+    def _scoring(self, hooked: list[Evaluator]) -> Scoring:
+        """The run's scoring: the components of every declared family's evaluators (run
+        or not) and those of the hooks' evaluators, under the configured weights (a bad
+        declaration stops the run)."""
+        from ..aggregate.scoring import ScoringError, scoring_from_config
+
+        classes: list[Any] = [self._class(family, name) for family in self.families
+                              for name in family.evaluators]
+        try:
+            return scoring_from_config([*classes, *hooked], self.settings.benchmark_config(),
+                                       self.families)
         except ScoringError as exc:
             raise pytest.UsageError(str(exc)) from None
 
     def matrix(self) -> list[MatrixItem]:
+        """The run's matrix, sorted by test id: built once per session (collection, the
+        controller's selection and the xdist hooks all read it)."""
+        if self._matrix is None:
+            self._matrix = self._build_matrix()
+        return list(self._matrix)
+
+    def _build_matrix(self) -> list[MatrixItem]:
         ctx = self.context()
         items: list[MatrixItem] = []
         active = self.evaluators()
         for name, ev in list(active.items()):
             try:
-                items.extend(ev.items(ctx))
+                found = ev.items(ctx)
+                stray = next((it for it in found
+                              if it.evaluator != name or it.family != ev.family), None)
+                if stray is not None:
+                    raise EvaluationError(
+                        f"its item {stray.test_id} is of {stray.evaluator!r}, family "
+                        f"{stray.family!r}: items carry their evaluator's name and family")
+                items.extend(found)
             except Exception as exc:
                 _raise_if_fatal(name, exc)
                 # A broken evaluator of a hook: skip it, say why.
@@ -278,7 +320,12 @@ class SummaryBenchState:
                 from ..llm.redaction import failure
 
                 self.skipped_families[key] = f"{name}: {failure(exc)}"
-        if self.ladder is not None:
+        if self.ladder == "default" and self.config.getoption("sb_generate_only"):
+            # The default ladder is scored, never generated for a later run: a session
+            # that only writes summaries leaves it out (its settings keep the ladder
+            # models, so the run id stays that of the full run).
+            items = [it for it in items if not it.ladder]
+        elif self.ladder is not None:
             from ..evaluators.base import makes_calls
             from ..validity.wiring import documented_ids, keep_item
 
@@ -347,9 +394,15 @@ class SummaryBenchState:
         # One mark list per (family, ladder or not), shared by its items: looking a mark
         # up on pytest.mark for each of 10,000 items was a visible share of collection.
         marks: dict[tuple[str, bool], tuple[pytest.MarkDecorator, ...]] = {}
+        registered = {f.name for f in self.families}
         params = []
         for it in items:
-            key = (it.evaluator.split("/", 1)[0], it.model_id.startswith(LADDER_PREFIX))
+            key = (it.family, it.ladder)
+            if key[0] not in registered:
+                # The family of a hook's evaluator, declared nowhere: its marker is
+                # registered here, before its first use (--strict-markers).
+                self.config.addinivalue_line("markers", options.marker_line(key[0]))
+                registered.add(key[0])
             if key not in marks:
                 # the validity ladder's items: -m validate selects them
                 marks[key] = (getattr(pytest.mark, key[0]),

@@ -27,8 +27,15 @@ def build_run_report(ctx: RunContext, records: list[ScoreRecord],
     inputs = inputs_from_context(ctx, records, families_skipped=families_skipped,
                                  started_at=started_at, finished_at=finished_at,
                                  evaluator_details=evaluator_details, scoring=scoring)
+    return report_of_inputs(ctx.store, inputs, save=save)
+
+
+def report_of_inputs(store: Store, inputs: ReportInputs, *, save: bool = False
+                     ) -> BenchmarkReport:
+    """The report of a session's ``inputs`` (``inputs_from_context``); with ``save``, see
+    ``build_run_report``."""
     if save:
-        save_session_inputs(ctx.store, inputs)
+        save_session_inputs(store, inputs)
     return _build(inputs)
 
 

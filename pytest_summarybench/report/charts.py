@@ -79,6 +79,9 @@ class Cell:
     """Units of the language scored for the model (None where it has no score)."""
     low_n: bool = False
     """Too few units to compare (``n`` below ``LOW_N``): drawn faded with a dashed border."""
+    model: str = ""
+    language: str = ""
+    """The cell's model and language key (the explorer's filters when it links there)."""
 
     @property
     def n_text(self) -> str:
@@ -195,5 +198,5 @@ def language_heatmap(report: BenchmarkReport, low_n: int = 5) -> Heatmap | None:
                 x=LABEL_W + j * chart.cell_w, y=y,
                 fill=heat_color(score) if score is not None else "#eeeeee",
                 text=f"{score:.2f}" if score is not None else "-", n=n,
-                low_n=n is not None and n < low_n))
+                low_n=n is not None and n < low_n, model=model_id, language=key))
     return chart

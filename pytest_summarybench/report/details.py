@@ -10,26 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..evaluators.blocks import Block
+
 _MAX_ROWS = 50
-
-
-@dataclass
-class Block:
-    """One renderable piece of an evaluator section."""
-
-    title: str
-    headers: list[str] = field(default_factory=list)
-    rows: list[list[str]] = field(default_factory=list)
-    items: list[tuple[str, str]] = field(default_factory=list)
-    """Key-value pairs when the block is a list rather than a table (an empty key for
-    the items of a plain list)."""
-    truncated: int = 0
-    """Rows left out beyond ``_MAX_ROWS``."""
-    note: str = ""
-    """A sentence under the block saying what its figures mean."""
 
 
 def fmt_value(value: Any) -> str:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 #: File name of each format inside the output directory.
 FILE_NAMES = {"json": "results.json", "markdown": "report.md", "html": "report.html"}
+#: The explorer's page, written beside report.html (``report/explorer.py``).
+EXPLORER_FILE = "explorer.html"
 
 
 def write_temporary(path: Path, text: str) -> Path:
@@ -42,14 +44,15 @@ def previous_name(name: str) -> str:
 
 def retire_reports(output_dir: Path) -> dict[Path, Path]:
     """Rename the reports of an earlier session in ``output_dir`` (each of
-    ``FILE_NAMES``) to their ``previous_name``, replacing older ones; moved path -> new path.
+    ``FILE_NAMES``, and the explorer) to their ``previous_name``, replacing older ones;
+    moved path -> new path.
 
     A session calls this when it starts evaluating, and when it stops without a report: a
     ``results.json`` in the output directory is then always the report of the last session
     that finished, never an older one passing for a session that failed.
     """
     moved: dict[Path, Path] = {}
-    for name in FILE_NAMES.values():
+    for name in (*FILE_NAMES.values(), EXPLORER_FILE):
         path = output_dir / name
         if path.is_file():
             target = output_dir / previous_name(name)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..evaluators.judge.audit import FLIP_ALERT, LENGTH_ALERT
+from ..evaluators.judge.report import agreement_sentence
 from ..schemas import BenchmarkReport
-from .judge_sections import agreement_sentence
 
 #: Below this kappa the judges' agreement is a finding to heed (Landis and Koch's
 #: "fair" and worse).

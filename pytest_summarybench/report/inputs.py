@@ -8,11 +8,12 @@ without calling any model.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Set
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..aggregate import ReportInputs, Scoring
-from ..schemas import BenchmarkReport, GeneratedSummary, ScoreRecord
+from ..schemas import BenchmarkReport, CodeUnit, GeneratedSummary, ScoreRecord
 from ..schemas.report import BaselineComparison
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ class ReportError(RuntimeError):
 
 def _models(records: list[ScoreRecord], extra: list[str]) -> list[str]:
     # ``a~b`` records belong to pairs (a pairwise judge); each model also has its own.
-    return sorted({r.model_id for r in records if "~" not in r.model_id} | set(extra))
+    return sorted({r.model_id for r in records if len(r.models) == 1} | set(extra))
 
 
 def inputs_from_context(ctx: RunContext, records: list[ScoreRecord], *,
@@ -46,9 +47,37 @@ def inputs_from_context(ctx: RunContext, records: list[ScoreRecord], *,
     return ReportInputs(
         run_id=ctx.run_id, name=ctx.settings.name, config=run.config,
         codebase=run.codebase_info, records=records, model_ids=model_ids,
-        units=ctx.all_units, summaries=summaries, started_at=started_at,
+        units=_record_units(ctx, records), summaries=summaries, started_at=started_at,
         finished_at=finished_at, families_skipped=dict(families_skipped),
         evaluator_details=dict(evaluator_details or {}), scoring=scoring)
+
+
+def _record_units(ctx: RunContext, records: list[ScoreRecord]) -> list[CodeUnit]:
+    """The units a report reads: the sampled ones and any other that a record scores or
+    names in its details (a unit a task showed, a distractor, a retrieval hit), not every
+    unit of the codebase."""
+    known = ctx.unit_ids
+    named = {r.unit_id for r in records} | named_units(records, known)
+    sampled = {u.id for u in ctx.units}
+    others = sorted((named - sampled) & known)
+    ctx.stored_units.fetch(others)
+    return [*ctx.units, *(ctx.unit(uid) for uid in others)]
+
+
+def named_units(records: list[ScoreRecord], known: Set[str]) -> set[str]:
+    """The unit ids of ``known`` that the records' details name, at any depth."""
+    found: set[str] = set()
+    stack: list[Any] = [r.details for r in records]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if value in known:
+                found.add(value)
+        elif isinstance(value, Mapping):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+    return found
 
 
 def save_session_inputs(store: Store, inputs: ReportInputs) -> None:
@@ -93,7 +122,10 @@ def inputs_from_store(store: Store, run_id: str | None = None) -> ReportInputs:
     return ReportInputs(
         run_id=run_id, name=run.name, config=run.config, codebase=run.codebase_info,
         records=records, model_ids=_models(records, []),
-        units=store.load_units(run_id), summaries=summaries, started_at=started,
+        units=store.load_units_by_id(run_id, {r.unit_id for r in records}
+                                     | set(store.sampled_unit_ids(run_id))
+                                     | named_units(records, set(store.unit_ids(run_id)))),
+        summaries=summaries, started_at=started,
         finished_at=finished, families_skipped=saved.get("familiesSkipped", {}),
         evaluator_details=saved.get("evaluatorDetails", {}),
         gate_failures=saved.get("gateFailures") or [],

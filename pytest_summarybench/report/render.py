@@ -18,12 +18,15 @@ from typing import TYPE_CHECKING
 
 from ..schemas import BenchmarkReport
 from . import charts
-from .files import FILE_NAMES, write_temporary
+from .files import EXPLORER_FILE, FILE_NAMES, write_temporary
 from .json_report import report_json
 from .view import LOW_N, build_view, interval, md, num, pvalue, signed, usd
 
 if TYPE_CHECKING:
     import jinja2
+    from markupsafe import Markup
+
+    from ..core.family import Family
 
 @cache
 def _environment() -> jinja2.Environment:
@@ -50,9 +53,9 @@ def _cost_phases(report: BenchmarkReport) -> list[str]:
     return phases
 
 
-def render_markdown(report: BenchmarkReport) -> str:
+def render_markdown(report: BenchmarkReport, families: Iterable[Family] = ()) -> str:
     template = _environment().get_template("report.md.jinja2")
-    text = template.render(view=build_view(report), cost_phases=_cost_phases(report))
+    text = template.render(view=build_view(report, families), cost_phases=_cost_phases(report))
     # Optional sections leave runs of blank lines; Markdown needs at most one.
     lines: list[str] = []
     for line in text.splitlines():
@@ -69,47 +72,65 @@ def _finished(document: str) -> str:
     return neutralise(redact(document, shapes=False))
 
 
-def render_html(report: BenchmarkReport) -> str:
+def page_script(name: str) -> tuple[Markup, str]:
+    """The script template ``name`` to inline in a page, and the Content-Security-Policy
+    source that allows it (its hash). The only script on our pages is ours, so even a
+    payload that escaped the autoescaping could not run or load anything."""
     from markupsafe import Markup
 
     env = _environment()
-    # The only script on the page is ours; the Content-Security-Policy allows it by hash,
-    # so even a payload that escaped the autoescaping could not run or load anything.
     assert env.loader is not None
-    script, _, _ = env.loader.get_source(env, "sort.js")
+    script, _, _ = env.loader.get_source(env, name)
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
-    return _finished(env.get_template("report.html.jinja2").render(
-        view=build_view(report), cost_phases=_cost_phases(report),
+    return Markup(script), f"sha256-{digest}"
+
+
+def render_html(report: BenchmarkReport, *, explorer_href: str = "",
+                families: Iterable[Family] = ()) -> str:
+    """The HTML report; with ``explorer_href``, its units, heat map and head-to-head link
+    into the explorer at that address."""
+    script, script_hash = page_script("sort.js")
+    return _finished(_environment().get_template("report.html.jinja2").render(
+        view=build_view(report, families), cost_phases=_cost_phases(report),
         charts={"bars": charts.score_bars(report), "scatter": charts.cost_quality(report),
                 "heatmap": charts.language_heatmap(report, LOW_N)},
-        script=Markup(script), script_hash=f"sha256-{digest}"))
+        explorer=explorer_href, script=script, script_hash=script_hash))
 
 
-def render(report: BenchmarkReport, fmt: str) -> str:
-    """The report as ``markdown``, ``json`` or ``html`` text."""
+def render(report: BenchmarkReport, fmt: str, families: Iterable[Family] = ()) -> str:
+    """The report as ``markdown``, ``json`` or ``html`` text (``families``: the run's own
+    families, for their titles and layouts, next to the built-in ones)."""
     if fmt == "markdown":
-        return render_markdown(report)
+        return render_markdown(report, families)
     if fmt == "html":
-        return render_html(report)
+        return render_html(report, families=families)
     if fmt == "json":
         return report_json(report)
     raise ValueError(f"unknown report format {fmt!r}; expected one of markdown, json, html")
 
 
 def write_reports(report: BenchmarkReport, output_dir: Path, formats: Iterable[str], *,
-                  copies: Iterable[Path] = ()) -> dict[str, Path]:
+                  copies: Iterable[Path] = (), explorer: str | None = None,
+                  families: Iterable[Family] = ()) -> dict[str, Path]:
     """Write each format to its file in ``output_dir`` (and in each of ``copies``);
-    format -> path in ``output_dir``.
+    format -> path in ``output_dir``. ``explorer``, the explorer's page, is written as
+    ``EXPLORER_FILE`` beside the reports (key ``explorer``), and report.html links to it.
 
     All or none: every file is written to a temporary one first, and only when all were
     written are they moved into place (a full disk leaves no report of this session).
     """
-    texts = {fmt: render(report, fmt) for fmt in dict.fromkeys(formats)}
+    names = {fmt: FILE_NAMES[fmt] for fmt in dict.fromkeys(formats)}
+    declared = tuple(families)
+    texts = {fmt: render_html(report, explorer_href=EXPLORER_FILE, families=declared)
+             if fmt == "html" and explorer is not None else render(report, fmt, declared)
+             for fmt in names}
+    if explorer is not None:
+        names["explorer"], texts["explorer"] = EXPLORER_FILE, explorer
     written: dict[Path, Path] = {}
     try:
         for directory in (output_dir, *copies):
             for fmt, text in texts.items():
-                target = directory / FILE_NAMES[fmt]
+                target = directory / names[fmt]
                 written[target] = write_temporary(target, text)
     except BaseException:
         for tmp in written.values():
@@ -117,4 +138,4 @@ def write_reports(report: BenchmarkReport, output_dir: Path, formats: Iterable[s
         raise
     for target, tmp in written.items():
         os.replace(tmp, target)
-    return {fmt: output_dir / FILE_NAMES[fmt] for fmt in texts}
+    return {fmt: output_dir / names[fmt] for fmt in texts}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .inputs import ReportError
 
 if TYPE_CHECKING:
+    from ..core.family import Family
     from ..schemas import BenchmarkReport
     from ..store import Store
     from ..store.tables import SessionRun
@@ -66,10 +67,12 @@ def save_session_run(store: Store, report: BenchmarkReport, report_json: str) ->
 
 
 def write_session_reports(report: BenchmarkReport, output_dir: Path,
-                          formats: Iterable[str]) -> dict[str, Path]:
-    """Write the session's reports to ``runs/<id>/``, and, for a complete run, to the
-    output directory too; format -> the path that shows this run (top level when
-    complete). Nothing is left behind when writing fails (a full disk)."""
+                          formats: Iterable[str], *, explorer: str | None = None,
+                          families: Iterable[Family] = ()) -> dict[str, Path]:
+    """Write the session's reports (and ``explorer``, the explorer's page, beside them) to
+    ``runs/<id>/``, and, for a complete run, to the output directory too; format -> the
+    path that shows this run (top level when complete). Nothing is left behind when
+    writing fails (a full disk)."""
     from .render import write_reports
 
     run = report.metadata.run
@@ -77,8 +80,9 @@ def write_session_reports(report: BenchmarkReport, output_dir: Path,
     own = run_dir(output_dir, run.id)
     try:
         if run.complete:
-            return write_reports(report, output_dir, formats, copies=[own])
-        return write_reports(report, own, formats)
+            return write_reports(report, output_dir, formats, copies=[own],
+                                 explorer=explorer, families=families)
+        return write_reports(report, own, formats, explorer=explorer, families=families)
     except OSError:
         for folder in (own, own.parent):
             try:

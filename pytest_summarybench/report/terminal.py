@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core.vocabulary import LADDER_PREFIX
+from ..generate.ladder import level_name
 from ..schemas import BenchmarkReport
 from ..schemas.report import ValiditySection
 from .findings import key_findings
@@ -82,7 +82,7 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
 def reference_lines(report: BenchmarkReport) -> list[str]:
     """Retrieval's reference rows: each model's summaries against indexing the code itself
     (none when retrieval did not run)."""
-    from .sections import references_block
+    from ..evaluators.retrieval.report import references_block
 
     block = references_block(report.evaluator_details.get("retrieval/embedding") or {})
     if block is None:
@@ -97,7 +97,7 @@ def validity_lines(validity: ValiditySection) -> list[str]:
     """The instrument-validity table: per family Kendall's tau on the ladder, the mean
     score of each level, whether each step is significant, the A/A rate; then a DISTRUST
     line for every flagged family or judge."""
-    short = [m.removeprefix(LADDER_PREFIX) for m in validity.levels]
+    short = [level_name(m) for m in validity.levels]
     out = [f"instrument validity: {validity.verdict}" if validity.verdict
            else "instrument validity:"]
     out += [f"  {f.family}: {f.external_text()}" for f in validity.families]

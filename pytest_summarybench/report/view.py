@@ -7,7 +7,9 @@ only lay it out.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..aggregate.recommend import language_name
 from ..schemas import BenchmarkReport
@@ -15,6 +17,9 @@ from ..schemas.report import ModelComparison, SignificanceTest
 from .findings import Finding, key_findings
 from .sections import Section, sections
 from .wording import COLUMNS_LEGEND, items_line, record_text, units_line
+
+if TYPE_CHECKING:
+    from ..core.family import Family
 
 #: A heat-map cell or group row with fewer units than this is marked as too few to compare.
 LOW_N = 5
@@ -102,7 +107,7 @@ def _agreement(report: BenchmarkReport) -> list[AgreementRow]:
 class View:
     report: BenchmarkReport
     families: list[str]
-    """Family columns of the rankings table (every family, run or not)."""
+    """Family columns of the rankings table: the report's families, run or skipped."""
     top: ModelComparison | None
     top_tests: list[SignificanceTest]
     overall_tests: list[SignificanceTest]
@@ -176,7 +181,9 @@ def cost_note(report: BenchmarkReport) -> str:
     return ""
 
 
-def build_view(report: BenchmarkReport) -> View:
+def build_view(report: BenchmarkReport, families: Iterable[Family] = ()) -> View:
+    """What the templates show of ``report``; ``families``: the run's own families (a
+    plugin's), for their titles and layouts, next to the built-in ones."""
     tests = report.statistics.significance_tests
     top = report.comparisons[0] if report.comparisons else None
     top_tests = ([t for t in tests if (t.model_a, t.model_b) == (top.model_a, top.model_b)]
@@ -193,7 +200,7 @@ def build_view(report: BenchmarkReport) -> View:
         code_types=_groups(report.detailed.by_code_type, False),
         language_summary=", ".join(f"{language_name(k)} ({v:.0%})" for k, v in shares.items())
         or ", ".join(language_name(x) for x in report.metadata.codebase.languages),
-        sections=sections(report.evaluator_details),
+        sections=sections(report.evaluator_details, families),
         findings=key_findings(report),
         units_text=units_line(report),
         items_text=items_line(report),

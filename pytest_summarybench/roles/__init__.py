@@ -8,17 +8,8 @@ from __future__ import annotations
 
 from .advice import how_to_add
 from .assign import Roles
-from .judges import (
-    Assignment,
-    JudgePlan,
-    exclusion_reason,
-    pair_id,
-    plan_judges,
-    select_diverse,
-    split_pair,
-)
+from .judges import Assignment, JudgePlan, exclusion_reason, plan_judges, select_diverse
 from .task import NO_TASK_MODEL, TaskModelError, task_model
 
 __all__ = ["NO_TASK_MODEL", "Assignment", "JudgePlan", "Roles", "TaskModelError",
-           "exclusion_reason", "how_to_add", "pair_id", "plan_judges", "select_diverse",
-           "split_pair", "task_model"]
+           "exclusion_reason", "how_to_add", "plan_judges", "select_diverse", "task_model"]

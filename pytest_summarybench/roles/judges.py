@@ -15,24 +15,10 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
+from ..core.vocabulary import pair_id
 from ..llm.families import families_of, family_of
 from ..schemas import ModelConfig
 from .advice import example_judge
-
-PAIR_SEP = "~"
-
-
-def pair_id(a: str, b: str) -> str:
-    """The ``a~b`` id of a pair, ``a < b``."""
-    lo, hi = sorted((a, b))
-    return f"{lo}{PAIR_SEP}{hi}"
-
-
-def split_pair(pair: str) -> tuple[str, str]:
-    a, sep, b = pair.partition(PAIR_SEP)
-    if not sep:
-        raise ValueError(f"{pair!r} is not a model pair of the form a{PAIR_SEP}b")
-    return a, b
 
 
 def exclusion_reason(judge: ModelConfig, targets: Sequence[ModelConfig],

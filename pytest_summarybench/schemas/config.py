@@ -93,64 +93,56 @@ class ModelConfig(SBModel):
         return cls(provider=provider, model_name=name)  # type: ignore[arg-type]
 
 
+def _number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0
+
+
 class EvalWeights(SBModel):
     """How evaluator families combine into the overall score (``evalWeights``,
-    docs/methods.md#weights).
+    docs/methods.md#weights): family name -> weight.
 
-    A family the spec does not name (a custom evaluator's, added through the
-    ``pytest_summarybench_evaluators`` hook) takes its weight from an extra key:
-    ``weights: {docs: 0.1}``.
+    The settings declare one key per evaluator family, with the family's default weight
+    (``settings.settings_model``); a family declared nowhere (the family of an evaluator a
+    ``pytest_summarybench_evaluators`` hook adds) takes its weight from a key of its own:
+    ``weights: {docs: 0.1}``. A stored run's weights are read back as they were written.
     """
 
     model_config = ConfigDict(**{**SBModel.model_config, "extra": "allow"})
 
-    judge: float = Field(default=0.30, ge=0)
-    contrastive: float = Field(default=0.25, ge=0)
-    retrieval: float = Field(default=0.25, ge=0)
-    downstream: float = Field(default=0.20, ge=0)
-
     @model_validator(mode="after")
     def _extra_weights(self) -> EvalWeights:
         for key, value in (self.model_extra or {}).items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            if not _number(value):
                 raise ValueError(f"weights.{key} must be a number >= 0, got {value!r}")
             self.model_extra[key] = float(value)  # type: ignore[index]
         return self
 
 
-class JudgeWeights(SBModel):
-    pointwise: float = Field(default=0.4, ge=0)
-    pairwise: float = Field(default=0.6, ge=0)
-
-
-class ContrastiveWeights(SBModel):
-    embedding: float = Field(default=0.5, ge=0)
-    lexical: float = Field(default=0.5, ge=0)
-    llm: float = Field(default=0.5, ge=0)
-
-
-class RetrievalWeights(SBModel):
-    precision1: float = Field(default=0.3, ge=0)
-    precision5: float = Field(default=0.4, ge=0)
-    mrr: float = Field(default=0.3, ge=0)
-
-
-class DownstreamWeights(SBModel):
-    completion: float = Field(default=0.4, ge=0)
-    bug_localization: float = Field(default=0.3, ge=0)
-    function_selection: float = Field(default=0.3, ge=0)
-
-
 class ScoringConfig(SBModel):
-    """The within-family weights of docs/methods.md#weights.
+    """The within-family weights of docs/methods.md#weights: ``<family>Weights`` -> the
+    component's weight key, in camelCase -> weight.
 
-    ``evalWeights`` of the spec is ``BenchmarkConfig.weights``.
+    The settings declare the keys of each family that declares component weights (with
+    their defaults); a stored run's are read back as they were written. ``evalWeights`` of
+    the spec is ``BenchmarkConfig.weights``.
     """
 
-    judge_weights: JudgeWeights = Field(default_factory=JudgeWeights)
-    contrastive_weights: ContrastiveWeights = Field(default_factory=ContrastiveWeights)
-    retrieval_weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
-    downstream_weights: DownstreamWeights = Field(default_factory=DownstreamWeights)
+    model_config = ConfigDict(**{**SBModel.model_config, "extra": "allow"})
+
+    @model_validator(mode="after")
+    def _extra_weights(self) -> ScoringConfig:
+        for key, value in (self.model_extra or {}).items():
+            if not isinstance(value, dict) or not all(
+                    isinstance(k, str) and _number(v) for k, v in value.items()):
+                raise ValueError(f"scoring.{key} must map weight keys to numbers >= 0, got "
+                                 f"{value!r}")
+            self.model_extra[key] = {k: float(v) for k, v in value.items()}  # type: ignore[index]
+        return self
+
+    def of_family(self, family: str) -> dict[str, float]:
+        """The weights ``scoring.<family>Weights`` by their key as written (camelCase)."""
+        found = self.model_dump(by_alias=True).get(f"{family}Weights") or {}
+        return {str(k): float(v) for k, v in found.items()}
 
 
 class BenchmarkConfig(SBModel):

@@ -7,11 +7,12 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ..core.vocabulary import Marker
+from ..core.family import family_of
+from ..core.vocabulary import models_of
 from ._base import SBModel
 
-#: An evaluator family, or the validity ladder's ``validate``.
-EvaluationType = Marker
+#: An evaluator family's name, or the validity ladder's ``validate``.
+EvaluationType = str
 
 
 class JudgeScores(SBModel):
@@ -115,8 +116,13 @@ class ScoreRecord(SBModel):
 
     @property
     def family(self) -> str:
-        """The evaluator family (the part before ``/``)."""
-        return self.evaluator.split("/", 1)[0]
+        """The evaluator family (``core.family.family_of`` its name)."""
+        return family_of(self.evaluator)
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The models it scores: its model, or the two of a pair (``a~b``)."""
+        return models_of(self.model_id)
 
     @classmethod
     def failed(cls, *, unit_id: str, model_id: str, evaluator: str, reason: str,

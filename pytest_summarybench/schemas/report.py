@@ -6,7 +6,6 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from ..core.vocabulary import FAMILIES
 from ._base import SBModel
 from .config import BenchmarkConfig
 from .run import CodebaseInfo
@@ -80,19 +79,14 @@ class ReportMetadata(SBModel):
 
 
 class FamilyScores(SBModel):
-    """Per-family scores on a 0-1 scale; ``None`` where the family did not run. A family
-    the spec does not name (a custom evaluator's) is an extra key."""
+    """Per-family scores on a 0-1 scale, by family name (a family that did not run has
+    no key)."""
 
     model_config = ConfigDict(**{**SBModel.model_config, "extra": "allow"})
 
-    judge: float | None = None
-    contrastive: float | None = None
-    retrieval: float | None = None
-    downstream: float | None = None
-
     def get(self, family: str) -> float | None:
         """The score of ``family`` (None when it did not run)."""
-        value = getattr(self, family, None)
+        value = (self.model_extra or {}).get(family)
         return value if isinstance(value, float) else None
 
 
@@ -460,6 +454,13 @@ class BenchmarkReport(SBModel):
 
     @property
     def families(self) -> list[str]:
-        """The score columns: the spec's families, then any other family that ran."""
-        return [*FAMILIES, *(f for f in self.metadata.families_run
-                                  if f not in FAMILIES)]
+        """The score columns: the families of this report (those that ran and those
+        skipped), in the order its configuration weighs them, then any other that ran.
+
+        Read from the report alone, so that a report of an earlier run shows that run's
+        families, whichever families the reading process declares."""
+        meta = self.metadata
+        here = {*meta.families_run, *meta.families_skipped}
+        weighed = [f for f in meta.configuration.weights.model_dump(by_alias=True)
+                   if f in here]
+        return [*weighed, *(f for f in meta.families_run if f not in weighed)]

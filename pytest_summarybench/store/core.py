@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
 
@@ -124,13 +126,33 @@ class Store(Database):
     def save_units(self, run_id: str, units: list[CodeUnit], sampled: set[str]) -> None:
         """Store every extracted unit of the run, in order, flagging the sampled ones
         (replacing any previous list for the run)."""
+        self.clear_units(run_id)
+        self.add_units(run_id, 0, units)
+        self.mark_sampled(run_id, sampled)
+        self.save_unit_groups(run_id, dict(Counter((u.language, u.type) for u in units)))
+
+    def clear_units(self, run_id: str) -> None:
+        """Forget the run's list of units (before it is written again)."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM run_units WHERE run_id = ?", (run_id,))
+            conn.execute("DELETE FROM run_groups WHERE run_id = ?", (run_id,))
+
+    def add_units(self, run_id: str, start: int, units: list[CodeUnit]) -> None:
+        """Store ``units`` as the run's units at positions ``start``... (none sampled yet):
+        extraction writes its units in batches, as they are built."""
+        if not units:
+            return
         with self.transaction() as conn:
             conn.executemany("INSERT OR REPLACE INTO units VALUES (?, ?)",
                              [(u.id, u.model_dump_json(by_alias=True)) for u in units])
-            conn.execute("DELETE FROM run_units WHERE run_id = ?", (run_id,))
-            conn.executemany("INSERT INTO run_units VALUES (?, ?, ?, ?)",
-                             [(run_id, i, u.id, int(u.id in sampled))
-                              for i, u in enumerate(units)])
+            conn.executemany("INSERT OR REPLACE INTO run_units VALUES (?, ?, ?, 0)",
+                             [(run_id, start + i, u.id) for i, u in enumerate(units)])
+
+    def mark_sampled(self, run_id: str, ids: Iterable[str]) -> None:
+        """Flag the run's sampled units."""
+        with self.transaction() as conn:
+            conn.executemany("UPDATE run_units SET sampled = 1 WHERE run_id = ? AND unit_id = ?",
+                             [(run_id, uid) for uid in sorted(set(ids))])
 
     def load_units(self, run_id: str, *, sampled_only: bool = False) -> list[CodeUnit]:
         sql = ("SELECT u.json FROM run_units r JOIN units u ON u.id = r.unit_id "
@@ -139,6 +161,78 @@ class Store(Database):
             sql += " AND r.sampled = 1"
         rows = self.execute(sql + " ORDER BY r.position", (run_id,))
         return [self.parse(CodeUnit, r[0]) for r in rows]
+
+    def load_units_by_id(self, run_id: str, ids: Iterable[str]) -> list[CodeUnit]:
+        """The run's units of ``ids`` (those it has)."""
+        wanted = sorted(set(ids))
+        out: list[CodeUnit] = []
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            rows = self.execute(
+                "SELECT u.json FROM run_units r JOIN units u ON u.id = r.unit_id "
+                f"WHERE r.run_id = ? AND r.unit_id IN ({', '.join('?' * len(part))})",
+                [run_id, *part])
+            out.extend(self.parse(CodeUnit, r[0]) for r in rows)
+        return out
+
+    def unit_ids(self, run_id: str) -> list[str]:
+        """Every unit id of the run, in order."""
+        rows = self.execute("SELECT unit_id FROM run_units WHERE run_id = ? ORDER BY position",
+                            (run_id,))
+        return [r[0] for r in rows]
+
+    def unit_names(self, run_id: str) -> list[tuple[str, str, str]]:
+        """(id, path, name) of every unit of the run, in order."""
+        return [tuple(r) for r in self.execute(  # type: ignore[misc]
+            "SELECT u.id, json_extract(u.json, '$.path'), json_extract(u.json, '$.name') "
+            "FROM run_units r JOIN units u ON u.id = r.unit_id WHERE r.run_id = ? "
+            "ORDER BY r.position", (run_id,))]
+
+    def save_unit_groups(self, run_id: str, counts: dict[tuple[str, str], int]) -> None:
+        """How many units of the run each (language, type) has (extraction counts them)."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM run_groups WHERE run_id = ?", (run_id,))
+            conn.executemany("INSERT INTO run_groups VALUES (?, ?, ?, ?)",
+                             [(run_id, lang, kind, n) for (lang, kind), n in counts.items()])
+
+    def unit_groups(self, run_id: str) -> dict[tuple[str, str], int]:
+        """How many units of the run each (language, type) has: as extraction counted
+        them, or (a run extracted before the counts were kept) counted in the units."""
+        rows = self.execute("SELECT language, type, units FROM run_groups WHERE run_id = ?",
+                            (run_id,))
+        if not rows:
+            rows = self.execute(
+                "SELECT json_extract(u.json, '$.language'), json_extract(u.json, '$.type'), "
+                "count(*) FROM run_units r JOIN units u ON u.id = r.unit_id "
+                "WHERE r.run_id = ? GROUP BY 1, 2", (run_id,))
+        return {(lang, kind): n for lang, kind, n in rows}
+
+    def group_units(self, run_id: str, language: str, kind: str,
+                    size: int = 1000) -> Iterator[list[tuple[str, str, str | None,
+                                                              str | None, str | None, str]]]:
+        """The units of one (language, type) of the run, ``size`` at a time, as (id, path,
+        parameters as JSON, signature, return type, content): what distractor selection
+        reads of every unit, without the units themselves."""
+        return self.stream(
+            "SELECT u.id, json_extract(u.json, '$.path'), "
+            "json_extract(u.json, '$.metadata.parameters'), "
+            "json_extract(u.json, '$.metadata.signature'), "
+            "json_extract(u.json, '$.metadata.returnType'), "
+            "json_extract(u.json, '$.content') "
+            "FROM run_units r JOIN units u ON u.id = r.unit_id WHERE r.run_id = ? "
+            "AND json_extract(u.json, '$.language') = ? AND json_extract(u.json, '$.type') = ? "
+            "ORDER BY u.id", (run_id, language, kind), size)
+
+    def unit_contents(self, ids: Iterable[str]) -> dict[str, str]:
+        """The code (``content``) of the units ``ids``, by id."""
+        wanted = sorted(set(ids))
+        out: dict[str, str] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            out.update(self.execute(
+                f"SELECT id, json_extract(json, '$.content') FROM units WHERE id IN "
+                f"({', '.join('?' * len(part))})", part))
+        return out
 
     def sampled_unit_ids(self, run_id: str) -> list[str]:
         rows = self.execute("SELECT unit_id FROM run_units WHERE run_id = ? AND sampled = 1 "
@@ -155,6 +249,23 @@ class Store(Database):
                 "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?)",
                 [(s.id, s.code_unit_id, s.model_id, s.model_dump_json(by_alias=True))
                  for s in summaries])
+
+    def summaries_by_id(self, ids: Iterable[str]) -> dict[str, GeneratedSummary]:
+        """The stored summaries of ``ids`` (whatever run wrote them), by id."""
+        wanted = sorted(set(ids))
+        out: dict[str, GeneratedSummary] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            rows = self.execute(f"SELECT id, json FROM summaries WHERE id IN "
+                                f"({', '.join('?' * len(part))})", part)
+            out.update((sid, self.parse(GeneratedSummary, text)) for sid, text in rows)
+        return out
+
+    def link_summaries(self, run_id: str, links: list[tuple[str, str, str]]) -> None:
+        """Link existing summaries, as (unit id, model id, summary id), to a run."""
+        with self.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO run_summaries VALUES (?, ?, ?, ?, NULL)",
+                             [(run_id, u, m, s) for u, m, s in links])
 
     def link_summary(self, run_id: str, unit_id: str, model_id: str,
                      summary_id: str | None, error: str | None = None) -> None:

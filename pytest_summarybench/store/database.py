@@ -126,6 +126,29 @@ class Database:
             except sqlite3.Error as exc:
                 raise store_error(self.path, exc) from None
 
+    def stream(self, sql: str, params: Iterable[object] = (),
+               size: int = 1000) -> Iterator[list[tuple]]:
+        """Run a read query and yield its rows ``size`` at a time, so that a caller holds
+        one chunk, not the result (on a connection of its own, read-only: the process's
+        connection stays free for other threads meanwhile)."""
+        self._connect()  # the file exists and has its tables
+        try:
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
+                                   timeout=self._timeout_s, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc) from None
+        try:
+            cursor = conn.execute(sql, tuple(params))
+            while True:
+                rows = cursor.fetchmany(size)
+                if not rows:
+                    return
+                yield rows
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc) from None
+        finally:
+            conn.close()
+
     def parse(self, model: type[M], text: str) -> M:
         """A stored row's JSON as ``model``; a row that no longer parses is a damaged
         store (``StoreError``), not a validation error deep in a report."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 SCHEMA_VERSION = 1
 
-#: The run: its record, its units (which are sampled), the summaries it uses (or why
+#: The run: its record, its units (which are sampled) and how many of each language and
+#: type (written by extraction, read without the units), the summaries it uses (or why
 #: there is none) and the evaluation records of its tests.
 RUN_TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -31,6 +32,13 @@ CREATE TABLE IF NOT EXISTS run_units (
     unit_id TEXT NOT NULL,
     sampled INTEGER NOT NULL,
     PRIMARY KEY (run_id, unit_id)
+);
+CREATE TABLE IF NOT EXISTS run_groups (
+    run_id TEXT NOT NULL,
+    language TEXT NOT NULL,
+    type TEXT NOT NULL,
+    units INTEGER NOT NULL,
+    PRIMARY KEY (run_id, language, type)
 );
 CREATE TABLE IF NOT EXISTS run_summaries (
     run_id TEXT NOT NULL,

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from ..generate.ladder import (
     LADDER_MODEL_IDS,
-    LADDER_PREFIX,
     LEVEL_IDS,
     TWIN,
     domain_terms,
     is_ladder_model,
     ladder_doc,
     ladder_summaries,
+    level_name,
 )
 
-__all__ = ["LADDER_MODEL_IDS", "LADDER_PREFIX", "LEVEL_IDS", "TWIN", "domain_terms",
-           "is_ladder_model", "ladder_doc", "ladder_summaries"]
+__all__ = ["LADDER_MODEL_IDS", "LEVEL_IDS", "TWIN", "domain_terms", "is_ladder_model",
+           "ladder_doc", "ladder_summaries", "level_name"]

@@ -22,8 +22,7 @@ import numpy as np
 from ..aggregate.pairs import PairData, compare_pair, pair_seed
 from ..aggregate.scores import unit_breakdowns
 from ..aggregate.scoring import Scoring, builtin_scoring
-from ..core.vocabulary import LADDER_PREFIX
-from ..generate.ladder import LEVEL_IDS, TWIN, is_ladder_model
+from ..generate.ladder import LEVEL_IDS, TWIN, is_ladder_model, level_name
 from ..schemas import BenchmarkConfig, ScoreRecord
 from ..schemas.report import (
     ExternalValidity,
@@ -105,7 +104,7 @@ def family_validity(family: str, scores: Mapping[str, Mapping[str, float]], *,
         out.aa_significant_rate = aa_rate(a, b, seed=pair_seed(seed, "aa", family))
         out.aa_reseeds = AA_RESEEDS
         aa_significant = t.p_value < ALPHA
-    weak = [f"{s.better.removeprefix('validate/')} > {s.worse.removeprefix('validate/')}"
+    weak = [f"{level_name(s.better)} > {level_name(s.worse)}"
             for s in out.steps if not s.significant]
     if tau is None or tau <= 0.0:
         out.status, out.flagged = "cannot order", True
@@ -133,7 +132,7 @@ def family_validity(family: str, scores: Mapping[str, Mapping[str, float]], *,
 
 
 def _order(models: Sequence[str]) -> str:
-    return " > ".join(m.removeprefix(LADDER_PREFIX) for m in models)
+    return " > ".join(level_name(m) for m in models)
 
 
 def _per_judge(records: Sequence[ScoreRecord]) -> tuple[list[ValidityJudge], dict[str, Any]]:
@@ -230,7 +229,7 @@ def analyze(records: Sequence[ScoreRecord], config: BenchmarkConfig,
     scoring = scoring or builtin_scoring(config)
     table = load_external() if external is None else external
     ladder = [r for r in records if is_ladder_model(r.model_id)]
-    models = sorted({r.model_id for r in ladder if "~" not in r.model_id})
+    models = sorted({r.model_id for r in ladder if len(r.models) == 1})
     per_unit = unit_breakdowns(ladder, scoring, models)
     section = ValiditySection(levels=list(LEVEL_IDS), twin=TWIN[0], ladder_units=ladder_units)
     for family in scoring.families:
@@ -238,7 +237,8 @@ def analyze(records: Sequence[ScoreRecord], config: BenchmarkConfig,
                       if family in fb.families} for m, units in per_unit.items()}
         result = family_validity(family, scores, seed=config.seed)
         if result is not None:
-            ran = {r.evaluator for r in ladder if r.evaluator.split("/", 1)[0] == family}
+            mine = {c.evaluator for c in scoring.components if c.family == family}
+            ran = {r.evaluator for r in ladder if r.evaluator in mine}
             result.external = external_for(family, ran, table)
             section.families.append(result)
             if result.flagged:

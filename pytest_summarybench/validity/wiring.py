@@ -64,14 +64,11 @@ def keep_item(item: MatrixItem, ctx: RunContext, documented: frozenset[str], *,
     documented units and are judged against each other, never against a real model.
     ``calls`` False: the ladder runs by default, and the item's evaluator asks for model
     calls (a hook's), which the default ladder never makes."""
-    parts = item.model_id.split("~")
-    ladder = [is_ladder_model(p) for p in parts]
-    if not any(ladder):
+    if not item.ladder:
         return True
-    if not all(ladder) or not calls:
+    if not all(is_ladder_model(m) for m in item.models) or not calls:
         return False
-    known = {u.id for u in ctx.all_units}
-    return item.unit_id not in known or item.unit_id in documented
+    return item.unit_id not in ctx.unit_ids or item.unit_id in documented
 
 
 def split_inputs(inputs: ReportInputs) -> tuple[ReportInputs, ReportInputs | None]:

@@ -55,7 +55,6 @@ def test_init_refuses_to_overwrite(project: Path, capsys) -> None:
     (["config", "--eval", "judge,vibes"], "--eval 'judge,vibes': expected"),
     (["config", "--sample-size", "0"], "--sample-size 0: expected a positive integer"),
     (["config"], "nothing to change"),
-    (["evaluate", "--only", "vibes"], "--only 'vibes': expected"),
     (["evaluate", "--only", "judge", "--", "-m", "retrieval"],
      "--only and a -m after -- both select by family"),
     (["generate", "--parallel", "0"], "--parallel 0: expected a positive integer"),
@@ -65,6 +64,16 @@ def test_bad_values(project: Path, capsys, argv: list[str], needle: str) -> None
     capsys.readouterr()
     assert main(argv) == 2
     assert needle in _err(capsys)
+
+
+def test_an_unknown_family_for_only_is_refused_by_the_session(project: Path, capsys) -> None:
+    # The session knows every family (the built-in ones and the plugins'), so it checks
+    # the names; it stops at startup with pytest's usage error, in one line.
+    assert main(["init", "--name", "x", "--codebase", "code"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--only", "vibes"]) == pytest.ExitCode.USAGE_ERROR
+    assert "--sb-only 'vibes': expected a comma-separated list of judge, contrastive, " \
+        "retrieval, downstream" in _err(capsys)
 
 
 def test_missing_key_names_the_environment_variable(project: Path, capsys) -> None:

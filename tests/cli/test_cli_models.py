@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_summarybench.cli import main
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.settings import load_settings
 
 
@@ -54,7 +55,7 @@ def test_new_models_go_into_their_list_with_comments_in_place(project: Path) -> 
     # the blank line before the next section stays after the last judge
     o3 = lines.index("      model: o3")
     assert lines[o3 + 1] == "" and lines[o3 + 2] == "evaluation:"
-    settings = load_settings(cfg)
+    settings = load_settings(cfg, families=BUILTIN_FAMILIES)
     assert [m.id for m in settings.models.test] == [
         "openai/gpt-4o", "anthropic/claude-sonnet-4-5", "builtin/docstring"]
     assert [m.id for m in settings.models.judge] == ["google/gemini-2.5-pro", "openai/o3"]
@@ -119,7 +120,7 @@ def test_family_option_writes_family_and_settles_the_rule(project: Path, capsys)
     assert main(["add-judge", "openai/local-llama-judge", "--api-endpoint", url,
                  "--family", "Meta"]) == 0
     assert _warnings(capsys) == []
-    [judge] = load_settings(cfg).models.judge
+    [judge] = load_settings(cfg, families=BUILTIN_FAMILIES).models.judge
     assert judge.family == "meta"
     assert main(["config", "--seed", "3"]) == 0
     assert _warnings(capsys) == []

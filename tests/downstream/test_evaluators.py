@@ -20,6 +20,7 @@ from pytest_summarybench.evaluators.downstream.completion import CompletionEvalu
 from pytest_summarybench.evaluators.downstream.function_selection import (
     FunctionSelectionEvaluator,
 )
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.extract import extract_units
 from pytest_summarybench.extract.config import ExtractionConfig
 from pytest_summarybench.schemas import CodeUnit
@@ -49,7 +50,8 @@ def make_ctx(tmp_path: Path, units: list[CodeUnit]) -> Callable[..., RunContext]
             "evaluation.downstream.apiEndpoint": server.base_url,
             "evaluation.downstream.sandbox.cpuS": 1,
             "evaluation.downstream.sandbox.memoryMb": 256,
-            "evaluation.downstream.sandbox.wallS": 15, **overrides}, base_dir=tmp_path)
+            "evaluation.downstream.sandbox.wallS": 15, **overrides}, base_dir=tmp_path,
+            families=BUILTIN_FAMILIES)
         store = Store(tmp_path / "store.sqlite")
         store.save_units("run", chosen, {u.id for u in sorted(chosen, key=lambda u: u.id)
                                          [:sampled]})

@@ -42,6 +42,7 @@ from pytest_summarybench.evaluators.downstream.splice import (
     splice,
 )
 from pytest_summarybench.evaluators.downstream.tasks import UnitRef
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.roles import TaskModelError, task_model
 from pytest_summarybench.schemas import CodeUnit, UnitMetadata
 from pytest_summarybench.settings import load_settings
@@ -232,7 +233,8 @@ def test_unusable_completions_say_why(answer: str, message: str) -> None:
 
 # -- task model ---------------------------------------------------------------------------
 def _settings(spec: str | None, **extra: object) -> object:
-    return load_settings(None, {"evaluation.downstream.completionModel": spec, **extra})
+    return load_settings(None, {"evaluation.downstream.completionModel": spec, **extra},
+                         families=BUILTIN_FAMILIES)
 
 
 def test_task_model_forms() -> None:

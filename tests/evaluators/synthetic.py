@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_summarybench.context import RunContext
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.schemas import CodeUnit, GeneratedSummary
 from pytest_summarybench.schemas.summaries import GenerationMetadata
 from pytest_summarybench.schemas.units import Parameter, UnitMetadata
@@ -95,7 +96,7 @@ def build_context(tmp_path: Path, units: list[CodeUnit],
         "models.test": models,
         "evaluation.contrastive.embeddingModel": "builtin/hashing",
         "evaluation.retrieval.embeddingModel": "builtin/hashing",
-        **(overrides or {})}, base_dir=tmp_path)
+        **(overrides or {})}, base_dir=tmp_path, families=BUILTIN_FAMILIES)
     store = Store(tmp_path / "store.sqlite")
     run_id = "run-test"
     store.save_units(run_id, units, {u.id for u in units})

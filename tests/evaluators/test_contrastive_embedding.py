@@ -44,6 +44,27 @@ def test_record_shape(make_context: ContextFactory) -> None:
     assert rec.details["embeddingModel"] == "builtin/hashing"
 
 
+def test_the_record_says_which_option_the_summary_came_nearest(
+        make_context: ContextFactory) -> None:
+    """What the explorer shows: the summary's cosine to each option (target first) and the
+    option picked; a miss picked another option, a hit the target."""
+    ctx = make_context()
+    ev = ContrastiveEmbedding()
+    ev.prepare(ctx)
+    misses = 0
+    for item in ev.items(ctx):
+        (rec,) = ev.evaluate(item, ctx)
+        d = rec.details
+        options = [item.unit_id, *d["distractorIds"]]
+        sims = d["summarySimilarities"]
+        assert len(sims) == len(options) == d["options"]
+        assert sims[0] == pytest.approx(d["targetSimilarity"], abs=1e-4)
+        assert d["picked"] in options and max(sims) - sims[options.index(d["picked"])] <= 1e-4
+        assert (d["picked"] == item.unit_id) == (rec.metrics["correct"] > 0)
+        misses += d["picked"] != item.unit_id
+    assert misses, "the shuffled control misses some units"
+
+
 def test_worker_reads_what_the_controller_prepared(make_context: ContextFactory) -> None:
     ctx = make_context()
     controller = ContrastiveEmbedding()

@@ -12,9 +12,11 @@ from pytest_summarybench.evaluators.contrastive.distractors import (
     EXACT_LIMIT,
     CandidatePool,
     difficulty,
+    signature_similarity,
+)
+from pytest_summarybench.evaluators.contrastive.sets import (
     ensure_distractor_sets,
     load_distractor_sets,
-    signature_similarity,
 )
 from pytest_summarybench.schemas import CodeUnit
 from pytest_summarybench.schemas.units import Parameter, UnitMetadata
@@ -188,3 +190,86 @@ def test_signature_tier_draws_only_similar_signatures(make_context: ContextFacto
             if tier == 2:
                 assert did[0] == uid[0]
         assert dset.tiers.count(2) == 3
+
+
+def _topic_units(n: int) -> list[CodeUnit]:
+    """``n`` functions over a few topics and files, each with its own seeded mix of its
+    topic's words (so the semantic band has members and cosines rarely tie)."""
+    import random
+
+    rng = random.Random(7)
+    topics = [("price discount tax total amount rate currency round", "pricing.py"),
+              ("password hash salt user login token secret verify", "auth.py"),
+              ("cache evict expire entry size bytes key store", "cache.py"),
+              ("query token rank score result search index match", "search.py")]
+    out = []
+    for i in range(n):
+        words, path = topics[i % len(topics)]
+        w = words.split()
+        body = " + ".join(rng.choice(w) for _ in range(rng.randint(3, 9)))
+        name = f"{rng.choice(w)}_{rng.choice(w)}_{i}"
+        out.append(CodeUnit(
+            id=f"t{i:03d}", path=f"{i % 7}/{path}", name=name, type="function",
+            language="python",
+            content=f"def {name}(value, other):\n    return {body}\n",
+            metadata=UnitMetadata(start_line=1, end_line=2,
+                                  signature=f"def {name}(value, other):",
+                                  parameters=[Parameter(name="value"),
+                                              Parameter(name="other")])))
+    return out
+
+
+def test_candidate_search_with_every_unit_shortlisted_equals_the_exact_method(
+        make_context: ContextFactory) -> None:
+    """The candidates method differs from the exact one only in which units the model
+    scores for the semantic tier: with a shortlist as long as the group, the sets are
+    the exact method's, tier by tier."""
+    units = _topic_units(40)
+    exact_ctx = make_context(units=units, overrides={
+        "evaluation.contrastive.distractorSearch": "exact"})
+    exact = ensure_distractor_sets(exact_ctx, get_embedder("builtin/hashing", exact_ctx.store))
+    cand_ctx = make_context(units=units, overrides={
+        "evaluation.contrastive.candidatesPerTarget": 100})
+    cand = ensure_distractor_sets(cand_ctx, get_embedder("builtin/hashing", cand_ctx.store))
+    assert any(3 in s.tiers for s in exact.values())
+    assert cand.keys() == exact.keys()
+    for uid, dset in exact.items():
+        assert cand[uid].distractor_ids == dset.distractor_ids
+        assert cand[uid].tiers == dset.tiers
+        assert cand[uid].similarities == pytest.approx(dset.similarities, abs=1e-6)
+
+
+def test_candidate_search_embeds_the_sample_not_the_codebase(
+        make_context: ContextFactory) -> None:
+    """The evaluation model sees the targets, their shortlists and the drawn distractors
+    only: a sample of 4 out of 120 units with shortlists of 5 embeds at most
+    4 x (1 + 5 + 9) texts, and the sets are stored for the workers."""
+    units = _topic_units(120)
+    ctx = make_context(units=units, overrides={
+        "evaluation.contrastive.candidatesPerTarget": 5})
+    targets = units[:4]
+    ctx = ctx.with_units(targets)
+    embedder = get_embedder("builtin/hashing", ctx.store)
+    sets = ensure_distractor_sets(ctx, embedder)
+    assert set(sets) == {u.id for u in targets}
+    assert all(len(s.distractor_ids) == 9 for s in sets.values())
+    assert 0 < embedder.computed <= 4 * (1 + 5 + 9)
+    assert load_distractor_sets(ctx, embedder.backend.cache_key) == sets
+
+
+def test_the_shortlist_compared_in_slices_is_the_brute_force_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_summarybench.evaluators.contrastive import candidates
+
+    rng = np.random.default_rng(3)
+    cheap = rng.normal(size=(300, 16)).astype(np.float16)
+    rows = [0, 7, 150, 299]
+    monkeypatch.setattr(candidates, "_COLUMNS", 37)
+    monkeypatch.setattr(candidates, "_BLOCK", 3)
+    sliced = candidates._shortlist(cheap, rows, 12)
+    full = cheap.astype(np.float32) @ cheap.astype(np.float32).T
+    for pos in rows:
+        sims = full[pos].copy()
+        sims[pos] = -np.inf
+        expected = [int(p) for p in np.lexsort((np.arange(300), -sims))[:12]]
+        assert sliced[pos] == expected

@@ -81,6 +81,22 @@ def test_record_shape_and_items(ctx: RunContext) -> None:
             assert q["reciprocalRank"] == pytest.approx(1 / q["rank"])
 
 
+def test_a_query_that_missed_names_what_it_found_first(ctx: RunContext) -> None:
+    ev = RetrievalEmbedding()
+    ev.prepare(ctx)
+    units = {u.id for u in ctx.units}
+    missed = 0
+    for item in ev.items(ctx):
+        (rec,) = ev.evaluate(item, ctx)
+        for q in rec.details["queries"]:
+            if q["rank"] == 1:
+                assert q["topId"] is None
+            else:
+                assert q["topId"] in units and q["topId"] != item.unit_id
+                missed += 1
+    assert missed, "the shuffled control's queries miss"
+
+
 def test_worker_only_reads(ctx: RunContext) -> None:
     controller = RetrievalEmbedding()
     controller.prepare(ctx)

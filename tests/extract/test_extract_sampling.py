@@ -71,3 +71,39 @@ def test_bad_arguments() -> None:
         sample_units(make_units(), "best", size=3)
     with pytest.raises(ValueError, match="sample size must be >= 0"):
         sample_units(make_units(), "random", size=-1)
+
+
+def _edited(unit: CodeUnit, body: str) -> CodeUnit:
+    """The same definition with a new body: a new content hash, the same identity."""
+    return unit.model_copy(update={"id": f"{unit.id}x", "content": body})
+
+
+@pytest.mark.parametrize("strategy", ["random", "stratified"])
+def test_sample_is_stable_under_a_small_code_change(strategy: str) -> None:
+    """Editing, adding and removing a few units changes the sample only where they are
+    (issue 32): an edited unit keeps its place, an added one enters only on its own hash
+    and pushes out at most one unit, a removed one is replaced by at most one."""
+    units = make_units()
+    before = {u.id for u in sample_units(units, strategy, size=30, seed=5)}
+    picked = [u for u in units if u.id in before]
+    # edit two sampled units and one unsampled one
+    changed = {picked[0].id: _edited(picked[0], "y"), picked[5].id: _edited(picked[5], "z")}
+    other = next(u for u in units if u.id not in before)
+    changed[other.id] = _edited(other, "w")
+    edited = [changed.get(u.id, u) for u in units]
+    after_edit = {u.id for u in sample_units(edited, strategy, size=30, seed=5)}
+    assert after_edit == (before - {picked[0].id, picked[5].id}) | {
+        changed[picked[0].id].id, changed[picked[5].id].id}
+    # add one unit: at most it comes in and one goes out
+    added = CodeUnit(id="python-function-new", path="python/new.x", name="brand_new",
+                     type="function", language="python", content="x",
+                     metadata=UnitMetadata(start_line=1, end_line=2))
+    after_add = {u.id for u in sample_units([*units, added], strategy, size=30, seed=5)}
+    assert len(after_add - before - {added.id}) == 0
+    assert len(before - after_add) <= 1
+    # remove one sampled unit: at most one other comes in
+    after_remove = {u.id for u in sample_units([u for u in units if u.id != picked[3].id],
+                                               strategy, size=30, seed=5)}
+    assert picked[3].id not in after_remove
+    assert len(after_remove - before) <= 1
+    assert before - after_remove == {picked[3].id}

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_summarybench.context import RunContext
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.schemas import (
     CodeUnit,
     Parameter,
@@ -84,7 +85,7 @@ def make_ctx(tmp_path: Path) -> MakeCtx:
         units = make_units() if units is None else units
         settings = load_settings(None, {"models.test": models,
                                         "output.directory": str(tmp_path / "out"),
-                                        **overrides}, base_dir=tmp_path)
+                                        **overrides}, base_dir=tmp_path, families=BUILTIN_FAMILIES)
         store = Store(store_path)
         store.save_units(run_id, units, {u.id for u in units})
         return RunContext(settings, store, run_id)

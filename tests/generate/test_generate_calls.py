@@ -150,12 +150,15 @@ def test_dry_run_estimates_and_calls_nothing(make_ctx, fake_server, openai_model
     assert "openai/gpt-4o" in text and "unknown" in text and "price unknown for" in text
     assert lines[-2].startswith("total") and f"{2 * n:,}" in lines[-2]
     assert server.chat_requests == 0
-    # After a generation, a re-run would need nothing; a new run is answered by the cache.
+    # After a generation, a re-run would need nothing; a new run (another configuration
+    # id on the same units) reuses the stored summaries, and the dry run links none.
     run_generation(ctx, progress=False)
     assert all(r.calls == 0 and r.reused == n for r in estimate_generation(ctx))
-    cached = estimate_generation(make_ctx(ctx.settings.models.model_dump(by_alias=True)["test"],
-                                          run_id="run-2"))
-    assert {r.model_id: r.cached for r in cached}["openai/gpt-4o"] == n
+    other = make_ctx(ctx.settings.models.model_dump(by_alias=True)["test"], run_id="run-2")
+    again = {r.model_id: r for r in estimate_generation(other)}["openai/gpt-4o"]
+    assert (again.calls, again.reused) == (0, n)
+    assert all(not isinstance(v, GeneratedSummary)
+               for v in other.store.run_summaries("run-2").values())
 
 
 def test_no_key_in_anything_the_run_writes(make_ctx, fake_server, openai_model, sentinel_key,

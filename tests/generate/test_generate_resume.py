@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_summarybench.context import RunContext
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.generate import run_generation
 from pytest_summarybench.schemas import GeneratedSummary
 from pytest_summarybench.settings import load_settings
@@ -70,7 +71,7 @@ def test_sigkill_mid_generation_then_resume(fake_server, unit_factory, sentinel_
     settings = load_settings(None, {
         "models.test": [{"provider": "openai", "model": "gpt-4o",
                          "apiEndpoint": server.base_url}],
-        "output.directory": str(tmp_path / "out")}, base_dir=tmp_path)
+        "output.directory": str(tmp_path / "out")}, base_dir=tmp_path, families=BUILTIN_FAMILIES)
     ctx = RunContext(settings, Store(store_path), "run-1")
     report = run_generation(ctx, parallel=4, progress=False)
     assert (report.calls, report.reused, report.errors) == (len(units) - before, before, 0)

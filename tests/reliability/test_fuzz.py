@@ -20,6 +20,7 @@ from pytest_summarybench.evaluators.judge.verdicts import (
     parse_pairwise,
     parse_pointwise,
 )
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.extract import ExtractionConfig, extract_units
 from pytest_summarybench.settings import Settings, SettingsError, load_settings
 
@@ -54,7 +55,7 @@ def _load(tmp_path: Path, text: str) -> Settings | None:
     path = tmp_path / "summarybench.yaml"
     path.write_text(text, encoding="utf-8")
     try:
-        settings_ = load_settings(path)
+        settings_ = load_settings(path, families=BUILTIN_FAMILIES)
         # The derived views must hold too (they run at collection).
         settings_.test_models()
         settings_.judge_models()
@@ -82,7 +83,7 @@ def test_config_errors_name_the_key_and_value(tmp_path: Path) -> None:
     path = tmp_path / "summarybench.yaml"
     path.write_text("evaluation:\n  sampleSize: -3\n")
     with pytest.raises(SettingsError, match=r"evaluation\.sampleSize = -3"):
-        load_settings(path)
+        load_settings(path, families=BUILTIN_FAMILIES)
 
 
 # -- judge verdicts ----------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.llm import complete
 from pytest_summarybench.llm.router import RoutedModelConfig, model_list
 from pytest_summarybench.schemas import BenchmarkRun, CodebaseInfo
@@ -32,7 +33,7 @@ models:
         - {{apiEndpoint: "{one}", apiKeyEnv: KEY_A{extra}}}
         - {{apiEndpoint: "{two}", apiKeyEnv: KEY_B{extra}}}
 """)
-    return load_settings(path)
+    return load_settings(path, families=BUILTIN_FAMILIES)
 
 
 def _ask(model: Any, i: int, store: Store | None = None) -> str:
@@ -60,7 +61,8 @@ def test_calls_spread_over_deployments_with_their_own_keys(
         _ask(model, i, store)
     assert a.successes + b.successes == 24
     # A run record keeps the model, not how it was reached (no deployments, no keys).
-    run = BenchmarkRun(id="r", name="n", config=load_settings(None).benchmark_config(),
+    run = BenchmarkRun(id="r", name="n", config=load_settings(None,
+                                                              families=BUILTIN_FAMILIES).benchmark_config(),
                        codebase_info=CodebaseInfo(name="c"), models_under_test=[model],
                        judge_models=[], status="pending", started_at="2026-01-01T00:00:00")
     store.save_run(run)
@@ -102,4 +104,4 @@ def test_a_key_written_in_the_file_is_refused(tmp_path: Path) -> None:
     path.write_text("models:\n  test:\n    - provider: openai\n      model: gpt-4o\n"
                     "      deployments: [{apiKey: sk-literal}]\n")
     with pytest.raises(SettingsError, match=r"deployments\.0\.apiKey .*unknown key"):
-        load_settings(path)
+        load_settings(path, families=BUILTIN_FAMILIES)

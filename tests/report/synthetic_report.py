@@ -42,7 +42,7 @@ def make_units(n: int) -> list[CodeUnit]:
     return units
 
 
-def _summary(unit: CodeUnit, model_id: str, text: str, cost: float) -> GeneratedSummary:
+def summary_of(unit: CodeUnit, model_id: str, text: str, cost: float) -> GeneratedSummary:
     return GeneratedSummary(
         id=f"{unit.id}-{model_id}", code_unit_id=unit.id, model_id=model_id, summary=text,
         generation_metadata=GenerationMetadata(
@@ -66,7 +66,7 @@ def make_inputs(n_units: int = 30, seed: int = 7) -> ReportInputs:
             if model_id == "local/gamma" and unit.id == "u001":
                 # The payload is gamma's worst summary, so every report quotes it.
                 text, good, rank = XSS, False, 10
-            summaries[(unit.id, model_id)] = _summary(unit, model_id, text, cost)
+            summaries[(unit.id, model_id)] = summary_of(unit, model_id, text, cost)
             node = f"bench.py::test[{unit.id}-{model_id}"
             records += [
                 ScoreRecord(unit_id=unit.id, model_id=model_id, evaluator="contrastive/embedding",

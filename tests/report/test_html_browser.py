@@ -63,7 +63,7 @@ def png_pixels(data: bytes) -> tuple[int, int, list[tuple[int, int, int]]]:
 def browser_exe() -> str:
     exe = find_browser()
     if exe is None:
-        pytest.skip("no Chromium installed (apt-get install chromium)")
+        pytest.skip("no Chromium installed (as root: apt-get install -y chromium chromium-driver)")
     return exe
 
 

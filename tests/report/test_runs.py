@@ -11,6 +11,7 @@ The project and its deterministic evaluators are those of ``test_session_reports
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,19 @@ from test_session_reports import _cli_each, _project, _run
 from pytest_summarybench.cli._common import CliError
 from pytest_summarybench.cli.compare import resolve_model
 
-TOP = ("results.json", "report.md", "report.html")
+TOP = ("results.json", "report.md", "report.html", "explorer.html")
 
 
 def _top_level(out: Path) -> dict[str, bytes]:
     return {name: (out / name).read_bytes() for name in TOP}
+
+
+def _explored(page: Path) -> dict:
+    """The data an explorer page embeds."""
+    blob = re.search(r'<script type="application/json" id="sb-data">(.*?)</script>',
+                     page.read_text(), re.S)
+    assert blob is not None
+    return json.loads(blob.group(1))
 
 
 def _runs(out: Path) -> dict[str, dict]:
@@ -42,6 +51,16 @@ def test_a_partial_run_is_kept_apart_and_labelled(pytester: pytest.Pytester,
     assert run["complete"] is True and run["deselectedItems"] == 0
     assert run["selectedItems"] == run["matrixItems"] > 0
     assert _runs(out) == {run["id"]: complete}
+    # The explorer beside each report.html: every scored unit, each model's summary.
+    explored = _explored(out / "runs" / run["id"] / "explorer.html")
+    assert (out / "explorer.html").read_bytes() == \
+        (out / "runs" / run["id"] / "explorer.html").read_bytes()
+    assert explored["run"]["id"] == run["id"]
+    assert explored["models"] == [r["modelId"] for r in complete["rankings"]]
+    scored = {u for scores in complete["statistics"]["unitScores"].values() for u in scores}
+    assert {u["id"] for u in explored["units"]} == scored
+    assert all(s for u in explored["units"] for s in u["sum"])
+    assert 'href="explorer.html#unit=' in (out / "report.html").read_text()
     before = _top_level(out)
 
     result = _run(pytester, *run_mode, "-k", "identifiers and retrieval")
@@ -77,6 +96,8 @@ def test_a_partial_run_is_kept_apart_and_labelled(pytester: pytest.Pytester,
     assert f'<p class="partial" role="alert"><strong>Partial run</strong> <code>{partial_id}' \
            in html
     assert "Partial run" not in (out / "report.md").read_text()
+    assert _explored(folder / "explorer.html")["run"]["partial"].startswith(
+        "-k 'identifiers and retrieval'")
 
 
 def test_runs_report_and_compare_pick_a_run_by_prefix(pytester: pytest.Pytester) -> None:

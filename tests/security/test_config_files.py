@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.settings import SettingsError, load_settings
 from tests.fakes.project import write_bench_module
 
@@ -29,9 +30,10 @@ LOAD_IN_CHILD = """
 import resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 from pytest_summarybench.settings import SettingsError, load_settings
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 start = time.monotonic()
 try:
-    load_settings(sys.argv[1])
+    load_settings(sys.argv[1], families=BUILTIN_FAMILIES)
 except SettingsError as exc:
     print(f"{time.monotonic() - start:.2f}")
     print(exc)
@@ -70,7 +72,7 @@ def test_many_aliases_are_refused(tmp_path: Path) -> None:
     cfg = tmp_path / "summarybench.yaml"
     cfg.write_text("x: &a [1, 2]\n" + "".join(f"y{i}: *a\n" for i in range(200)))
     with pytest.raises(SettingsError, match=r"summarybench\.yaml:\d+: more than 100 aliases"):
-        load_settings(cfg)
+        load_settings(cfg, families=BUILTIN_FAMILIES)
 
 
 def test_a_recursive_alias_is_refused(tmp_path: Path) -> None:
@@ -78,7 +80,7 @@ def test_a_recursive_alias_is_refused(tmp_path: Path) -> None:
     cfg = tmp_path / "summarybench.yaml"
     cfg.write_text("unknownKey: &x [1, *x]\n")
     with pytest.raises(SettingsError) as info:
-        load_settings(cfg)
+        load_settings(cfg, families=BUILTIN_FAMILIES)
     assert str(info.value) == (f"config file {cfg}:1: an alias refers to a value that "
                                "contains it (a recursive structure)")
 
@@ -116,7 +118,7 @@ def test_duplicate_keys_are_refused_naming_key_and_lines(tmp_path: Path) -> None
     cfg = tmp_path / "summarybench.yaml"
     cfg.write_text("name: a\nevaluation:\n  sampleSize: 3\n  seed: 1\n  sampleSize: 500\n")
     with pytest.raises(SettingsError) as info:
-        load_settings(cfg)
+        load_settings(cfg, families=BUILTIN_FAMILIES)
     assert str(info.value) == (f"config file {cfg}:5: duplicate key 'sampleSize' (first on "
                                "line 3); each key may appear once in a mapping")
 
@@ -127,7 +129,7 @@ def test_merge_keys_may_still_be_overridden(tmp_path: Path) -> None:
     cfg.write_text("evaluation:\n  retrieval: &r {enabled: true, queriesPerUnit: 2}\n"
                    "  contrastive:\n    distractors: 4\n"
                    "  judge:\n    <<: {enabled: false, minJudges: 1}\n    enabled: true\n")
-    settings = load_settings(cfg)
+    settings = load_settings(cfg, families=BUILTIN_FAMILIES)
     assert settings.evaluation.judge.enabled is True
     assert settings.evaluation.judge.min_judges == 1
 
@@ -144,7 +146,7 @@ def test_error_messages_are_bounded(tmp_path: Path, text: str) -> None:
     cfg = tmp_path / "summarybench.yaml"
     cfg.write_text(text)
     with pytest.raises(SettingsError) as info:
-        load_settings(cfg)
+        load_settings(cfg, families=BUILTIN_FAMILIES)
     assert len(str(info.value)) < 4000
     assert "\n" not in str(info.value)
 
@@ -153,7 +155,7 @@ def test_an_oversized_config_file_is_refused(tmp_path: Path) -> None:
     cfg = tmp_path / "summarybench.yaml"
     cfg.write_text("name: x\n" + "# padding\n" * 200_000)
     with pytest.raises(SettingsError, match="at most 1048576"):
-        load_settings(cfg)
+        load_settings(cfg, families=BUILTIN_FAMILIES)
 
 
 def test_the_cli_refuses_a_bomb_before_editing(tmp_path: Path,

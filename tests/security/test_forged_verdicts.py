@@ -130,6 +130,7 @@ def test_what_leaves_the_sandbox_is_truncated_and_redacted(
     results.json and the reports) bounded, without key material or control sequences."""
     from pytest_summarybench.context import RunContext
     from pytest_summarybench.evaluators.downstream.completion import CompletionEvaluator
+    from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
     from pytest_summarybench.settings import load_settings
     from pytest_summarybench.store import Store
 
@@ -145,7 +146,8 @@ def test_what_leaves_the_sandbox_is_truncated_and_redacted(
                                                          "model": "docstring"}],
         "output.directory": str(tmp_path / "out"),
         "evaluation.downstream.completionModel": "local/task-model",
-        "evaluation.downstream.apiEndpoint": server.base_url}, base_dir=tmp_path)
+        "evaluation.downstream.apiEndpoint": server.base_url}, base_dir=tmp_path,
+                             families=BUILTIN_FAMILIES)
     store = Store(tmp_path / "store.sqlite")
     store.save_units("run", units, {u.id for u in units})
     ctx = RunContext(settings, store, "run")

@@ -7,6 +7,7 @@ a 5xx retried six times or an unbounded page."""
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 import time
 from typing import Any
@@ -191,10 +192,17 @@ def test_oversized_and_escaped_summaries_stay_out_of_pages_and_terminals(
                                  "3,000,008 characters, more than 16,384*"])
     out = pytester.path / "out"
     assert (out / "page.html").stat().st_size < 1_000_000
-    for name in ("page.html", "report.html", "report.md", "results.json"):
+    for name in ("page.html", "report.html", "report.md", "results.json", "explorer.html"):
         assert b"\x1b" not in (out / name).read_bytes(), name
     page = (out / "page.html").read_text()
     assert "\\x1b]52;c;cm0gLXJmIH4=" in page  # shown, as inert text
+    # The explorer shows it the same way (its data is JSON, read by JSON.parse).
+    blob = re.search(r'<script type="application/json" id="sb-data">(.*?)</script>',
+                     (out / "explorer.html").read_text(), re.S)
+    assert blob is not None
+    shown = [s for u in json.loads(blob.group(1))["units"] for s in u["sum"]
+             if s and s.startswith("Applies rule 1.")]
+    assert shown and all("\\x1b]52;c;cm0gLXJmIH4=" in s and "\x1b" not in s for s in shown)
     import sqlite3
 
     conn = sqlite3.connect(out / "store.sqlite")

@@ -13,6 +13,7 @@ from typing import Any
 
 from pytest_summarybench.context import RunContext
 from pytest_summarybench.evaluators.downstream.completion import CompletionEvaluator
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.extract import extract_units
 from pytest_summarybench.extract.config import ExtractionConfig
 from pytest_summarybench.sandbox import KERNEL_BOUNDARIES, SandboxWarning
@@ -31,7 +32,7 @@ def _ctx(tmp_path: Path, server: Any, **sandbox: Any) -> RunContext:
         "evaluation.downstream.completionModel": "local/task-model",
         "evaluation.downstream.apiEndpoint": server.base_url,
         **{f"evaluation.downstream.sandbox.{k}": v for k, v in sandbox.items()}},
-        base_dir=tmp_path)
+        base_dir=tmp_path, families=BUILTIN_FAMILIES)
     store = Store(tmp_path / "store.sqlite")
     store.save_units("run", units, {u.id for u in units})
     return RunContext(settings, store, "run")

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.llm import ModelCallError, complete, redact
 from pytest_summarybench.settings import load_settings
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
@@ -47,8 +48,8 @@ def test_a_401_quoting_a_key_named_by_apikeyenv_reaches_no_output(
     """Payload: ``deployments: [{apiKeyEnv: OPENAI_KEY_TEAM_A}]`` (docs/hosts.md's example) and
     a provider answering 401 "invalid api key <the key>" plus escape sequences. Afterwards
     the key is in no file the run wrote (junit XML, pytest-html, results.json, report.md,
-    report.html, the SQLite store and its WAL) nor in the terminal, and no output holds a
-    raw ESC byte; with and without xdist workers."""
+    report.html, explorer.html, the SQLite store and its WAL) nor in the terminal, and no
+    output holds a raw ESC byte; with and without xdist workers."""
     server: FakeOpenAIServer = fake_server(respond=_echo_key)
     monkeypatch.setenv(KEY_ENV, SECRET)
     make_project(pytester, server.base_url)
@@ -63,7 +64,7 @@ def test_a_401_quoting_a_key_named_by_apikeyenv_reaches_no_output(
     out = pytester.path / "out"
     names = {p.name for p in output_files(out)}
     assert {"junit.xml", "page.html", "results.json", "report.md", "report.html",
-            "store.sqlite"} <= names
+            "explorer.html", "store.sqlite"} <= names
     for path in output_files(out):
         data = path.read_bytes()
         assert SECRET.encode() not in data, f"{path.name} holds the key"
@@ -95,6 +96,7 @@ def test_a_key_echoed_in_an_answer_is_stored_masked(
     stored = _store_text(out)
     assert "your key is ***" in stored
     assert SECRET not in stored
+    assert "explorer.html" in {p.name for p in output_files(out)}  # it quotes the answers
     for path in output_files(out):
         assert SECRET.encode() not in path.read_bytes(), f"{path.name} holds the key"
 
@@ -108,7 +110,8 @@ def test_the_values_of_configured_key_variables_are_masked_whatever_their_name(
     path = tmp_path / "summarybench.yaml"
     path.write_text("models:\n  test:\n    - provider: openai\n      model: gpt-4o\n"
                     "      deployments: [{apiKeyEnv: TEAM_A_OPENAI}]\n")
-    load_settings(path)  # reading the configuration is what names the variable
+    load_settings(path,
+                  families=BUILTIN_FAMILIES)  # reading the configuration is what names the variable
     text = redact(f"plain {key}; json {json.dumps(key)}; url k3y%2Fwith%2Bodd%22chars-998877")
     assert "998877" not in text, text
     assert text.count("***") == 3

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.extract import ExtractionConfig, extract_units
 from pytest_summarybench.settings import load_settings
 from tests.fakes.project import write_bench_module
@@ -91,9 +92,11 @@ def test_the_option_follows_them(tmp_path: Path) -> None:
 def test_the_yaml_key_reaches_extraction(tmp_path: Path) -> None:
     cfg = tmp_path / "summarybench.yaml"
     cfg.write_text("codebase: {root: code, followExternalSymlinks: true}\n")
-    assert load_settings(cfg).extraction_config().follow_external_symlinks is True
+    settings = load_settings(cfg, families=BUILTIN_FAMILIES)
+    assert settings.extraction_config().follow_external_symlinks is True
     cfg.write_text("codebase: {root: code}\n")
-    assert load_settings(cfg).extraction_config().follow_external_symlinks is False
+    settings = load_settings(cfg, families=BUILTIN_FAMILIES)
+    assert settings.extraction_config().follow_external_symlinks is False
 
 
 def test_the_extract_cli_skips_them_and_says_so(tmp_path: Path,

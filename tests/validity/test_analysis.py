@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.schemas import ScoreRecord
 from pytest_summarybench.settings import load_settings
 from pytest_summarybench.validity import LEVEL_IDS, TWIN
@@ -29,7 +30,8 @@ UNITS = [f"u{i:02d}" for i in range(12)]
 
 @pytest.fixture(scope="module")
 def config(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    return load_settings(None, base_dir=Path(tmp_path_factory.mktemp("cfg"))).benchmark_config()
+    return load_settings(None, base_dir=Path(tmp_path_factory.mktemp("cfg")),
+                         families=BUILTIN_FAMILIES).benchmark_config()
 
 
 def test_kendall_tau_by_hand() -> None:

@@ -10,6 +10,7 @@ from typing import Literal
 import pytest
 
 from pytest_summarybench.evaluators import MatrixItem
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.generate.builtin import summarize_builtin
 from pytest_summarybench.generate.ladder import (
     GENERIC_WORDS,
@@ -122,11 +123,11 @@ def test_ladder_model_ids() -> None:
 
 
 def test_with_ladder_keeps_the_configured_or_default_models(tmp_path: Path) -> None:
-    settings = load_settings(None, base_dir=tmp_path)
+    settings = load_settings(None, base_dir=tmp_path, families=BUILTIN_FAMILIES)
     ids = [m.id for m in with_ladder(settings).test_models()]
     assert set(ids) == set(DEFAULT_MODELS) | set(LADDER_MODEL_IDS)
     chosen = load_settings(None, {"models.test": [{"provider": "openai", "model": "gpt-4o"}]},
-                           base_dir=tmp_path)
+                           base_dir=tmp_path, families=BUILTIN_FAMILIES)
     ids = [m.id for m in with_ladder(with_ladder(chosen)).test_models()]
     assert sorted(ids) == sorted(["openai/gpt-4o", *LADDER_MODEL_IDS])
     ladder = {m.id: m for m in with_ladder(chosen).test_models()}
@@ -136,16 +137,30 @@ def test_with_ladder_keeps_the_configured_or_default_models(tmp_path: Path) -> N
 
 class _Ctx:
     all_units = UNITS
+    unit_ids = frozenset(u.id for u in UNITS)
 
 
-@pytest.mark.parametrize(("model_id", "unit_id", "kept"), [
-    ("builtin/docstring", "u4", True),
-    ("validate/l1-docstring", "u1", True),
-    ("validate/l1-docstring", "u4", False),  # no docstring: not a ladder unit
-    ("validate/l1-docstring~validate/l3-boilerplate", "u2", True),
-    ("builtin/docstring~validate/l3-boilerplate", "u2", False),  # never against a real model
-    ("validate/l2-generic", "task-17", True),  # task items are not narrowed
+@pytest.mark.parametrize(("models", "unit_id", "kept"), [
+    (("builtin/docstring",), "u4", True),
+    (("validate/l1-docstring",), "u1", True),
+    (("validate/l1-docstring",), "u4", False),  # no docstring: not a ladder unit
+    (("validate/l1-docstring", "validate/l3-boilerplate"), "u2", True),
+    (("builtin/docstring", "validate/l3-boilerplate"), "u2", False),  # never against a real model
+    (("validate/l2-generic",), "task-17", True),  # task items are not narrowed
 ])
-def test_keep_item(model_id: str, unit_id: str, kept: bool) -> None:
-    item = MatrixItem(evaluator="contrastive/embedding", unit_id=unit_id, model_id=model_id)
+def test_keep_item(models: tuple[str, ...], unit_id: str, kept: bool) -> None:
+    item = MatrixItem(evaluator="contrastive/embedding", family="contrastive", unit_id=unit_id,
+                      models=models)
+    # a ladder item is known by its models' ids (the ladder's set), not by a prefix
+    assert item.ladder is any(m.startswith("validate/") for m in models)
     assert keep_item(item, _Ctx(), documented_ids(UNITS)) is kept  # type: ignore[arg-type]
+
+
+def test_a_model_named_like_the_ladder_is_not_the_ladder() -> None:
+    item = MatrixItem(evaluator="contrastive/embedding", family="contrastive", unit_id="u1",
+                      models=("validate/my-model",))
+    assert not item.ladder and not is_ladder_model("validate/my-model")
+    assert item.model_id == "validate/my-model"
+    pair = MatrixItem(evaluator="judge/pairwise", family="judge", unit_id="u1",
+                      models=("a/x", "b/y"), variant="j")
+    assert pair.model_id == "a/x~b/y" and pair.test_id == "u1-a/x~b/y-judge/pairwise-j"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.schemas.report import ExternalValidity, ValidityFamily, ValiditySection
 from pytest_summarybench.settings import load_settings
 from pytest_summarybench.validity import quote
@@ -105,9 +106,11 @@ def test_the_verdict_names_what_to_distrust_first() -> None:
 ])
 def test_the_ladder_runs_by_default_only_when_no_evaluator_can_call_a_model(
         tmp_path: Path, overrides: dict, free: bool) -> None:
-    assert costs_no_calls(load_settings(None, overrides, base_dir=tmp_path)) is free
+    assert costs_no_calls(load_settings(None, overrides, base_dir=tmp_path,
+                                        families=BUILTIN_FAMILIES)) is free
 
 
 @pytest.fixture(scope="module")
 def config(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    return load_settings(None, base_dir=Path(tmp_path_factory.mktemp("cfg"))).benchmark_config()
+    return load_settings(None, base_dir=Path(tmp_path_factory.mktemp("cfg")),
+                         families=BUILTIN_FAMILIES).benchmark_config()

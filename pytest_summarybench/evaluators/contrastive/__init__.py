@@ -7,15 +7,29 @@ family's base, ``ContrastiveEvaluator``; ``embedding`` is ``contrastive/embeddin
 same ranking against distractors that share the target's identifiers, so copied words do not pick
 the code out) and ``llm`` is ``contrastive/llm`` (docs/methods.md#contrastive-llm, a helper model
 picks an option).
+
+The package declares the family (``FAMILY``: its name, title, weights, evaluators,
+settings section and report layouts), which ``evaluators/registry.py`` lists; the
+modules are imported only when the family runs.
 """
 
 from __future__ import annotations
 
-from .base import ContrastiveEvaluator
-from .distractors import DistractorSet, matchable_unit_ids
-from .embedding import ContrastiveEmbedding
-from .lexical import ContrastiveLexical
-from .llm import ContrastiveLLM
+from ...core.family import Family
 
-__all__ = ["ContrastiveEmbedding", "ContrastiveEvaluator", "ContrastiveLLM",
-           "ContrastiveLexical", "DistractorSet", "matchable_unit_ids"]
+FAMILY = Family(
+    name="contrastive",
+    title="Contrastive",
+    weight=0.25,
+    evaluators={
+        "contrastive/embedding":
+            "pytest_summarybench.evaluators.contrastive.embedding:ContrastiveEmbedding",
+        "contrastive/lexical":
+            "pytest_summarybench.evaluators.contrastive.lexical:ContrastiveLexical",
+        "contrastive/llm": "pytest_summarybench.evaluators.contrastive.llm:ContrastiveLLM",
+    },
+    weights={"embedding": 0.5, "lexical": 0.5, "llm": 0.5},
+    settings="pytest_summarybench.evaluators.contrastive.settings:ContrastiveSettings",
+)
+
+__all__ = ["FAMILY"]

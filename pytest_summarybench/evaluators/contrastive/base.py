@@ -7,13 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from ..base import EvaluationError, Evaluator, MatrixItem, unit_items
-from .distractors import (
-    DistractorSet,
-    embed_codebase,
-    ensure_distractor_sets,
-    load_distractor_sets,
-    matchable_unit_ids,
-)
+from .distractors import DistractorSet, matchable_unit_ids
+from .sets import embed_codebase, ensure_distractor_sets, load_distractor_sets
 
 if TYPE_CHECKING:
     import threading
@@ -36,7 +31,7 @@ class ContrastiveEvaluator(Evaluator):
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
         matchable = matchable_unit_ids(ctx)
-        return [it for it in unit_items(self.name, ctx) if it.unit_id in matchable]
+        return [it for it in unit_items(self, ctx) if it.unit_id in matchable]
 
     def embedder(self, ctx: RunContext) -> Embedder:
         if self._embedder is None:

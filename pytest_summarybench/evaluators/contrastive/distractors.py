@@ -10,6 +10,11 @@ type); the number of options is in every record's details. A unit that is the on
 its language and type has no candidate at all, and is no contrastive item
 (``matchable_unit_ids``): a "choice" among one option would score every summary correct.
 
+The semantic tier is found in one of two ways (``evaluation.contrastive.distractorSearch``):
+``exact``, this module, with every unit's code embedded by the evaluation model; or
+``candidates`` (the default, ``candidates.py``), with the model's vectors of each target's
+shortlist only. Both draw the other tiers the same way, with this module's ``_Group``.
+
 Seeded by the run seed and the target's id, so a set does not change when the sample or the
 model list does. Same-file units come from a map by path, similar signatures from
 classes of equal signature features (similar classes found once per class), padding by
@@ -28,19 +33,16 @@ be reproducible from the seed.
 
 from __future__ import annotations
 
-import json
 import re
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from random import Random
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    import threading
 
     from ...context import RunContext
-    from ...embeddings import Embedder
     from ...embeddings.base import Matrix
     from ...schemas import CodeUnit
 
@@ -101,24 +103,35 @@ def _split_params(signature: str) -> list[str]:
     return items
 
 
-def signature_features(unit: CodeUnit) -> tuple[int, frozenset[str]]:
+Features = tuple[int, frozenset[str]]
+"""(parameter count, typed-slot set) of a signature."""
+
+
+def signature_features(unit: CodeUnit) -> Features:
     """(parameter count, typed-slot set) of a unit's signature.
 
     Types are compared as a multiset (each occurrence numbered) plus the return type; an
     undeclared type is ``?``, so in untyped code two signatures agree on arity alone.
     """
     meta = unit.metadata
-    if meta.parameters is not None:
-        types = [_norm_type(p.type) for p in meta.parameters]
+    return features_of(None if meta.parameters is None else [p.type for p in meta.parameters],
+                       meta.signature, meta.return_type)
+
+
+def features_of(parameter_types: list[str | None] | None, signature: str | None,
+                return_type: str | None) -> Features:
+    """``signature_features`` from the metadata's fields (as the store holds them)."""
+    if parameter_types is not None:
+        types = [_norm_type(t) for t in parameter_types]
     else:
-        types = ["?" for _ in _split_params(meta.signature or "")]
+        types = ["?" for _ in _split_params(signature or "")]
     seen: dict[str, int] = {}
     slots = set()
     for t in types:
         seen[t] = seen.get(t, 0) + 1
         slots.add(f"{t}#{seen[t]}")
-    if meta.return_type:
-        slots.add(f"->{_norm_type(meta.return_type)}")
+    if return_type:
+        slots.add(f"->{_norm_type(return_type)}")
     return len(types), frozenset(slots)
 
 
@@ -174,10 +187,13 @@ class CandidatePool:
         self._where: dict[str, tuple[_Group, int]] = {}
         for key, rows in order.items():
             rows.sort(key=lambda i: units[i].id)
-            group = _Group([units[i] for i in rows], self._vectors[rows])
+            members = [units[i] for i in rows]
+            group = _Group([u.id for u in members], [u.path for u in members],
+                           [signature_features(u) if u.metadata.signature else None
+                            for u in members], self._vectors[rows])
             self._groups[key] = group
-            for pos, unit in enumerate(group.units):
-                self._where[unit.id] = (group, pos)
+            for pos, uid in enumerate(group.ids):
+                self._where[uid] = (group, pos)
 
     def select(self, target: CodeUnit, count: int, ctx: RunContext) -> DistractorSet:
         """The distractor set of one target (docs/methods.md#distractor-tiers)."""
@@ -197,31 +213,33 @@ class CandidatePool:
             group = groups[gid]
             neighbours = group.neighbours(positions, count)
             for pos in positions:
-                unit = group.units[pos]
-                out[unit.id] = group.select(pos, count, ctx.rng("distractors", unit.id),
-                                            neighbours[pos])
+                uid = group.ids[pos]
+                out[uid] = group.select(pos, count, ctx.rng("distractors", uid),
+                                        neighbours[pos])
         return out
 
 
 class _Group:
-    """The candidates of one (language, type)."""
+    """The candidates of one (language, type), sorted by id: their ids, paths and
+    signature features (None: no signature), and their code's vectors when every one
+    was embedded (the exact method; None otherwise)."""
 
-    def __init__(self, units: list[CodeUnit], vectors: Matrix) -> None:
-        self.units = units
-        self.ids = [u.id for u in units]
-        self.vectors = vectors
+    def __init__(self, ids: list[str], paths: list[str], features: list[Features | None],
+                 vectors: Matrix | None) -> None:
+        self.ids = ids
+        self.paths = paths
+        self._vectors = vectors
         self.by_path: dict[str, list[int]] = {}
-        for pos, u in enumerate(units):
-            self.by_path.setdefault(u.path, []).append(pos)
+        for pos, path in enumerate(paths):
+            self.by_path.setdefault(path, []).append(pos)
         # Signature classes: units whose (arity, typed slots) are equal score alike.
-        class_of: dict[tuple[int, frozenset[str]], int] = {}
+        class_of: dict[Features, int] = {}
         self.sig_class: list[int] = []
         self.members: list[list[int]] = []
-        for pos, u in enumerate(units):
-            if not u.metadata.signature:
+        for pos, feats in enumerate(features):
+            if feats is None:
                 self.sig_class.append(-1)
                 continue
-            feats = signature_features(u)
             cls = class_of.setdefault(feats, len(class_of))
             if cls == len(self.members):
                 self.members.append([])
@@ -231,6 +249,13 @@ class _Group:
         self._similar: dict[int, tuple[list[int], list[int]]] = {}
         self._index: Any = None
         self._arrays: tuple[Matrix, Matrix, Any] | None = None
+
+    @property
+    def vectors(self) -> Matrix:
+        """Every member's code vector (built with them: the exact method)."""
+        if self._vectors is None:
+            raise RuntimeError("this group was built without its members' vectors")
+        return self._vectors
 
     # -- tier 2 --------------------------------------------------------------------------
     def similar_classes(self, cls: int) -> tuple[list[int], list[int]]:
@@ -374,7 +399,21 @@ class _Group:
 
     # -- one target ------------------------------------------------------------------------
     def select(self, pos: int, count: int, rng: Random, candidates: _Band) -> DistractorSet:
-        target = self.units[pos]
+        chosen, tiers = self.pick(pos, count, rng, candidates)
+        similarities = ([float(s) for s in self.vectors[chosen] @ self.vectors[pos]]
+                        if chosen else [])
+        return self.distractor_set(pos, chosen, tiers, similarities)
+
+    def distractor_set(self, pos: int, chosen: list[int], tiers: list[int],
+                       similarities: list[float]) -> DistractorSet:
+        return DistractorSet(target_id=self.ids[pos], distractor_ids=[self.ids[p] for p in chosen],
+                             tiers=tiers, difficulty=difficulty(similarities),
+                             similarities=similarities)
+
+    def pick(self, pos: int, count: int, rng: Random,
+             candidates: _Band) -> tuple[list[int], list[int]]:
+        """The positions of the target's distractors and the tier of each (spec 6.1's
+        order: same file, similar signature, semantic band, random padding)."""
         taken = {pos}
         chosen: list[int] = []
         tiers: list[int] = []
@@ -385,7 +424,7 @@ class _Group:
                 tiers.append(tier)
                 taken.add(p)
 
-        add(_sample(self.by_path[target.path], min(3, count), rng, taken), 1)
+        add(_sample(self.by_path[self.paths[pos]], min(3, count), rng, taken), 1)
         cls = self.sig_class[pos]
         if cls >= 0:
             classes, totals = self.similar_classes(cls)
@@ -393,11 +432,7 @@ class _Group:
             add(_sample_union([self.members[c] for c in classes], totals, need, rng, taken), 2)
         add(self.semantic(pos, count - len(chosen), lambda p: p not in taken, candidates), 3)
         add(_sample_range(len(self.ids), count - len(chosen), rng, taken), 4)
-        similarities = ([float(s) for s in self.vectors[chosen] @ self.vectors[pos]]
-                        if chosen else [])
-        return DistractorSet(target_id=target.id, distractor_ids=[self.ids[p] for p in chosen],
-                             tiers=tiers, difficulty=difficulty(similarities),
-                             similarities=similarities)
+        return chosen, tiers
 
 
 # -- uniform draws without replacement, skipping what is taken ---------------------------
@@ -459,47 +494,11 @@ def difficulty(similarities: list[float]) -> Difficulty:
 
 def matchable_unit_ids(ctx: RunContext) -> set[str]:
     """Sampled units with at least one candidate distractor (same language and type)."""
-    kinds: dict[tuple[str, str], int] = {}
-    for u in ctx.all_units:
-        kinds[(u.language, u.type)] = kinds.get((u.language, u.type), 0) + 1
-    return {u.id for u in ctx.units if kinds[(u.language, u.type)] > 1}
+    kinds = ctx.unit_groups
+    return {u.id for u in ctx.units if kinds.get((u.language, u.type), 0) > 1}
 
 
 # -- persistence --------------------------------------------------------------------------
 def code_text(unit: CodeUnit) -> str:
     """What is embedded for a unit's code: its content as models saw it."""
     return unit.content
-
-
-def sets_key(ctx: RunContext, embedder_key: str) -> str:
-    return f"v2|{embedder_key}|n{ctx.settings.evaluation.contrastive.distractors}|s{ctx.seed}"
-
-
-def embed_codebase(ctx: RunContext, embedder: Embedder, stop: threading.Event) -> None:
-    """What ``ensure_distractor_sets`` embeds, into the cache, ahead of it (the
-    evaluators' ``warm_up``): nothing when this run's sets are all stored."""
-    existing = load_distractor_sets(ctx, embedder.backend.cache_key)
-    if all(u.id in existing for u in ctx.units):
-        return
-    embedder.fill([code_text(u) for u in ctx.all_units], what="code", stop=stop)
-
-
-def ensure_distractor_sets(ctx: RunContext, embedder: Embedder) -> dict[str, DistractorSet]:
-    """Select and store the sets of every sampled unit (controller; idempotent)."""
-    existing = load_distractor_sets(ctx, embedder.backend.cache_key)
-    missing = [u for u in ctx.units if u.id not in existing]
-    if not missing:
-        return existing
-    vectors = embedder.embed([code_text(u) for u in ctx.all_units], what="code")
-    pool = CandidatePool(ctx.all_units, vectors)
-    count = ctx.settings.evaluation.contrastive.distractors
-    fresh = pool.select_many(missing, count, ctx)
-    ctx.store.distractors.save(ctx.run_id, sets_key(ctx, embedder.backend.cache_key),
-                               {uid: json.dumps(asdict(s)) for uid, s in fresh.items()})
-    return {**existing, **fresh}
-
-
-def load_distractor_sets(ctx: RunContext, embedder_key: str) -> dict[str, DistractorSet]:
-    """The stored sets of this run (workers read these)."""
-    rows = ctx.store.distractors.load(ctx.run_id, sets_key(ctx, embedder_key))
-    return {uid: DistractorSet(**json.loads(text)) for uid, text in rows.items()}

@@ -77,4 +77,16 @@ class ContrastiveEmbedding(ContrastiveEvaluator):
                      "summaryId": summary.id, "options": len(candidates),
                      "targetSimilarity": round(sims[0], 6),
                      "margin": round(sims[0] - max(sims[1:], default=0.0), 6),
+                     # What the explorer shows: the summary's cosine to each option (the
+                     # target first, then ``distractorIds``) and the option it is nearest
+                     # (the target when tied for first).
+                     "summarySimilarities": [round(s, 4) for s in sims],
+                     "picked": candidates[_nearest(sims)].id,
                      **dset.details()})]
+
+
+def _nearest(sims: list[float]) -> int:
+    """The position of the highest similarity; the target (position 0) when it is tied
+    for first within ``TIE_TOLERANCE``."""
+    best = max(range(len(sims)), key=lambda i: (sims[i], -i))
+    return 0 if sims[0] >= sims[best] - TIE_TOLERANCE else best

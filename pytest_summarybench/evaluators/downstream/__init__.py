@@ -10,26 +10,31 @@ built from a codebase without a task set), ``prompts`` (the task prompts, verbat
 completion spliced into its module), ``sandbox_run`` (a completion's tests in the
 sandbox), ``verdicts`` and ``observations`` (deciding those tests outside it),
 ``similarity`` (the lexical half of CodeBLEU) and ``outside`` (text leaving the sandbox).
+
+The package declares the family (``FAMILY``: its name, title, weights, evaluators,
+settings section and report layouts), which ``evaluators/registry.py`` lists; the
+modules are imported only when the family runs.
 """
 
 from __future__ import annotations
 
-from ...sandbox import SandboxLimits, SandboxResult, run_sandboxed
-from .base import DownstreamEvaluator
-from .bug_localisation import BugLocalisationEvaluator
-from .completion import CompletionEvaluator
-from .function_selection import FunctionSelectionEvaluator
-from .similarity import code_similarity
-from .tasks import (
-    TASK_TYPES,
-    BugLocalisationTask,
-    CompletionTask,
-    FunctionSelectionTask,
-    TaskFileError,
-    UnitRef,
+from ...core.family import Family
+
+FAMILY = Family(
+    name="downstream",
+    title="Downstream tasks",
+    weight=0.20,
+    evaluators={
+        "downstream/completion":
+            "pytest_summarybench.evaluators.downstream.completion:CompletionEvaluator",
+        "downstream/bug_localisation":
+            "pytest_summarybench.evaluators.downstream.bug_localisation:BugLocalisationEvaluator",
+        "downstream/function_selection":
+            "pytest_summarybench.evaluators.downstream.function_selection:"
+            "FunctionSelectionEvaluator",
+    },
+    weights={"completion": 0.4, "bug_localization": 0.3, "function_selection": 0.3},
+    settings="pytest_summarybench.evaluators.downstream.settings:DownstreamSettings",
 )
 
-__all__ = ["TASK_TYPES", "BugLocalisationEvaluator", "BugLocalisationTask", "CompletionEvaluator",
-           "CompletionTask", "DownstreamEvaluator", "FunctionSelectionEvaluator",
-           "FunctionSelectionTask", "SandboxLimits", "SandboxResult", "TaskFileError", "UnitRef",
-           "code_similarity", "run_sandboxed"]
+__all__ = ["FAMILY"]

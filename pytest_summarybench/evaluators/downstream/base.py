@@ -62,8 +62,9 @@ class DownstreamEvaluator(Evaluator, ABC):
         for task_id, loaded in sorted(self.tasks(ctx).items()):
             unit = ctx.unit(loaded.target_id)
             for model in ctx.models:
-                out.append(MatrixItem(evaluator=self.name, unit_id=unit.id, model_id=model.id,
-                                      variant=task_id, label=ctx.unit_label(unit)))
+                out.append(MatrixItem(evaluator=self.name, family=self.family, unit_id=unit.id,
+                                      models=(model.id,), variant=task_id,
+                                      label=ctx.unit_label(unit)))
         return out
 
     def prepare(self, ctx: RunContext) -> None:

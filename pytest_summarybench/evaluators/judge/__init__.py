@@ -7,33 +7,30 @@ judge, retries, structured output), ``bradley_terry``, ``tally`` (wins / losses 
 intervals), ``audit`` (position and length bias, length-controlled win rate) and
 ``agreement`` (kappas). Which judge judges which model (docs/methods.md#judge-selection) is a role
 of the run: ``roles/judges.py``, read through ``ctx.roles.judge_plan``.
+
+The package declares the family (``FAMILY``: its name, title, weights, evaluators,
+settings section and report layouts), which ``evaluators/registry.py`` lists; the
+modules are imported only when the family runs.
 """
 
 from __future__ import annotations
 
-from ...roles.judges import JudgePlan, pair_id, plan_judges, split_pair
-from .agreement import cohen_kappa, fleiss_kappa, judge_agreement
-from .audit import PairVerdict, length_controlled, position_bias
-from .base import JudgeEvaluator
-from .bradley_terry import BTFit, fit, fit_outcomes, wins_matrix
-from .calling import Answer, JudgeClient, JudgeError, parse_judge_error
-from .pairwise import JudgePairwise
-from .pointwise import JudgePointwise
-from .prompts import CRITERIA_WEIGHTS, PROMPT_VERSION, weighted_average
-from .tally import head_to_head, mean_ci, tally
-from .verdicts import (
-    InvalidVerdict,
-    PairwiseVerdict,
-    PointwiseVerdict,
-    parse_pairwise,
-    parse_pointwise,
+from ...core.family import Family
+
+FAMILY = Family(
+    name="judge",
+    title="Judges",
+    weight=0.30,
+    evaluators={
+        "judge/pointwise": "pytest_summarybench.evaluators.judge.pointwise:JudgePointwise",
+        "judge/pairwise": "pytest_summarybench.evaluators.judge.pairwise:JudgePairwise",
+    },
+    weights={"pointwise": 0.4, "pairwise": 0.6},
+    settings="pytest_summarybench.evaluators.judge.settings:JudgeSettings",
+    layouts={
+        "judge/pairwise": "pytest_summarybench.evaluators.judge.report:pairwise_blocks",
+        "judge/pointwise": "pytest_summarybench.evaluators.judge.report:pointwise_blocks",
+    },
 )
 
-__all__ = [
-    "CRITERIA_WEIGHTS", "PROMPT_VERSION", "Answer", "BTFit", "InvalidVerdict", "JudgeClient",
-    "JudgeError", "JudgeEvaluator", "JudgePairwise", "JudgePlan", "JudgePointwise",
-    "PairVerdict", "PairwiseVerdict", "PointwiseVerdict", "cohen_kappa", "fit",
-    "fit_outcomes", "fleiss_kappa", "head_to_head", "judge_agreement", "length_controlled",
-    "mean_ci", "pair_id", "parse_judge_error", "parse_pairwise", "parse_pointwise",
-    "plan_judges", "position_bias", "split_pair", "tally", "weighted_average", "wins_matrix",
-]
+__all__ = ["FAMILY"]

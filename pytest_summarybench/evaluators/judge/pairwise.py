@@ -19,7 +19,7 @@ from collections import Counter, defaultdict
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ...roles.judges import pair_id, split_pair
+from ...core.vocabulary import pair_id, split_pair
 from ...schemas import ScoreRecord
 from ..base import Answers, Component, MatrixItem, gather
 from . import bradley_terry
@@ -84,15 +84,16 @@ class JudgePairwise(JudgeEvaluator):
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
         plan = ctx.roles.judge_plan
-        pairs = [pair_id(a.id, b.id) for a, b in combinations(ctx.models, 2)]
-        return [MatrixItem(evaluator=self.name, unit_id=u.id, model_id=p, variant=j,
-                           label=ctx.unit_label(u))
+        pairs = {pair_id(a.id, b.id): (min(a.id, b.id), max(a.id, b.id))
+                 for a, b in combinations(ctx.models, 2)}
+        return [MatrixItem(evaluator=self.name, family=self.family, unit_id=u.id,
+                           models=pairs[p], variant=j, label=ctx.unit_label(u))
                 for u in ctx.units for p in sorted(pairs) for j in plan.judges_for_pair(p)]
 
     def _questions(self, item: MatrixItem, ctx: RunContext
                    ) -> list[tuple[str, str, str, JudgeQuestion[Any]]]:
         """(order, first, second, question): the pair in both orders."""
-        a, b = split_pair(item.model_id)
+        a, b = item.models
         summaries = {m: self.summary_text(ctx, item.unit_id, m) for m in (a, b)}
         unit = ctx.unit(item.unit_id)
         judge = judge_model(ctx, item.variant)
@@ -120,7 +121,7 @@ class JudgePairwise(JudgeEvaluator):
         return [asked.first for *_, asked in self._questions(item, ctx)]
 
     def evaluate(self, item: MatrixItem, ctx: RunContext) -> list[ScoreRecord]:
-        a, b = split_pair(item.model_id)
+        a, b = item.models
         words = {m: len(self.summary_text(ctx, item.unit_id, m).split()) for m in (a, b)}
         judge = judge_model(ctx, item.variant)
         answers = gather(self, item, ctx)  # the orders were asked one after the other

@@ -57,8 +57,8 @@ class JudgePointwise(JudgeEvaluator):
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
         plan = ctx.roles.judge_plan
-        return [MatrixItem(evaluator=self.name, unit_id=u.id, model_id=m.id, variant=j,
-                           label=ctx.unit_label(u))
+        return [MatrixItem(evaluator=self.name, family=self.family, unit_id=u.id,
+                           models=(m.id,), variant=j, label=ctx.unit_label(u))
                 for u in ctx.units for m in ctx.models for j in plan.judges_for_model(m.id)]
 
     def _question(self, item: MatrixItem, ctx: RunContext) -> JudgeQuestion[Any]:

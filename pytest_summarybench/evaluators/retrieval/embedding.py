@@ -102,12 +102,12 @@ class RetrievalEmbedding(Evaluator):
         return None
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
-        items = unit_items(self.name, ctx)
+        items = unit_items(self, ctx)
         source = query_source(ctx)
         if source is not None and source.path is not None:
             # A hand-written set may not cover every unit: only units with queries are
             # retrieval items (an LLM writes queries for every unit).
-            covered, _ = read_query_file(source.path, ctx.all_units, 1)
+            covered, _ = read_query_file(source.path, ctx.unit_names, 1)
             items = [it for it in items if it.unit_id in covered]
         return items
 
@@ -288,9 +288,12 @@ class RetrievalEmbedding(Evaluator):
         rank = None if beyond else ranking.expected_rank()
         hits = {str(k): 0.0 if beyond else ranking.hit_at(k) for k in k_values}
         rr = 0.0 if beyond else ranking.reciprocal_rank(cutoff=max_k)
+        # What the query found first when it was not the target (for the explorer).
+        top = next((i for i in ids if i != target_id), None) if rank != 1 else None
         return {"id": query.id, "type": query.type, "query": query.query,
                 "rank": rank if rank is None or rank <= max_k else None,
-                "hits": hits, "reciprocalRank": rr, "score": round(target, 6)}
+                "hits": hits, "reciprocalRank": rr, "score": round(target, 6),
+                "topId": top}
 
     # -- report ---------------------------------------------------------------------------
     def summarize(self, records: list[ScoreRecord], ctx: RunContext) -> dict[str, Any]:

@@ -31,7 +31,9 @@ from ...core.input_files import InputFileError, clip, json_lines, parse_json_lin
 from ...llm.json_answer import parse_json_object
 
 if TYPE_CHECKING:
-    from ...context import RunContext
+    from collections.abc import Iterable
+
+    from ...context import Named, RunContext
     from ...llm.requests import ModelRequest
     from ...schemas import CodeUnit, ModelConfig
 
@@ -126,9 +128,11 @@ def query_source(ctx: RunContext) -> QuerySource | None:
     return None
 
 
-def read_query_file(path: Path, units: list[CodeUnit], per_unit: int
+def read_query_file(path: Path, units: Iterable[Named], per_unit: int
                     ) -> tuple[dict[str, list[Query]], int]:
-    """Queries by unit id from a JSONL file, and the number of lines naming no unit.
+    """Queries by unit id from a JSONL file, and the number of lines naming no unit
+    (``units``: every unit of the run, or just their ids, paths and names:
+    ``RunContext.unit_names``).
 
     A bad line raises ``QueryFileError`` as ``FILE:LINE: field 'F': problem``.
     """
@@ -245,7 +249,7 @@ def ensure_queries(ctx: RunContext) -> dict[str, list[Query] | str]:
     per_unit = ctx.settings.evaluation.retrieval.queries_per_unit
     fresh: dict[str, list[Query] | str] = {}
     if source.path is not None:
-        from_file, _ = read_query_file(source.path, ctx.all_units, per_unit)
+        from_file, _ = read_query_file(source.path, ctx.unit_names, per_unit)
         for unit in ctx.units:
             if unit.id not in existing:
                 fresh[unit.id] = from_file.get(unit.id) or (

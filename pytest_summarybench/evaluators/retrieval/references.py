@@ -47,9 +47,9 @@ COMPARISON_TEXT = ("per-unit reciprocal rank (mean over the unit's queries), pai
 
 def has_references(model_id: str) -> bool:
     """Whether ``model_id`` gets a code+summary row (not the validity ladder's models)."""
-    from ...core.vocabulary import LADDER_PREFIX
+    from ...generate.ladder import is_ladder_model
 
-    return not model_id.startswith(LADDER_PREFIX)
+    return not is_ladder_model(model_id)
 
 
 def has_text(summary: GeneratedSummary | None) -> bool:

@@ -1,25 +1,20 @@
-"""The judge family's details (``judge/pairwise``, ``judge/pointwise``) as short tables
-with plain-language headers: win rates, the judges' biases and errors, their agreement
-and which judge judged whom. The figures are the evaluators' own (``evaluators/judge``);
-nothing is recomputed here."""
+"""The judge family's report section: the details of ``judge/pairwise`` and
+``judge/pointwise`` as short tables with plain-language headers (win rates, the judges'
+biases and errors, their agreement and which judge judged whom), the layouts the family
+declares. The figures are the evaluators' own; nothing is recomputed here."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.vocabulary import LADDER_PREFIX
-from .details import Block
-
-NOT_MEASURED = "not measured"
+from ...core.vocabulary import models_of, split_pair
+from ...generate.ladder import is_ladder_model
+from ..blocks import NOT_MEASURED, Block, dec
 
 
 def _pct(value: Any) -> str:
     return f"{value:.0%}" if isinstance(value, (int, float)) else NOT_MEASURED
-
-
-def _dec(value: Any, digits: int = 3) -> str:
-    return f"{value:.{digits}f}" if isinstance(value, (int, float)) else NOT_MEASURED
 
 
 def _signed(value: Any) -> str:
@@ -89,7 +84,7 @@ def _agreement_block(agreement: Mapping[str, Any], title: str) -> Block | None:
 
 def _selection_block(selection: Mapping[str, Any], title: str, unit: str) -> Block | None:
     assignments = {t: a for t, a in (selection.get("assignments") or {}).items()
-                   if LADDER_PREFIX not in t}
+                   if not is_ladder_model(t)}
     if not assignments:
         return None
     block = Block(title=title)
@@ -101,7 +96,7 @@ def _selection_block(selection: Mapping[str, Any], title: str, unit: str) -> Blo
     seen: set[str] = set()
     for target, a in assignments.items():
         for judge, reason in (a.get("excluded") or {}).items():
-            text = f"{judge} does not judge {target.replace('~', ' vs ')}: {reason}"
+            text = f"{judge} does not judge {' vs '.join(models_of(target))}: {reason}"
             if reason not in seen:
                 seen.add(reason)
                 block.items.append(("", text))
@@ -126,7 +121,7 @@ def _notes_block(details: Mapping[str, Any], title: str) -> Block | None:
 
 
 def _by_judge(table: Mapping[str, Mapping[str, Any]], title: str, note: str,
-              fmt: Any = _dec) -> Block | None:
+              fmt: Any = dec) -> Block | None:
     judges = list(dict.fromkeys(j for row in table.values() for j in row))
     if not judges:
         return None
@@ -147,7 +142,7 @@ def _criteria_pivot(rows: list[Mapping[str, Any]], value: str, title: str,
     block = Block(title=title, headers=["Model", *(c.replace("_", " ") for c in criteria)],
                   note=note)
     for m in models:
-        block.rows.append([m, *(_dec(cells.get((m, c)), 2) for c in criteria)])
+        block.rows.append([m, *(dec(cells.get((m, c)), 2) for c in criteria)])
     return block
 
 
@@ -173,7 +168,7 @@ def pairwise_blocks(d: Mapping[str, Any]) -> list[Block]:
     blocks = [wins]
     h2h = Block(title="Pairwise judging: head to head", headers=["Pair", "Verdicts"])
     for pair, row in (d.get("headToHead") or {}).items():
-        a, _, b = pair.partition("~")
+        a, b = split_pair(pair)
         h2h.rows.append([f"{a} vs {b}", f"{a} {row.get(a, 0)} wins, {b} {row.get(b, 0)} "
                                         f"wins, {row.get('ties', 0)} ties"])
     if h2h.rows:
@@ -222,7 +217,7 @@ def pointwise_blocks(d: Mapping[str, Any]) -> list[Block]:
                            if isinstance(weights, Mapping) and weights else "")
                         + "; the interval resamples units.")
     for model, row in d["models"].items():
-        scores.rows.append([model, _dec(row.get("mean"), 2),
+        scores.rows.append([model, dec(row.get("mean"), 2),
                             _ci(row.get("ciLow"), row.get("ciHigh")),
                             str(row.get("n", "-")), str(row.get("units", "-"))])
     blocks = [scores]
@@ -235,7 +230,7 @@ def pointwise_blocks(d: Mapping[str, Any]) -> list[Block]:
         length = row.get("length") or {}
         judges.rows.append([judge, str(row.get("items", 0)),
                             f"{_pct(row.get('errorRate'))} ({row.get('errors', 0)})",
-                            _dec(row.get("meanScore"), 2),
+                            dec(row.get("meanScore"), 2),
                             _signed(length.get("lengthScoreSpearman"))])
     blocks.append(judges)
     blocks.extend(block for block in (
@@ -243,7 +238,7 @@ def pointwise_blocks(d: Mapping[str, Any]) -> list[Block]:
                             "Rubric judging: mean score per criterion (1-5)", ""),
             _by_judge(d.get("byJudge") or {}, "Rubric judging: mean score by judge",
                       "Each judge's mean rubric score per model; a model is not judged by a "
-                      "judge of its own family.", lambda v: _dec(v, 2)),
+                      "judge of its own family.", lambda v: dec(v, 2)),
             _agreement_block(d.get("agreement") or {}, "Rubric judges: agreement"),
             _selection_block(d.get("selection") or {}, "Rubric judges: who judged whom",
                              "model"),

@@ -1,0 +1,131 @@
+"""Start-up and teardown of a generate-only job against a local server (issue 32).
+
+Usage::
+
+    python benchmarks/perf/startup.py [--prompts 400] [--rounds 5] [--base DIR]
+
+The job: ``--prompts`` functions (``harness_overhead.write_codebase``), one model under
+test on an OpenAI-compatible server on 127.0.0.1 that answers at once (the test suite's
+fake server with the scripted provider; no rate limit), ``parallel: 20``,
+``pytest -p summarybench benchmarks/summary --sb-generate-only`` on a fresh output folder,
+under ``/usr/bin/time``. Per round it prints, from the server's own log of the requests
+it answered and the command's resource use:
+
+- process start to the first request (seconds);
+- the last answer to the process's exit (seconds);
+- peak resident memory (MiB) and the whole command's CPU time per call (ms);
+- the call phase: calls per second between the first and the last request.
+
+``--base DIR`` runs the same job with another checkout's package (``PYTHONPATH=DIR``)
+round by round, alternated with this one, and prints both medians side by side. Issue 32
+asks for at most 4 s to the first request, 1 s after the last answer, 250 MiB and 15 ms
+of CPU per call; the load average is printed beside each round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+from harness_overhead import write_codebase  # noqa: E402
+
+from tests.fakes.openai_server import FakeOpenAIServer  # noqa: E402
+from tests.fakes.scripted_provider import ScriptedProvider  # noqa: E402
+
+FIGURES = ("to_first_s", "after_last_s", "peak_mib", "cpu_ms_per_call", "calls_per_s")
+BARS = {"to_first_s": 4.0, "after_last_s": 1.0, "peak_mib": 250.0, "cpu_ms_per_call": 15.0}
+
+
+def config(base_url: str, work: Path, prompts: int) -> str:
+    return "\n".join([
+        f"codebase: {{root: '{work / 'code'}', languages: [python]}}",
+        "models:",
+        "  test:",
+        f"    - {{provider: local, model: alpha-7b, apiEndpoint: '{base_url}', "
+        "family: alpha}",
+        "evaluation:",
+        f"  sampleSize: {prompts}",
+        "  parallel: 20",
+        "extraction: {types: [function]}",
+        ""])
+
+
+def one_round(checkout: Path | None, prompts: int) -> dict[str, Any]:
+    provider = ScriptedProvider()
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(
+            respond=provider, max_lifetime_s=3600) as server:
+        work = Path(tmp)
+        write_codebase(work, prompts)
+        (work / "summarybench.yaml").write_text(config(server.base_url, work, prompts))
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if checkout is not None:
+            env["PYTHONPATH"] = str(checkout)
+        timing = work / "time.txt"
+        command = ["/usr/bin/time", "-o", str(timing), "-f", "%M %U %S",
+                   sys.executable, "-m", "pytest", "-p", "summarybench",
+                   str(ROOT / "benchmarks" / "summary"), "--sb-config",
+                   str(work / "summarybench.yaml"), "--sb-output", str(work / "out"),
+                   "--sb-generate-only", "-q", "-p", "no:cacheprovider",
+                   "--rootdir", str(ROOT)]
+        load = os.getloadavg()[0]
+        started = time.monotonic()
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
+        ended = time.monotonic()
+        arrivals = sorted(t for t, phase in provider.arrivals if phase == "generation")
+        peak_kb, user, system = timing.read_text().split()[-3:]
+    if done.returncode != 0 or len(arrivals) < 2:
+        raise SystemExit(f"the job failed (exit {done.returncode}, {len(arrivals)} calls):\n"
+                         f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    calls = len(arrivals)
+    return {"to_first_s": arrivals[0] - started, "after_last_s": ended - arrivals[-1],
+            "peak_mib": int(peak_kb) / 1024.0,
+            "cpu_ms_per_call": (float(user) + float(system)) * 1000.0 / calls,
+            "calls_per_s": (calls - 1) / max(arrivals[-1] - arrivals[0], 1e-9),
+            "calls": calls, "load": load}
+
+
+def show(label: str, r: dict[str, Any]) -> None:
+    print(f"{label:<6} first request {r['to_first_s']:5.2f} s  after last answer "
+          f"{r['after_last_s']:5.2f} s  peak {r['peak_mib']:6.1f} MiB  CPU/call "
+          f"{r['cpu_ms_per_call']:5.1f} ms  calls {r['calls']} at {r['calls_per_s']:6.1f}/s"
+          f"  load {r['load']:.1f}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--prompts", type=int, default=400)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--base", type=Path, default=None,
+                        help="another checkout to run alternately (its package on PYTHONPATH)")
+    args = parser.parse_args()
+    variants: dict[str, Path | None] = {"this": ROOT}
+    if args.base is not None:
+        variants["base"] = args.base.resolve()
+    results: dict[str, list[dict[str, Any]]] = {k: [] for k in variants}
+    for _ in range(args.rounds):
+        for label, checkout in variants.items():
+            r = one_round(checkout, args.prompts)
+            results[label].append(r)
+            show(label, r)
+    for label, rounds in results.items():
+        medians = {k: statistics.median(r[k] for r in rounds) for k in FIGURES}
+        verdict = ", ".join(f"{k} {'met' if medians[k] <= bar else 'NOT met'} "
+                            f"(<= {bar:g})" for k, bar in BARS.items())
+        print(f"median {label}: " + "  ".join(f"{k} {v:.2f}" for k, v in medians.items())
+              + f"; {verdict}")
+
+
+if __name__ == "__main__":
+    main()

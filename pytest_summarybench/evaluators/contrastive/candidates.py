@@ -1,0 +1,214 @@
+"""Distractor selection whose cost follows the sample (``distractorSearch: candidates``, the
+default; docs/evaluators.md).
+
+The tiers are those of ``distractors.py`` (same file, similar signature, semantic band,
+random padding), and so are the draws: only the semantic tier's candidates are found
+differently. The exact method puts every unit of the codebase through the evaluation
+model to compare each target with all of them; here a cheap stage ranks each target's
+group (same language and type) by static vectors distilled from the shipped model
+(``embeddings/static.py``: a tokenizer pass per unit), and the evaluation model embeds the
+targets and their ``candidatesPerTarget`` best candidates only. The band (cosine in
+(0.5, 0.95)) and the order within it are the evaluation model's, as in the exact method;
+a unit the cheap stage ranked below the cut never enters the band. So the model's work is
+about ``sample x (candidatesPerTarget + distractors)`` texts, whatever the codebase's size,
+and the cheap stage reads each unit of a target's group once, streamed from the store.
+
+How close this comes to the exact method (the difficulty of the sets, the scores, the
+share of the exact tier recovered) is measured by ``benchmarks/perf/distractor_search.py``
+(docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from .distractors import SEMANTIC_BAND, DistractorSet, Features, _Band, _Group, features_of
+
+if TYPE_CHECKING:
+    import threading
+
+    from ...context import RunContext
+    from ...core.progress import Phase
+    from ...embeddings import Embedder
+    from ...embeddings.base import Matrix
+    from ...embeddings.static import StaticVectors
+    from ...schemas import CodeUnit
+
+#: Targets compared with their group per matrix product, and units per slice of the
+#: group (together they bound the product's memory: 64 x 16,384 cosines).
+_BLOCK = 64
+_COLUMNS = 16_384
+
+
+class _Stopped(Exception):
+    """The warm-up was told to stop."""
+
+
+def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit], count: int,
+                   per_target: int, stop: threading.Event | None = None
+                   ) -> dict[str, DistractorSet] | None:
+    """The distractor sets of ``targets`` (None: ``stop`` was set before the end).
+
+    Three steps over all the targets' groups, each one progress phase: the cheap stage
+    (every unit of those groups once), the evaluation model on the targets and their
+    shortlists, then on the distractors the other tiers drew."""
+    from ...embeddings.minilm import shared_backend
+    from ...embeddings.static import StaticVectors
+
+    static = StaticVectors(shared_backend(), ctx.store)
+    by_group: dict[tuple[str, str], list[CodeUnit]] = {}
+    for t in targets:
+        by_group.setdefault((t.language, t.type), []).append(t)
+    lists: list[tuple[_Group, list[int], dict[int, list[int]]]] = []
+    total = sum(ctx.unit_groups.get(key, 0) for key in by_group)
+    try:
+        with ctx.progress.phase("summarybench distractor candidates (static vectors)", total,
+                                unit="unit") as phase:
+            for (language, kind), members in sorted(by_group.items()):
+                ids, paths, features, cheap = _read_group(ctx, static, language, kind, stop,
+                                                          phase)
+                where = {uid: pos for pos, uid in enumerate(ids)}
+                rows = [where[t.id] for t in members]
+                lists.append((_Group(ids, paths, features, None), rows,
+                              _shortlist(cheap, rows, per_target)))
+                del cheap
+        model = _ModelVectors(ctx, embedder, stop)
+        model.need([g.ids[p] for g, rows, short in lists
+                    for pos in rows for p in (pos, *short[pos])])
+        lo, hi = SEMANTIC_BAND
+        picks: list[tuple[_Group, int, list[int], list[int]]] = []
+        for group, rows, short in lists:
+            for pos in rows:
+                cands = short[pos]
+                sims = model.cosines(group.ids[pos], [group.ids[c] for c in cands])
+                ranked = sorted((-s, c) for s, c in zip(sims, cands, strict=True)
+                                if lo < s < hi)
+                band = _Band([c for _, c in ranked], complete=True)
+                chosen, tiers = group.pick(pos, count, ctx.rng("distractors", group.ids[pos]),
+                                           band)
+                picks.append((group, pos, chosen, tiers))
+        model.need([g.ids[p] for g, _, chosen, _ in picks for p in chosen])
+    except _Stopped:
+        return None
+    return {group.ids[pos]: group.distractor_set(
+                pos, chosen, tiers, model.cosines(group.ids[pos], [group.ids[p] for p in chosen]))
+            for group, pos, chosen, tiers in picks}
+
+
+def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str,
+                stop: threading.Event | None, phase: Phase
+                ) -> tuple[list[str], list[str], list[Features | None], Matrix]:
+    """The group's ids, paths and signature features, and each unit's static vector
+    (float16), from one pass over the store. Units come sorted by id, a hash, so the
+    first ones are a fair sample to weigh the word pieces on (``StaticVectors.fit``)."""
+    import numpy as np
+
+    from ...embeddings.static import DF_SAMPLE
+
+    ids: list[str] = []
+    paths: list[str] = []
+    features: list[Features | None] = []
+    parts: list[Matrix] = []
+    held: list[str] = []
+    fitted = False
+    for chunk in ctx.store.group_units(ctx.run_id, language, kind):
+        if stop is not None and stop.is_set():
+            raise _Stopped
+        for uid, path, params, signature, returns, content in chunk:
+            ids.append(uid)
+            paths.append(path)
+            features.append(None if not signature else features_of(
+                None if params is None else [p.get("type") for p in json.loads(params)],
+                signature, returns))
+            held.append(content or "")
+        if not fitted and len(held) < DF_SAMPLE:
+            continue
+        if not fitted:
+            static.fit(held[:DF_SAMPLE])
+            fitted = True
+        parts.append(static.embed(held).astype(np.float16))
+        phase.advance(len(held))
+        held = []
+    if not fitted:
+        static.fit(held)
+    if held:
+        parts.append(static.embed(held).astype(np.float16))
+        phase.advance(len(held))
+    dim = parts[0].shape[1] if parts else 1
+    return ids, paths, features, (np.concatenate(parts) if parts
+                                  else np.zeros((0, dim), dtype=np.float16))
+
+
+def _shortlist(cheap: Matrix, rows: list[int], per_target: int) -> dict[int, list[int]]:
+    """Each target's ``per_target`` nearest units by static cosine (itself excluded),
+    nearest first (equal cosines by position). The float16 vectors are compared a slice
+    of ``_COLUMNS`` units at a time, keeping each target's best so far, so that no float32
+    copy of the whole group is made."""
+    import numpy as np
+
+    n = cheap.shape[0]
+    k = min(per_target, n - 1)
+    if k <= 0:
+        return {pos: [] for pos in rows}
+    out: dict[int, list[int]] = {}
+    for start in range(0, len(rows), _BLOCK):
+        block = rows[start:start + _BLOCK]
+        queries = cheap[block].astype(np.float32)
+        best_sim = np.full((len(block), 0), -np.inf, dtype=np.float32)
+        best_pos = np.zeros((len(block), 0), dtype=np.int64)
+        for first in range(0, n, _COLUMNS):
+            part = cheap[first:first + _COLUMNS].astype(np.float32)
+            sims = queries @ part.T
+            cols = np.arange(first, first + part.shape[0])
+            mine = np.flatnonzero((np.asarray(block) >= first)
+                                  & (np.asarray(block) < first + part.shape[0]))
+            sims[mine, np.asarray(block)[mine] - first] = -np.inf  # not itself
+            merged_sim = np.concatenate([best_sim, sims], axis=1)
+            merged_pos = np.concatenate([best_pos, np.broadcast_to(cols, sims.shape)],
+                                        axis=1)
+            if merged_sim.shape[1] > k:
+                keep = np.argpartition(-merged_sim, k - 1, axis=1)[:, :k]
+                merged_sim = np.take_along_axis(merged_sim, keep, axis=1)
+                merged_pos = np.take_along_axis(merged_pos, keep, axis=1)
+            best_sim, best_pos = merged_sim, merged_pos
+        for i, pos in enumerate(block):
+            order = np.lexsort((best_pos[i], -best_sim[i]))
+            out[pos] = [int(p) for p in best_pos[i][order] if p != pos]
+    return out
+
+
+class _ModelVectors:
+    """The evaluation model's vectors of units, by id, embedded when first needed
+    (through the embedder's cache: a re-run embeds nothing)."""
+
+    def __init__(self, ctx: RunContext, embedder: Embedder,
+                 stop: threading.Event | None) -> None:
+        self._ctx = ctx
+        self._embedder = embedder
+        self._stop = stop
+        self._vectors: dict[str, Matrix] = {}
+
+    def need(self, ids: list[str]) -> None:
+        import numpy as np
+
+        wanted = sorted({uid for uid in ids if uid not in self._vectors})
+        if not wanted:
+            return
+        texts = self._ctx.store.unit_contents(wanted)
+        ordered = [texts.get(uid) or "" for uid in wanted]
+        if self._stop is not None:
+            if not self._embedder.fill(ordered, what="code", stop=self._stop):
+                raise _Stopped
+        vectors = self._embedder.embed(ordered, what="code")
+        for uid, v in zip(wanted, vectors, strict=True):
+            self._vectors[uid] = np.asarray(v, dtype=np.float32)
+
+    def cosines(self, target: str, others: list[str]) -> list[float]:
+        """Cosine of each of ``others`` to ``target`` (the vectors are unit length)."""
+        import numpy as np
+
+        if not others:
+            return []
+        return [float(x) for x in np.stack([self._vectors[o] for o in others])
+                @ self._vectors[target]]
