@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_summarybench.context import RunContext
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.settings import load_settings
 from pytest_summarybench.store import Store
 from tests.engine.toy import CODE, ToyResponder
@@ -49,7 +50,7 @@ def make_run(tmp_path: Path, codebase: Path) -> Iterator[MakeRun]:
                 {"provider": "builtin", "model": "docstring"},
                 {"provider": "builtin", "model": "identifiers"}],
             "models.judge": judges or [], "weights.toy": 0.5,
-            **overrides}, base_dir=tmp_path)
+            **overrides}, base_dir=tmp_path, families=BUILTIN_FAMILIES)
         settings.store_path.parent.mkdir(parents=True, exist_ok=True)
         store = Store(settings.store_path)
         stores.append(store)

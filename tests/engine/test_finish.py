@@ -25,6 +25,7 @@ from pytest_summarybench.engine.finish import (
 from pytest_summarybench.engine.prepare import prepare_run
 from pytest_summarybench.engine.warmup import WarmUp
 from pytest_summarybench.evaluators import Evaluator
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.generate.ladder import LADDER_MODEL_IDS, LADDER_NAMES, is_ladder_model
 from pytest_summarybench.schemas import ScoreRecord
 from pytest_summarybench.schemas.report import RunSelection
@@ -178,11 +179,8 @@ def test_an_evaluator_summary_that_fails_says_so_and_costs_nothing_else(make_run
 
 
 def test_the_ladder_s_records_are_not_summarized_with_the_models_under_test(make_run) -> None:
-    from pytest_summarybench.core.vocabulary import LADDER_PREFIX
-
     ctx, session = _scored(make_run)
-    ladder = [r.model_copy(update={"model_id": f"{LADDER_PREFIX}{r.model_id}"})
-              for r in session.records]
+    ladder = [r.model_copy(update={"model_id": LADDER_MODEL_IDS[0]}) for r in session.records]
     details = summarize_evaluators(ctx, ladder, session.evaluators, [])
     assert details == {}
 
@@ -193,12 +191,13 @@ def test_nothing_scored_writes_nothing_and_fails_a_configured_gate() -> None:
     session = SessionRecords(records=[], evaluators={}, scoring=None, skipped_families={},
                              selection=RunSelection(id="s", complete=True),
                              started_at=datetime.now(timezone.utc))
-    quiet = nothing_scored(session, load_settings(None).gate)
+    quiet = nothing_scored(session, load_settings(None, families=BUILTIN_FAMILIES).gate)
     assert quiet == RunOutcome(notes=[
         "summarybench: no unit was scored (every selected item was skipped or failed before "
         "scoring; -rs shows the skip reasons); no results.json written"])
     session.stopped = "interrupted (Ctrl-C)"
-    gate = load_settings(None, {"gate.minOverall": {"builtin/lead": 0.5}}).gate
+    gate = load_settings(None, {"gate.minOverall": {"builtin/lead": 0.5}},
+                         families=BUILTIN_FAMILIES).gate
     gated = nothing_scored(session, gate)
     assert gated.report is None
     assert gated.gate_failures == ["no unit was scored in this session (interrupted "

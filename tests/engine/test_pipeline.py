@@ -15,6 +15,7 @@ from pytest_summarybench.engine.pipeline import (
     run_id_for,
     skipped_files,
 )
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.settings import SettingsError, load_settings
 from pytest_summarybench.store import Store, StoreError
 from tests.engine.toy import CODE
@@ -23,7 +24,7 @@ from tests.engine.toy import CODE
 def _settings(root: Path, tmp_path: Path, **overrides: object):  # noqa: ANN202
     return load_settings(None, {"codebase.root": str(root), "codebase.languages": ["python"],
                                 "output.directory": str(tmp_path / "out"), **overrides},
-                         base_dir=tmp_path)
+                         base_dir=tmp_path, families=BUILTIN_FAMILIES)
 
 
 def test_the_fingerprint_follows_the_code_and_ignores_tool_folders(codebase: Path) -> None:
@@ -71,7 +72,8 @@ def test_units_are_extracted_once_per_configuration(codebase: Path, tmp_path: Pa
         def no_second_extraction(*args: object, **kwargs: object) -> None:
             raise AssertionError("extracted again")
 
-        monkeypatch.setattr("pytest_summarybench.extract.extract_units", no_second_extraction)
+        monkeypatch.setattr("pytest_summarybench.extract.pipeline.stream_units",
+                            no_second_extraction)
         again = ensure_units(settings, store, Progress(enabled=False))
         assert again.run_id == ctx.run_id and [u.id for u in again.units] == sample
     finally:

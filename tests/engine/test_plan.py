@@ -53,7 +53,8 @@ def test_an_evaluator_without_calls_is_planned_for_its_summaries_only(make_run) 
 def test_summaries_of_models_outside_the_context_are_not_planned(make_run) -> None:
     ctx = make_run().restricted(["builtin/identifiers"])
     toy = Toy(Log())
-    item = MatrixItem(toy.name, ctx.units[0].id, "builtin/docstring~builtin/identifiers")
+    item = MatrixItem(toy.name, toy.family, ctx.units[0].id,
+                      ("builtin/docstring", "builtin/identifiers"))
     plan = plan_calls(ctx, {toy.name: toy}, [item])
     assert list(plan.summaries) == [(ctx.units[0].id, "builtin/identifiers")]
 

@@ -91,7 +91,7 @@ class Toy(Evaluator):
         self.warm = warm
 
     def items(self, ctx: RunContext) -> list[MatrixItem]:
-        return [MatrixItem(self.name, u.id, m.id, label=u.name)
+        return [MatrixItem(self.name, self.family, u.id, (m.id,), label=u.name)
                 for u in ctx.units for m in ctx.models]
 
     def _ask(self, item: MatrixItem, ctx: RunContext, n: int) -> ModelRequest:
