@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 from pytest_summarybench.engine.warmup import WarmUp
-from tests.engine.toy import Log, Toy
+from tests.engine.toy import Log, Toy, served
 
 
 class Waiting:
@@ -78,3 +78,17 @@ def test_the_warm_up_thread_reads_the_run_s_units(make_run) -> None:
     warm.start(ctx, [Counting()])  # type: ignore[list-item]
     warm.join()
     assert seen == [len(ctx.all_units)] and seen[0] >= 3
+
+
+def test_the_model_layer_is_imported_ahead_only_for_models_that_call(make_run, server
+                                                                      ) -> None:
+    import sys
+
+    from pytest_summarybench.engine.warmup import import_model_layer
+
+    assert import_model_layer(make_run().settings) is None  # built-in models: no litellm
+    ctx = make_run(test=[served(server, "alpha")])
+    thread = import_model_layer(ctx.settings)
+    assert thread is not None and thread.name == "summarybench-import-litellm"
+    thread.join()
+    assert "litellm" in sys.modules
