@@ -72,7 +72,7 @@ def test_units_are_extracted_once_per_configuration(codebase: Path, tmp_path: Pa
         def no_second_extraction(*args: object, **kwargs: object) -> None:
             raise AssertionError("extracted again")
 
-        monkeypatch.setattr("pytest_summarybench.extract.pipeline.stream_units",
+        monkeypatch.setattr("pytest_summarybench.extract.codebase.stream_units",
                             no_second_extraction)
         again = ensure_units(settings, store, Progress(enabled=False))
         assert again.run_id == ctx.run_id and [u.id for u in again.units] == sample
