@@ -24,7 +24,7 @@ def test_quickstart_has_exactly_two_commands() -> None:
     assert cmds[0] == ("python3 -m venv .venv && . .venv/bin/activate && pip install -e . "
                        "&& pytest -p summarybench benchmarks")
     assert cmds[1] == ('python3 -m venv .venv && . .venv/bin/activate && pip install -e '
-                       '".[dev]" && pytest --cov')
+                       '".[dev]" && pytest --cov -n 2')
 
 
 def test_ci_runs_the_readme_test_command_verbatim() -> None:
