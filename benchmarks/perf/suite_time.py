@@ -48,8 +48,10 @@ def _children_cpu() -> float:
 
 
 def _run(variant: Variant, paths: list[str], base: Path, n: int) -> None:
+    # The paths go before the variant's arguments: ``--cov`` takes an optional value, so
+    # ``--cov tests/x.py`` would measure ``tests/x.py`` and run the whole suite.
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               f"--basetemp={base / f'{variant.name}-{n}'}", *variant.args, *paths]
+               f"--basetemp={base / f'{variant.name}-{n}'}", *paths, *variant.args]
     cpu_before, started = _children_cpu(), time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     variant.wall.append(time.perf_counter() - started)
