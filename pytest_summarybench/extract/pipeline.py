@@ -6,13 +6,12 @@ as a :class:`SkippedFile` and/or one warning line naming the file and the reason
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..core.collector import cycle_collection_paused
 from ..schemas.units import CodeUnit
 from .callgraph import link_calls
 from .config import ExtractionConfig
@@ -44,24 +43,6 @@ def sort_key(unit: CodeUnit) -> tuple[str, int, str, str, str]:
     return (unit.path, unit.metadata.start_line, unit.type, unit.name, unit.id)
 
 
-@contextmanager
-def _without_cycle_collection() -> Iterator[None]:
-    """Pause the cyclic garbage collector (reference counting goes on).
-
-    Extraction allocates a few hundred thousand objects that form no cycles; each full
-    collection they trigger walks every object of the process (all of pytest's, in the
-    plugin) and frees nothing. Measured: 3% of a one-process run, 10% with workers, whose
-    results arrive as one burst of unpickled objects.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def extract_units(config: ExtractionConfig, progress: Progress | None = None) -> ExtractionResult:
     """Extract the units of every wanted file under ``config.root_path``.
 
@@ -70,7 +51,7 @@ def extract_units(config: ExtractionConfig, progress: Progress | None = None) ->
 
     :param progress: where to show files extracted of files found (None: nowhere).
     """
-    with _without_cycle_collection():
+    with cycle_collection_paused():
         result, files = _extract_files(config, progress)
         plan = _plan(files)
         result.units = [_unit(uid, data) for uid, data in plan]
@@ -93,13 +74,13 @@ def stream_units(config: ExtractionConfig, progress: Progress | None = None) -> 
     """``extract_units`` for a caller that stores units as they come (the run's pipeline):
     no list of every ``CodeUnit`` is ever built, and each unit's plain data is let go once
     it is yielded."""
-    with _without_cycle_collection():
+    with cycle_collection_paused():
         result, files = _extract_files(config, progress)
         plan = _plan(files)
     del files
 
     def units() -> Iterator[CodeUnit]:
-        with _without_cycle_collection():
+        with cycle_collection_paused():
             for i, (uid, data) in enumerate(plan):
                 plan[i] = (uid, None)
                 yield _unit(uid, data)
