@@ -27,6 +27,9 @@ _EXPORTS: dict[str, str] = {
     "Family": "pytest_summarybench.core.family",
     "FamilySection": "pytest_summarybench.settings",
     "EvaluationError": "pytest_summarybench.evaluators",
+    "InputError": "pytest_summarybench.core.errors",
+    "RunError": "pytest_summarybench.core.errors",
+    "SummarybenchError": "pytest_summarybench.core.errors",
     "Evaluator": "pytest_summarybench.evaluators",
     "MatrixItem": "pytest_summarybench.evaluators",
     "RunContext": "pytest_summarybench.context",
@@ -37,13 +40,14 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "BenchmarkConfig", "BenchmarkReport", "CodeUnit", "EvaluationError", "Evaluator",
-    "Family", "FamilySection", "GeneratedSummary", "MatrixItem", "ModelConfig",
-    "ModelRanking", "RunContext", "ScoreRecord", "Settings", "Store", "__version__",
-    "load_settings",
+    "Family", "FamilySection", "GeneratedSummary", "InputError", "MatrixItem",
+    "ModelConfig", "ModelRanking", "RunContext", "RunError", "ScoreRecord", "Settings",
+    "Store", "SummarybenchError", "__version__", "load_settings",
 ]
 
 if TYPE_CHECKING:
     from .context import RunContext
+    from .core.errors import InputError, RunError, SummarybenchError
     from .core.family import Family
     from .evaluators import EvaluationError, Evaluator, MatrixItem
     from .schemas import (

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from .core.progress import Progress
+from .llm.endpoints import Endpoints
 from .roles.assign import Roles
 from .schemas import CodeUnit, GeneratedSummary, ModelConfig
 from .settings import Settings
@@ -131,6 +132,12 @@ class RunContext:
     progress: Progress = field(default_factory=Progress, kw_only=True, repr=False,
                                compare=False)
     """Where long phases (embedding, model calls) report; stderr by default."""
+    endpoints: Endpoints = field(default_factory=Endpoints, kw_only=True, repr=False,
+                                 compare=False)
+    """The session's rate limiters, circuit breakers and Routers (``llm/endpoints.py``):
+    every model call of the session goes through them, also a hook's evaluator's
+    (``complete(..., endpoints=ctx.endpoints)``). Shared by the contexts made from this
+    one; the plugin gives each session's context its own."""
 
     def __post_init__(self) -> None:
         if self.stored_units is None:

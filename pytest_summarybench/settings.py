@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationError, create_model, field_validator
 
+from .core.errors import InputError
 from .core.family import Family, FamilyError, check_families
 from .extract.config import (
     DEFAULT_EXCLUDES,
@@ -42,7 +43,7 @@ DEFAULT_OUTPUT = "summarybench-results"
 ReportFormat = Literal["markdown", "json", "html"]
 
 
-class SettingsError(ValueError):
+class SettingsError(InputError, ValueError):
     """A configuration value is invalid; the message names the key, value and accepted form."""
 
 

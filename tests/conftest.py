@@ -22,6 +22,14 @@ def pytest_configure(config: pytest.Config) -> None:
     ran after a pytester test had rebuilt a report in-process."""
     import scipy.stats  # noqa: F401 - imports numpy.fft, numpy.linalg and scipy's own
 
+    # tree-sitter is a C extension too ("argument 1 must be tree_sitter.Query, not
+    # tree_sitter.Query" when an in-process session first imported it), and the package's
+    # model layer with pydantic was imported before every test by a fixture that reset the
+    # process-wide rate limiters (they are the session's now: llm/endpoints.py).
+    import tree_sitter  # noqa: F401
+
+    import pytest_summarybench.llm.endpoints  # noqa: F401
+
 #: Integration scenarios run in each mode, like syrupy's ``plugin_args``: plain (no xdist
 #: flag at all) and two workers. (``-n 0`` was a third mode until 2026-11-27: with no
 #: worker the controller runs the tests itself, as in a plain run, and the mode cost a
@@ -51,20 +59,6 @@ def _no_network_keys(monkeypatch: pytest.MonkeyPatch) -> None:
         if key.endswith("_API_KEY"):
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_model_endpoints() -> Iterator[None]:
-    """Every test starts with no rate limiter and no open breaker from an earlier one:
-    the registries are process-wide, and a fake server's port may be used again."""
-    from pytest_summarybench.llm.breaker import reset_breakers
-    from pytest_summarybench.llm.limits import reset_limiters
-
-    reset_breakers()
-    reset_limiters()
-    yield
-    reset_breakers()
-    reset_limiters()
 
 
 @pytest.fixture

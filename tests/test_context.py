@@ -132,3 +132,17 @@ def test_the_task_model_role(tmp_path: Path) -> None:
     with pytest.raises(TaskModelError, match="built-in summarizers cannot perform tasks"):
         _ = bad.roles.task
     assert NO_TASK_MODEL.startswith("no task model configured")
+
+
+def test_the_endpoints_are_the_sessions(tmp_path: Path) -> None:
+    """The rate limiters and breakers travel with the context: every context made from
+    one (``restricted``, ``refreshed``) shares them; a context made anew (another
+    session's) has its own, so two sessions in one process never share a limiter."""
+    ctx = _context(tmp_path)
+    model = ctx.models[0]
+    assert ctx.refreshed().endpoints is ctx.endpoints
+    assert ctx.restricted([model.id]).endpoints is ctx.endpoints
+    assert ctx.refreshed().endpoints.limiter(model) is ctx.endpoints.limiter(model)
+    other = _context(tmp_path)
+    assert other.endpoints is not ctx.endpoints
+    assert other.endpoints.breaker(model) is not ctx.endpoints.breaker(model)

@@ -9,7 +9,7 @@ from pathlib import Path
 from pytest_summarybench.engine import pipeline
 from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.extract import extract_units, sample_units
-from pytest_summarybench.extract.pipeline import stream_units
+from pytest_summarybench.extract.codebase import stream_units
 from pytest_summarybench.settings import load_settings
 from pytest_summarybench.store import Store
 

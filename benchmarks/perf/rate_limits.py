@@ -34,6 +34,7 @@ alternate, so that both meet the same load on a shared machine.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import statistics
@@ -50,12 +51,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generation_throughput import FAKE_KEY, context, make_units, warm_up  # noqa: E402
 
 from pytest_summarybench.generate import run_generation  # noqa: E402
-from pytest_summarybench.llm.breaker import reset_breakers  # noqa: E402
+from pytest_summarybench.llm.endpoints import Endpoints  # noqa: E402
 from pytest_summarybench.llm.limits import (  # noqa: E402
     DEFAULT_PACING,
     EXACT_PACING,
     Pacing,
-    reset_limiters,
 )
 from pytest_summarybench.store import Store  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAIServer, faults_from  # noqa: E402
@@ -85,8 +85,6 @@ def generate(workdir: Path, name: str, pacing: Pacing, *, limit: float, latency:
     units = make_units(max(20, round(limit * seconds)))
     store_path = workdir / f"{name}.sqlite"
     Store(store_path).save_units("run-1", units, {u.id for u in units})
-    reset_limiters(pacing)
-    reset_breakers()
     parallel = max(16, math.ceil(1.5 * limit * latency))
     with FakeOpenAIServer(latency_s=latency,
                           rate_limit_per_s=None if transient else limit,
@@ -94,6 +92,8 @@ def generate(workdir: Path, name: str, pacing: Pacing, *, limit: float, latency:
                           retry_after_ms=retry_after_ms) as server:
         ctx = context(workdir, store_path, server.base_url, limit if configured else None,
                       "run-1")
+        # a session of its own: fresh limiters (pacing as asked) and breakers
+        ctx = dataclasses.replace(ctx, endpoints=Endpoints(pacing=pacing))
         started = time.monotonic()
         report = run_generation(ctx, parallel=parallel, progress=False)
         elapsed = time.monotonic() - started

@@ -19,13 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic.alias_generators import to_camel
 
+from ..core.errors import InputError
+
 if TYPE_CHECKING:
     from ..core.family import Family
     from ..evaluators.base import Evaluator
     from ..schemas import BenchmarkConfig
 
 
-class ScoringError(ValueError):
+class ScoringError(InputError, ValueError):
     """The declared components or the weights do not make a score (named in the text)."""
 
 

@@ -11,6 +11,8 @@ import importlib
 import os
 import sys
 
+from ..core.errors import EXIT_OK, EXIT_USAGE, SummarybenchError
+
 # Subcommand name -> module under pytest_summarybench.cli. Kept as strings so that
 # ``summarybench --help`` imports nothing heavy.
 SUBCOMMANDS: dict[str, str] = {
@@ -30,10 +32,6 @@ SUBCOMMANDS: dict[str, str] = {
     "compliance": "compliance",
 }
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -49,8 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ._common import CliError
-
+    """Run one command; its exit code. This is the one place where an error becomes an
+    exit code: every ``SummarybenchError`` is one line on stderr and its ``exit_code``
+    (2 bad usage or input, 1 the command ran and failed; ``core/errors.py``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
@@ -59,9 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     mod = importlib.import_module(f"{__name__}.{SUBCOMMANDS[args.command]}")
     try:
         return int(mod.run(args))
-    except CliError as exc:
+    except SummarybenchError as exc:
         print(f"summarybench {args.command}: error: {exc}", file=sys.stderr)
-        return exc.code
+        return exc.exit_code
     except KeyboardInterrupt:
         print(f"summarybench {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -8,18 +8,21 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, InputError, RunError
+
+__all__ = ["CONFIG_FILE", "EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "CliError", "CliFailure"]
+
 CONFIG_FILE = "summarybench.yaml"
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
 
 
-class CliError(Exception):
-    """A one-line error for the user; ``main`` prints it without a traceback."""
+class CliError(InputError):
+    """A command's own one-line error (a bad option value, a missing file): bad usage,
+    exit code 2. ``main`` prints it, as every ``SummarybenchError``, without a traceback."""
 
-    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
-        super().__init__(message)
-        self.code = code
+
+class CliFailure(RunError):
+    """A command that ran and could not do what was asked (a run without an explorer):
+    one line, exit code 1."""
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
@@ -49,15 +52,12 @@ def yaml_rt() -> Any:
 def load_document(path: Path) -> Any:
     from ruamel.yaml import YAMLError
 
-    from ..core.input_files import InputFileError, load_yaml
+    from ..core.input_files import load_yaml
 
     text = path.read_text(encoding="utf-8")
-    try:
-        # The bounded loader first (depth, aliases, duplicate keys): ruamel's composer
-        # recurses without a limit.
-        load_yaml(text, str(path))
-    except InputFileError as exc:
-        raise CliError(str(exc)) from None
+    # The bounded loader first (depth, aliases, duplicate keys): ruamel's composer
+    # recurses without a limit. Its InputFileError is the command's one-line error.
+    load_yaml(text, str(path))
     try:
         doc = yaml_rt().load(text)
     except YAMLError as exc:
@@ -72,24 +72,24 @@ def load_document(path: Path) -> Any:
 def save_document(path: Path, doc: Any) -> None:
     """Write the edited document, then validate it; on a validation error the previous
     file is restored and the error names the key."""
+    from ..settings import SettingsError
+
     previous = path.read_text(encoding="utf-8")
     with path.open("w", encoding="utf-8") as fh:
         yaml_rt().dump(doc, fh)
     try:
         load_checked(path)
-    except CliError:
+    except SettingsError:
         path.write_text(previous, encoding="utf-8")
         raise
 
 
 def load_checked(path: Path) -> Any:
-    """The validated Settings of a configuration file (``cli_families``)."""
-    from ..settings import SettingsError, load_settings
+    """The validated Settings of a configuration file (``cli_families``); a
+    ``SettingsError`` naming the key when it does not validate."""
+    from ..settings import load_settings
 
-    try:
-        return load_settings(path, families=cli_families(path))
-    except SettingsError as exc:
-        raise CliError(str(exc)) from None
+    return load_settings(path, families=cli_families(path))
 
 
 def cli_families(path: Path) -> tuple[Any, ...]:

@@ -16,12 +16,11 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..core.errors import EXIT_OK, EXIT_USAGE
+
 if TYPE_CHECKING:
     from ..extract.result import ExtractionResult
     from ..schemas import CodeUnit
-
-EXIT_OK = 0
-EXIT_USAGE = 2
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

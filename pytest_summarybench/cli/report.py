@@ -85,15 +85,13 @@ def open_store(args: argparse.Namespace) -> Store:
 
 
 def load_report(args: argparse.Namespace) -> BenchmarkReport:
-    """The report of the selected run, or a one-line CliError."""
-    from ..report import ReportError, report_of_run
-    from ..store import StoreError
+    """The report of the selected run (a ``ReportError`` or ``StoreError`` saying why
+    there is none)."""
+    from ..report import report_of_run
 
     store = open_store(args)
     try:
         return report_of_run(store, args.run)
-    except (ReportError, StoreError) as exc:
-        raise CliError(str(exc)) from None
     finally:
         store.close()
 

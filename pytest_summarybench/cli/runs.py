@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import EXIT_OK, CliError
+from ._common import EXIT_OK
 from .report import DEFAULT_STORE, open_store
 
 
@@ -34,14 +34,10 @@ def _row(listing: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..store import StoreError
-
     store = open_store(args)
     path = store.path
     try:
         runs = store.session_runs.all()
-    except StoreError as exc:
-        raise CliError(str(exc)) from None
     finally:
         store.close()
     if not runs:

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-from ._common import EXIT_FAILURE, EXIT_OK, CliError
+from ._common import EXIT_OK, CliError, CliFailure
 from .report import add_store_arguments, explorer_of, open_store, output_dir
 
 
@@ -56,15 +56,11 @@ def open_in_browser(uri: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..report import ReportError
     from ..report.runs import find_run
-    from ..store import StoreError
 
     store = open_store(args)
     try:
-        found = find_run(store, args.run)
-    except (ReportError, StoreError) as exc:
-        raise CliError(str(exc)) from None
+        found = find_run(store, args.run)  # its ReportError or StoreError: one line (main)
     finally:
         store.close()
     if found is None:
@@ -77,9 +73,9 @@ def run(args: argparse.Namespace) -> int:
         from ..report.runs import run_dir
 
         where = run_dir(output_dir(args), found.id) / EXPLORER_FILE
-        raise CliError(f"run {found.id} has no explorer at {where}: a session writes it "
-                       "with report.html (output.formats includes html); run the benchmark "
-                       "again to have one", EXIT_FAILURE)
+        raise CliFailure(f"run {found.id} has no explorer at {where}: a session writes it "
+                         "with report.html (output.formats includes html); run the "
+                         "benchmark again to have one")
     uri = path.resolve().as_uri()
     print(f"explorer of run {found.id}{'' if found.complete else ' (partial)'}: {path}")
     print(f"  {uri}")

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import InputError
+
 #: A family's name is a pytest marker and a YAML key: a lower-case identifier.
 _NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 #: Words a family cannot be called: the ladder's marker and the option value for "every
@@ -33,7 +35,7 @@ RESERVED = frozenset({"validate", "all"})
 Target = str | Callable[..., Any]
 
 
-class FamilyError(ValueError):
+class FamilyError(InputError, ValueError):
     """A family declaration (or a set of them) is not usable; the message names the family
     and what to change."""
 

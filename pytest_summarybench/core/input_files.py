@@ -12,12 +12,15 @@ parses them. ``clip`` formats any value in at most ``CLIP`` characters, for mess
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import reprlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from .errors import InputError
 
 #: Nesting levels a configuration or a JSON line may have (real ones have fewer than 10).
 MAX_DEPTH = 100
@@ -35,7 +38,7 @@ CLIP = 200
 _BRACKET = re.compile(r"[\[\]{}]")
 
 
-class InputFileError(ValueError):
+class InputFileError(InputError, ValueError):
     """An input file is unreadable or malformed; the message names the file and the line.
 
     ``line`` (0: the whole file) and ``problem`` (the message without the file and line)
@@ -75,8 +78,10 @@ def clip_text(text: str, limit: int = CLIP) -> str:
 
 
 # -- YAML -------------------------------------------------------------------------------
-def _loader_class() -> type:
-    """The bounded SafeLoader (built on first use: ``yaml`` is imported lazily)."""
+@functools.cache
+def _loader_class() -> Any:
+    """The bounded SafeLoader (built on first use: ``yaml`` is imported lazily). One per
+    process, rightly: a class, the same for every session, holding no state of any."""
     import yaml
     from yaml.events import AliasEvent
     from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -172,7 +177,6 @@ def _loader_class() -> type:
     return BoundedSafeLoader
 
 
-_LOADER: Any = None
 # Quoted scalars and comments, whose brackets are text; what is left is counted.
 _YAML_TEXT = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\n]|\'\')*\'|(?:^|(?<=\s))#[^\n]*',
                         re.MULTILINE)
@@ -202,22 +206,20 @@ def load_yaml(text: str, source: str) -> Any:
     ``source``, the line and the problem otherwise."""
     import yaml
 
-    global _LOADER
     if len(text) > MAX_YAML_BYTES:
         raise InputFileError(f"{source}: {len(text)} characters; a configuration file may "
                              f"have at most {MAX_YAML_BYTES}")
     _check_flow_depth(text, source)
-    if _LOADER is None:
-        _LOADER = _loader_class()
+    loader_class = _loader_class()
     loader = None
     try:
-        loader = _LOADER(text)  # its reader refuses unprintable characters at once
+        loader = loader_class(text)  # its reader refuses unprintable characters at once
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source}:{mark.line + 1}" if mark is not None else source
         problem = exc.problem or exc.context or "invalid YAML"
-        if not isinstance(exc, _LOADER.Refused):
+        if not isinstance(exc, loader_class.Refused):
             problem = f"not valid YAML: {problem}"
         raise InputFileError(f"{where}: {clip_text(problem)}") from None
     except yaml.YAMLError as exc:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from ..core.errors import RunError
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
@@ -15,7 +17,7 @@ if TYPE_CHECKING:
     Matrix = npt.NDArray[np.float32]
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(RunError, RuntimeError):
     """An embedding backend could not be loaded or failed on a batch."""
 
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..aggregate import ReportInputs, Scoring
     from ..context import RunContext
     from ..evaluators import Evaluator
+    from ..llm.endpoints import Endpoints
     from ..schemas import BenchmarkReport, ScoreRecord
     from ..schemas.report import RunSelection
 
@@ -242,14 +243,12 @@ def run_selection(selection: RunSelection, stopped: str, *, scored: bool) -> Run
                                         "reasons": [*selection.reasons, *more]})
 
 
-def dead_endpoint_lines() -> list[str]:
-    """One line per endpoint still refused at the end (its breaker open: the calls made
-    in this process, which are all of a session's, the controller making them): which
-    model, where, and why; the items it failed are counted per model and evaluator."""
-    from ..llm.breaker import open_breakers
-
+def dead_endpoint_lines(endpoints: Endpoints) -> list[str]:
+    """One line per endpoint still refused at the end (its breaker open in the session's
+    ``endpoints``: the controller makes the session's calls): which model, where, and
+    why; the items it failed are counted per model and evaluator."""
     lines = []
-    for (provider, name, where), cause in sorted(open_breakers().items(),
+    for (provider, name, where), cause in sorted(endpoints.open_breakers().items(),
                                                  key=lambda kv: str(kv[0])):
         at = f" ({where})" if where and str(where) not in cause else ""
         lines.append(f"dead endpoint: {provider}/{name}{at}: {cause}")

@@ -92,7 +92,7 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str,
                         progress: Progress) -> None:
     """Extract into the store as units are built (a batch at a time: no step holds every
     unit), then sample from light (id, identity, language, type) rows."""
-    from ..extract.pipeline import stream_units
+    from ..extract.codebase import stream_units
     from ..extract.sampling import choose, identity
 
     stream = stream_units(settings.extraction_config(), progress)

@@ -282,5 +282,6 @@ def start_calls(plan: CallPlan, report: GenerationReport, *, progress: ProgressB
     warn_unpriced(ctx.models, settings.evaluation.max_cost_usd)
     scheduler = Scheduler(ctx.store, parallel=settings.evaluation.parallel,
                           max_cost_usd=settings.evaluation.max_cost_usd, progress=progress,
-                          session=ctx.session, on_cap=announce_cap)
+                          session=ctx.session, on_cap=announce_cap,
+                          endpoints=ctx.endpoints)
     return CallRun(plan, scheduler, report).start()

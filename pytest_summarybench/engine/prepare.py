@@ -129,14 +129,15 @@ def prepare_run(ctx: RunContext, active: Mapping[str, Evaluator],
 def _prepare_one(name: str, evaluator: Evaluator, ctx: RunContext, run: Any,
                  failed: list[str], say: Say) -> None:
     """``evaluator.prepare`` once its run-wide calls are answered; a failure is one line
-    (its items then fail with their own reasons) and the other evaluators go on."""
+    (its items then fail with their own reasons) and the other evaluators go on. Bad input
+    (the store failing, say: an ``InputError``) stops the run instead."""
+    from ..core.errors import InputError
     from ..llm.redaction import failure
-    from ..store import StoreError
 
     run.prepared[name].wait()
     try:
         evaluator.prepare(ctx)
-    except StoreError:
+    except InputError:
         raise
     except Exception as exc:
         line = f"summarybench: {name} could not prepare: {failure(exc)}"

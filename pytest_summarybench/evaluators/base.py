@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
+from ..core.errors import RunError
 from ..core.vocabulary import PAIR_SEP
 
 if TYPE_CHECKING:
@@ -231,7 +232,8 @@ def gather(evaluator: Evaluator, item: MatrixItem, ctx: RunContext) -> Answers:
             return answers
         for request in pending:
             try:
-                answers[request.key] = fetch(request, ctx.store, ctx.session)
+                answers[request.key] = fetch(request, ctx.store, ctx.session,
+                                             endpoints=ctx.endpoints)
             except ModelCallError as exc:
                 answers[request.key] = exc
     raise EvaluationError(f"{evaluator.name} asked for more than {MAX_ROUNDS} rounds of "
@@ -248,7 +250,7 @@ def reject_answers(ctx: RunContext, keys: Iterable[str]) -> None:
     cache_reject(ctx.store, keys, session=ctx.session)
 
 
-class EvaluationError(RuntimeError):
+class EvaluationError(RunError, RuntimeError):
     """An item could not be scored (bad judge answer, missing summary, provider error).
 
     The message names what and where; the plugin records it as an error for the item and

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .config import LANGUAGES, ExtractionConfig, ExtractionFilters, ExtractionTypes
 
 if TYPE_CHECKING:
-    from .pipeline import extract_units
+    from .codebase import extract_units
     from .result import ExtractionResult, SkippedFile
     from .sampling import sample_units
 
@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 _LAZY = {
-    "extract_units": "pipeline",
+    "extract_units": "codebase",
     "ExtractionResult": "result",
     "SkippedFile": "result",
     "sample_units": "sampling",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field, field_validator
 
 from ..schemas._base import SBModel
@@ -11,7 +9,6 @@ from ..schemas._base import SBModel
 LANGUAGES: tuple[str, ...] = (
     "typescript", "javascript", "python", "go", "java", "rust", "csharp", "ruby", "php", "kotlin",
 )
-ExtractableType = Literal["function", "class", "method", "file"]
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     "**/node_modules/**", "**/vendor/**", "**/.venv/**", "**/venv/**", "**/.git/**",

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
-from .pipeline import sort_key
+from .codebase import sort_key
 
 if TYPE_CHECKING:
     from ..schemas.units import CodeUnit

@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable, Sequence
 from random import Random
 
+from ..core.errors import InputError
 from ..schemas import CodeUnit
 from .builtin_base import (
     BuiltinResult,
@@ -59,7 +60,7 @@ with yield
 """.split())
 
 
-class BuiltinError(ValueError):
+class BuiltinError(InputError, ValueError):
     """A built-in summarizer cannot produce a summary (e.g. an unknown name)."""
 
 

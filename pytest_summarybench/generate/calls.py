@@ -111,7 +111,7 @@ def run_model_calls(ctx: RunContext, remote: dict[str, list[CodeUnit]],
     warn_unpriced([models[m] for m in remote], report.max_cost_usd)
     scheduler = Scheduler(ctx.store, parallel=parallel, max_cost_usd=report.max_cost_usd,
                           retry_policy=retry_policy, progress=progress, session=ctx.session,
-                          on_cap=announce_cap)
+                          on_cap=announce_cap, endpoints=ctx.endpoints)
     scheduler.expect(PHASE, sum(len(units) for units in remote.values()))
 
     async def everything() -> None:

@@ -81,9 +81,11 @@ def ladder_doc(unit: CodeUnit) -> str | None:
     return doc
 
 
-def identifier_words(unit: CodeUnit) -> frozenset[str]:
-    """Lower-case words of the unit's name and of the identifiers in its code (comments
-    and string literals excluded, as ``builtin/identifiers`` reads them)."""
+def identifier_vocabulary(unit: CodeUnit) -> frozenset[str]:
+    """Every lower-case word of the unit's name and of the identifiers in its code,
+    keywords and numbers included (comments and string literals excluded, as
+    ``builtin/identifiers`` reads them; its ``identifier_words`` are the ones worth a
+    summary: no keyword, no number, in order of first use)."""
     words: set[str] = set(split_words(unit.short_name))
     for ident in _IDENT.findall(code_only(unit.content, unit.language)):
         words.update(split_words(ident))
@@ -100,12 +102,12 @@ def domain_terms(doc: str, unit: CodeUnit) -> list[str]:
     """The docstring's domain terms, in order of first appearance (lower case).
 
     The rule: a word of the docstring is a domain term when it, or one of its
-    ``split_words`` parts, is a word of the unit's identifiers (``identifier_words``:
+    ``split_words`` parts, is a word of the unit's identifiers (``identifier_vocabulary``:
     ``apply_discount`` in the code makes ``apply`` and ``discount`` domain terms), or when
     it is written like code (``is_code_like``). Everything else is kept: the sentence's
     shape and its general English, without the vocabulary it shares with the code.
     """
-    idents = identifier_words(unit)
+    idents = identifier_vocabulary(unit)
     seen: dict[str, None] = {}
     for match in _WORD.finditer(doc):
         word = match.group(0)
@@ -136,7 +138,7 @@ def boilerplate_summary(unit: CodeUnit) -> str:
 
 
 def _vocabulary(unit: CodeUnit, doc: str) -> frozenset[str]:
-    return identifier_words(unit) | {w.lower() for w in _WORD.findall(doc) if len(w) > 2}
+    return identifier_vocabulary(unit) | {w.lower() for w in _WORD.findall(doc) if len(w) > 2}
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -3,16 +3,16 @@
 ``complete`` / ``acomplete`` add the response cache, in-flight de-duplication, client-side
 rate limits (adaptive, ``limits.py``), retries with backoff that honour Retry-After,
 failing fast on a dead endpoint (``breaker.py``), per-call timeouts, checks of the answer
-and pricing to a litellm call. litellm itself is imported lazily, on the first call.
-``scrub`` / ``redact`` are the one place text is made safe to write (secrets masked by
-value, control characters neutralised), ``extract_json_object`` the safe way to read JSON
-out of an answer.
+and pricing to a litellm call; the limiters and breakers are a session's ``Endpoints``.
+litellm itself is imported lazily, on the first call. ``scrub`` / ``redact`` are the one
+place text is made safe to write (secrets masked by value, control characters
+neutralised), ``extract_json_object`` the safe way to read JSON out of an answer.
 """
 
 from __future__ import annotations
 
 from .answers import max_answer_chars
-from .breaker import EndpointUnavailable, breaker_for
+from .breaker import EndpointUnavailable
 from .cache import cache_key
 from .client import (
     acomplete,
@@ -22,9 +22,10 @@ from .client import (
     messages_tokens,
     model_params,
 )
+from .endpoints import Endpoints
 from .inflight import asingle_flight, single_flight
 from .json_answer import JSONAnswerError, extract_json_object
-from .limits import RateLimiter, limiter_for
+from .limits import RateLimiter
 from .pricing import call_cost, price_known, token_prices
 from .providers import litellm_model_name, required_env_var
 from .redaction import neutralise, redact, register_secret_env, scrub
@@ -32,10 +33,10 @@ from .retry import RetryPolicy
 from .types import Completion, ModelCallError
 
 __all__ = [
-    "Completion", "EndpointUnavailable", "JSONAnswerError", "ModelCallError", "RateLimiter",
-    "RetryPolicy", "acomplete", "asingle_flight", "breaker_for", "cache_key",
+    "Completion", "EndpointUnavailable", "Endpoints", "JSONAnswerError", "ModelCallError",
+    "RateLimiter", "RetryPolicy", "acomplete", "asingle_flight", "cache_key",
     "cached_completion", "call_cost", "complete", "estimate_tokens", "extract_json_object",
-    "limiter_for", "litellm_model_name", "max_answer_chars", "messages_tokens",
+    "litellm_model_name", "max_answer_chars", "messages_tokens",
     "model_params", "neutralise", "price_known", "redact", "register_secret_env",
     "required_env_var", "scrub", "single_flight", "token_prices",
 ]

@@ -14,10 +14,9 @@ While open, one call every ``probe_after_s`` is let through as a probe, so an en
 that comes back (a local server that finished starting) is used again; the probe's
 success closes the breaker, another dead-endpoint failure keeps it open.
 
-Breakers live in a process-wide registry keyed like the rate limiters (``limits.py``),
-shared by every caller of the model. All methods are thread-safe and never block (a lock
-held for a few instructions), so the asyncio scheduler and worker threads call them
-directly.
+A session keeps one breaker per endpoint (``endpoints.py``), shared by every caller of
+the model in the session. All methods are thread-safe and never block (a lock held for a
+few instructions), so the asyncio scheduler and worker threads call them directly.
 """
 
 from __future__ import annotations
@@ -27,8 +26,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..schemas import ModelConfig
-from .limits import endpoint_key
 from .retry import Failure
 from .types import ModelCallError
 
@@ -137,34 +134,3 @@ class CircuitBreaker:
 def _refusal(cause: Failure, failures: int) -> str:
     return (f"{cause.reason} (failed {failures} times in a row; calls now fail at once "
             "without being sent)")
-
-
-_registry: dict[tuple[object, ...], CircuitBreaker] = {}
-_registry_lock = threading.Lock()
-
-
-def breaker_for(model: ModelConfig,
-                policy: BreakerPolicy = DEFAULT_BREAKER_POLICY) -> CircuitBreaker:
-    """The process-wide breaker of ``model``'s endpoint (see the module docstring);
-    ``policy`` applies when the breaker is created."""
-    key = endpoint_key(model)
-    with _registry_lock:
-        breaker = _registry.get(key)
-        if breaker is None:
-            breaker = CircuitBreaker(policy)
-            _registry[key] = breaker
-        return breaker
-
-
-def open_breakers() -> dict[tuple[object, ...], str]:
-    """The endpoints whose breaker is open, with why, as a refused call says it (for a
-    run's summary)."""
-    with _registry_lock:
-        breakers = list(_registry.items())
-    return {key: why for key, breaker in breakers if (why := breaker.refusal)}
-
-
-def reset_breakers() -> None:
-    """Forget every breaker (tests, benchmarks, a new run in the same process)."""
-    with _registry_lock:
-        _registry.clear()

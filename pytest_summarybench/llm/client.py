@@ -8,9 +8,11 @@ model's rate limits, is retried on rate limits, server errors, timeouts and malf
 bodies (honouring Retry-After), its answer is checked (``llm/answers.py``), priced from
 the price table or the model's override, and cached the moment it succeeds. A dead
 endpoint (refused, unknown host, 401/403/404) is not retried, and after a few in a row the
-model's calls fail without being sent (``llm/breaker.py``). ``complete`` is synchronous
-(litellm's sync client; safe from worker threads); ``acomplete`` is the asyncio twin.
-litellm's own retries are switched off so that attempts are counted here.
+model's calls fail without being sent (``llm/breaker.py``). The limiters and breakers
+are the session's (``llm/endpoints.py``): a caller passes its session's ``Endpoints``
+(``ctx.endpoints``); a call given none has limiters and breakers of its own. ``complete``
+is synchronous (litellm's sync client; safe from worker threads); ``acomplete`` is the
+asyncio twin. litellm's own retries are switched off so that attempts are counted here.
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ from typing import Any
 from ..schemas import ModelConfig
 from ..store import Store
 from .answers import answer_problem
-from .breaker import breaker_for
 from .cache import cache_get, cache_key, cache_put
+from .endpoints import Endpoints
 from .inflight import asingle_flight, single_flight
-from .limits import RateLimiter, Slot, limiter_for
+from .limits import RateLimiter, Slot
 from .pricing import call_cost
 from .providers import connection_kwargs, endpoint, litellm, litellm_model_name
 from .redaction import neutralise, redact
@@ -40,7 +42,7 @@ from .retry import (
     backoff_delay,
     classify,
 )
-from .router import RoutedModelConfig, routed_request, router_for
+from .router import RoutedModelConfig, routed_request
 from .types import Completion, ModelCallError
 
 #: Parameter values that are the providers' defaults: recorded and keyed, not sent (some
@@ -84,7 +86,8 @@ class _Call:
     def __init__(self, model: ModelConfig, messages: list[dict[str, str]], *,
                  timeout: float | None, response_format: dict | None, cache: Store | None,
                  cache_tag: str, retry_policy: RetryPolicy | None,
-                 params: dict[str, Any], session: str = "") -> None:
+                 params: dict[str, Any], session: str = "",
+                 endpoints: Endpoints | None = None) -> None:
         if model.provider == "builtin":
             raise ModelCallError(model.id, "built-in summarizers are not callable models")
         self.model = model
@@ -100,6 +103,7 @@ class _Call:
         self.tag = cache_tag
         self.key = cache_key(model, messages, self.params, cache_tag, endpoint(model))
         self.policy = retry_policy or DEFAULT_POLICY
+        self._endpoints = endpoints
         self.attempt = 0
         self.rejected = 0
         """Attempts whose answer was refused (``RejectedAnswer``)."""
@@ -107,6 +111,14 @@ class _Call:
         self._rng = random.Random()
         self._limiter: RateLimiter | None = None
         self.slot: Slot | None = None
+
+    @property
+    def endpoints(self) -> Endpoints:
+        """The session's limiters, breakers and Routers; a call given none has its own
+        (made when it first needs one: a cache look-up needs none)."""
+        if self._endpoints is None:
+            self._endpoints = Endpoints()
+        return self._endpoints
 
     def cached(self) -> Completion | None:
         if self.cache is None:
@@ -132,7 +144,7 @@ class _Call:
         model's Router when it has several deployments (``llm/router.py``)."""
         if isinstance(self.model, RoutedModelConfig):
             try:
-                return router_for(self.model)
+                return self.endpoints.router(self.model)
             except ValueError as exc:
                 raise ModelCallError(self.model.id, str(exc)) from None
         return litellm()
@@ -143,9 +155,9 @@ class _Call:
         self.attempt += 1
         routed = isinstance(self.model, RoutedModelConfig)
         if not routed:  # the Router cools down a failing deployment by itself
-            breaker_for(self.model).check(self.model.id)
+            self.endpoints.breaker(self.model).check(self.model.id)
         if self._limiter is None:
-            self._limiter = limiter_for(self.model)
+            self._limiter = self.endpoints.limiter(self.model)
         return self._limiter
 
     def after_failure(self, exc: BaseException) -> float:
@@ -160,7 +172,7 @@ class _Call:
             # One deployment is unreachable: the retry goes to another one.
             failure = dataclasses.replace(failure, retryable=True, dead_endpoint=False)
         elif not routed:
-            breaker_for(self.model).failed(failure)
+            self.endpoints.breaker(self.model).failed(failure)
         delay = backoff_delay(self.policy, failure, self.attempt, self._rng)
         self.rejected += failure.rejected
         if failure.rejected and self.rejected >= REJECTED_ANSWER_ATTEMPTS:
@@ -227,7 +239,7 @@ class _Call:
             self._limiter.succeeded(self.slot, completion.input_tokens
                                     + completion.output_tokens)
         if not isinstance(self.model, RoutedModelConfig):
-            breaker_for(self.model).succeeded()
+            self.endpoints.breaker(self.model).succeeded()
         if self.cache is not None:
             cache_put(self.cache, self.key, self.model.id, self.tag, completion)
         return completion
@@ -263,17 +275,18 @@ def complete(model: ModelConfig, messages: list[dict[str, str]], *,
              timeout: float | None = None, response_format: dict | None = None,
              cache: Store | None = None, cache_tag: str = "",
              retry_policy: RetryPolicy | None = None, session: str = "",
-             **params: Any) -> Completion:
+             endpoints: Endpoints | None = None, **params: Any) -> Completion:
     """Call ``model`` with ``messages`` and return its completion (see the module doc).
 
     ``params`` override the model's sampling parameters (``temperature=0`` for a judge).
     ``session`` is the session token of the caller: a cached answer that another session
-    could not use is asked again (``llm/cache.py``). Raises ``ModelCallError`` when the
-    call fails for good.
+    could not use is asked again (``llm/cache.py``). ``endpoints`` are the session's rate
+    limiters and breakers (``ctx.endpoints``; none: this call's own). Raises
+    ``ModelCallError`` when the call fails for good.
     """
     call = _Call(model, messages, timeout=timeout, response_format=response_format,
                  cache=cache, cache_tag=cache_tag, retry_policy=retry_policy, params=params,
-                 session=session)
+                 session=session, endpoints=endpoints)
     if call.cache is None:
         return _attempts(call)
     # a cache hit first, then one caller at a time for this request
@@ -301,11 +314,11 @@ async def acomplete(model: ModelConfig, messages: list[dict[str, str]], *,
                     timeout: float | None = None, response_format: dict | None = None,
                     cache: Store | None = None, cache_tag: str = "",
                     retry_policy: RetryPolicy | None = None, session: str = "",
-                    **params: Any) -> Completion:
+                    endpoints: Endpoints | None = None, **params: Any) -> Completion:
     """The asyncio twin of ``complete``, with the same arguments and behaviour."""
     call = _Call(model, messages, timeout=timeout, response_format=response_format,
                  cache=cache, cache_tag=cache_tag, retry_policy=retry_policy, params=params,
-                 session=session)
+                 session=session, endpoints=endpoints)
     if call.cache is None:
         return await _aattempts(call)
     return await asingle_flight(call.cache, call.key, lambda: _aattempts(call), call.cached)

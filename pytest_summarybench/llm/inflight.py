@@ -177,6 +177,10 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+# The process's side of the store's claims, which name the process (``_OWNER``): two
+# sessions of one process making the same request must wait for each other as two
+# processes do, so this is process-wide. It holds nothing between calls: a flight is
+# removed when its call lands.
 _flights: dict[tuple[str, str], _Flight] = {}
 _flights_lock = threading.Lock()
 

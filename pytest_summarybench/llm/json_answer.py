@@ -18,6 +18,8 @@ import json
 import re
 from typing import Any
 
+from ..core.errors import RunError
+
 #: Longest answer read (characters); a verdict or a JSON reply is far shorter.
 MAX_ANSWER_CHARS = 100_000
 #: Deepest nesting of objects and arrays accepted.
@@ -30,7 +32,7 @@ _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _FENCE = "```"
 
 
-class JSONAnswerError(ValueError):
+class JSONAnswerError(RunError, ValueError):
     """The answer holds no JSON object we are willing to read; says why."""
 
 

@@ -28,8 +28,8 @@ Callers: ``acquire`` (threads) or ``aacquire`` (asyncio) waits for a slot and re
 without the sleeping, for a scheduler that waits by itself. Every method is thread-safe
 and only holds a lock for a few instructions.
 
-The limiters live in a process-wide registry keyed by the model's endpoint and limits:
-a rate limit belongs to the provider account, shared by every caller in the process
+A session keeps one limiter per model endpoint and limits (``endpoints.py``): a rate
+limit belongs to the provider account, shared by every caller of the session
 (generation, judges, downstream tasks), not to one of them.
 """
 
@@ -327,27 +327,3 @@ def endpoint_key(model: ModelConfig) -> tuple[object, ...]:
     """What identifies where ``model``'s calls go: provider, model name, endpoint."""
     return (model.provider, model.model_name, endpoint(model))
 
-
-_registry: dict[tuple[object, ...], RateLimiter] = {}
-_registry_lock = threading.Lock()
-_pacing = DEFAULT_PACING
-
-
-def limiter_for(model: ModelConfig) -> RateLimiter:
-    """The process-wide limiter of ``model`` (see the module docstring)."""
-    key = (*endpoint_key(model), model.requests_per_minute, model.tokens_per_minute)
-    with _registry_lock:
-        limiter = _registry.get(key)
-        if limiter is None:
-            limiter = RateLimiter(model.requests_per_minute, model.tokens_per_minute,
-                                  pacing=_pacing)
-            _registry[key] = limiter
-        return limiter
-
-
-def reset_limiters(pacing: Pacing = DEFAULT_PACING) -> None:
-    """Forget every limiter; new ones pace with ``pacing`` (tests and benchmarks)."""
-    global _pacing
-    with _registry_lock:
-        _registry.clear()
-        _pacing = pacing

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import RunError
 from ..schemas import ModelConfig
 from .local_supervisor import MAX_RSS_ENV, MIB, Status, default_max_rss, log_tail
 
@@ -55,7 +56,7 @@ DEFAULT_START_TIMEOUT_S = 180.0
 STATE_DIR_ENV = "SUMMARYBENCH_LOCAL_STATE_DIR"
 
 
-class LocalModelError(ValueError):
+class LocalModelError(RunError, ValueError):
     """A local GGUF model cannot be served; the message says what to do."""
 
 
@@ -500,6 +501,9 @@ def _terminate(pid: int, grace_s: float = 15.0) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
+# The process's servers: a server process is shared by the processes of a process group
+# (its users are pids), and one that died is not started again while a process that
+# used it lives (``ServerPool``), so the membership is the process's, not a session's.
 _pool = ServerPool()
 
 

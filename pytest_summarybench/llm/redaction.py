@@ -51,6 +51,10 @@ _KEY_SHAPES = re.compile(
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _LINE_BREAKS = re.compile(r"\r\n|[\t\n\r\x0b\x0c\x85\u2028\u2029]")
 
+# The variables known to hold keys are the process's, not a session's: a key must stay
+# masked for the life of the process, whoever writes (a later session, a thread still
+# logging, an error printed at exit), and they are learnt where no session is at hand
+# (a configuration's validator). Only ever added to: sharing can mask more, never less.
 _registered: set[str] = set()
 _registered_lock = threading.Lock()
 _lookalike_names: dict[str, bool] = {}

@@ -33,6 +33,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..core.errors import RunError
 from .redaction import redact, scrub
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -48,7 +49,7 @@ _MAX_CHAIN = 16
 _MAX_EXCEPTION_CHARS = 8192
 
 
-class MalformedResponse(ValueError):
+class MalformedResponse(RunError, ValueError):
     """The provider answered 200 with a body that is not a usable completion."""
 
 

@@ -1,20 +1,19 @@
 """Several deployments (endpoints or keys) of one model behind litellm's Router.
 
-A model entry with ``deployments:`` in ``summarybench.yaml`` is served by a process-wide
-``litellm.Router`` whose model group is the model's id: each call goes to one deployment,
-the Router spreads calls over them (weighted by their ``requestsPerMinute``) and, when any
-deployment has a limit, keeps each within its own requests and tokens per minute. The
-Router's own retries are off, as for a plain call: a failed attempt comes back to
-``client.py``, which classifies it and retries, and the Router cools the failing
-deployment down so the retry goes elsewhere. The response cache does not depend on the
-deployment that answered (the same model answers the same request), and keys are read
-from environment variables named in the configuration, never written in it.
+A model entry with ``deployments:`` in ``summarybench.yaml`` is served by a
+``litellm.Router`` of the session (``endpoints.py``) whose model group is the model's id:
+each call goes to one deployment, the Router spreads calls over them (weighted by their
+``requestsPerMinute``) and, when any deployment has a limit, keeps each within its own
+requests and tokens per minute. The Router's own retries are off, as for a plain call: a
+failed attempt comes back to ``client.py``, which classifies it and retries, and the Router
+cools the failing deployment down so the retry goes elsewhere. The response cache does not
+depend on the deployment that answered (the same model answers the same request), and
+keys are read from environment variables named in the configuration, never written in it.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any
 
 from pydantic import Field, field_validator, model_validator
@@ -101,26 +100,14 @@ def model_list(model: RoutedModelConfig) -> list[dict[str, Any]]:
     return entries
 
 
-_routers: dict[tuple[object, ...], Any] = {}
-_routers_lock = threading.Lock()
-
-
-def router_for(model: RoutedModelConfig) -> Any:
-    """The process-wide Router of ``model`` (one per model and set of deployments, so that
-    every caller shares its per-deployment usage counts)."""
-    entries = model_list(model)
-    key = (model.id, repr(entries))
-    with _routers_lock:
-        router = _routers.get(key)
-        if router is None:
-            limited = any(d.requests_per_minute or d.tokens_per_minute
-                          for d in model.deployments)
-            router = litellm().Router(
-                model_list=entries, num_retries=0, max_fallbacks=0,
-                timeout=model.timeout_s, allowed_fails=1, cooldown_time=5.0,
-                routing_strategy="usage-based-routing-v2" if limited else "simple-shuffle")
-            _routers[key] = router
-        return router
+def make_router(model: RoutedModelConfig, entries: list[dict[str, Any]]) -> Any:
+    """A new Router of ``model`` over ``entries`` (its ``model_list``); a session keeps one
+    per model and set of deployments (``Endpoints.router``)."""
+    limited = any(d.requests_per_minute or d.tokens_per_minute for d in model.deployments)
+    return litellm().Router(
+        model_list=entries, num_retries=0, max_fallbacks=0,
+        timeout=model.timeout_s, allowed_fails=1, cooldown_time=5.0,
+        routing_strategy="usage-based-routing-v2" if limited else "simple-shuffle")
 
 
 def routed_request(model: RoutedModelConfig, messages: list[dict[str, str]],

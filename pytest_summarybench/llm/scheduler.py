@@ -9,8 +9,9 @@ goes through the model layer (in-flight de-duplication, rate limits, retries, an
 checks, pricing, cache). Calls of one model never hold up another model's.
 
 Around the model layer the scheduler keeps what belongs to the session rather than to one
-call: the cost cap (no new paid call once ``max_cost_usd`` is spent), the breaker that
-stops calling a dead endpoint after a few failures in a row (``llm/breaker.py``), the
+call: the cost cap (no new paid call once ``max_cost_usd`` is spent), the session's rate
+limiters and the breakers that stop calling a dead endpoint after a few failures in a
+row (``endpoints``: ``llm/endpoints.py``, the run context's when the engine makes it), the
 tally of calls per phase and model (what the terminal, the report and the dry-run
 comparison show) and the failures, which it records in the store so that the tests, in
 whichever process they run, fail with the reason instead of calling again.
@@ -31,6 +32,7 @@ from .types import Completion, ModelCallError
 
 if TYPE_CHECKING:
     from ..store import Store
+    from .endpoints import Endpoints
     from .retry import RetryPolicy
 
 T = TypeVar("T")
@@ -116,7 +118,10 @@ class Scheduler:
     def __init__(self, store: Store | None, *, parallel: int = 4,
                  max_cost_usd: float | None = None, retry_policy: RetryPolicy | None = None,
                  progress: ProgressBoard | None = None, session: str = "",
-                 on_cap: Callable[[Budget], None] | None = None) -> None:
+                 on_cap: Callable[[Budget], None] | None = None,
+                 endpoints: Endpoints | None = None) -> None:
+        from .endpoints import Endpoints
+
         self.store = store
         self.parallel = max(1, parallel)
         self.retry_policy = retry_policy
@@ -124,6 +129,8 @@ class Scheduler:
         self.session = session
         """The session token under which failures are recorded for the tests; the cached
         answers a session could not use are read again by that session alone."""
+        self.endpoints = endpoints or Endpoints()
+        """The session's rate limiters, breakers and Routers (its own when given none)."""
         self.budget = Budget(max_cost_usd)
         self.tally: dict[tuple[str, str], PhaseTally] = defaultdict(PhaseTally)
         """(phase, model id) -> what was asked."""
@@ -222,7 +229,8 @@ class Scheduler:
                                           "call was started")
                 completion = await acomplete(request.model, request.chat_messages,
                                              cache=self.store, retry_policy=self.retry_policy,
-                                             timeout=request.timeout_s, **kwargs)
+                                             timeout=request.timeout_s,
+                                             endpoints=self.endpoints, **kwargs)
         except ModelCallError as exc:
             if not isinstance(exc, BudgetExhausted):
                 tally.failed += 1
@@ -291,11 +299,13 @@ async def settle(awaitables: list[Awaitable[T]]) -> list[T | BaseException]:
 
 
 def fetch(request: ModelRequest, store: Store | None, session: str = "", *,
-          retry_policy: RetryPolicy | None = None) -> Completion:
+          retry_policy: RetryPolicy | None = None,
+          endpoints: Endpoints | None = None) -> Completion:
     """``request``'s completion in a test: the answer the scheduler already fetched (the
     response cache), the failure it recorded for this session (raised again, without a
     second attempt), or else the call, made now (an item the controller did not prepare,
-    e.g. when a test is run on its own) with ``retry_policy``."""
+    e.g. when a test is run on its own) with ``retry_policy`` under the session's
+    ``endpoints`` (``ctx.endpoints``)."""
     from .client import cached_completion, complete
 
     kwargs: dict[str, Any] = dict(cache_tag=request.tag, response_format=request.format,
@@ -310,4 +320,5 @@ def fetch(request: ModelRequest, store: Store | None, session: str = "", *,
                 reason, status = recorded
                 raise ModelCallError(request.model.id, reason, status=status)
     return complete(request.model, request.chat_messages, cache=store,
-                    retry_policy=retry_policy, timeout=request.timeout_s, **kwargs)
+                    retry_policy=retry_policy, timeout=request.timeout_s, endpoints=endpoints,
+                    **kwargs)

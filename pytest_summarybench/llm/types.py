@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, replace
 
+from ..core.errors import RunError
 from .redaction import scrub
 
 
@@ -48,7 +49,7 @@ class Completion:
         return completion
 
 
-class ModelCallError(RuntimeError):
+class ModelCallError(RunError, RuntimeError):
     """A model call failed for good (after retries, or at once when retrying cannot help).
 
     ``str()`` is one line naming the model and the reason, with no key material and no

@@ -25,9 +25,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from ..core.errors import InputError
 from ..engine.finish import OutputReports
 from ..engine.warmup import WarmUp, import_model_layer
 from . import options
+from .errors import as_usage_error
 from .recorder import carried
 from .state import (
     NO_ITEMS_ID,
@@ -180,12 +182,9 @@ class Controller:
             settings = self.state.settings
             if config.getoption("sb_codebase") or options.config_path(config) is not None:
                 from ..engine.pipeline import check_codebase
-                from ..settings import SettingsError
 
-                try:
+                with as_usage_error():
                     check_codebase(settings)
-                except SettingsError as exc:
-                    raise pytest.UsageError(str(exc)) from None
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         """At the first benchmark test collected, the units exist: start the evaluators'
@@ -228,7 +227,6 @@ class Controller:
         self.benchmark_ran = True
         from ..core.dependency_warnings import quiet
         from ..engine.prepare import prepare_run, selected_models
-        from ..store import StoreError
         from .selection import session_selection
 
         tr = config.pluginmanager.get_plugin("terminalreporter")
@@ -249,7 +247,7 @@ class Controller:
                     dry_run=config.getoption("sb_dry_run"),
                     generate_only=config.getoption("sb_generate_only"),
                     before_evaluation=before_evaluation, bind=self.state.bind)
-        except StoreError as exc:
+        except InputError as exc:
             self.stop(str(exc))
         self.dry_run_done = prepared.dry_run
         self.generation_summary = prepared.lines
@@ -279,11 +277,9 @@ class Controller:
             self._unsaved.append((report.nodeid, summary_rows))
             now = time.monotonic()
             if len(self._unsaved) >= SAVE_BATCH or now - self._saved_at >= SAVE_EVERY_S:
-                from ..store import StoreError
-
                 try:
                     self.flush_records()
-                except StoreError as exc:
+                except InputError as exc:
                     self.stop(str(exc))
 
     def flush_records(self) -> None:
@@ -324,22 +320,21 @@ class Controller:
             if self.benchmark_ran or self.fatal is not None:
                 self.reports.retire()
             return
-        from ..store import StoreError
-
         try:
             self._finish(session, exitstatus)
-        except StoreError as exc:
+        except InputError as exc:
             self._end_with(session, str(exc))
 
     def _end_with(self, session: pytest.Session, message: str) -> None:
-        """A failure at session end: no report, the one line in the terminal summary, exit
-        code 4 (raising from ``pytest_sessionfinish`` would lose pytest's own summary)."""
+        """A failure at session end (bad input: the store, the output directory, a gate's
+        baseline): no report, the one line in the terminal summary, exit code 4 (raising
+        from ``pytest_sessionfinish`` would lose pytest's own summary)."""
         self.fatal = message = " ".join(message.split())
         if self.outcome is not None:
             self.outcome.report = None
         self.reports.retire()
         self.notes.append(f"ERROR: summarybench: {message}")
-        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        session.exitstatus = InputError.pytest_exit_code
 
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         from ..engine.finish import SessionRecords, finish_run, nothing_scored
@@ -440,7 +435,7 @@ class Controller:
             say(tr, f"PARTIAL RUN {run.id}: {run.describe()}", yellow=True)
         for line in self.generation_summary:
             say(tr, line)
-        for line in dead_endpoint_lines():
+        for line in dead_endpoint_lines(self.state.endpoints):
             say(tr, line, red=True)
         for line in terminal_lines(report):
             say(tr, line)
@@ -479,11 +474,9 @@ class Controller:
         # pytest's last garbage collections walk every object still alive.
         self._arrived, self._records, self._unsaved = [], None, []
         if self.state.store_opened:
-            from ..store import StoreError
-
             try:
                 self.state.store.end_session(self.state.token)
-            except StoreError:
+            except InputError:
                 pass  # stale rows of one session; reported when the store is next opened
         self.state.release()
 
@@ -512,12 +505,10 @@ class XdistControllerHooks:
         controller = self.state.config.pluginmanager.get_plugin(CONTROLLER_NAME)
         if controller is None or controller.prepared or not ids:
             return
-        from ..store import StoreError
-
         store = self.state.store
         try:
             chosen = store.selection.of(self.state.token)
-        except StoreError as exc:
+        except InputError as exc:
             controller.stop(str(exc))
         if chosen:
             controller.prepare([it for it in self.state.matrix() if it.test_id in chosen])

@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import pytest
 
 from ..core.dependency_warnings import MARKS as DEPENDENCY_MARKS
+from ..core.errors import InputError
 from ..core.family import Family, FamilyError, family_of
 from ..core.input_files import InputFileError
 from ..core.vocabulary import VALIDATE
 from ..evaluators import EvaluationError, Evaluator, MatrixItem
 from . import options
+from .errors import STOPS_SESSION, as_usage_error, stops_session, usage_error
 
 # pydantic-based modules (schemas, settings, store, context) are imported where used, so
 # that registering this module in pytest_configure stays cheap (``pytest --help``).
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from ..aggregate import Scoring
     from ..context import RunContext
     from ..core.progress import Progress
+    from ..llm.endpoints import Endpoints
     from ..schemas import ScoreRecord
     from ..settings import Settings
     from ..store import Store
@@ -97,11 +100,10 @@ class BoundItem:
         except Exception as exc:
             from pydantic import ValidationError
 
-            from ..store import StoreError
-
-            if isinstance(exc, StoreError):
-                # Every other test would fail the same way: stop with the one line.
-                pytest.exit(f"summarybench: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
+            if isinstance(exc, InputError):
+                # A store that fails, say: every other test would fail the same way. Stop
+                # with the one line.
+                pytest.exit(f"summarybench: {exc}", returncode=exc.pytest_exit_code)
             if not (isinstance(exc, ValidationError) and exc.title == "ScoreRecord"):
                 self._fail(f"{type(exc).__name__}: {exc}")
                 raise
@@ -152,6 +154,7 @@ class SummaryBenchState:
         """Set with the evaluators: how their metrics become scores."""
         self._bound = False
         self._progress: Progress | None = None
+        self._endpoints: Endpoints | None = None
         self._deselected: list[MatrixItem] = []
         self._matrix: list[MatrixItem] | None = None
         self.ladder: Literal["asked", "default"] | None = None
@@ -163,15 +166,13 @@ class SummaryBenchState:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
-            from ..settings import SettingsError, load_settings
+            from ..settings import load_settings
 
             path = options.config_path(self.config)
-            try:
+            with as_usage_error():
                 self._settings = load_settings(
                     path, options.overrides(self.config, self.families),
                     families=self.families, base_dir=self.config.rootpath)
-            except SettingsError as exc:
-                raise pytest.UsageError(str(exc)) from None
             from ..validity.wiring import costs_no_calls, with_ladder
 
             if options.validating(self.config):
@@ -200,14 +201,22 @@ class SummaryBenchState:
     def context(self) -> RunContext:
         if self._ctx is None:
             from ..engine.pipeline import ensure_units
-            from ..settings import SettingsError
 
-            try:
+            with as_usage_error():
                 ctx = ensure_units(self.settings, self.store, self.progress())
-            except SettingsError as exc:
-                raise pytest.UsageError(str(exc)) from None
-            self._ctx = dataclasses.replace(ctx, session=self.token)
+            self._ctx = dataclasses.replace(ctx, session=self.token, endpoints=self.endpoints)
         return self._ctx
+
+    @property
+    def endpoints(self) -> Endpoints:
+        """This session's rate limiters, circuit breakers and Routers (``llm/endpoints.py``):
+        every context of the session, and so every call it makes, uses them; another
+        session in the same process (an in-process pytester run) has its own."""
+        if self._endpoints is None:
+            from ..llm.endpoints import Endpoints
+
+            self._endpoints = Endpoints()
+        return self._endpoints
 
     def evaluators(self) -> dict[str, Evaluator]:
         """Active evaluators by name: those of the enabled families plus hook-provided ones
@@ -280,15 +289,13 @@ class SummaryBenchState:
         """The run's scoring: the components of every declared family's evaluators (run
         or not) and those of the hooks' evaluators, under the configured weights (a bad
         declaration stops the run)."""
-        from ..aggregate.scoring import ScoringError, scoring_from_config
+        from ..aggregate.scoring import scoring_from_config
 
         classes: list[Any] = [self._class(family, name) for family in self.families
                               for name in family.evaluators]
-        try:
+        with as_usage_error():
             return scoring_from_config([*classes, *hooked], self.settings.benchmark_config(),
                                        self.families)
-        except ScoringError as exc:
-            raise pytest.UsageError(str(exc)) from None
 
     def matrix(self) -> list[MatrixItem]:
         """The run's matrix, sorted by test id: built once per session (collection, the
@@ -372,11 +379,9 @@ class SummaryBenchState:
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "sb_case" not in metafunc.fixturenames:
             return
-        from ..store import StoreError
-
         try:
             items = self.matrix()
-        except (pytest.UsageError, StoreError) as exc:
+        except STOPS_SESSION as exc:
             stop = str(exc)
         else:
             stop = ""
@@ -419,7 +424,6 @@ class SummaryBenchState:
         or, in an xdist controller (which collects nothing), those its workers told it."""
         if self._deselected or not self.config.pluginmanager.hasplugin("xdist"):
             return self._deselected
-        from ..store import StoreError
         from .selection import narrowing_options
 
         try:
@@ -427,7 +431,7 @@ class SummaryBenchState:
                 return []
             ids = self.store.selection.of(self.token, scope=_DESELECTED)
             return [it for it in self.matrix() if it.test_id in ids] if ids else []
-        except (pytest.UsageError, StoreError):
+        except STOPS_SESSION:
             return []  # the session already says what is wrong with them
 
     @pytest.hookimpl(tryfirst=True)
@@ -446,13 +450,14 @@ class SummaryBenchState:
 
 def _raise_if_fatal(evaluator: str, exc: Exception) -> None:
     """Re-raise what must stop the run rather than skip an evaluator: a usage error, a bad
-    input file (queries, tasks: docs/evaluators.md), a store failure."""
-    from ..store import StoreError
-
-    if isinstance(exc, (pytest.UsageError, StoreError)):
-        raise exc
-    if isinstance(exc, InputFileError):
-        raise pytest.UsageError(f"{evaluator}: {exc}") from None
+    input file (queries, tasks: docs/evaluators.md, named with the evaluator that read
+    it), a store failure."""
+    if not stops_session(exc):
+        return
+    if isinstance(exc, InputError):
+        where = f"{evaluator}: " if isinstance(exc, InputFileError) else ""
+        raise usage_error(exc, where=where) from None
+    raise exc
 
 
 def case_of(item: pytest.Item) -> BoundItem | None:

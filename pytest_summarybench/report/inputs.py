@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..aggregate import ReportInputs, Scoring
+from ..core.errors import InputError
 from ..schemas import BenchmarkReport, CodeUnit, GeneratedSummary, ScoreRecord
 from ..schemas.report import BaselineComparison
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from ..context import RunContext
     from ..store import Store
 
-class ReportError(RuntimeError):
+class ReportError(InputError, RuntimeError):
     """A report cannot be built (no such run, no scores); the message says which and why."""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..core.errors import InputError
 from ..core.vocabulary import PROVIDERS
 from ..llm.families import PROVIDER_FAMILIES, family_of
 from ..schemas import ModelConfig
@@ -22,7 +23,7 @@ _FAMILY_PROVIDERS = {family: provider for provider, family in PROVIDER_FAMILIES.
 
 
 
-class TaskModelError(ValueError):
+class TaskModelError(InputError, ValueError):
     """``completionModel`` names no usable model; the message says what is accepted."""
 
 

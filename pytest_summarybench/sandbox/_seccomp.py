@@ -24,6 +24,8 @@ import functools
 import os
 import tempfile
 
+from ..core.errors import RunError
+
 #: Refused with EPERM: (syscall names; those unknown on this architecture are skipped).
 DENIED = (
     # namespaces, mounts and roots
@@ -62,7 +64,7 @@ class _ArgCmp(ctypes.Structure):
                 ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
 
 
-class SeccompUnavailable(RuntimeError):
+class SeccompUnavailable(RunError, RuntimeError):
     """libseccomp is not installed, or refused to build the filter."""
 
 

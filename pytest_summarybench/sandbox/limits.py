@@ -8,6 +8,8 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge, Gt
 
+from ..core.errors import RunError
+
 Boundary = Literal["auto", "bubblewrap", "namespaces", "none"]
 KERNEL_BOUNDARIES = ("bubblewrap", "namespaces")
 _SIGNAL_REASONS: dict[int, str] = {
@@ -134,7 +136,7 @@ class SandboxResult:
         return None
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(RunError, RuntimeError):
     """No kernel boundary can be set up here and the caller did not opt out of one."""
 
 

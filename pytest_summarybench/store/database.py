@@ -157,13 +157,6 @@ class Database:
         except ValueError as exc:
             raise store_error(self.path, exc) from None
 
-    def ensure_table(self, ddl: str) -> None:
-        """Create a table (or index) that is not in ``schema.py``: one of an evaluator a
-        hook adds. Every built-in table is declared there and exists once the file is
-        open."""
-        with self.transaction() as conn:
-            conn.execute(ddl)
-
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:

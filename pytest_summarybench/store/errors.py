@@ -7,8 +7,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from ..core.errors import InputError
 
-class StoreError(RuntimeError):
+
+class StoreError(InputError, RuntimeError):
     """The store cannot be used (damaged, not a summarybench store, unwritable, full or
     locked); the message is one line naming the file and what to do."""
 

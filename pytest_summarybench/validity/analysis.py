@@ -40,9 +40,10 @@ AA_RESEEDS = 20
 FLIP_FLAG = 0.25
 
 
-def kendall_tau(means: Sequence[float]) -> float | None:
-    """Kendall's tau-b between the known order (``means`` given best level first) and the
-    order of ``means``; None when all are equal (no order was measured)."""
+def ladder_tau(means: Sequence[float]) -> float | None:
+    """Kendall's tau-b (``external.kendall_tau``) between the ladder's known order
+    (``means`` given best level first) and the order of ``means``; None when all are
+    equal (no order was measured)."""
     if len(means) < 2:
         return None
     levels = [f"level {i + 1}" for i in range(len(means))]
@@ -76,7 +77,7 @@ def family_validity(family: str, scores: Mapping[str, Mapping[str, float]], *,
     if not shared:
         return None
     means = {m: float(np.mean([scores[m][u] for u in shared])) for m in LEVEL_IDS}
-    tau = kendall_tau([means[m] for m in LEVEL_IDS])
+    tau = ladder_tau([means[m] for m in LEVEL_IDS])
     out = ValidityFamily(
         family=family, units=len(shared), means=means, kendall_tau=tau,
         measured_order=sorted(LEVEL_IDS, key=lambda m: (-means[m], LEVEL_IDS.index(m))))
@@ -162,7 +163,7 @@ def _per_judge(records: Sequence[ScoreRecord]) -> tuple[list[ValidityJudge], dic
         per_level = pointwise.get(judge, {})
         if all(per_level.get(m) for m in LEVEL_IDS):
             row.pointwise_means = {m: float(np.mean(per_level[m])) for m in LEVEL_IDS}
-            row.pointwise_tau = kendall_tau([row.pointwise_means[m] for m in LEVEL_IDS])
+            row.pointwise_tau = ladder_tau([row.pointwise_means[m] for m in LEVEL_IDS])
         notes = []
         if row.pointwise_means and (row.pointwise_tau is None or row.pointwise_tau < 1.0):
             notes.append("its rubric scores do not order the ladder")

@@ -140,6 +140,21 @@ def test_extract_report_compare_bad_inputs(project: Path, capsys, argv: list[str
     assert needle in _err(capsys)
 
 
+@pytest.mark.parametrize("argv", [["extract"], ["runs"], ["report"]])
+def test_a_damaged_store_is_one_line_and_exit_2_for_every_command(
+        project: Path, capsys, argv: list[str]) -> None:
+    """Every ``SummarybenchError`` a command lets through is one line with its exit code
+    (``cli.main``); ``extract`` of the configured benchmark printed a traceback and exited
+    1 for a damaged store."""
+    assert main(["init", "--name", "x", "--codebase", "code"]) == 0
+    (project / "summarybench-results" / "store.sqlite").write_bytes(b"not a database" * 300)
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = _err(capsys)
+    assert err.startswith(f"summarybench {argv[0]}: error: store ")
+    assert "is not an SQLite database" in err and "move it aside" in err
+
+
 def test_every_command_help_has_an_example() -> None:
     """The README promises it: each subcommand's --help ends with a runnable example."""
     import argparse

@@ -209,7 +209,7 @@ class Mending:
 
 def _controller_calls(ctx: RunContext, requests: list[ModelRequest]) -> None:
     """Make ``requests`` as the controller does ahead of the tests, in ``ctx``'s session."""
-    scheduler = Scheduler(ctx.store, session=ctx.session)
+    scheduler = Scheduler(ctx.store, session=ctx.session, endpoints=ctx.endpoints)
     run_coroutine(lambda: settle([scheduler.call(r) for r in requests]))
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_summarybench.llm import (
+    Endpoints,
     ModelCallError,
     RetryPolicy,
     acomplete,
@@ -159,10 +160,11 @@ def test_acomplete_and_threads(fake_server, sentinel_key, tmp_path) -> None:
 def test_client_side_rate_limit_paces_requests(fake_server, sentinel_key) -> None:
     server = fake_server()
     model = model_for(server, requests_per_minute=600)       # one request per 100 ms
+    session = Endpoints()  # the session's limiter, which the six calls share
 
     async def burst() -> None:
-        await asyncio.gather(*(acomplete(model, [{"role": "user", "content": str(i)}])
-                               for i in range(6)))
+        await asyncio.gather(*(acomplete(model, [{"role": "user", "content": str(i)}],
+                                         endpoints=session) for i in range(6)))
 
     started = time.monotonic()
     asyncio.run(burst())

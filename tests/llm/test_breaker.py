@@ -10,13 +10,11 @@ from typing import Any
 
 import pytest
 
-from pytest_summarybench.llm import ModelCallError, RetryPolicy, acomplete, complete
+from pytest_summarybench.llm import Endpoints, ModelCallError, RetryPolicy, acomplete, complete
 from pytest_summarybench.llm.breaker import (
     BreakerPolicy,
     CircuitBreaker,
     EndpointUnavailable,
-    breaker_for,
-    open_breakers,
 )
 from pytest_summarybench.llm.providers import litellm
 from pytest_summarybench.llm.retry import Failure
@@ -150,29 +148,36 @@ def test_a_refusing_endpoint_stops_being_called(refusing_port: int, fake_server:
                                                 key: str) -> None:
     base = f"http://127.0.0.1:{refusing_port}/v1"
     dead = ModelConfig(provider="local", model_name="judge-7b", api_endpoint=base)
+    session = Endpoints()
     reasons = []
     for _ in range(3):
         with pytest.raises(ModelCallError) as info:
-            complete(dead, MESSAGES)
+            complete(dead, MESSAGES, endpoints=session)
         assert not isinstance(info.value, EndpointUnavailable)
         reasons.append(str(info.value))
     assert reasons == [f"local/judge-7b: connection refused at {base}"] * 3
     started = time.monotonic()
     for _ in range(20):
         with pytest.raises(EndpointUnavailable) as unavailable:
-            complete(dead, MESSAGES)
+            complete(dead, MESSAGES, endpoints=session)
     assert time.monotonic() - started < 0.5
     line = str(unavailable.value)
     assert "\n" not in line
     assert line.startswith(f"local/judge-7b: connection refused at {base} (failed 3 times")
-    assert breaker_for(dead).refused == 20
-    assert list(open_breakers().values()) == [
+    assert session.breaker(dead).refused == 20
+    assert list(session.open_breakers().values()) == [
         f"connection refused at {base} (failed 3 times in a row; calls now fail at once "
         "without being sent)"]
     # Another model, elsewhere, is not affected.
     server: FakeOpenAIServer = fake_server()
     alive = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
-    assert complete(alive, MESSAGES).text
+    assert complete(alive, MESSAGES, endpoints=session).text
+    # Another session (an in-process pytester run, the command line) still calls it: the
+    # breaker is this session's verdict, not the process's.
+    with pytest.raises(ModelCallError) as info:
+        complete(dead, MESSAGES, endpoints=Endpoints())
+    assert not isinstance(info.value, EndpointUnavailable)
+    assert Endpoints().open_breakers() == {}
 
 
 def test_concurrent_calls_to_a_rejecting_endpoint_stop_after_the_threshold(
@@ -182,6 +187,8 @@ def test_concurrent_calls_to_a_rejecting_endpoint_stop_after_the_threshold(
     server: FakeOpenAIServer = fake_server(faults=lambda n, body: "401")
     model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
 
+    session = Endpoints()
+
     async def run() -> list[BaseException]:
         gate = asyncio.Semaphore(4)
 
@@ -189,7 +196,7 @@ def test_concurrent_calls_to_a_rejecting_endpoint_stop_after_the_threshold(
             async with gate:
                 try:
                     await acomplete(model, [{"role": "user", "content": f"unit {i}"}],
-                                    retry_policy=FAST)
+                                    retry_policy=FAST, endpoints=session)
                 except ModelCallError as exc:
                     return exc
             raise AssertionError("a 401 endpoint answered")
@@ -207,8 +214,9 @@ def test_transient_failures_keep_being_retried(fake_server: Any, key: str) -> No
     server: FakeOpenAIServer = fake_server(faults=lambda n, body: "503")
     model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
     policy = RetryPolicy(max_attempts=2, base_delay_s=0.01, max_delay_s=0.02)
+    session = Endpoints()
     for _ in range(5):
         with pytest.raises(ModelCallError) as info:
-            complete(model, MESSAGES, retry_policy=policy)
+            complete(model, MESSAGES, retry_policy=policy, endpoints=session)
         assert not isinstance(info.value, EndpointUnavailable)
     assert server.chat_requests == 10

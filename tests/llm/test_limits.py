@@ -9,14 +9,13 @@ import time
 
 import pytest
 
+from pytest_summarybench.llm.endpoints import Endpoints
 from pytest_summarybench.llm.limits import (
     EXACT_PACING,
     Pacing,
     RateLimiter,
     Slot,
     endpoint_key,
-    limiter_for,
-    reset_limiters,
 )
 from pytest_summarybench.schemas import ModelConfig
 
@@ -233,11 +232,11 @@ def test_invalid_pacing_is_refused() -> None:
 def test_threads_and_coroutines_share_one_pace() -> None:
     """Four threads and four coroutines of one event loop take slots from one limiter:
     together they keep its pace and its window."""
-    reset_limiters()
     model = ModelConfig(provider="openai", model_name="gpt-4o",
                         api_endpoint="http://127.0.0.1:9/v1", requests_per_minute=60 * 40)
-    limiter = limiter_for(model)
-    assert limiter_for(model.model_copy()) is limiter
+    endpoints = Endpoints()
+    limiter = endpoints.limiter(model)
+    assert endpoints.limiter(model.model_copy()) is limiter
     assert endpoint_key(model) == ("openai", "gpt-4o", "http://127.0.0.1:9/v1")
     sent: list[float] = []
     lock = threading.Lock()
@@ -270,4 +269,18 @@ def test_threads_and_coroutines_share_one_pace() -> None:
     assert elapsed >= 47 / 38.0 - 0.05                  # no faster than the pace
     sent.sort()
     assert all(b - a >= 1 / 0.95 - 1e-9 for a, b in zip(sent, sent[40:], strict=False))
-    reset_limiters()
+
+
+def test_each_session_has_its_own_limiters() -> None:
+    """Two sessions in one process (an in-process pytester run inside a test, the command
+    line) pace separately: a limiter is the session's, not the process's."""
+    model = ModelConfig(provider="openai", model_name="gpt-4o",
+                        api_endpoint="http://127.0.0.1:9/v1", requests_per_minute=60)
+    first, second = Endpoints(pacing=EXACT_PACING), Endpoints()
+    assert first.limiter(model) is not second.limiter(model)
+    assert first.limiter(model).pacing == EXACT_PACING
+    assert second.limiter(model).pacing != EXACT_PACING
+    first.limiter(model).acquire()  # the first session's one slot this second
+    started = time.monotonic()
+    second.limiter(model).acquire()  # is not the second session's
+    assert time.monotonic() - started < 0.5

@@ -53,7 +53,8 @@ EVALUATORS = '''
                 answer = complete(judge, [{"role": "user", "content":
                                            f"Does this describe {item.unit_id}? "
                                            f"{summary.summary}"}],
-                                  cache=ctx.store, cache_tag="reliability", temperature=0)
+                                  cache=ctx.store, cache_tag="reliability", temperature=0,
+                                  endpoints=ctx.endpoints)
             except ModelCallError as exc:
                 raise EvaluationError(f"judge {exc}") from None
             return [ScoreRecord(unit_id=item.unit_id, model_id=item.model_id,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
-from pytest_summarybench.llm import complete
+from pytest_summarybench.llm import Endpoints, complete
 from pytest_summarybench.llm.router import RoutedModelConfig, model_list
 from pytest_summarybench.schemas import BenchmarkRun, CodebaseInfo
 from pytest_summarybench.settings import SettingsError, load_settings
@@ -36,9 +36,10 @@ models:
     return load_settings(path, families=BUILTIN_FAMILIES)
 
 
-def _ask(model: Any, i: int, store: Store | None = None) -> str:
+def _ask(model: Any, i: int, endpoints: Endpoints, store: Store | None = None) -> str:
+    """One call, through the session's ``endpoints`` (its Router)."""
     return complete(model, [{"role": "user", "content": f"summarize unit {i}"}],
-                    cache=store).text
+                    cache=store, endpoints=endpoints).text
 
 
 def test_calls_spread_over_deployments_with_their_own_keys(
@@ -50,15 +51,16 @@ def test_calls_spread_over_deployments_with_their_own_keys(
     (model,) = _settings(tmp_path, a.base_url, b.base_url).test_models()
     assert isinstance(model, RoutedModelConfig) and model.id == "openai/gpt-4o-mini"
     store = Store(tmp_path / "store.sqlite")
+    endpoints = Endpoints()
     for i in range(24):
-        assert _ask(model, i, store).startswith("Summary ")
+        assert _ask(model, i, endpoints, store).startswith("Summary ")
     assert a.successes + b.successes == 24
     assert a.successes >= 3 and b.successes >= 3, (a.successes, b.successes)
     assert a.authorizations == {f"Bearer {KEY_A}"}
     assert b.authorizations == {f"Bearer {KEY_B}"}
     # Cached whichever deployment answered: asking again calls nobody.
     for i in range(24):
-        _ask(model, i, store)
+        _ask(model, i, endpoints, store)
     assert a.successes + b.successes == 24
     # A run record keeps the model, not how it was reached (no deployments, no keys).
     run = BenchmarkRun(id="r", name="n", config=load_settings(None,
@@ -80,8 +82,9 @@ def test_a_failing_deployment_is_routed_around(
     monkeypatch.setenv("KEY_A", KEY_A)
     monkeypatch.setenv("KEY_B", KEY_B)
     (model,) = _settings(tmp_path, broken.base_url, healthy.base_url).test_models()
+    endpoints = Endpoints()
     for i in range(8):
-        assert _ask(model, i).startswith("Summary ")
+        assert _ask(model, i, endpoints).startswith("Summary ")
     assert healthy.successes == 8 and broken.successes == 0
 
 

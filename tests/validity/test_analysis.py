@@ -20,7 +20,7 @@ from pytest_summarybench.validity.analysis import (
     aa_rate,
     analyze,
     family_validity,
-    kendall_tau,
+    ladder_tau,
 )
 
 L1, L2, L3, L4 = LEVEL_IDS
@@ -34,12 +34,12 @@ def config(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
                          families=BUILTIN_FAMILIES).benchmark_config()
 
 
-def test_kendall_tau_by_hand() -> None:
-    assert kendall_tau([0.9, 0.6, 0.3, 0.1]) == pytest.approx(1.0)
+def test_ladder_tau_by_hand() -> None:
+    assert ladder_tau([0.9, 0.6, 0.3, 0.1]) == pytest.approx(1.0)
     # one adjacent swap: 5 concordant, 1 discordant pair of 6
-    assert kendall_tau([0.9, 0.6, 0.1, 0.3]) == pytest.approx(4 / 6)
-    assert kendall_tau([0.1, 0.3, 0.6, 0.9]) == pytest.approx(-1.0)
-    assert kendall_tau([0.5, 0.5, 0.5, 0.5]) is None
+    assert ladder_tau([0.9, 0.6, 0.1, 0.3]) == pytest.approx(4 / 6)
+    assert ladder_tau([0.1, 0.3, 0.6, 0.9]) == pytest.approx(-1.0)
+    assert ladder_tau([0.5, 0.5, 0.5, 0.5]) is None
 
 
 def _scores(rng: np.random.Generator, means: dict[str, float],

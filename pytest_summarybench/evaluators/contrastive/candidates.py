@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from ...core.errors import RunError
 from .distractors import SEMANTIC_BAND, DistractorSet, Features, _Band, _Group, features_of
 
 if TYPE_CHECKING:
@@ -41,8 +42,8 @@ _BLOCK = 64
 _COLUMNS = 16_384
 
 
-class _Stopped(Exception):
-    """The warm-up was told to stop."""
+class _Stopped(RunError):
+    """The warm-up was told to stop (never leaves this module)."""
 
 
 def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit], count: int,

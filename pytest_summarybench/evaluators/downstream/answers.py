@@ -15,10 +15,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ...core.errors import RunError
+
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+#.-]*)[ \t]*\n(.*?)```", re.S)
 
 
-class AnswerError(ValueError):
+class AnswerError(RunError, ValueError):
     """The answer could not be read; the message quotes what was wrong."""
 
 

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
+from ...core.errors import InputError
 from ...llm.families import family_of, same_family
-from ...roles.task import NO_TASK_MODEL, TaskModelError
+from ...roles.task import NO_TASK_MODEL
 from ..base import Answers, EvaluationError, Evaluator, MatrixItem
 from .prompts import PROMPT_VERSION
 from .tasks import Loaded, TaskFileError, TaskType
@@ -154,18 +155,16 @@ class DownstreamEvaluator(Evaluator, ABC):
 
     def task_model(self, ctx: RunContext) -> ModelConfig | None:
         """The run's task model (``ctx.roles.task``); a ``completionModel`` that names
-        no usable model stops the run."""
-        try:
-            return ctx.roles.task
-        except TaskModelError as exc:
-            raise pytest.UsageError(str(exc)) from None
+        no usable model stops the run (``TaskModelError``, an ``InputError``)."""
+        return ctx.roles.task
 
     def tasks(self, ctx: RunContext) -> dict[str, Loaded[Any]]:
         if self._tasks is None:
             try:
                 found = load_tasks(ctx)
             except TaskFileError as exc:
-                raise pytest.UsageError(f"invalid downstream task set: {exc}") from None
+                # It stops the run, as an InputError, named as the task set's.
+                raise InputError(f"invalid downstream task set: {exc}") from None
             self._tasks = {t.task.id: t for t in found.tasks.get(self.kind, [])}
             self._excluded = found.excluded.get(self.kind, [])
         return self._tasks
@@ -188,7 +187,8 @@ class DownstreamEvaluator(Evaluator, ABC):
         from ...llm.scheduler import fetch
 
         try:
-            return fetch(self.request(worker, prompt, ctx), ctx.store, ctx.session)
+            return fetch(self.request(worker, prompt, ctx), ctx.store, ctx.session,
+                         endpoints=ctx.endpoints)
         except ModelCallError as exc:
             raise EvaluationError(f"task model call failed: {exc}") from None
 

@@ -12,12 +12,14 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
+from ...core.errors import RunError
+
 #: Longest report line read from a run (longer ones mark the trace as malformed).
 MAX_LINE = 1_000_000
 MAX_DEPTH = 40
 
 
-class MalformedTrace(ValueError):
+class MalformedTrace(RunError, ValueError):
     """A run's report channel holds something the harness never writes."""
 
 

@@ -12,10 +12,11 @@ import ast
 import textwrap
 from dataclasses import dataclass, field
 
+from ...core.errors import RunError
 from ...schemas import CodeUnit
 
 
-class CompletionError(ValueError):
+class CompletionError(RunError, ValueError):
     """The completion cannot be used (no valid code, no definition of the function)."""
 
 

@@ -21,6 +21,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import Field, ValidationError, field_validator
 
+from ...core.errors import RunError
 from ...core.input_files import (
     InputFileError,
     clip,
@@ -265,7 +266,7 @@ def task_files(location: Path) -> dict[TaskType, list[Loaded[Any]]]:
 
 
 # -- resolution against the extracted units ---------------------------------------------
-class TaskExcluded(Exception):
+class TaskExcluded(RunError):
     """A task refers to code that exists but that this run did not extract (a language,
     path or size the configuration leaves out): the task is left out, not an error."""
 

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
+from ...core.errors import RunError
+from ...llm.endpoints import Endpoints
 from ...llm.requests import ModelRequest
 from ...llm.structured import StructuredMode, response_format
 from ...llm.types import Completion, ModelCallError
@@ -39,7 +41,7 @@ MAX_RAW_CHARS = 2000
 _ERROR_RE = re.compile(r"^judge (\S+) (invalid_output|call_failed): ")
 
 
-class JudgeError(Exception):
+class JudgeError(RunError):
     """A judge gave no usable verdict: its output stayed invalid, or the call failed."""
 
     def __init__(self, judge_id: str, kind: ErrorKind, reason: str, *, raw: str = "",
@@ -168,8 +170,10 @@ class JudgeClient:
     evaluators declare their questions to the scheduler instead)."""
 
     def __init__(self, store: Store | None, *, structured: StructuredMode = "auto",
-                 parse_retries: int = 1) -> None:
+                 parse_retries: int = 1, endpoints: Endpoints | None = None) -> None:
         self.store = store
+        self.endpoints = endpoints or Endpoints()
+        """The rate limiters and breakers its calls share (its own when given none)."""
         self.structured: StructuredMode = structured
         self.parse_retries = parse_retries
 
@@ -196,7 +200,7 @@ class JudgeClient:
                     cache_reject(self.store, ended.unusable)
                 return asked.outcome(answers)
             try:
-                answers[request.key] = fetch(request, self.store)
+                answers[request.key] = fetch(request, self.store, endpoints=self.endpoints)
             except ModelCallError as exc:
                 answers[request.key] = exc
 

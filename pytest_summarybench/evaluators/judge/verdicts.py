@@ -16,13 +16,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ...core.errors import RunError
 from ...llm.json_answer import JSONAnswerError, extract_json_object
 from .prompts import CRITERIA, PAIRWISE_CRITERIA, weighted_average
 
 Side = Literal["A", "B", "tie"]
 
 
-class InvalidVerdict(ValueError):
+class InvalidVerdict(RunError, ValueError):
     """A judge's answer cannot be read as the required JSON object; says why."""
 
 

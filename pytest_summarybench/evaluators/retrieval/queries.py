@@ -231,7 +231,7 @@ def generate_queries(unit: CodeUnit, model: ModelConfig, ctx: RunContext, per_un
     from ..base import reject_answers
 
     request = query_request(unit, model)
-    completion = fetch(request, ctx.store, ctx.session)
+    completion = fetch(request, ctx.store, ctx.session, endpoints=ctx.endpoints)
     try:
         return parse_generated(completion.text, unit.id, per_unit)
     except ValueError:

@@ -125,7 +125,6 @@ class LanguageSpec:
     """Defaults shared by the curly-brace languages; each language overrides what differs."""
 
     key: ClassVar[str]
-    extensions: ClassVar[tuple[str, ...]]
     grammar: ClassVar[tuple[str, str]]
     """(module, function) returning the grammar's language pointer."""
     query: ClassVar[str]
@@ -134,8 +133,6 @@ class LanguageSpec:
     ``@new`` instantiated types, ``@branch`` decision points, ``@import`` imports."""
     class_types: ClassVar[frozenset[str]]
     function_types: ClassVar[frozenset[str]]
-    scope_types: ClassVar[frozenset[str]] = frozenset()
-    """Nodes that qualify names without being units themselves (Rust ``impl``)."""
     comment_types: ClassVar[frozenset[str]] = frozenset({"comment"})
     self_receivers: ClassVar[frozenset[str]] = frozenset({"this", "super"})
     bare_calls_reach_members: ClassVar[bool] = False

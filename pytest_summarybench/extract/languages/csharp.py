@@ -29,7 +29,6 @@ _PARAM_PARTS = ("type", "name", "attribute_list", "modifier", "parameter_modifie
 
 class CSharpSpec(LanguageSpec):
     key = "csharp"
-    extensions = (".cs",)
     grammar = ("tree_sitter_c_sharp", "language")
     class_types = frozenset({"class_declaration", "struct_declaration", "interface_declaration",
                              "record_declaration", "enum_declaration"})

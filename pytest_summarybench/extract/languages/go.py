@@ -19,7 +19,6 @@ _MAJOR_VERSION = re.compile(r"v\d+\Z")
 
 class GoSpec(LanguageSpec):
     key = "go"
-    extensions = (".go",)
     grammar = ("tree_sitter_go", "language")
     distinct_names = True
     class_types = frozenset({"type_spec"})

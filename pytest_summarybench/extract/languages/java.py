@@ -23,7 +23,6 @@ _VISIBILITY = ("public", "private", "protected")
 
 class JavaSpec(LanguageSpec):
     key = "java"
-    extensions = (".java",)
     grammar = ("tree_sitter_java", "language")
     class_types = frozenset({"class_declaration", "interface_declaration", "enum_declaration",
                              "record_declaration", "annotation_type_declaration"})

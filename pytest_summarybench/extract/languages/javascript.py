@@ -74,7 +74,6 @@ def _holds(context: Node, field_name: str, top: Node) -> bool:
 
 class JavaScriptSpec(LanguageSpec):
     key = "javascript"
-    extensions = (".js", ".mjs", ".cjs", ".jsx")
     grammar = ("tree_sitter_javascript", "language")
     class_types = frozenset({"class_declaration", "class"})
     function_types = frozenset({"function_declaration", "generator_function_declaration",

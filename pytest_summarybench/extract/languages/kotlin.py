@@ -142,7 +142,6 @@ def _annotation_run(node: Node) -> list[Node] | None:
 
 class KotlinSpec(LanguageSpec):
     key = "kotlin"
-    extensions = (".kt", ".kts")
     grammar = ("tree_sitter_kotlin", "language")
     distinct_names = True
     class_types = frozenset({"class_declaration", "object_declaration"})

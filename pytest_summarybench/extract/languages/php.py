@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 
 class PhpSpec(LanguageSpec):
     key = "php"
-    extensions = (".php",)
     grammar = ("tree_sitter_php", "language_php")
     distinct_names = True
     class_types = frozenset({"class_declaration", "interface_declaration",

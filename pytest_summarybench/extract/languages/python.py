@@ -29,7 +29,6 @@ def _unquote(literal: str) -> str:
 
 class PythonSpec(LanguageSpec):
     key = "python"
-    extensions = (".py",)
     grammar = ("tree_sitter_python", "language")
     distinct_names = True
     class_types = frozenset({"class_definition"})

@@ -23,7 +23,6 @@ _VISIBILITY_WORDS = ("private", "protected", "public")
 
 class RubySpec(LanguageSpec):
     key = "ruby"
-    extensions = (".rb", ".rake")
     grammar = ("tree_sitter_ruby", "language")
     distinct_names = True
     class_types = frozenset({"class", "module"})

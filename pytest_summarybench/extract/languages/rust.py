@@ -56,12 +56,10 @@ def _type_name(node: Node, src: bytes) -> str | None:
 
 class RustSpec(LanguageSpec):
     key = "rust"
-    extensions = (".rs",)
     grammar = ("tree_sitter_rust", "language")
     distinct_names = True
     class_types = frozenset({"struct_item", "enum_item", "trait_item", "union_item"})
     function_types = frozenset({"function_item"})
-    scope_types = frozenset({"impl_item", "mod_item"})
     comment_types = frozenset({"line_comment", "block_comment"})
     leading_attached = frozenset({"attribute_item"})
     self_receivers = frozenset({"self", "Self"})

@@ -19,7 +19,6 @@ _TYPE_ASSERTION = f"(type_assertion {_FUNCTION_VALUES} @def)"
 
 class TypeScriptSpec(JavaScriptSpec):
     key = "typescript"
-    extensions = (".ts", ".mts", ".cts", ".tsx")
     grammar = ("tree_sitter_typescript", "language_typescript")
     class_types = frozenset({"class_declaration", "class", "abstract_class_declaration",
                              "interface_declaration", "enum_declaration"})
