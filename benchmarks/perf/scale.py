@@ -22,6 +22,10 @@ another folder name). For each size, in fresh processes:
 - ``changed``: after appending a small function to 1% of the files, the same command
   again (the files are restored afterwards).
 
+``--collect-only`` runs the first run only as far as the end of collection (pytest's
+``--collect-only``: extraction into the store, sampling and the matrix, no model call):
+the cost of the codebase's size without the calls, for the memory held per unit.
+
 Each run prints its wall time, CPU time (the run and its children) and peak resident
 memory (the pytest process's ``VmHWM``), and per phase (from ``memory_marks.py``: start to
 configure, extraction and sampling, the rest of collection, generation and preparation,
@@ -111,15 +115,19 @@ def restore(saved: list[tuple[Path, bytes]]) -> None:
 
 
 def run(codebase: Path, output: Path, sample: int, marks: Path,
-        timeout_s: float) -> dict[str, Any]:
+        timeout_s: float, collect_only: bool = False) -> dict[str, Any]:
     """One default offline run; its figures."""
     marks.unlink(missing_ok=True)
     env = {**os.environ, "SB_MEMORY_MARKS": str(marks),
            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, "-m", "pytest", "-p", "summarybench", "-p", "memory_marks",
+    # -P: ``python -m`` would put the working directory (this checkout) ahead of
+    # PYTHONPATH, so another checkout's package given there would not be the one measured.
+    cmd = [sys.executable, "-P", "-m", "pytest", "-p", "summarybench", "-p", "memory_marks",
            str(ROOT / "benchmarks" / "summary"), "-q", "-p", "no:cacheprovider",
            "--sb-codebase", str(codebase), "--sb-output", str(output),
            "--sb-sample-size", str(sample)]
+    if collect_only:
+        cmd.append("--collect-only")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     started = time.time()
@@ -137,7 +145,8 @@ def run(codebase: Path, output: Path, sample: int, marks: Path,
         if marks.is_file() else []
     return {"rc": rc, "wall_s": wall, "cpu_s": cpu, "load": load,
             "load_end": os.getloadavg()[0], "peak_mb": _peak(steps),
-            "phases": phases(steps, started, wall), "tail": tail}
+            "phases": phases(steps, started, wall), "tail": tail,
+            "package": next((s["package"] for s in steps if "package" in s), "?")}
 
 
 def _peak(steps: list[dict[str, Any]]) -> float:
@@ -170,7 +179,7 @@ def show(size: int, units: int, kind: str, figures: dict[str, Any]) -> None:
     print(f"{size:>7,} ({units:,} est. units) {kind:<8} rc={figures['rc']} "
           f"wall {figures['wall_s']:7.1f} s  CPU {figures['cpu_s']:7.1f} s  "
           f"peak {figures['peak_mb']:7.0f} MB  load {figures['load']:.1f}->"
-          f"{figures['load_end']:.1f}", flush=True)
+          f"{figures['load_end']:.1f}  ({figures['package']})", flush=True)
     for label, (w, c) in figures["phases"].items():
         print(f"{'':>12}{label:<32} wall {w:7.1f} s  CPU {c:7.1f} s", flush=True)
     if figures["rc"] not in (0, 1):
@@ -191,6 +200,8 @@ def main() -> None:
     parser.add_argument("--runs", nargs="+", default=["first", "warm", "changed"],
                         choices=["first", "warm", "changed"])
     parser.add_argument("--timeout", type=float, default=3600.0)
+    parser.add_argument("--collect-only", action="store_true",
+                        help="stop each run at the end of collection (no model call)")
     args = parser.parse_args()
     results: dict[int, dict[str, Any]] = {}
     for size in args.sizes:
@@ -203,12 +214,14 @@ def main() -> None:
         for kind in args.runs:
             saved = change_one_percent(codebase) if kind == "changed" else []
             try:
-                figures = run(codebase, output, args.sample, marks, args.timeout)
+                figures = run(codebase, output, args.sample, marks, args.timeout,
+                              args.collect_only)
             finally:
                 restore(saved)
             show(size, units, kind, figures)
             results.setdefault(size, {})[kind] = figures
-        if size == 50000 and args.big_sample and "first" in args.runs:
+        if size == 50000 and args.big_sample and "first" in args.runs \
+                and not args.collect_only:
             big = args.work / f"out-{size}-sample{args.big_sample}"
             shutil.rmtree(big, ignore_errors=True)
             figures = run(codebase, big, args.big_sample, marks, args.timeout)

@@ -104,7 +104,9 @@ def one_round(checkout: Path | None, prompts: int, dev_plugins: bool) -> dict[st
         env["PYTHONUNBUFFERED"] = "1"
         if checkout is not None:
             env["PYTHONPATH"] = str(checkout)
-        command = [sys.executable, "-m", "pytest", "-p", "summarybench",
+        # -P: ``python -m`` would put the working directory (this checkout) ahead of
+        # PYTHONPATH, and the base run would measure this checkout's package.
+        command = [sys.executable, "-P", "-m", "pytest", "-p", "summarybench",
                    str(ROOT / "benchmarks" / "summary"), "--sb-config",
                    str(work / "summarybench.yaml"), "--sb-output", str(work / "out"),
                    "--sb-generate-only", "-q", "-p", "no:cacheprovider",
