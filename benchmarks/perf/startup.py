@@ -165,12 +165,19 @@ def main() -> None:
             r = one_round(checkout, args.prompts, args.dev_plugins)
             results[label].append(r)
             show(label, r)
+    medians: dict[str, dict[str, float]] = {}
     for label, rounds in results.items():
-        medians = {k: statistics.median(r[k] for r in rounds) for k in FIGURES}
-        verdict = ", ".join(f"{k} {'met' if medians[k] <= bar else 'NOT met'} "
+        medians[label] = {k: statistics.median(r[k] for r in rounds) for k in FIGURES}
+        verdict = ", ".join(f"{k} {'met' if medians[label][k] <= bar else 'NOT met'} "
                             f"(<= {bar:g})" for k, bar in BARS.items())
-        print(f"median {label}: " + "  ".join(f"{k} {v:.2f}" for k, v in medians.items())
-              + f"; {verdict}")
+        load = statistics.median(r["load"] for r in rounds)
+        print(f"median {label}: " + "  ".join(f"{k} {v:.2f}"
+                                              for k, v in medians[label].items())
+              + f"; {verdict}; load {load:.1f}")
+    if "base" in medians:
+        print("ratio this/base: " + "  ".join(
+            f"{k} {medians['this'][k] / medians['base'][k]:.2f}" for k in FIGURES
+            if medians["base"][k]))
 
 
 if __name__ == "__main__":
