@@ -7,7 +7,8 @@ Usage::
     python -m venv /tmp/scale-venv && /tmp/scale-venv/bin/pip install --no-deps \\
         django sympy pandas scipy numpy botocore
     python benchmarks/perf/scale.py [--sizes 1000 10000 50000 200000] \\
-        [--site /tmp/scale-venv/lib/python3.11/site-packages] [--work /tmp/sb-scale]
+        [--site /tmp/scale-venv/lib/python3.11/site-packages] [--work /tmp/sb-scale] \\
+        [--collect-only] [--checkout DIR]
 
 The codebases are the Python sources of packages installed in a scratch environment (code
 no one here wrote; nothing is fetched at run time): for each size, the first files in
@@ -115,15 +116,17 @@ def restore(saved: list[tuple[Path, bytes]]) -> None:
 
 
 def run(codebase: Path, output: Path, sample: int, marks: Path,
-        timeout_s: float, collect_only: bool = False) -> dict[str, Any]:
-    """One default offline run; its figures."""
+        timeout_s: float, collect_only: bool = False, checkout: Path = ROOT) -> dict[str, Any]:
+    """One default offline run of ``checkout``'s package; its figures."""
     marks.unlink(missing_ok=True)
     env = {**os.environ, "SB_MEMORY_MARKS": str(marks),
-           "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
-    # -P: ``python -m`` would put the working directory (this checkout) ahead of
-    # PYTHONPATH, so another checkout's package given there would not be the one measured.
+           "PYTHONPATH": os.pathsep.join([str(checkout), str(HERE)])}
+    # Run in the measured checkout, with its rootdir (whose pytest ``pythonpath`` puts it
+    # first on sys.path) and its test file; -P keeps ``python -m`` from adding the
+    # working directory.
     cmd = [sys.executable, "-P", "-m", "pytest", "-p", "summarybench", "-p", "memory_marks",
-           str(ROOT / "benchmarks" / "summary"), "-q", "-p", "no:cacheprovider",
+           str(checkout / "benchmarks" / "summary"), "--rootdir", str(checkout),
+           "-q", "-p", "no:cacheprovider",
            "--sb-codebase", str(codebase), "--sb-output", str(output),
            "--sb-sample-size", str(sample)]
     if collect_only:
@@ -132,7 +135,7 @@ def run(codebase: Path, output: Path, sample: int, marks: Path,
     load = os.getloadavg()[0]
     started = time.time()
     try:
-        proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True,
+        proc = subprocess.run(cmd, env=env, cwd=checkout, capture_output=True, text=True,
                               timeout=timeout_s)
         rc: int | str = proc.returncode
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
@@ -200,6 +203,8 @@ def main() -> None:
     parser.add_argument("--runs", nargs="+", default=["first", "warm", "changed"],
                         choices=["first", "warm", "changed"])
     parser.add_argument("--timeout", type=float, default=3600.0)
+    parser.add_argument("--checkout", type=Path, default=ROOT,
+                        help="the checkout whose package is measured (default: this one)")
     parser.add_argument("--collect-only", action="store_true",
                         help="stop each run at the end of collection (no model call)")
     args = parser.parse_args()
@@ -215,7 +220,7 @@ def main() -> None:
             saved = change_one_percent(codebase) if kind == "changed" else []
             try:
                 figures = run(codebase, output, args.sample, marks, args.timeout,
-                              args.collect_only)
+                              args.collect_only, args.checkout.resolve())
             finally:
                 restore(saved)
             show(size, units, kind, figures)
@@ -224,7 +229,8 @@ def main() -> None:
                 and not args.collect_only:
             big = args.work / f"out-{size}-sample{args.big_sample}"
             shutil.rmtree(big, ignore_errors=True)
-            figures = run(codebase, big, args.big_sample, marks, args.timeout)
+            figures = run(codebase, big, args.big_sample, marks, args.timeout,
+                          checkout=args.checkout.resolve())
             show(size, units, f"first@{args.big_sample}", figures)
     firsts = [(s, r["first"]) for s, r in sorted(results.items()) if "first" in r]
     if len(firsts) >= 2:

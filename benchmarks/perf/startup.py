@@ -104,19 +104,21 @@ def one_round(checkout: Path | None, prompts: int, dev_plugins: bool) -> dict[st
         env["PYTHONUNBUFFERED"] = "1"
         if checkout is not None:
             env["PYTHONPATH"] = str(checkout)
-        # -P: ``python -m`` would put the working directory (this checkout) ahead of
-        # PYTHONPATH, and the base run would measure this checkout's package.
+        # The job runs in the measured checkout, with its rootdir (whose pytest
+        # ``pythonpath`` puts it first on sys.path) and its test file: run from this
+        # checkout, a base given on PYTHONPATH alone would not be the package measured.
+        home = checkout or ROOT
         command = [sys.executable, "-P", "-m", "pytest", "-p", "summarybench",
-                   str(ROOT / "benchmarks" / "summary"), "--sb-config",
+                   str(home / "benchmarks" / "summary"), "--sb-config",
                    str(work / "summarybench.yaml"), "--sb-output", str(work / "out"),
                    "--sb-generate-only", "-q", "-p", "no:cacheprovider",
-                   "--rootdir", str(ROOT)]
+                   "--rootdir", str(home)]
         if not dev_plugins:
             command += ["-p", "no:hypothesispytest"]
         load = os.getloadavg()[0]
         with open(work / "output.txt", "w+") as output:
             started = time.monotonic()
-            job = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT,
+            job = subprocess.Popen(command, cwd=home, stdout=output, stderr=subprocess.STDOUT,
                                    env=env)
             provider.pid = job.pid
             _, status, usage = os.wait4(job.pid, 0)
