@@ -103,10 +103,16 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str,
     # Extraction writes the units' data into a folder beside the store and reads it back
     # a file at a time (``extract/spill.py``): the store's disk, not a temporary file
     # system that may live in memory.
-    with tempfile.TemporaryDirectory(prefix=".summarybench-extraction-",
-                                     dir=store.path.parent) as spill:
-        stream = stream_units(settings.extraction_config(), progress, Path(spill))
-        entries = _store_units(settings, store, run_id, stream, progress)
+    folder = store.path.parent
+    try:
+        with tempfile.TemporaryDirectory(prefix=".summarybench-extraction-",
+                                         dir=folder) as spill:
+            stream = stream_units(settings.extraction_config(), progress, Path(spill))
+            entries = _store_units(settings, store, run_id, stream, progress)
+    except OSError as exc:  # source files that cannot be read are skipped, not raised
+        raise StoreError(f"extraction cannot write its working files in {folder} "
+                         f"({exc.strerror or exc}): free some space there, or point "
+                         "--sb-store (output.store) at another folder") from None
     result = stream.result
     ev = settings.evaluation
     sampled = choose(entries, ev.sampling, ev.sample_size, ev.seed)
