@@ -1,7 +1,8 @@
 """The explorer's size budget: page size, build time and time to first paint in headless
 Chromium, at 100 and 1,000 units x 5 models (one judge, pointwise and pairwise, contrastive
-with nine distractors, retrieval with three queries a unit, a downstream task on one unit
-in twenty), and how fast it answers a reader at that size.
+with nine distractors and contrastive/llm on one unit in ten, retrieval with three queries
+a unit, a downstream task on one unit in twenty and a completion task without tests on
+another), and how fast it answers a reader at that size.
 
 Usage::
 

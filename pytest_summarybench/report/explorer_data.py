@@ -28,9 +28,12 @@ TEXT_CHARS = 4_000
 EXCERPT_CHARS = 800
 #: Characters of a record's details shown for an evaluator the explorer does not know.
 DETAILS_CHARS = 2_000
-#: Units listed under each distractor that beat its target.
+#: Units listed under each option picked instead of its target.
 FOOLED_UNITS = 10
+#: Options listed per evaluator: the first ``FOOLED_SHOWN``, and those tied with the last
+#: of them up to ``FOOLED_TIED``.
 FOOLED_SHOWN = 10
+FOOLED_TIED = 25
 
 #: Outcome filters, each a bit of a unit-model pair's ``out``: (key, what it means).
 OUTCOMES: tuple[tuple[str, str], ...] = (
@@ -98,10 +101,11 @@ class _Builder:
         self.rows: dict[str, _Unit] = {}
         #: unit ids an option or a query's first hit names: listed with the units.
         self.refs: set[str] = set()
-        #: unit ids whose code excerpt the page needs (they beat a target).
+        #: unit ids whose code excerpt the page needs (picked instead of a target).
         self.excerpts: set[str] = set()
-        #: evaluator -> distractor id -> units it beat the target on.
-        self.fooled: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        #: evaluator -> option id -> (unit, model index) of each pick of it over the target.
+        self.fooled: dict[str, dict[str, list[tuple[str, int]]]] = defaultdict(
+            lambda: defaultdict(list))
         #: Judges and criteria, listed once: verdicts refer to them by position.
         self.judges: dict[str, int] = {}
         self.criteria: dict[str, int] = {}
@@ -207,7 +211,7 @@ class _Builder:
             self.mark(row, rec.model_id, "contrastive")
             if picked and picked != rec.unit_id and picked in where:
                 self.excerpts.add(picked)
-                self.fooled[rec.evaluator][picked].append(rec.unit_id)
+                self.fooled[rec.evaluator][picked].append((rec.unit_id, m))
 
     def _retrieval(self, row: _Unit, rec: ScoreRecord, d: Mapping[str, Any]) -> None:
         queries = [q for q in d.get("queries", []) if isinstance(q, Mapping)]
@@ -232,10 +236,16 @@ class _Builder:
         tests = [{"name": _text(t.get("name", ""), 200), "passed": bool(t.get("passed"))}
                  for t in d.get("tests") or [] if isinstance(t, Mapping)]
         success = rec.metrics.get("success")
+        # What the task's outcome is: "passed" or "failed" when it had tests (``success``),
+        # "failed" with a reason, else "untested": a completion task built without tests
+        # records its similarity to the original only, which is not part of any score.
+        outcome = ("failed" if d.get("reason") or (success is not None and success < 1)
+                   else "passed" if success is not None else "untested")
         row.downstream.append({
             "ev": rec.evaluator, "task": _text(d.get("taskId", ""), 200),
             "m": self.index[rec.model_id],
             "metrics": {k: _num(v) for k, v in rec.metrics.items()},
+            "outcome": outcome,
             "reason": _text(d.get("reason") or "", 1000), "answer": _text(answer),
             "tests": tests})
         if (success is not None and success < 1) or d.get("reason"):
@@ -297,13 +307,27 @@ def _ref(unit: CodeUnit, excerpt: bool) -> dict[str, Any]:
 
 
 def _fooled(b: _Builder) -> list[dict[str, Any]]:
-    """Per evaluator, the options that ranked above their target most often."""
+    """Per evaluator, the options picked instead of their target most often: each pick is
+    one (unit, model) whose summary was matched to that option (the top pick only, not
+    every option ranked above the target), with the picks per model and ``tied`` when
+    another option of the evaluator has the same count."""
     out = []
     for evaluator in sorted(b.fooled):
-        counts = Counter({uid: len(units) for uid, units in b.fooled[evaluator].items()})
-        for uid, n in counts.most_common(FOOLED_SHOWN):
-            out.append({"ev": evaluator, "id": uid, "count": n,
-                        "units": sorted(set(b.fooled[evaluator][uid]))[:FOOLED_UNITS]})
+        picks = b.fooled[evaluator]
+        counts = Counter({uid: len(p) for uid, p in picks.items()})
+        ranked = sorted(counts.items(), key=lambda x: (-x[1], x[0]))
+        cut = ranked[FOOLED_SHOWN - 1][1] if len(ranked) >= FOOLED_SHOWN else 0
+        same = Counter(counts.values())
+        for uid, n in ranked[:FOOLED_TIED]:
+            if n < cut:
+                break
+            per_model = [0] * len(b.models)
+            for _, m in picks[uid]:
+                per_model[m] += 1
+            units = sorted({u for u, _ in picks[uid]})
+            out.append({"ev": evaluator, "id": uid, "count": n, "byModel": per_model,
+                        "nUnits": len(units), "units": units[:FOOLED_UNITS],
+                        "tied": same[n] > 1})
     return out
 
 
@@ -338,6 +362,7 @@ def explorer_data(report: BenchmarkReport, inputs: ReportInputs) -> dict[str, An
         "pairCriteria": list(b.pair_criteria),
         "outcomes": [[key, text] for key, text in OUTCOMES],
         "lowScore": low,
+        "textChars": TEXT_CHARS,
         "units": units,
         "refs": refs,
         "fooled": _fooled(b),

@@ -59,12 +59,14 @@ def _reason(good: bool, unit: CodeUnit) -> str:
 
 
 def make_explorer_inputs(n_units: int = 30, n_models: int = 5, seed: int = 3,
-                         hostile: bool = True) -> ReportInputs:
-    """Inputs of a run of ``n_units`` units x ``n_models`` models with a judge, the
-    three other families and one failed item. With ``hostile``, unit ``u0001`` is named
-    ``HOSTILE`` and every model's text about it quotes it."""
+                         hostile: bool = True,
+                         names: tuple[str, ...] = MODELS) -> ReportInputs:
+    """Inputs of a run of ``n_units`` units x ``n_models`` models (the first of
+    ``names``) with a judge, the three other families and one failed item. With
+    ``hostile``, unit ``u0001`` is named ``HOSTILE`` and every model's text about it
+    quotes it."""
     rng = np.random.default_rng(seed)
-    models = list(MODELS[:n_models])
+    models = list(names[:n_models])
     units = [_unit(i) for i in range(n_units)]
     pool = units + [_unit(i) for i in range(n_units, n_units + 40)]  # distractors too
     if hostile and n_units > 1:
@@ -107,6 +109,20 @@ def make_explorer_inputs(n_units: int = 30, n_models: int = 5, seed: int = 3,
                          "tiers": [1, 2, 3, 3, 3, 4, 4, 4, 4][:len(distractors)],
                          "difficulty": "medium",
                          "distractorSimilarities": [0.7] * len(distractors)}))
+            if k % 10 == 3:  # contrastive/llm: the options shuffled per model
+                shown = [options[i] for i in rng.permutation(len(options))]
+                choice = unit.id if good[m] else distractors[2]
+                records.append(ScoreRecord(
+                    unit_id=unit.id, model_id=m, evaluator="contrastive/llm",
+                    nodeid=node + "-l]",
+                    metrics={"correct": float(good[m]),
+                             "predicted_rank": 1.0 if good[m] else 2.0,
+                             "confidence_gap": 0.0},
+                    details={"method": "llm", "llmModel": JUDGE, "options": len(shown),
+                             "optionIds": shown, "targetPosition": shown.index(unit.id) + 1,
+                             "selected": shown.index(choice) + 1, "selectedUnitId": choice,
+                             "confidence": "high", "reasoning": "it validates the total",
+                             "distractorIds": distractors}))
             queries = []
             for q in range(3):
                 rank = 1 if good[m] and q < 2 else int(rng.integers(2, 12))
@@ -133,6 +149,12 @@ def make_explorer_inputs(n_units: int = 30, n_models: int = 5, seed: int = 3,
                     details={"taskId": f"select-{unit.id}", "answer": "2",
                              "selected": unit.name if ok else distractors[0],
                              **({} if ok else {"reason": "chose a similar function"})}))
+            if k % 20 == 10:  # a completion task built without tests: similarity only
+                records.append(ScoreRecord(
+                    unit_id=unit.id, model_id=m, evaluator="downstream/completion",
+                    nodeid=node + "-x]", metrics={"similarity": 0.0},
+                    details={"taskId": f"complete-{unit.id}", "exactMatch": False,
+                             "generatedCode": f"def {unit.name}(db, row):\n    pass"}))
         for a, b in combinations(models, 2):
             node = f"bench.py::test[{unit.id}-{a}~{b}-pairwise-{JUDGE}]"
             if k == 2 and (a, b) == (models[0], models[1]):

@@ -187,3 +187,248 @@ def test_a_reader_filters_sorts_opens_and_follows_links(
                 if e["method"] == "Network.requestWillBeSent"}
     assert requests <= {explorer, report}, f"unexpected requests: {requests}"
     assert _problems(events) == []
+
+
+# -- the frictions of a usability pass on a real run, each as a reader meets it ----------
+
+CELLS = ("Array.from(document.querySelectorAll('#spacer a.row')).map(r => "
+         "[r.getAttribute('data-unit'), Array.from(r.children).slice(4, 9)"
+         ".map(c => [c.className, c.title, c.textContent])])")
+TITLE = ("document.getElementById('unit-title') && "
+         "document.getElementById('unit-title').textContent")
+
+
+@pytest.fixture(scope="module")
+def reader(browser_exe: str, site: tuple[Path, dict[str, Any]],
+           tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One browser for the friction tests; each starts from a fresh load (``_load``) and
+    ends with no script error logged."""
+    with Browser(browser_exe, tmp_path_factory.mktemp("profile"), height=1200) as browser:
+        yield browser
+
+
+def _load(browser: Browser, site: tuple[Path, dict[str, Any]], fragment: str = "") -> None:
+    browser.events.clear()
+    url = (site[0] / "explorer.html").resolve().as_uri()
+    browser.send("Page.navigate", {"url": "about:blank"}, page=True)
+    browser.wait_for("Page.loadEventFired")
+    browser.send("Page.navigate", {"url": url + fragment}, page=True)
+    browser.wait_for("Page.loadEventFired")
+    assert _until(browser, f"location.href === {json.dumps(url + fragment)} && "
+                           "document.body && document.body.getAttribute('data-ready')") == "1"
+    # Every row drawn: 30 units fit a tall list.
+    browser.evaluate("document.getElementById('viewport').style.height = '2000px';"
+                     "document.getElementById('viewport').dispatchEvent(new Event('scroll'))")
+    assert _until(browser, f"document.querySelectorAll('#spacer a.row').length === "
+                           f"{len(site[1]['units'])}")
+
+
+def _open(browser: Browser, unit: dict[str, Any]) -> None:
+    browser.evaluate(f"location.hash = {json.dumps('#unit=' + unit['id'])}")
+    assert _until(browser, f"{TITLE} === {json.dumps(unit['name'])}")
+
+
+@pytest.fixture()
+def clean(reader: Browser) -> Any:
+    yield reader
+    assert _problems(reader.events) == []
+
+
+def test_model_columns_are_told_apart(clean: Browser, site: tuple[Path, dict[str, Any]],
+                                     tmp_path: Path) -> None:
+    _load(clean, site)
+    models = site[1]["models"]
+    heads = clean.evaluate("Array.from(document.querySelectorAll('#list-head span'))"
+                           ".slice(4).map(s => [s.textContent, s.title])")
+    assert [t for t, _ in heads] == [m.split("/", 1)[1] for m in models]
+    assert [title.split(" (")[0] for _, title in heads] == models
+    # Names as a real run has them, in an 800 px window with the difference column:
+    # every label whole, and the page does not scroll sideways.
+    names = ("openai/good-coder", "builtin/docstring", "openai/lazy-coder")
+    inputs = make_explorer_inputs(6, 3, names=names)
+    report = make_explorer_report(inputs)
+    write_reports(report, tmp_path, ["html"], explorer=render_explorer(report, inputs))
+    _load(clean, (tmp_path, explorer_data(report, inputs)), "#sort=disagree")
+    clean.send("Emulation.setDeviceMetricsOverride", {
+        "width": 800, "height": 900, "deviceScaleFactor": 1, "mobile": False}, page=True)
+    try:
+        heads = clean.evaluate("Array.from(document.querySelectorAll('#list-head span'))"
+                               ".slice(4).map(s => [s.textContent,"
+                               " s.scrollWidth <= s.clientWidth])")
+        assert heads == [["good-coder", True], ["docstring", True], ["lazy-coder", True],
+                         ["\u0394 A\u2212B", True]]
+        assert clean.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    finally:
+        clean.send("Emulation.clearDeviceMetricsOverride", {}, page=True)
+
+
+def test_an_evaluator_colours_and_explains_its_own_score(
+        clean: Browser, site: tuple[Path, dict[str, Any]]) -> None:
+    _load(clean, site)
+    data = site[1]
+    by_id = {u["id"]: u for u in data["units"]}
+    models, low, ev = data["models"], data["lowScore"], "contrastive/embedding"
+    _choose(clean, "f-ev", ev)
+    differ = 0
+    for unit_id, cells in clean.evaluate(CELLS):
+        unit = by_id[unit_id]
+        assert len(cells) == len(models) == 5
+        for i, (cls, title, text) in enumerate(cells):
+            s = unit["scores"][ev][i]
+            assert text == f"{s:.3f}"
+            assert ("flag" in cls.split()) == (s < low), (unit_id, i, cls, s)
+            assert title.startswith(f"{models[i]}: {ev} {s:.3f}") and "overall" not in title
+            differ += (s < low) != (unit["overall"][i] < low)
+    assert differ, "the overall and the evaluator's score disagree on some cells"
+
+
+def test_a_completion_task_without_tests_says_so(
+        clean: Browser, site: tuple[Path, dict[str, Any]]) -> None:
+    _load(clean, site)
+    units, models = site[1]["units"], site[1]["models"]
+    _choose(clean, "f-ev", "downstream/completion")
+    assert "has no per-unit score" in clean.evaluate(
+        "document.getElementById('count').textContent")
+    _choose(clean, "f-ev", "")
+    completed = next(u for u in units
+                     if any(t["ev"] == "downstream/completion" for t in u["downstream"]))
+    _open(clean, completed)
+    outcomes = clean.evaluate(
+        "Array.from(document.querySelectorAll('#part-downstream tbody tr')).map(r => "
+        "[r.cells[0].textContent, r.cells[4].textContent])")
+    done = [o for e, o in outcomes if e == "downstream/completion"]
+    assert len(done) == len(models)
+    assert all(o.startswith("no tests ran") and "passed" not in o for o in done)
+    assert "no score on this unit" in clean.evaluate(
+        "document.querySelector('#part-scores').textContent")
+
+
+def test_the_model_filter_highlights_its_model(
+        clean: Browser, site: tuple[Path, dict[str, Any]]) -> None:
+    units, models = site[1]["units"], site[1]["models"]
+    # As the report's low-score table links: a unit and a model.
+    _load(clean, site, f"#unit={units[4]['id']}&model={models[3].replace('/', '%2F')}")
+    assert clean.evaluate("Array.from(document.querySelectorAll('#detail .card.sel'))"
+                          ".map(c => c.getAttribute('data-model'))") == [models[3]]
+    for model in (models[3], models[1]):
+        _choose(clean, "f-model", model)
+        assert clean.evaluate("Array.from(document.querySelectorAll('#list-head .sel'))"
+                              ".map(s => s.getAttribute('data-model'))") == [model]
+        for _, cells in clean.evaluate(CELLS):
+            assert ["sel" in c[0].split() for c in cells] == [m == model for m in models]
+        assert clean.evaluate(TITLE) == units[4]["name"]
+        assert clean.evaluate("Array.from(document.querySelectorAll('#detail .card.sel'))"
+                              ".map(c => c.getAttribute('data-model'))") == [model]
+
+
+def test_links_inside_the_page_keep_the_list_as_it_is(
+        clean: Browser, site: tuple[Path, dict[str, Any]]) -> None:
+    _load(clean, site)
+    data = site[1]
+    models = data["models"]
+    by_id = {u["id"]: u for u in data["units"]}
+    _choose(clean, "f-b", models[2])
+    _choose(clean, "f-sort", "disagree")
+    clean.evaluate("document.getElementById('fooled-panel').open = true")
+    follow = ("(() => {{ const a = document.querySelector({}); a.click(); return new "
+              "URLSearchParams(a.getAttribute('href').slice(1)).get('unit'); }})()")
+    link = clean.evaluate(follow.format(json.dumps("#fooled tbody a[href^='#']")))
+    assert _until(clean, TITLE) == by_id[link]["name"]
+    state = clean.evaluate("location.hash")
+    assert "sort=disagree" in state and f"b={models[2].replace('/', '%2F')}" in state
+    assert clean.evaluate("document.getElementById('f-sort').value") == "disagree"
+    # A link in a unit's contrastive table, after the sort changed with the unit open.
+    _choose(clean, "f-sort", "a-b")
+    option = clean.evaluate(follow.format(json.dumps("#detail table.options a[href^='#']")))
+    assert _until(clean, f"{TITLE} === {json.dumps(by_id[option]['name'])}")
+    assert "sort=a-b" in clean.evaluate("location.hash")
+    # j / k: the next and the previous unit of the list as sorted.
+    order = clean.evaluate("Array.from(document.querySelectorAll('#spacer a.row'))"
+                           ".sort((x, y) => parseFloat(x.style.top) - parseFloat(y.style.top))"
+                           ".map(r => r.getAttribute('data-unit'))")
+    for key, step in (("j", 1), ("k", -1)):
+        before = order.index(clean.evaluate("new URLSearchParams(location.hash.slice(1))"
+                                            ".get('unit')"))
+        clean.evaluate(f"document.body.dispatchEvent(new KeyboardEvent('keydown',"
+                       f" {{key: '{key}', bubbles: true}}))")
+        expected = order[(before + step) % len(order)]
+        assert _until(clean, f"{TITLE} === {json.dumps(by_id[expected]['name'])}"), key
+        assert "sort=a-b" in clean.evaluate("location.hash")
+
+
+def test_the_most_picked_options_are_at_hand_and_say_who_was_fooled(
+        clean: Browser, site: tuple[Path, dict[str, Any]]) -> None:
+    data = site[1]
+    models, fooled = data["models"], data["fooled"]
+    unit = next(u for u in data["units"] if u["contrastive"])
+    _load(clean, site, f"#unit={unit['id']}")
+    # Linked from the unit's contrastive section and from the toolbar; above the unit.
+    assert clean.evaluate("!!document.querySelector('#detail a[data-show=fooled-panel]')")
+    clean.evaluate("document.querySelector('#controls ~ p a[data-show]').click()")
+    assert clean.evaluate("document.getElementById('fooled-panel').open")
+    assert clean.evaluate(
+        "!!(document.getElementById('fooled-panel').compareDocumentPosition("
+        "document.getElementById('detail')) & Node.DOCUMENT_POSITION_FOLLOWING)")
+    assert "picked instead of their target" in clean.evaluate(
+        "document.getElementById('fooled-panel').textContent")
+    rows = clean.evaluate("Array.from(document.querySelectorAll('#fooled tbody tr'))"
+                          ".map(r => Array.from(r.cells).map(c => c.textContent))")
+    assert len(rows) == len(fooled) and any(f["tied"] for f in fooled)
+    for f, row in zip(fooled, rows, strict=True):
+        assert row[2].startswith(("= " if f["tied"] else "") + str(f["count"]) + " on ")
+        for m, n in enumerate(f["byModel"]):
+            assert (f"{models[m].split('/', 1)[1]} {n}" in row[3]) == (n > 0)
+    # An option that is not a sampled unit shows its code in place.
+    outside = [f["id"] for f in fooled if f["id"] in data["refs"]]
+    assert outside
+    codes = clean.evaluate("Array.from(document.querySelectorAll('#fooled tbody tr')).map(r =>"
+                           " r.querySelector('details.ref pre')).map(p => p && p.textContent)")
+    assert [c for c in codes if c] == [data["refs"][i]["code"] for i in outside]
+
+
+def test_search_finds_qualified_names_and_says_when_nothing_matches(
+        clean: Browser, site: tuple[Path, dict[str, Any]]) -> None:
+    _load(clean, site)
+    unit = next(u for u in site[1]["units"] if u["id"] == "u0003")
+    module = unit["path"].rsplit(".", 1)[0]
+    for query in (f"{module.replace('/', '.')}.{unit['name']}",
+                  f"{module.rsplit('/', 1)[1]}.{unit['name']}",
+                  f"{unit['path']}:{unit['name']}"):
+        _choose(clean, "f-q", query)
+        assert [r[0] for r in clean.evaluate(ROWS)] == ["u0003"], query
+    _open(clean, unit)
+    assert not clean.evaluate("document.getElementById('detail').classList.contains('stale')")
+    _choose(clean, "f-q", "no.such.unit")
+    assert "nothing matches" in clean.evaluate("document.getElementById('count').textContent")
+    assert clean.evaluate("document.getElementById('detail').classList.contains('stale')"
+                          " && !document.getElementById('stale-note').hidden")
+
+
+def test_the_helper_pick_is_numbered_as_the_table_and_its_reasoning_labelled(
+        clean: Browser, site: tuple[Path, dict[str, Any]]) -> None:
+    data = site[1]
+    unit = next(u for u in data["units"] if u["id"] == "u0003")
+    _load(clean, site, "#unit=u0003")
+    llm = next(c for c in unit["contrastive"] if c["ev"] == "contrastive/llm")
+    notes = clean.evaluate("Array.from(document.querySelectorAll('#part-contrastive-llm li'))"
+                           ".map(li => li.textContent)")
+    assert len(notes) == len(llm["byModel"])
+    assert any(one["picked"] and one["order"].index(one["picked"]) + 1 != one["picked"]
+               for one in llm["byModel"]), "a model saw its pick under another number"
+    for one, note in zip(llm["byModel"], notes, strict=True):
+        k = one["picked"]
+        assert note.startswith(data["models"][one["m"]] + ": picked " +
+                               ("the target" if k == 0 else f"option {k}, "))
+        assert "Helper's reasoning: " + one["reasoning"] in note
+
+
+def test_the_judge_reasoning_is_the_judge_own_text(
+        clean: Browser, site: tuple[Path, dict[str, Any]]) -> None:
+    biased = next(u for u in site[1]["units"] if u["id"] == "u0005")
+    _load(clean, site, "#unit=u0005")
+    cells = clean.evaluate(
+        "Array.from(document.querySelectorAll('#part-pairwise tbody tr')).map(r => "
+        "[r.querySelector('td.order') && r.querySelector('td.order').textContent,"
+        " r.querySelector('td.reasoning').textContent])")
+    assert {c[1] for c in cells} == {p[5] for p in biased["pairwise"]}
+    assert {c[0] for c in cells} == {"changed with the order"}
