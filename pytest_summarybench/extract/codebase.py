@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.collector import cycle_collection_paused
+from ..core.printable import neutralise, shown_path
 from ..schemas.units import CodeUnit
 from .callgraph import link_calls
 from .config import ExtractionConfig
@@ -30,7 +31,9 @@ logger = logging.getLogger("pytest_summarybench.extract")
 
 
 def _warn(result: ExtractionResult, path: str, reason: str) -> None:
-    line = f"{path}: {reason}"
+    # The path is a repository's file name: quoted as a shell reads it back, control
+    # characters escaped (a name may hold a newline or a terminal's escape sequence).
+    line = f"{shown_path(path)}: {neutralise(reason, one_line=True)}"
     result.warnings.append(line)
     logger.warning("summarybench extract: %s", line)
 
@@ -141,6 +144,7 @@ def _extract_files(config: ExtractionConfig, progress: Progress | None,
 Planned = tuple[str, int, int, dict[str, Any]]
 """A unit to build: its id, the index of its file, its index among the file's emitted
 units (``spill.emitted``) and its relationships."""
+
 
 def _plan(files: list[FileUnits]) -> tuple[list[Planned], list[SpillRef | list[Any]]]:
     """Every emitted unit in order, with its relationships, and where each file's unit

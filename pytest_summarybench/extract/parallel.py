@@ -18,6 +18,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from .bounds import Budget, FileTooComplex
 from .config import ExtractionConfig
 from .files import SourceFile, read_source
 from .prepare import prepare
@@ -39,7 +40,9 @@ def extract_one(source: SourceFile, config: ExtractionConfig) -> Outcome:
     if src is None:
         return source, None, reason
     try:
-        extracted = extract_file(source.path, source.language, src)
+        extracted = extract_file(source.path, source.language, src, Budget())
+    except FileTooComplex as exc:
+        return source, None, str(exc)
     except (RecursionError, MemoryError, ValueError, RuntimeError) as exc:
         return source, None, f"parser failed: {type(exc).__name__}: {exc}"
     prepare(extracted, config)

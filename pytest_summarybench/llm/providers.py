@@ -77,6 +77,10 @@ def _import_litellm() -> ModuleType:
     # Parameters a provider does not take (e.g. frequency_penalty for Anthropic) are
     # dropped rather than failing the call; the recorded parameters are the requested.
     module.drop_params = True
+    # Answers are read through clients that bound their size (llm/transport.py).
+    from .transport import install
+
+    install(module)
     return module
 
 
