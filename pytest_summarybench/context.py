@@ -248,7 +248,17 @@ class RunContext:
 
     @property
     def work_dir(self) -> Path:
-        """Per-run directory for artefacts that are not rows (a vector index, say)."""
-        path = self.settings.output_dir / "work" / self.run_id
+        """This session's directory for artefacts that are not rows (a vector index, say),
+        made on first use: ``work/<run id>/<session id>`` of the output directory. Two
+        sessions of one configuration on one output folder never share one, half built
+        (its xdist workers share their session's); the controller removes it when the
+        session ends (``engine/work_dir.py``)."""
+        path = session_work_dir(self.settings, self.run_id, self.session)
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+
+def session_work_dir(settings: Settings, run_id: str, session: str) -> Path:
+    """Where ``RunContext.work_dir`` is for ``session`` (its token): its first 12 hex
+    digits, as the session's run id; ``local`` for a context made outside a session."""
+    return settings.output_dir / "work" / run_id / (session[:12] or "local")

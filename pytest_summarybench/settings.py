@@ -352,6 +352,7 @@ def load_settings(path: str | Path | None, overrides: dict[str, Any] | None = No
         raise SettingsError(str(exc)) from None
     model = settings_model(declared)
     from .core.input_files import InputFileError, load_yaml
+    from .core.printable import shown_path
 
     data: dict[str, Any] = {}
     if path is not None:
@@ -359,17 +360,18 @@ def load_settings(path: str | Path | None, overrides: dict[str, Any] | None = No
         try:
             text = p.read_text(encoding="utf-8")
         except OSError as exc:
-            raise SettingsError(f"cannot read config file {p}: {exc.strerror}") from exc
+            raise SettingsError(f"cannot read config file {shown_path(p)}: "
+                                f"{exc.strerror}") from exc
         except UnicodeDecodeError as exc:
-            raise SettingsError(f"config file {p} is not UTF-8 text ({exc.reason} at byte "
-                                f"{exc.start})") from None
+            raise SettingsError(f"config file {shown_path(p)} is not UTF-8 text "
+                                f"({exc.reason} at byte {exc.start})") from None
         try:
             loaded = load_yaml(text, str(p))
         except InputFileError as exc:
             raise SettingsError(f"config file {exc}") from None
         if loaded is not None and not isinstance(loaded, dict):
-            raise SettingsError(f"config file {p} must hold a mapping at the top level, "
-                                f"found {type(loaded).__name__}")
+            raise SettingsError(f"config file {shown_path(p)} must hold a mapping at the top "
+                                f"level, found {type(loaded).__name__}")
         data = loaded or {}
         base_dir = p.parent
     for dotted, value in (overrides or {}).items():
@@ -465,14 +467,16 @@ def _fields_at(path: tuple[int | str, ...],
 
 def _describe(exc: ValidationError, path: str | Path | None, model: type[Settings]) -> str:
     from .core.input_files import clip, clip_text
+    from .core.printable import shown_name, shown_path
 
-    where = f" in {path}" if path else ""
+    where = f" in {shown_path(path)}" if path else ""
     lines = []
     # include_input=False would lose the value; each one is clipped instead (a value can
     # be anything the YAML file held, of any size).
     errors = exc.errors(include_url=False)
     for err in errors[:_MAX_ERRORS]:
-        key = ".".join(str(p) for p in err["loc"])
+        # A key of the user's file: escaped, as any name printed (a key may hold ESC).
+        key = shown_name(".".join(str(p) for p in err["loc"]))
         msg = err["msg"]
         if err["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
             msg = "unknown key" + _did_you_mean(err["loc"], model)

@@ -158,13 +158,15 @@ def test_the_yaml_examples_name_models_litellm_lists() -> None:
 # -- commands, markers and hooks ----------------------------------------------------------
 
 def test_every_command_is_documented_and_every_documented_command_exists() -> None:
-    from pytest_summarybench.cli import SUBCOMMANDS
+    from pytest_summarybench.cli import SUBCOMMANDS, extension_commands
 
+    # The built-in commands, and those the installed distributions add (compliance's).
+    commands = set(SUBCOMMANDS) | set(extension_commands())
     documented = set(re.findall(r"`summarybench ([a-z][a-z-]+)", _text("cli.md")))
-    assert set(SUBCOMMANDS) - documented == set(), "commands missing from docs/cli.md"
+    assert commands - documented == set(), "commands missing from docs/cli.md"
     # In code: at the start of a line of a code block, or of an inline code span.
     named = set(re.findall(r"(?:^|`)summarybench ([a-z][a-z-]+)", _all_text(), re.M))
-    assert named - set(SUBCOMMANDS) == set(), "commands the docs name that do not exist"
+    assert named - commands == set(), "commands the docs name that do not exist"
 
 
 def test_every_marker_is_documented() -> None:
@@ -240,7 +242,8 @@ def test_every_path_the_docs_name_exists() -> None:
     ``benchmarks/``...) or at a folder of the package (``llm/limits.py``) exists; a
     ``module.attribute`` ending (``core/vocabulary.Provider``) names an existing module."""
     folders = {p.name for p in PACKAGE.iterdir() if p.is_dir()}
-    tops = {"pytest_summarybench", "tests", "benchmarks", "fixtures", "docs", ".ci"}
+    tops = {"pytest_summarybench", "tests", "benchmarks", "fixtures", "docs", ".ci",
+            "compliance"}
     missing = []
     for page in PAGES:
         for path in re.findall(r"`([A-Za-z0-9_.-]+/[A-Za-z0-9_./-]*)`",

@@ -4,7 +4,7 @@ Usage::
 
     git worktree add /tmp/sb-base <commit>          # the scanner to compare against
     python benchmarks/perf/scanner_time.py [--base /tmp/sb-base] [--rounds 5]
-        [--data benchmarks/compliance/independent_dev.jsonl]
+        [--data compliance/summarybench_compliance/data/independent_dev.jsonl]
 
 Each round scans every example of ``--data`` once in a fresh subprocess per checkout
 (``Scanner()`` built once, as the benchmark's session fixture does; the code parsed and
@@ -25,11 +25,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DATA = ROOT / "benchmarks" / "compliance" / "independent_dev.jsonl"
+DEFAULT_DATA = ROOT / "compliance" / "summarybench_compliance" / "data" / "independent_dev.jsonl"
 
 CHILD = """
-import json, sys, time
-from pytest_summarybench.compliance.scanner import Scanner
+import importlib, json, sys, time
+Scanner = importlib.import_module(sys.argv[2]).Scanner
 codes = [json.loads(line)["input"] for line in open(sys.argv[1], encoding="utf-8")
          if line.strip()]
 scanner = Scanner()
@@ -43,8 +43,14 @@ print(json.dumps({"examples": len(codes), "ms_per_example": spent * 1000 / len(c
 
 
 def measure(checkout: Path, data: Path) -> float:
-    env = {**os.environ, "PYTHONPATH": str(checkout)}
-    done = subprocess.run([sys.executable, "-P", "-c", CHILD, str(data)], env=env,
+    # The scanner's package: its own distribution (compliance/), or, in a checkout from
+    # before it had one, inside the summary package.
+    if (checkout / "compliance" / "summarybench_compliance").is_dir():
+        path, module = checkout / "compliance", "summarybench_compliance.scanner"
+    else:
+        path, module = checkout, "pytest_summarybench.compliance.scanner"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(path), str(checkout)])}
+    done = subprocess.run([sys.executable, "-P", "-c", CHILD, str(data), module], env=env,
                           capture_output=True, text=True, check=True, cwd=checkout)
     return float(json.loads(done.stdout)["ms_per_example"])
 

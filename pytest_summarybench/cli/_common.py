@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, InputError, RunError
+from ..core.printable import shown_path
 
 __all__ = ["CONFIG_FILE", "EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "CliError", "CliFailure"]
 
@@ -157,8 +158,8 @@ def load_with_codebase(path: Path) -> Any:
     """The validated Settings of ``path``, whose codebase must be a readable directory."""
     settings = load_checked(path)
     if not settings.codebase_root.is_dir():
-        raise CliError(f"codebase {str(settings.codebase_root)!r} is not a readable "
-                       f"directory: fix codebase.root in {path}")
+        raise CliError(f"codebase {shown_path(settings.codebase_root)} is not a readable "
+                       f"directory: fix codebase.root in {shown_path(path)}")
     return settings
 
 

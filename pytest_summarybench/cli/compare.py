@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from ..core.printable import shown_name
 from ._common import EXIT_OK, CliError
 from .report import add_store_arguments, explorer_of, load_report, store_path
 
@@ -155,5 +156,6 @@ def run(args: argparse.Namespace) -> int:
         page = explorer_of(args, report.metadata.run.id)
         explorer = page.resolve().as_uri() if page is not None else None
     for line in _lines(report, a, b, args.detailed, labels, explorer):
-        print(line)
+        # Model names, unit paths and names come from the store: escaped, one line each.
+        print(shown_name(line))
     return EXIT_OK

@@ -17,6 +17,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..core.errors import EXIT_OK, EXIT_USAGE
+from ..core.printable import neutralise, shown_name, shown_path
 
 if TYPE_CHECKING:
     from ..extract.result import ExtractionResult
@@ -94,7 +95,7 @@ class _Warnings(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage().removeprefix("summarybench extract: ")
-        print(f"warning: {message}", file=sys.stderr)
+        print(f"warning: {neutralise(message, one_line=True)}", file=sys.stderr)
 
 
 def _config_from(args: argparse.Namespace) -> Any:
@@ -172,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = extract_units(config, Progress())
     except NotADirectoryError as exc:
-        print(f"summarybench extract: {exc}", file=sys.stderr)
+        print(f"summarybench extract: {neutralise(str(exc), one_line=True)}", file=sys.stderr)
         return EXIT_USAGE
     finally:
         logger.removeHandler(handler)
@@ -181,8 +182,10 @@ def run(args: argparse.Namespace) -> int:
     if args.sample is not None:
         units = sample_units(units, args.strategy, args.sample, args.seed)
     for skip in result.skipped:
-        if not any(w.startswith(f"{skip.path}: ") for w in result.warnings):
-            print(f"skipped: {skip.path}: {skip.reason}", file=sys.stderr)
+        shown = shown_path(skip.path)
+        if not any(w.startswith(f"{shown}: ") for w in result.warnings):
+            print(f"skipped: {shown}: {neutralise(skip.reason, one_line=True)}",
+                  file=sys.stderr)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
             for unit in units:
@@ -208,7 +211,8 @@ def _run_configured(args: argparse.Namespace) -> int:
         doc = load_document(path)
         section(doc, "codebase")["languages"] = args.languages
         save_document(path, doc)
-        print(f"{path}: codebase.languages set to {', '.join(args.languages)}")
+        print(f"{shown_path(path)}: codebase.languages set to "
+              f"{shown_name(', '.join(args.languages))}")
     settings = load_with_codebase(path)
     store = Store(settings.store_path)
     ctx = ensure_units(settings, store)
@@ -220,5 +224,5 @@ def _run_configured(args: argparse.Namespace) -> int:
                 fh.write("\n")
     print_counts(units, sys.stdout)
     print(f"run {ctx.run_id}: {len(ctx.units)} of {len(units)} units sampled "
-          f"({settings.evaluation.sampling}); stored in {settings.store_path}")
+          f"({settings.evaluation.sampling}); stored in {shown_path(settings.store_path)}")
     return EXIT_OK

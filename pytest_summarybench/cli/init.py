@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..core.printable import shown_path
 from ._common import CONFIG_FILE, EXIT_OK, CliError, load_checked
 
 TEMPLATE = """\
@@ -90,8 +91,8 @@ def run(args: argparse.Namespace) -> int:
     config = Path(args.config)
     codebase = Path(args.codebase)
     if not codebase.is_dir():
-        raise CliError(f"codebase {args.codebase!r} is not a readable directory: pass the "
-                       f"folder that holds the code")
+        raise CliError(f"codebase {shown_path(args.codebase)} is not a readable directory: "
+                       "pass the folder that holds the code")
     if config.exists() and not args.force:
         raise CliError(f"{config} already exists: edit it, or pass --force to overwrite it")
     root = Path(_relative(codebase.resolve(), config.resolve().parent))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..core.printable import shown_name, shown_path
 from ._common import EXIT_OK
 from .report import DEFAULT_STORE, open_store
 
@@ -28,9 +29,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _row(listing: dict[str, Any]) -> list[str]:
+    """The listing's columns; what the store holds is shown with its control characters
+    and line breaks escaped (a model's name is whatever the configuration said)."""
     date = str(listing.get("date", ""))[:16].replace("T", " ")
-    return [date, str(listing.get("units", "")), ",".join(listing.get("families", [])) or "-",
-            listing.get("top") or "-", ", ".join(listing.get("models", [])) or "-"]
+    return [shown_name(cell) for cell in (
+        date, str(listing.get("units", "")), ",".join(listing.get("families", [])) or "-",
+        str(listing.get("top") or "-"), ", ".join(map(str, listing.get("models", []))) or "-")]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if not runs:
-        print(f"no run in {path} yet: a session that scores keeps its run there")
+        print(f"no run in {shown_path(path)} yet: a session that scores keeps its run there")
         return EXIT_OK
     default = next((r.id for r in runs if r.complete), runs[0].id)
     header = ["  run", "date (UTC)", "status", "units", "families", "top model", "models"]
@@ -52,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     for r, row in zip(runs, rows, strict=True):
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
         if not r.complete and r.listing.get("partial"):
-            print(f"    {r.listing['partial']}")
+            print(f"    {shown_name(str(r.listing['partial']))}")
     print(f"* {default}: the latest complete run, what report and compare show without "
           "--run" if any(r.complete for r in runs) else
           f"* {default}: no run is complete; report and compare show the latest one")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..core.printable import shown_path
 from ._common import (
     CONFIG_FILE,
     CliError,
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
             update={"test": []})}))
     if args.codebase is not None:
         if not Path(args.codebase).is_dir():
-            raise CliError(f"--codebase {args.codebase!r}: not a readable directory")
+            raise CliError(f"--codebase {shown_path(args.codebase)}: not a readable directory")
         argv += ["--sb-codebase", args.codebase]
     if args.sample_size is not None:
         if args.sample_size <= 0:

@@ -30,6 +30,8 @@ MAX_ALIASES = 100
 MAX_NODES = 100_000
 #: Bytes of a YAML configuration file.
 MAX_YAML_BYTES = 1 << 20
+#: Characters of one YAML value or key (a path, a URL, a model id: far shorter).
+MAX_VALUE_CHARS = 1 << 14
 #: Bytes of one JSON line of a queries or task file, and of the whole file.
 MAX_JSON_LINE = 1 << 20
 MAX_JSON_FILE = 64 << 20
@@ -83,8 +85,11 @@ def _loader_class() -> Any:
     """The bounded SafeLoader (built on first use: ``yaml`` is imported lazily). One per
     process, rightly: a class, the same for every session, holding no state of any."""
     import yaml
-    from yaml.events import AliasEvent
+    from yaml.composer import Composer
+    from yaml.constructor import SafeConstructor
+    from yaml.events import AliasEvent, ScalarEvent
     from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+    from yaml.resolver import Resolver
 
     class Refused(yaml.MarkedYAMLError):
         """Valid YAML that this loader will not load (a limit, a duplicate key)."""
@@ -92,18 +97,34 @@ def _loader_class() -> Any:
     def refuse(problem: str, mark: Any) -> Refused:
         return Refused(None, None, problem, mark)
 
-    class BoundedSafeLoader(yaml.SafeLoader):
-        """PyYAML's SafeLoader with depth, alias and expansion limits, refusing duplicate
-        keys. Pure Python on purpose: libyaml's composer recurses in C."""
+    # Events from libyaml's parser when PyYAML has it (a state machine in C: no
+    # recursion), composed here in Python (libyaml's composer recurses in C). The pure
+    # Python scanner reads about a microsecond a character: a 900 KB value took seconds.
+    parser: Any = yaml.SafeLoader
+    if getattr(yaml, "__with_libyaml__", False):
+        from yaml._yaml import CParser
+
+        parser = CParser
+
+    class BoundedSafeLoader(Composer, parser, SafeConstructor, Resolver):  # type: ignore[misc]
+        """A SafeLoader with depth, alias, expansion and value-length limits, refusing
+        duplicate keys; the composer (Python) is ours, the parser libyaml's if present."""
 
         def __init__(self, stream: str) -> None:
-            super().__init__(stream)
+            parser.__init__(self, stream)
+            Composer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
             self._depth = 0
             self._aliases = 0
             self._nodes = 0
 
         def compose_node(self, parent: Node | None, index: Any) -> Node:
             event = self.peek_event()
+            if isinstance(event, ScalarEvent) and len(event.value) > MAX_VALUE_CHARS:
+                raise refuse(f"a value of {len(event.value):,} characters; a configuration "
+                             f"holds names, paths and numbers (at most {MAX_VALUE_CHARS:,} "
+                             "characters each)", event.start_mark)
             if self.check_event(AliasEvent):
                 self._aliases += 1
                 if self._aliases > MAX_ALIASES:

@@ -23,11 +23,11 @@ PAIR_SEP = "~"
 Provider = Literal["anthropic", "openai", "google", "openrouter", "local", "ollama", "builtin"]
 PROVIDERS: tuple[str, ...] = get_args(Provider)
 
-#: Why a model is asked: the model under test writing a summary (``test``), a judge
-#: scoring summaries (``judge``), a helper writing queries or matching summaries to code
-#: (``helper``), the task model of the downstream family (``task``), or a classifier under
-#: evaluation (``classifier``).
-Role = Literal["test", "judge", "helper", "task", "classifier"]
+#: Why a model is asked: the model under test (``test``: writing a summary, or whatever a
+#: hosted benchmark evaluates it on), a judge scoring summaries (``judge``), a helper
+#: writing queries or matching summaries to code (``helper``), or the task model of the
+#: downstream family (``task``).
+Role = Literal["test", "judge", "helper", "task"]
 ROLES: tuple[str, ...] = get_args(Role)
 
 

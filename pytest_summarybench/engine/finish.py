@@ -16,6 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.printable import shown_path
+
 if TYPE_CHECKING:
     from ..aggregate import ReportInputs, Scoring
     from ..context import RunContext
@@ -49,20 +51,26 @@ class RunOutcome:
 class OutputReports:
     """The output directory's reports of the latest complete run (see the module
     docstring): moved aside at most once per session, and only when ``replaces`` says the
-    session's reports are to become the directory's own."""
+    session's reports are to become the directory's own and ``store_usable`` that the
+    store opened and passed its check. A session refused at the store's door (a folder,
+    a FIFO, random bytes, another schema version) renames nothing: moving
+    ``results.json`` aside would overwrite ``results.previous.json``, the baseline a gate
+    may compare with, for a session that never ran."""
 
     def __init__(self, output_dir: Callable[[], Path | None],
-                 replaces: Callable[[], bool], notes: list[str]) -> None:
+                 replaces: Callable[[], bool], notes: list[str],
+                 store_usable: Callable[[], bool] = lambda: True) -> None:
         self._output_dir = output_dir
         self._replaces = replaces
         self._notes = notes
+        self._store_usable = store_usable
         self.retired: dict[Path, Path] | None = None
         """Moved path -> where it went, once moved (None: not yet asked)."""
 
     def retire(self) -> dict[Path, Path]:
         """Move the previous reports aside (once); where each went."""
         if self.retired is None:
-            if not self._replaces():
+            if not self._replaces() or not self._store_usable():
                 return {}
             self.retired = {}
             output_dir = self._output_dir()
@@ -73,7 +81,8 @@ class OutputReports:
             try:
                 self.retired = retire_reports(output_dir)
             except OSError as exc:
-                self._notes.append(f"summarybench: the previous reports in {output_dir} "
+                self._notes.append(f"summarybench: the previous reports in "
+                                   f"{shown_path(output_dir)} "
                                    f"could not be moved aside ({exc.strerror or exc})")
         return self.retired
 
@@ -87,8 +96,9 @@ class OutputReports:
             restore_reports(self.retired)
         except OSError as exc:
             output_dir = self._output_dir()
+            where = shown_path(output_dir) if output_dir is not None else "the output folder"
             self._notes.append(f"summarybench: the previous reports could not be put back "
-                               f"from {output_dir} ({exc.strerror or exc})")
+                               f"from {where} ({exc.strerror or exc})")
 
 
 @dataclass
@@ -187,9 +197,10 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
                                                      families=settings.families)
     except OSError as exc:
         outcome.error = (
-            f"cannot write the reports to {settings.output_dir} ({exc.strerror or exc}): "
+            f"cannot write the reports to {shown_path(settings.output_dir)} "
+            f"({exc.strerror or exc}): "
             "free space there or make it writable, or pass --sb-output DIR; the scores are "
-            f"in the store ({settings.store_path}), `summarybench report --run "
+            f"in the store ({shown_path(settings.store_path)}), `summarybench report --run "
             f"{report.metadata.run.id}` writes them")
         return outcome
     outcome.report = report

@@ -10,15 +10,23 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from collections import Counter
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..context import RunContext
+from ..core.printable import shown_path
 from ..core.progress import Progress
+from ..core.walk import walk_folders
 from ..schemas import BenchmarkRun, CodebaseInfo, CodeUnit
 from ..settings import Settings, SettingsError
 from ..store import Store, StoreError
+
+if TYPE_CHECKING:
+    from ..extract.codebase import UnitStream
 
 #: Units written to the store per transaction while extraction streams them.
 _STORE_BATCH = 2000
@@ -28,20 +36,36 @@ _PRUNE = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy
           ".pytest_cache", ".ruff_cache", "dist", "build", "vendor", "site-packages"}
 
 
-def codebase_fingerprint(root: Path) -> str:
-    """Hash of every file's relative path, size and mtime: changes when the code does."""
+def codebase_fingerprint(root: Path, written: Iterable[Path] = ()) -> str:
+    """Hash of every file's relative path, size and mtime: changes when the code does.
+
+    :param written: paths the run itself writes (its output folder, its store): left out,
+        with every file whose name extends theirs (``store.sqlite-wal``, ``.lock``), so
+        that an output folder inside the codebase does not change the id of every run.
+    """
+    own = [os.path.realpath(p) for p in written]
     h = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in _PRUNE)
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
+    for folder in walk_folders(str(root)):
+        folder.dirs[:] = sorted((d for d in folder.dirs if d.name not in _PRUNE
+                                 and not _written(folder.real, d.name, own)),
+                                key=lambda d: d.name)
+        for entry in sorted(folder.files, key=lambda e: e.name):
+            if _written(folder.real, entry.name, own):
+                continue
             try:
-                st = path.lstat()
+                st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            h.update(f"{path.relative_to(root).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\n"
+            h.update(f"{folder.child_rel(entry.name)}\0{st.st_size}\0{st.st_mtime_ns}\n"
                      .encode())
     return h.hexdigest()[:16]
+
+
+def _written(folder: str, name: str, own: list[str]) -> bool:
+    """Whether ``folder/name`` is one of the run's own paths, or a file beside one named
+    after it (``store.sqlite`` -> ``store.sqlite-wal``, ``store.sqlite.lock``)."""
+    path = os.path.join(folder, name)
+    return any(path == p or (path.startswith(p) and path[len(p)] in "-.") for p in own)
 
 
 def check_codebase(settings: Settings) -> Path:
@@ -49,14 +73,17 @@ def check_codebase(settings: Settings) -> Path:
     root = settings.codebase_root
     if not root.is_dir():
         raise SettingsError(
-            f"codebase.root = {str(root)!r}: not a readable directory; pass --sb-codebase PATH "
-            f"or set codebase.root in summarybench.yaml")
+            f"codebase.root = {shown_path(root)}: not a readable directory; pass "
+            "--sb-codebase PATH or set codebase.root in summarybench.yaml")
     return root
 
 
 def run_id_for(settings: Settings) -> str:
-    """Stable for the same configuration on the same code, so a re-run resumes."""
-    return settings.fingerprint(codebase_fingerprint(check_codebase(settings)))
+    """Stable for the same configuration on the same code, so a re-run resumes (the
+    run's own output folder and store are not part of the code, wherever they are)."""
+    root = check_codebase(settings)
+    return settings.fingerprint(codebase_fingerprint(
+        root, written=(settings.output_dir, settings.store_path)))
 
 
 def ensure_units(settings: Settings, store: Store,
@@ -93,28 +120,22 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str,
     """Extract into the store as units are built (a batch at a time: no step holds every
     unit), then sample from light (id, identity, language, type) rows."""
     from ..extract.codebase import stream_units
-    from ..extract.sampling import choose, identity
+    from ..extract.sampling import choose
 
-    stream = stream_units(settings.extraction_config(), progress)
+    # Extraction writes the units' data into a folder beside the store and reads it back
+    # a file at a time (``extract/spill.py``): the store's disk, not a temporary file
+    # system that may live in memory.
+    folder = store.path.parent
+    try:
+        with tempfile.TemporaryDirectory(prefix=".summarybench-extraction-",
+                                         dir=folder) as spill:
+            stream = stream_units(settings.extraction_config(), progress, Path(spill))
+            entries = _store_units(settings, store, run_id, stream, progress)
+    except OSError as exc:  # source files that cannot be read are skipped, not raised
+        raise StoreError(f"extraction cannot write its working files in {folder} "
+                         f"({exc.strerror or exc}): free some space there, or point "
+                         "--sb-store (output.store) at another folder") from None
     result = stream.result
-    wanted = set(settings.extraction.types)
-    entries: list[tuple[str, str, str, str]] = []
-    store.clear_units(run_id)
-    batch: list[CodeUnit] = []
-    with progress.phase("summarybench storing units", stream.total, unit="unit") as phase:
-        seen = 0
-        for unit in stream.units:
-            seen += 1
-            if unit.type in wanted:
-                entries.append((unit.id, identity(unit), unit.language, unit.type))
-                batch.append(unit)
-            if len(batch) >= _STORE_BATCH or seen % _STORE_BATCH == 0:
-                store.add_units(run_id, len(entries) - len(batch), batch)
-                batch = []
-                phase.advance(seen - phase.done)
-        store.add_units(run_id, len(entries) - len(batch), batch)
-        phase.advance(seen - phase.done)
-        del batch
     ev = settings.evaluation
     sampled = choose(entries, ev.sampling, ev.sample_size, ev.seed)
     store.mark_sampled(run_id, sampled)
@@ -138,6 +159,32 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str,
     store.save_run(run)
     if result.skipped:
         store.skipped_files.save(run_id, [(s.path, s.reason) for s in result.skipped])
+
+
+def _store_units(settings: Settings, store: Store, run_id: str, stream: UnitStream,
+                 progress: Progress) -> list[tuple[str, str, str, str]]:
+    """Store the stream's units a batch at a time; (id, identity, language, type) of each
+    unit of a wanted type, for sampling."""
+    from ..extract.sampling import identity
+
+    wanted = set(settings.extraction.types)
+    entries: list[tuple[str, str, str, str]] = []
+    store.clear_units(run_id)
+    batch: list[CodeUnit] = []
+    with progress.phase("summarybench storing units", stream.total, unit="unit") as phase:
+        seen = 0
+        for unit in stream.units:
+            seen += 1
+            if unit.type in wanted:
+                entries.append((unit.id, identity(unit), unit.language, unit.type))
+                batch.append(unit)
+            if len(batch) >= _STORE_BATCH or seen % _STORE_BATCH == 0:
+                store.add_units(run_id, len(entries) - len(batch), batch)
+                batch = []
+                phase.advance(seen - phase.done)
+        store.add_units(run_id, len(entries) - len(batch), batch)
+        phase.advance(seen - phase.done)
+    return entries
 
 
 def skipped_files(store: Store, run_id: str) -> list[tuple[str, str]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .languages import get_spec
@@ -94,6 +95,31 @@ def _pick(candidates: list[RawUnit], caller: RawUnit, fragment: str | None = Non
     return None
 
 
+class ScopeChain:
+    """Where the bare names of a unit's calls resolve: ``A.m.inner`` -> ``A.m.inner``,
+    ``A.m``, ``A``, ``""``; a file unit's only ``""``. Built when a call first needs it
+    (most calls name nothing of their own file), once per unit."""
+
+    def __init__(self, unit: RawUnit) -> None:
+        self._unit = unit
+        self._names: list[str] | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        if self._names is None:
+            self._names = [""] if self._unit.type == "file" else _prefixes(self._unit.name)
+        return iter(self._names)
+
+
+def _prefixes(name: str) -> list[str]:
+    """``a.b.c`` -> [``a.b.c``, ``a.b``, ``a``, ``""``], one slice each."""
+    out = [name]
+    end = len(name)
+    while end > 0:
+        end = max(name.rfind(".", 0, end), 0)
+        out.append(name[:end])
+    return out
+
+
 class _Resolver:
     def __init__(self, files: list[FileUnits]) -> None:
         self.index = _build_index(files)
@@ -105,16 +131,8 @@ class _Resolver:
                     local.setdefault(b.local, b)
             self.bindings[f.path] = local
 
-    @staticmethod
-    def scope_chain(unit: RawUnit) -> list[str]:
-        """``A.m.inner`` -> [``A.m.inner``, ``A.m``, ``A``, ````]: where bare names resolve."""
-        if unit.type == "file":
-            return [""]
-        parts = unit.name.split(".")
-        return [".".join(parts[:i]) for i in range(len(parts), -1, -1)]
-
     def resolve(self, unit: RawUnit, call: Callee, spec: LanguageSpec,
-                chain: list[str]) -> RawUnit | None:
+                chain: ScopeChain) -> RawUnit | None:
         family = _family(unit.language)
         name = call.name
         receiver = call.receiver
@@ -194,7 +212,7 @@ def link_calls(files: list[FileUnits], emitted: dict[int, str]) -> dict[int, tup
             ids: dict[str, None] = {}
             unresolved: dict[str, None] = {}
             spec = get_spec(unit.language)
-            chain = resolver.scope_chain(unit)
+            chain = ScopeChain(unit)
             for call in unit.calls:
                 target = resolver.resolve(unit, call, spec, chain)
                 target_id = emitted.get(id(target)) if target is not None else None

@@ -12,6 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
+from ..core.errors import InputError
+from ..core.printable import shown_path
+from ..core.walk import file_kind, walk_folders
 from .config import ExtractionConfig
 from .languages import language_for
 from .result import SkippedFile
@@ -97,7 +100,9 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
     Directory symlinks are followed (when configured) but never into a directory already
     visited, which ends symlink loops; those and broken links are reported in ``skipped``.
     A link (folder or file) whose target resolves outside the root is skipped and reported
-    unless ``follow_external_symlinks`` is set.
+    unless ``follow_external_symlinks`` is set. Only regular files are extracted: a FIFO,
+    a device or a socket with a wanted name is reported with its kind. The walk keeps its
+    own stack (``core/walk.py``), so no depth of folders exhausts Python's.
     """
     root = os.path.abspath(config.root_path)
     if not os.path.isdir(root):
@@ -117,35 +122,32 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
         rel = os.path.relpath(err.filename or root, root).replace(os.sep, "/")
         skipped.append(SkippedFile(rel, f"cannot read directory: {err.strerror}"))
 
-    for dirpath, dirnames, filenames in os.walk(root, onerror=on_error, followlinks=follow):
-        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+    for folder in walk_folders(root, follow_links=follow, on_error=on_error):
         kept_dirs = []
         # Real folders first, so a file reachable both ways keeps its real path.
-        ordered = sorted(dirnames, key=lambda d: (os.path.islink(os.path.join(dirpath, d)), d))
-        for d in ordered:
-            rel = rel_dir + d
+        for entry in sorted(folder.dirs, key=lambda e: (e.is_symlink(), e.name)):
+            rel = folder.child_rel(entry.name)
             if exclude is not None and exclude.match(rel + "/"):
                 continue
-            full = os.path.join(dirpath, d)
-            if os.path.islink(full):
+            if entry.is_symlink():
                 if not follow:
                     continue
-                real = os.path.realpath(full)
+                real = os.path.realpath(entry.path)
                 if inside is not None and not inside(real):
-                    skipped.append(SkippedFile(rel, _OUTSIDE.format(what="folder", target=real)))
+                    skipped.append(SkippedFile(rel, _outside("folder", real)))
                     continue
                 if real in seen_dirs:
-                    skipped.append(SkippedFile(
-                        rel, f"symlink to an already visited folder (loop or alias): {real}"))
+                    skipped.append(SkippedFile(rel, "symlink to an already visited folder (loop "
+                                                    f"or alias): {shown_path(real)}"))
                     continue
                 seen_dirs.add(real)
             else:
-                seen_dirs.add(os.path.realpath(full))
-            kept_dirs.append(d)
-        dirnames[:] = kept_dirs
-        for f in sorted(filenames):
-            rel = rel_dir + f
+                seen_dirs.add(os.path.join(folder.real, entry.name))
+            kept_dirs.append(entry)
+        folder.dirs[:] = kept_dirs
+        for entry in sorted(folder.files, key=lambda e: e.name):
+            f = entry.name
+            rel = folder.child_rel(f)
             language = language_for(f)
             if language is None or language not in languages:
                 continue
@@ -155,28 +157,46 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
                 continue
             if skip_tests and is_test_path(rel):
                 continue
-            full = os.path.join(dirpath, f)
-            real = os.path.realpath(full)
-            if os.path.islink(full):
-                if not os.path.exists(full):
+            link = entry.is_symlink()
+            if link:
+                if not os.path.exists(entry.path):
                     skipped.append(SkippedFile(rel, "broken symlink"))
                     continue
                 if not follow:
                     continue
+                real = os.path.realpath(entry.path)
                 if inside is not None and not inside(real):
-                    skipped.append(SkippedFile(rel, _OUTSIDE.format(what="file", target=real)))
+                    skipped.append(SkippedFile(rel, _outside("file", real)))
                     continue
+            else:
+                real = os.path.join(folder.real, f)
+            kind = _kind(entry)
+            if kind is not None:
+                skipped.append(SkippedFile(rel, f"not a regular file: {kind}"))
+                continue
             if real in seen_files:
-                skipped.append(SkippedFile(rel, f"same file as {seen_files[real]} (symlink)"))
+                skipped.append(SkippedFile(
+                    rel, f"same file as {shown_path(seen_files[real])} (symlink)"))
                 continue
             seen_files[real] = rel
-            found.append(SourceFile(rel, full, language))
+            found.append(SourceFile(rel, entry.path, language))
     found.sort(key=lambda s: s.path)
     return found
 
 
-_OUTSIDE = ("symlink to a {what} outside the codebase root ({target}): not followed (set "
-            "codebase.followExternalSymlinks: true to follow it)")
+def _kind(entry: os.DirEntry[str]) -> str | None:
+    """None for a regular file (the usual case costs no system call), else its kind."""
+    try:
+        if entry.is_file():
+            return None
+        return file_kind(entry.stat().st_mode)
+    except OSError as exc:
+        return f"cannot stat ({exc.strerror or exc})"
+
+
+def _outside(what: str, target: str) -> str:
+    return (f"symlink to a {what} outside the codebase root ({shown_path(target)}): not "
+            "followed (set codebase.followExternalSymlinks: true to follow it)")
 
 
 def _inside(real_root: str) -> Callable[[str], bool]:
@@ -203,18 +223,60 @@ def _declared_encoding(src: bytes) -> str | None:
     return None
 
 
+class _Unreadable(InputError):
+    """A file that is not read, and why (the message); caught here, the file is listed as
+    skipped."""
+
+
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+"""Opening never blocks (a FIFO without a writer) nor takes a terminal as ours."""
+_CHUNK = 1 << 20
+
+
+def _read_regular(path: str, limit: int) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them.
+
+    Anything else is refused with its kind before it is opened (a FIFO blocks, a device
+    such as ``/dev/zero`` never ends) and again after (the file may have been replaced).
+    The limit is kept while reading, not by a size checked first: a device reports size
+    0, and a file may grow.
+    """
+    kind = file_kind(os.stat(path).st_mode)
+    if kind is not None:
+        raise _Unreadable(f"not a regular file: {kind}")
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        st = os.fstat(fd)
+        kind = file_kind(st.st_mode)
+        if kind is not None:
+            raise _Unreadable(f"not a regular file: {kind}")
+        if st.st_size > limit:
+            raise _Unreadable(f"file too large: {st.st_size} bytes > maxFileBytes {limit}")
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise _Unreadable(f"file too large: more than maxFileBytes {limit} bytes "
+                                  "(it grew while read)")
+    finally:
+        os.close(fd)
+
+
 def read_source(file: SourceFile, config: ExtractionConfig) -> tuple[bytes | None, str]:
     """The file's bytes, or None and the reason it cannot be extracted.
 
     Reasons starting with ``GENERATED`` are filters doing their job, not bad input.
     """
     try:
-        size = os.path.getsize(file.abspath)
-        if size > config.filters.max_file_bytes:
-            return None, (f"file too large: {size} bytes > maxFileBytes "
-                          f"{config.filters.max_file_bytes}")
-        with open(file.abspath, "rb") as fh:
-            src = fh.read()
+        src = _read_regular(file.abspath, config.filters.max_file_bytes)
+    except _Unreadable as exc:
+        return None, str(exc)
     except OSError as exc:
         return None, f"cannot read: {exc.strerror or exc}"
     if src.startswith(_BOM):

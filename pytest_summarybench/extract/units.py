@@ -14,6 +14,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ..schemas.units import base_name
+from .bounds import Budget, check_definition_depth, check_syntax_depth
 from .languages import get_spec
 from .languages._base import (
     Binding,
@@ -36,6 +37,8 @@ Definition = tuple["Node", int, "Node", bool, str]
 
 FILE = -1
 """Owner index meaning "the file itself"."""
+_CHECK_EVERY = 256
+"""Definitions between two looks at the file's CPU budget."""
 
 
 @dataclass(slots=True)
@@ -77,7 +80,11 @@ class RawUnit:
     uid: str | None = None
     """Content hash, set (by ``prepare``) on the units the configuration emits."""
     data: dict[str, Any] | None = None
-    """The emitted unit's CodeUnit fields but ``id`` and ``relationships``, plain data."""
+    """The emitted unit's CodeUnit fields but ``id`` and ``relationships``, plain data
+    (None once written aside: ``spill.py``)."""
+    line: int = 0
+    """The emitted unit's first line as its CodeUnit gives it (``metadata.start_line``),
+    kept for ordering when ``data`` is written aside."""
 
     @property
     def short_name(self) -> str:
@@ -109,6 +116,8 @@ class FileUnits:
     error_span: tuple[int, int] | None = None
     """First and last line covered by syntax errors (ERROR and MISSING nodes), if any:
     definitions there may be lost to the parser's recovery, not only those counted."""
+    spill: tuple[str, int, int] | None = None
+    """Where the emitted units' data was written aside (``spill.py``), if it was."""
 
     def __reduce__(self) -> tuple[type[FileUnits], tuple[Any, ...]]:
         return FileUnits, _file_state(self)
@@ -139,12 +148,46 @@ def _sweep(starts: list[int], ends: list[int], positions: list[int]) -> list[int
     return owners
 
 
-@lru_cache(maxsize=1 << 16)
 def _callee(language: str, text: bytes, constructor: bool) -> Callee | None:
-    """Parsed, normalized call sites, cached: the same few callee texts recur all over a
-    codebase."""
+    """The call site ``text`` parsed and normalized."""
+    if len(text) > _CALL_TEXT_MAX:  # rare but unbounded: not kept as cache keys
+        return _parse_callee(language, text, constructor)
+    return _cached_callee(language, text, constructor)
+
+
+def _parse_callee(language: str, text: bytes, constructor: bool) -> Callee | None:
     callee = callee_from_text(text.decode("utf-8", "replace"), constructor)
     return get_spec(language).normalize_callee(callee) if callee is not None else None
+
+
+_cached_callee = lru_cache(maxsize=1 << 16)(_parse_callee)
+"""Parsed call sites, cached: the same few callee texts recur all over a codebase."""
+
+
+CALL_TEXT_PER_BYTE = 16
+CALL_TEXT_SLACK = 1 << 16
+"""A file's call sites' texts (what is called, ``a.b(x).c``) may add up to this many
+bytes per byte of source, plus the slack, before long ones are shortened. In a chain of N
+calls each call's text holds the chain before it, N^2 bytes in all: a 1 MB file of
+900-call chains had 430 MB of them; of 20,000 files of real code, none had more than
+twice its size."""
+CALL_TEXT_HEAD = CALL_TEXT_TAIL = 200
+"""Bytes kept of each end of a call text in a file over that budget: the receiver's
+start and the name at the end are what resolves a call."""
+_ELIDED = " \u2026 ".encode()
+_CALL_TEXT_MAX = CALL_TEXT_HEAD + CALL_TEXT_TAIL + len(_ELIDED)
+
+
+def _shortened(src: bytes, start: int, end: int) -> bytes:
+    """``src[start:end]`` with its middle replaced by `` … `` (cut between UTF-8
+    characters)."""
+    head = start + CALL_TEXT_HEAD
+    while head > start and src[head] & 0xC0 == 0x80:  # not inside a character
+        head -= 1
+    tail = end - CALL_TEXT_TAIL
+    while tail < end and src[tail] & 0xC0 == 0x80:
+        tail += 1
+    return src[start:head] + _ELIDED + src[tail:end]
 
 
 def _line_start(src: bytes, pos: int) -> int:
@@ -196,16 +239,25 @@ def _qualify(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
 
 
-def extract_file(path: str, language: str, src: bytes) -> FileUnits:
+def extract_file(path: str, language: str, src: bytes,
+                 budget: Budget | None = None) -> FileUnits:
     """Parse ``src`` once (twice where the language repairs what its grammar wrongly
-    rejects: ``parsing.parse``) and return its definitions with metadata, calls and deps."""
+    rejects: ``parsing.parse``) and return its definitions with metadata, calls and deps.
+
+    Raises ``FileTooComplex`` for a file over a limit of ``extract/bounds.py``: its syntax
+    or its definitions nested too deep, or ``budget`` spent.
+    """
     spec = get_spec(language)
     gkey = grammar_key(language, path)
+    budget = budget or Budget(float("inf"))
     tree = parse(gkey, src)
     root = tree.root_node
+    check_syntax_depth(root)
+    budget.check("after parsing")
     from tree_sitter import QueryCursor
 
     caps = QueryCursor(get_query(gkey)).captures(root)
+    budget.check("after the query")
     errors: list[tuple[int, int, int, int]] = []
     if root.has_error:
         found = QueryCursor(get_error_query(gkey)).captures(root)
@@ -220,8 +272,9 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
     error_span = ((min(e[2] for e in innermost), max(e[3] for e in innermost))
                   if innermost else None)
 
-    defs = _definitions(spec, caps.get("def", []), caps.get("scope", []), src)
-    units, is_scope, owner_index = _build_units(spec, path, language, defs, src)
+    defs = _definitions(spec, caps.get("def", []), caps.get("scope", []), src, budget)
+    check_definition_depth([(d[1], d[0].end_byte) for d in defs])
+    units, is_scope, owner_index = _build_units(spec, path, language, defs, src, budget)
 
     starts = [d[1] for d in defs]
     ends = [d[0].end_byte for d in defs]
@@ -235,24 +288,30 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
             units[owner].has_error = True
             owner = units[owner].parent
 
-    # Calls and decision points: attribute each to its innermost unit.
-    sites = [(n.start_byte, src[n.start_byte:n.end_byte], False) for n in caps.get("call", ())]
-    for node in caps.get("call.method", ()):
-        parent = node.parent
-        start = parent.start_byte if parent is not None else node.start_byte
-        sites.append((node.start_byte, src[start:node.end_byte], False))
-    sites.extend((n.start_byte, src[n.start_byte:n.end_byte], True) for n in caps.get("new", ()))
+    # Calls and decision points: attribute each to its innermost unit. Sites sort as
+    # their texts would: texts at one position start at one byte, so the shorter first.
+    sites = [(n.start_byte, n.start_byte, n.end_byte, False) for n in caps.get("call", ())]
+    for node in caps.get("call.member", ()):
+        member = node.child_by_field_name(spec.member_name_field)
+        if member is not None:
+            sites.append((member.start_byte, node.start_byte, member.end_byte, False))
+    sites.extend((n.start_byte, n.start_byte, n.end_byte, True) for n in caps.get("new", ()))
     sites.sort()
+    shorten = sum(end - start for _, start, end, _ in sites) \
+        > CALL_TEXT_PER_BYTE * len(src) + CALL_TEXT_SLACK
     file_calls: dict[Callee, None] = {}
     # The calls dict of each definition's owner (scope-only definitions hand theirs on).
     owner_calls = [units[o].calls if o != FILE else file_calls for o in owner_index]
     call_owners = _sweep(starts, ends, [site[0] for site in sites])
-    for (_, text, constructor), owner in zip(sites, call_owners, strict=True):
+    for (_, start, end, constructor), owner in zip(sites, call_owners, strict=True):
+        text = _shortened(src, start, end) if shorten and end - start > _CALL_TEXT_MAX \
+            else src[start:end]
         callee = _callee(language, text, constructor)
         if callee is not None:
             (owner_calls[owner] if owner != FILE else file_calls)[callee] = None
 
-    branch_pos = sorted(n.start_byte for n in caps.get("branch", []))
+    branch_pos = sorted([*(n.start_byte for n in caps.get("branch", ())),
+                         *(n.start_byte for n in caps.get("binary", ()) if spec.is_branch(n))])
     file_branches = 0
     for owner, count in Counter(_sweep(starts, ends, branch_pos)).items():
         target = owner_index[owner] if owner != FILE else FILE
@@ -261,6 +320,7 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
         else:
             units[target].branches += count
 
+    budget.check("after the calls")
     bindings: list[Binding] = []
     for node in sorted(caps.get("import", []), key=lambda n: n.start_byte):
         bindings.extend(spec.imports(node, src))
@@ -296,19 +356,35 @@ def extract_file(path: str, language: str, src: bytes) -> FileUnits:
 
 def _innermost(errors: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
     """The errors that contain no other (outer ERROR nodes only wrap the real problem,
-    often with intact definitions inside); the first 1,000 are looked at."""
+    often with intact definitions inside); the first 1,000 are looked at.
+
+    ``errors`` is sorted, so those starting where or after ``e`` starts are ``e``'s
+    equals in start and all that follow: ``e`` contains one of them (itself excepted)
+    when an earlier one starts where it does (it ends no later), or when the least end
+    after it is within ``e``. One pass from the end keeps that least end.
+    """
     head = errors[:1000]
-    return [e for e in head if not any(
-        o is not e and e[0] <= o[0] and o[1] <= e[1] for o in head)] or head
+    kept: list[tuple[int, int, int, int]] = []
+    least_end_after = None
+    for i in range(len(head) - 1, -1, -1):
+        e = head[i]
+        if not (i > 0 and head[i - 1][0] == e[0]) \
+                and (least_end_after is None or least_end_after > e[1]):
+            kept.append(e)
+        least_end_after = e[1] if least_end_after is None else min(least_end_after, e[1])
+    kept.reverse()
+    return kept or head
 
 
 def _definitions(spec: LanguageSpec, def_nodes: list[Node], scope_nodes: list[Node],
-                 src: bytes) -> list[Definition]:
+                 src: bytes, budget: Budget) -> list[Definition]:
     """Every named definition with a body, in source order (anonymous ones are skipped:
     their calls belong to the enclosing unit)."""
     out: list[Definition] = []
     seen: set[tuple[int, int]] = set()
-    for node in def_nodes:
+    for i, node in enumerate(def_nodes):
+        if i % _CHECK_EVERY == 0:
+            budget.check("reading definitions")
         key = (node.start_byte, node.end_byte)
         if key in seen or not spec.is_definition(node):
             continue
@@ -330,7 +406,7 @@ def _definitions(spec: LanguageSpec, def_nodes: list[Node], scope_nodes: list[No
 
 
 def _build_units(spec: LanguageSpec, path: str, language: str,
-                 defs: list[Definition], src: bytes,
+                 defs: list[Definition], src: bytes, budget: Budget,
                  ) -> tuple[list[RawUnit], list[bool], list[int]]:
     """Name, classify and describe each definition; nesting comes from the span sweep."""
     units: list[RawUnit] = []
@@ -340,6 +416,8 @@ def _build_units(spec: LanguageSpec, path: str, language: str,
     owner_index: list[int] = []
     stack: list[int] = []
     for i, (node, start, anchor, scope, own) in enumerate(defs):
+        if i % _CHECK_EVERY == 0:
+            budget.check("describing definitions")
         while stack and defs[stack[-1]][0].end_byte <= start:
             stack.pop()
         parent = stack[-1] if stack else FILE

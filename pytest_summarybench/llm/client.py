@@ -31,7 +31,13 @@ from .endpoints import Endpoints
 from .inflight import asingle_flight, single_flight
 from .limits import RateLimiter, Slot
 from .pricing import call_cost
-from .providers import connection_kwargs, endpoint, litellm, litellm_model_name
+from .providers import (
+    LITELLM_PREFIX,
+    connection_kwargs,
+    endpoint,
+    litellm,
+    litellm_model_name,
+)
 from .redaction import neutralise, redact
 from .retry import (
     DEFAULT_POLICY,
@@ -148,6 +154,14 @@ class _Call:
         return {"model": litellm_model_name(self.model), "messages": self.messages,
                 "timeout": self.timeout_s, "max_retries": 0, "num_retries": 0,
                 **sent, **connection}
+
+    def bounded(self, request: dict[str, Any], *, asynchronous: bool) -> dict[str, Any]:
+        """``request`` with the bounded HTTP client its provider reads through, when it
+        takes one per call (``llm/transport.py``)."""
+        from .transport import call_client
+
+        return {**request, **call_client(LITELLM_PREFIX[self.model.provider],
+                                         asynchronous=asynchronous)}
 
     def client(self) -> Any:
         """What ``completion`` / ``acompletion`` are called on: litellm itself, or the
@@ -309,7 +323,7 @@ def _attempts(call: _Call) -> Completion:
     lib = call.client()
     while True:
         # per attempt: a local GGUF server that died fails the retry with how it ended
-        request = call.request()
+        request = call.bounded(call.request(), asynchronous=False)
         call.slot = call.before_attempt().acquire(call.reserved)
         started = time.perf_counter()
         try:
@@ -341,7 +355,7 @@ async def _aattempts(call: _Call) -> Completion:
     # litellm enforces the timeout; this outer bound only guards against a hung client.
     backstop = call.timeout_s * 1.5 + 1.0
     while True:
-        request = call.request()  # per attempt, as in ``_attempts``
+        request = call.bounded(call.request(), asynchronous=True)  # per attempt
         call.slot = await call.before_attempt().aacquire(call.reserved)
         started = time.perf_counter()
         try:

@@ -15,7 +15,8 @@ keys by the *name* of their variable missed keys named like ``OPENAI_KEY_TEAM_A`
   that ``FEATURE_KEY=true`` does not mask "true" everywhere;
 
 in their plain, JSON-escaped, percent-encoded and HTML-escaped forms, in any case, plus
-anything shaped like a key or a bearer token. ``neutralise`` turns C0/C1 control
+anything shaped like a key or a bearer token. ``neutralise`` (``core/printable.py``, where
+``shown_path`` and ``shown_name`` quote paths and names for the terminal) turns C0/C1 control
 characters (but newline and tab), escape sequences, bidirectional overrides and lone
 surrogates into visible ``\\x1b`` style text, so that an answer cannot clear a screen,
 write the clipboard (OSC 52) or hide text in a report. ``scrub`` does both and bounds the length.
@@ -32,6 +33,8 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
+from ..core.printable import neutralise
+
 #: What a masked secret is replaced with.
 MASK = "***"
 #: Shortest value masked for a variable the configuration or a provider names as a key.
@@ -46,10 +49,6 @@ _LOCATION_NAME = re.compile(r"_(?:SOCK|SOCKET|FILE|PATH|DIR|HOME)$", re.IGNORECA
 _KEY_SHAPES = re.compile(
     r"(sk-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{10,}|Bearer\s+\S+|"
     r"(?i:api[_-]?key)[\"']?\s*[:=]\s*[\"']?[^\s\"',}]+)")
-#: C0 controls but tab and newline, DEL, C1 controls, bidirectional embeddings, overrides
-#: and isolates, and lone surrogates.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_LINE_BREAKS = re.compile(r"\r\n|[\t\n\r\x0b\x0c\x85\u2028\u2029]")
 
 # The variables known to hold keys are the process's, not a session's: a key must stay
 # masked for the life of the process, whoever writes (a later session, a thread still
@@ -167,22 +166,6 @@ def _redact(text: str, pattern: re.Pattern[str] | None, shapes: bool) -> str:
     if pattern is not None:
         text = pattern.sub(MASK, text)
     return _KEY_SHAPES.sub(MASK, text) if shapes else text
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def neutralise(text: str, *, one_line: bool = False) -> str:
-    """``text`` with control characters written out as ``\\x1b``-style escapes: inert in a
-    terminal, a report or a log. Newlines and tabs are kept (CRLF becomes LF); with
-    ``one_line``, every line break and tab becomes a space."""
-    if one_line:
-        text = _LINE_BREAKS.sub(" ", text)
-    elif "\r" in text:
-        text = text.replace("\r\n", "\n")
-    return _CONTROLS.sub(_escape, text)
 
 
 def truncate(text: str, max_chars: int) -> str:

@@ -1,7 +1,7 @@
 """``ModelRequest``: one model call described before it is made.
 
 Every phase that calls models (generation, judges, contrastive matching, query writing,
-downstream tasks, the compliance classifier) describes its calls with these, so that one
+downstream tasks, a hosted benchmark's calls) describes its calls with these, so that one
 scheduler can run them concurrently at each provider's limit, the dry run can count and
 price them from the very same descriptions, and a test can find the answer the scheduler
 already fetched (by ``key``, the response cache's key).

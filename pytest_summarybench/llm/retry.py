@@ -1,15 +1,17 @@
 """Which failures are worth retrying, and how long to wait before the next attempt.
 
-Rate limits (429), server errors (5xx), timeouts, dropped or reset connections and
-malformed response bodies are retried with exponential backoff and jitter; a
+Rate limits (429), server errors (5xx), timeouts and dropped or reset connections are
+retried with exponential backoff and jitter; a
 ``Retry-After`` (or ``retry-after-ms``) from the provider is honoured as the minimum
 wait. A dead or misconfigured endpoint (connection refused, a host name that does not
 resolve, an unreachable network, a TLS certificate that does not verify, HTTP 401, 403
 and 404) fails at once and is marked ``dead_endpoint``, which ``llm/breaker.py`` counts;
 anything else (a bad request) fails at once too: retrying cannot help. An answer we
 refuse to keep (a body that is not UTF-8, text that is not valid Unicode or is far longer
-than ``max_tokens`` allows) is retried once: a provider that sends it twice will keep
-sending it, and each attempt is paid.
+than ``max_tokens`` allows, a body over the transport's limit: ``llm/transport.py``) or
+cannot read (not JSON, JSON of the wrong types: litellm calls it an HTTP 500 of its own)
+is retried once: a provider that sends it twice will keep sending it, and each attempt is
+paid.
 
 litellm reports a refused connection to an OpenAI-compatible server as
 ``InternalServerError`` with status 500 and the text "Connection error.", and a reset
@@ -35,6 +37,7 @@ from urllib.parse import urlsplit
 
 from ..core.errors import RunError
 from .redaction import redact, scrub
+from .transport import AnswerRefused
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 #: Attempts that may end in a rejected answer before the call gives up.
@@ -176,6 +179,28 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
+#: What litellm raised from when it could not read a 2xx answer: a body that is not JSON,
+#: JSON nested too deep for ``json``, or JSON whose types are wrong (``choices`` an object,
+#: ``content`` a list).
+_UNREADABLE = ("JSONDecodeError", "RecursionError", "ValidationError", "APIError")
+
+
+def _unreadable_answer(exc: BaseException) -> bool:
+    """Whether ``exc`` is litellm's report of an answer it received but could not read.
+
+    litellm calls that an HTTP 500 of its own; a server's real 500 has the HTTP client's
+    exception in its chain (httpx, openai, aiohttp), a failure to read a body has a
+    decoding or validation error at its root instead."""
+    links = list(_chain(exc))
+    if any(type(link).__module__.split(".")[0] in ("httpx", "openai", "aiohttp")
+           or isinstance(link, OSError) for link in links):
+        return False
+    root = links[-1]
+    return len(links) > 1 and type(root).__name__ in _UNREADABLE \
+        and (type(root).__name__ != "APIError"
+             or type(root).__module__.split(".")[0] == "litellm")
+
+
 def _request_origin(exc: BaseException) -> str | None:
     """``scheme://host[:port]`` of the request that failed, from the httpx or openai
     exceptions in the chain (litellm's own carry a placeholder request). The path and
@@ -251,8 +276,14 @@ def classify(exc: BaseException, timeout_s: float | None = None,
     after = retry_after_seconds(_headers(exc))
     if isinstance(exc, RejectedAnswer):
         return Failure(f"rejected answer: {_message(exc)}", True, status, rejected=True)
-    if isinstance(exc, MalformedResponse):
-        return Failure(f"malformed response: {_message(exc)}", True, status)
+    if isinstance(exc, MalformedResponse) or _unreadable_answer(exc):
+        # The provider answered (200) with a body that cannot be used: asked once more,
+        # not as a server error (six attempts, 37-50 s a call, for a body that will not
+        # change).
+        return Failure(f"malformed response: {_message(exc)}", True, None, rejected=True)
+    refused = next((link for link in _chain(exc) if isinstance(link, AnswerRefused)), None)
+    if refused is not None:
+        return Failure(f"rejected answer: {_message(refused)}", True, None, rejected=True)
     undecodable = _undecodable(exc)
     if undecodable is not None:
         return Failure(f"rejected answer: the response body is not valid UTF-8 "

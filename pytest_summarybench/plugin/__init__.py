@@ -99,7 +99,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="SQLite store path (default: DIR/store.sqlite).")
     group.addoption("--sb-parallel", metavar="N", type=_positive_int, default=None,
                     help="Concurrent model calls per model, in every phase (generation, "
-                         "judges, helpers, task models, the compliance classifier).")
+                         "judges, helpers, task models, a hosted benchmark's calls).")
     group.addoption("--sb-max-cost", metavar="USD", type=_non_negative_float, default=None,
                     help="Stop starting new model calls once this much was spent.")
     group.addoption("--sb-dry-run", action="store_true", default=False,

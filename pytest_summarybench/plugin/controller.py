@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from ..core.errors import InputError
+from ..core.printable import shown_path
 from ..engine.finish import OutputReports
 from ..engine.warmup import WarmUp, import_model_layer
 from . import options
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
     from ..engine.finish import RunOutcome
+    from ..engine.work_dir import WorkDirClaim
     from ..evaluators import MatrixItem
     from ..schemas import ScoreRecord
     from ..schemas.report import RunSelection
@@ -94,7 +96,8 @@ class Controller:
         """The code-summary benchmark was collected (items selected, or an empty matrix)."""
         self.notes: list[str] = []
         """Lines for the terminal summary when there is no report to show."""
-        self.reports = OutputReports(self._output_dir, self.replaces_latest, self.notes)
+        self.reports = OutputReports(self._output_dir, self.replaces_latest, self.notes,
+                                     self._store_usable)
         """The output directory's own reports (moved aside, put back)."""
         self.model_layer_imported = False
         """litellm's import was started (or found unneeded) at collection."""
@@ -104,11 +107,14 @@ class Controller:
         """What this session selected of the run's matrix, once collection chose."""
         self.outcome: RunOutcome | None = None
         """The end of the run (``engine.finish``), once the session finished."""
+        self.work_dir: WorkDirClaim | None = None
+        """The session's own working folder, once claimed (``engine/work_dir.py``)."""
 
     # -- failing closed ----------------------------------------------------------------
     def stop(self, message: str) -> NoReturn:
         """Stop the session now: one ``ERROR: summarybench: ...`` line on stderr and exit
-        code 4 (pytest's usage error), the previous reports moved aside."""
+        code 4 (pytest's usage error), the previous reports moved aside (unless the store
+        itself is what was refused: ``OutputReports``)."""
         self.fatal = message = " ".join(message.split())  # one line, whatever it quotes
         self.reports.retire()
         raise pytest.UsageError(f"summarybench: {message}")
@@ -127,6 +133,17 @@ class Controller:
 
         return not narrowing_options(config)
 
+    def _store_usable(self) -> bool:
+        """Whether the store opens and passes its check (opened now if it was not yet):
+        the output directory's reports are renamed only then."""
+        from ..store import StoreError
+
+        try:
+            self.state.store.execute("SELECT 1")
+        except (StoreError, pytest.UsageError):
+            return False
+        return True
+
     def _output_dir(self) -> Path | None:
         try:
             return self.state.settings.output_dir
@@ -143,7 +160,7 @@ class Controller:
             with tempfile.TemporaryFile(dir=output_dir):
                 pass
         except OSError as exc:
-            self.stop(f"output directory {output_dir} is not writable "
+            self.stop(f"output directory {shown_path(output_dir)} is not writable "
                       f"({exc.strerror or exc}): make it writable or pass --sb-output DIR")
 
     def finish_early(self, message: str, returncode: int) -> None:
@@ -239,6 +256,7 @@ class Controller:
         try:
             self.selection = session_selection(config, self.state.session_run_id,
                                                self.state.matrix(), selected)
+            self._claim_work_dir()
             with quiet():
                 prepared = prepare_run(
                     self.state.context().restricted(selected_models(selected)),
@@ -253,6 +271,16 @@ class Controller:
         self.generation_summary = prepared.lines
         if prepared.finished_early is not None:
             self.finish_early(*prepared.finished_early)
+
+    def _claim_work_dir(self) -> None:
+        """Hold this session's working folder (its vector index...) until it ends, and
+        remove those of sessions that died: no other session rebuilds it meanwhile."""
+        from ..engine.work_dir import claim_work_dir
+
+        try:
+            self.work_dir = claim_work_dir(self.state.context())
+        except OSError:
+            self.work_dir = None  # an unwritable output folder stops the session next
 
     # -- while the tests run -----------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -449,19 +477,19 @@ class Controller:
         for msg in gate_failures:
             say(tr, f"GATE FAILED: {msg}", red=True)
         results_path = outcome.results_path
-        say(tr, f"results: {results_path}")
+        say(tr, f"results: {shown_path(results_path) if results_path else None}")
         for fmt, path in outcome.report_paths.items():
             if fmt == "explorer":
-                say(tr, f"explorer: {path} (`summarybench view` opens it)")
+                say(tr, f"explorer: {shown_path(path)} (`summarybench view` opens it)")
             elif fmt != "json":
-                say(tr, f"{fmt} report: {path}")
+                say(tr, f"{fmt} report: {shown_path(path)}")
         if run is not None:
             assert results_path is not None
             kept = results_path.parent
             if run.complete:
                 kept = kept / "runs" / run.id
             say(tr, f"run {run.id} ({'complete' if run.complete else 'partial'}) is kept in "
-                    f"the store and in {kept}"
+                    f"the store and in {shown_path(kept)}"
                     + ("" if run.complete else "; the output directory's own reports still "
                                                "show the latest complete run")
                     + "; `summarybench runs` lists the runs")
@@ -473,6 +501,9 @@ class Controller:
         # Reported and written: let the run's records, units and summaries go before
         # pytest's last garbage collections walk every object still alive.
         self._arrived, self._records, self._unsaved = [], None, []
+        if self.work_dir is not None:
+            self.work_dir.release()  # every test has run, in every worker
+            self.work_dir = None
         if self.state.store_opened:
             try:
                 self.state.store.end_session(self.state.token)

@@ -106,7 +106,8 @@ def pytest_summarybench_terminal_summary(terminalreporter: TerminalReporter,
     """Called at the end of the session on the controller with every recorded score.
 
     Each hosted benchmark implements it for its own records (``record.benchmark``): the
-    code-summary benchmark prints its ranking here, the compliance benchmark its tables.
+    code-summary benchmark prints its ranking here, another benchmark its own tables
+    (docs/harness.md).
 
     :param terminalreporter: pytest's terminal reporter, for ``write_sep``/``write_line``.
     :param records: all records of the session, every benchmark, in node id order.

@@ -1,7 +1,7 @@
 """The sentences that say what a report's counts count, shared word for word by the
 terminal summary, the Markdown and the HTML report, so that "units", "items" and a
 win-loss-tie record mean the same in all three; and the fixed-width table the terminal
-summaries print (the compliance benchmark's too: this module imports nothing heavy)."""
+summaries print (a hosted benchmark's too, through ``harness.table_lines``)."""
 
 from __future__ import annotations
 

@@ -85,7 +85,7 @@ class ScoreRecord(SBModel):
 
     This is the unit of data that crosses from xdist workers to the controller on the
     test report; it is benchmark-agnostic so that other benchmarks hosted by the
-    harness (the compliance classifier, for one) use the same path.
+    harness (docs/harness.md) use the same path.
     """
 
     benchmark: str = "summary"

@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from ..core.printable import shown_name, shown_path
 from .errors import _DAMAGED, _UNWRITABLE, StoreError, store_error
 from .schema import SCHEMA, SCHEMA_VERSION
 
@@ -45,7 +46,7 @@ class Database:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(
-                    f"cannot create the store's directory {self.path.parent} "
+                    f"cannot create the store's directory {shown_path(self.path.parent)} "
                     f"({exc.strerror or exc}): {_UNWRITABLE}") from None
             conn: sqlite3.Connection | None = None
             try:
@@ -72,8 +73,8 @@ class Database:
         problem = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
         if problem != "ok":
             problem = " ".join(str(problem).split())[:200]  # SQLite's text has newlines
-            raise StoreError(f"store {self.path} is damaged (quick_check: {problem}): "
-                             f"{_DAMAGED.format(path=self.path)}")
+            raise StoreError(f"store {shown_path(self.path)} is damaged (quick_check: "
+                             f"{problem}): {_DAMAGED.format(path=shown_path(self.path))}")
 
     def _init_schema(self, conn: sqlite3.Connection) -> None:
         _retry(lambda: conn.executescript("BEGIN IMMEDIATE;" + SCHEMA + "COMMIT;"))
@@ -81,10 +82,12 @@ class Database:
         if row is None:
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                          (str(SCHEMA_VERSION),))
-        elif int(row[0]) != SCHEMA_VERSION:
+        elif str(row[0]) != str(SCHEMA_VERSION):
+            # The file's own text (a version, or anything): bounded and escaped.
+            found = shown_name(str(row[0])[:40])
             raise StoreError(
-                f"store {self.path} has schema version {row[0]}, this summarybench needs "
-                f"{SCHEMA_VERSION}; use a new --sb-store path")
+                f"store {shown_path(self.path)} has schema version {found}, this "
+                f"summarybench needs {SCHEMA_VERSION}; use a new --sb-store path")
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from ..core.errors import InputError
+from ..core.printable import shown_path
 
 
 class StoreError(InputError, RuntimeError):
@@ -60,4 +61,5 @@ def store_error(path: Path, exc: BaseException) -> BaseException:
         what, advice = _ADVICE.get(primary, ("failed", "if it happens again, " + _DAMAGED))
     else:  # a row whose JSON no longer parses: the file was changed under us
         what, advice = "holds a damaged row", _DAMAGED
-    return StoreError(f"store {path} {what} ({detail}): {advice.format(path=path)}")
+    shown = shown_path(path)  # pasted back into a shell by whoever reads the advice
+    return StoreError(f"store {shown} {what} ({detail}): {advice.format(path=shown)}")

@@ -178,8 +178,8 @@ class SessionInputs:
 class SessionItems:
     """``session_items``: the items that ``-k``/``-m`` left in an xdist worker, by session
     token, for the controller to prepare: the summary benchmark's matrix items by test id
-    (``plugin/state.py``), another benchmark's under a ``scope`` of its own
-    (``compliance/calls.py``)."""
+    (``plugin/state.py``), a hosted benchmark's under a ``scope`` of its own
+    (``harness.Harness.share``)."""
 
     def __init__(self, db: Database) -> None:
         self._db = db

@@ -24,8 +24,6 @@ from pytest_summarybench.store import StoreError
 
 #: Modules whose exceptions are not the package's, with why.
 NOT_OURS = {
-    "pytest_summarybench.compliance": "the compliance benchmark, leaving for a "
-                                      "distribution of its own",
     "pytest_summarybench.sandbox._child": "a standalone program run inside the sandbox "
                                           "(python -I -S), standard library only",
     "pytest_summarybench.cli.__main__": "runs the command line when imported",

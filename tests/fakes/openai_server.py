@@ -19,6 +19,14 @@ scripted:
   connection with a TCP reset instead of answering), ``"malformed"`` (a 200 with
   a truncated JSON body) or ``"empty"`` (a 200 whose JSON lacks ``choices``) for the
   n-th chat request (1-based); ``faults_from`` builds one from a list or a mapping.
+  Hostile providers: ``"huge"`` (a 500 MB body, its Content-Length says so),
+  ``"unsized"`` (the same without a length, until the connection closes),
+  ``"gzip_bomb"`` (1 MB of gzip that expands to 1 GiB), ``"endless"`` (a chunked body
+  that never ends), ``"drip"`` (a chunked body of one byte every 0.2 s) and
+  ``"wrong_types"`` (a 200 whose JSON has the wrong types: ``choices`` an object,
+  ``content`` a list, ``usage`` a string), ``"deep_json"`` (a 200 whose ``choices`` nest
+  100,000 lists deep: 200 KB). The server counts the body bytes it managed to
+  send (``bytes_sent``).
 
 It counts everything (requests per path, status codes, successful completions per
 request fingerprint) and never counts as successful an answer whose client had already
@@ -28,6 +36,7 @@ stops on ``stop()``, on leaving its ``with`` block, or by itself after ``max_lif
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -37,14 +46,19 @@ import socket
 import struct
 import threading
 import time
+import zlib
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 FAULT_KINDS = ("400", "401", "403", "404", "429", "500", "503", "timeout", "reset",
-               "malformed", "empty")
+               "malformed", "empty", "huge", "unsized", "gzip_bomb", "endless", "drip",
+               "wrong_types", "deep_json")
+#: Hostile answers (``faults``): their sizes.
+HUGE_BYTES = 500 << 20
+BOMB_BYTES = 1 << 30
 _CLIENT_ERRORS = {
     "400": ("invalid request", "invalid_request_error"),
     "401": ("invalid api key", "invalid_request_error"),
@@ -130,6 +144,8 @@ class FakeOpenAIServer:
         self.authorizations: set[str] = set()
         self.abandoned = 0
         """Answers not sent because the client had hung up."""
+        self.bytes_sent = 0
+        """Body bytes of hostile answers the client took before it stopped reading."""
         self.active: Counter[str] = Counter()
         """Requests being answered now (in their latency), per requested model."""
         self.peak: Counter[str] = Counter()
@@ -335,6 +351,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._note_fault(fault)
             self._send_json(200, {"id": "chatcmpl-x", "object": "chat.completion"})
             return
+        if fault == "wrong_types":
+            self._note_fault(fault)
+            self._send_json(200, {"id": "chatcmpl-x", "object": "chat.completion",
+                                  "choices": {"0": {"message": {"content": ["not", "text"]}}},
+                                  "usage": "many tokens"})
+            return
+        if fault == "deep_json":
+            self._note_fault(fault)
+            self._send_raw(200, b'{"id": "chatcmpl-x", "choices": ' + b"[" * 100_000
+                           + b"]" * 100_000 + b"}")
+            return
+        if fault in _HOSTILE:
+            self._note_fault(fault)
+            _HOSTILE[fault](self)
+            return
         try:
             reply = fake.respond(body)
         except Exception as exc:  # a broken script shows up as a 500 naming the error
@@ -410,3 +441,82 @@ class _Handler(BaseHTTPRequestHandler):
                 self.fake.statuses[status] -= 1
             return False
         return True
+
+
+# -- hostile answers -------------------------------------------------------------------------
+_ZEROS = b"0" * (1 << 16)
+
+
+@functools.cache
+def gzip_bomb() -> bytes:
+    """1 MB of gzip that expands to ``BOMB_BYTES`` zero bytes: blocks compressed after a
+    full flush do not refer back, so one 16 MiB block, compressed once, is repeated."""
+    chunk = b"\0" * (1 << 24)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    block = compressor.compress(chunk) + compressor.flush(zlib.Z_FULL_FLUSH)
+    end = compressor.flush(zlib.Z_FINISH)
+    crc = 0
+    for _ in range(BOMB_BYTES // len(chunk)):
+        crc = zlib.crc32(chunk, crc)
+    return (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+            + block * (BOMB_BYTES // len(chunk)) + end
+            + struct.pack("<II", crc, BOMB_BYTES & 0xFFFFFFFF))
+
+
+def _stream(handler: _Handler, headers: dict[str, str], chunks: Iterable[bytes],
+            chunked: bool = False) -> None:
+    """Send a 200 with ``headers`` and the body ``chunks`` until they end or the client
+    stops reading; count what was sent."""
+    fake = handler.fake
+    handler.close_connection = True
+    try:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        for key, value in headers.items():
+            handler.send_header(key, value)
+        if chunked:
+            handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        for chunk in chunks:
+            if fake._stopping.is_set():
+                return
+            handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+            handler.wfile.flush()
+            with fake.lock:
+                fake.bytes_sent += len(chunk)
+        if chunked:
+            handler.wfile.write(b"0\r\n\r\n")
+    except OSError:
+        pass  # the client hung up: what a bounded client does
+
+
+def _huge(handler: _Handler) -> None:
+    _stream(handler, {"Content-Length": str(HUGE_BYTES)},
+            (_ZEROS for _ in range(HUGE_BYTES // len(_ZEROS))))
+
+
+def _unsized(handler: _Handler) -> None:
+    _stream(handler, {"Connection": "close"}, (_ZEROS for _ in range(HUGE_BYTES // len(_ZEROS))))
+
+
+def _bomb(handler: _Handler) -> None:
+    body = gzip_bomb()
+    _stream(handler, {"Content-Encoding": "gzip", "Content-Length": str(len(body))},
+            (body[i:i + (1 << 16)] for i in range(0, len(body), 1 << 16)))
+
+
+def _endless(handler: _Handler) -> None:
+    _stream(handler, {}, iter(lambda: b'{"choices": [' * 4096, None), chunked=True)
+
+
+def _drip(handler: _Handler) -> None:
+    def drops() -> Iterator[bytes]:
+        while not handler.fake._stopping.wait(0.2):
+            yield b" "
+
+    _stream(handler, {}, drops(), chunked=True)
+
+
+_HOSTILE: dict[str, Callable[[_Handler], None]] = {
+    "huge": _huge, "unsized": _unsized, "gzip_bomb": _bomb, "endless": _endless,
+    "drip": _drip}

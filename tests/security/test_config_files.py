@@ -171,3 +171,29 @@ def test_the_cli_refuses_a_bomb_before_editing(tmp_path: Path,
     assert main(["config", "--sample-size", "5"]) == 2
     err = capsys.readouterr().err
     assert "nested deeper than 100 levels" in err and "Traceback" not in err
+
+
+def test_a_900_kb_value_is_one_line_in_milliseconds(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]
+                                                    ) -> None:
+    # Payload: a 900 KB string as a value. Before: `summarybench config` read it four
+    # times in pure Python (the bounded loader twice, ruamel's round trip in and out),
+    # about 2 s of CPU (12 s on a loaded machine), and then stored it.
+    import time
+
+    from pytest_summarybench.cli import main
+
+    cfg = tmp_path / "summarybench.yaml"
+    text = 'name: "' + "a" * 900_000 + '"\nevaluation: {sampleSize: 10}\n'
+    cfg.write_text(text)
+    monkeypatch.chdir(tmp_path)
+    started = time.process_time()
+    assert main(["config", "--sample-size", "5"]) == 2
+    cpu = time.process_time() - started
+    err = capsys.readouterr().err
+    assert err == ("summarybench config: error: summarybench.yaml:1: a value of 900,000 "
+                   "characters; a configuration holds names, paths and numbers (at most "
+                   "16,384 characters each)\n")
+    assert cfg.read_text() == text  # not edited
+    assert cpu < 1.0, f"{cpu:.2f} s of CPU"

@@ -153,15 +153,21 @@ def test_a_body_that_is_not_utf8_is_a_rejected_answer_tried_twice(fake_server: A
 
 def test_an_answer_far_longer_than_max_tokens_is_rejected_and_not_cached(
         fake_server: Any, tmp_path: Any) -> None:
-    server: FakeOpenAIServer = fake_server(respond=lambda body: "word " * 200_000)
-    model = ModelConfig(provider="local", model_name="m", api_endpoint=server.base_url,
-                        max_tokens=100)
-    store = Store(tmp_path / "s.sqlite")
-    with pytest.raises(ModelCallError, match="rejected answer: the answer is 999,999 "
-                                             "characters, more than 11,392"):
-        complete(model, [{"role": "user", "content": "hi"}], cache=store, retry_policy=FAST)
-    assert server.chat_requests == 2
-    assert store.execute("SELECT COUNT(*) FROM llm_cache") == [(0,)]
+    # 1 MB: refused by its length before it is read (llm/transport.py); 100,000
+    # characters: within the body's limit, refused as an answer (llm/answers.py).
+    for words, says in ((200_000, r"rejected answer: the answer is 1,000,\d{3} bytes \(its "
+                                  r"Content-Length\), more than the 202,240 bytes"),
+                        (20_000, "rejected answer: the answer is 99,999 characters, more "
+                                 "than 11,392")):
+        server: FakeOpenAIServer = fake_server(respond=lambda body, n=words: "word " * n)
+        model = ModelConfig(provider="local", model_name="m", api_endpoint=server.base_url,
+                            max_tokens=100)
+        store = Store(tmp_path / f"{words}.sqlite")
+        with pytest.raises(ModelCallError, match=says):
+            complete(model, [{"role": "user", "content": "hi"}], cache=store,
+                     retry_policy=FAST)
+        assert server.chat_requests == 2
+        assert store.execute("SELECT COUNT(*) FROM llm_cache") == [(0,)]
 
 
 def _generation(body: dict[str, Any]) -> str:
@@ -189,7 +195,8 @@ def test_oversized_and_escaped_summaries_stay_out_of_pages_and_terminals(
     text = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in text and "\x1b" not in text
     result.stdout.fnmatch_lines(["*error: openai/gpt-4o-mini: rejected answer: the answer is "
-                                 "3,000,008 characters, more than 16,384*"])
+                                 "3,000,* bytes (its Content-Length), more than the 262,144 "
+                                 "bytes allowed*"])
     out = pytester.path / "out"
     assert (out / "page.html").stat().st_size < 1_000_000
     for name in ("page.html", "report.html", "report.md", "results.json", "explorer.html"):

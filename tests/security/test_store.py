@@ -137,6 +137,15 @@ def _assert_previous_moved(out: Path, previous: dict) -> None:
     assert not list(out.glob("*.tmp"))
 
 
+def _assert_untouched(out: Path, previous: dict) -> None:
+    """A session refused when its store was opened renamed nothing: the earlier session's
+    reports are where they were, and no ``results.previous.json`` (a gate's baseline) was
+    overwritten. The session's exit code (4) and its ERROR line say it did not run."""
+    assert json.loads((out / "results.json").read_text()) == previous
+    assert not (out / "results.previous.json").exists()
+    assert not list(out.glob("*.tmp"))
+
+
 def _data_pages(store: Path, tables: tuple[str, ...]) -> list[int]:
     with contextlib.closing(sqlite3.connect(store)) as conn:
         rows = conn.execute("SELECT name, pageno FROM dbstat").fetchall()
@@ -164,7 +173,8 @@ def test_three_garbage_pages_stop_the_session(pytester: pytest.Pytester,
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     _assert_one_error_line(result, str(store), "is damaged", "move it aside")
     result.stdout.no_fnmatch_line("*skipped*")
-    _assert_previous_moved(pytester.path / "out", previous)
+    # Refused when the store was opened: nothing in the output folder was renamed.
+    _assert_untouched(pytester.path / "out", previous)
 
 
 def test_truncated_store_is_one_line_with_advice(pytester: pytest.Pytester) -> None:
@@ -179,7 +189,43 @@ def test_truncated_store_is_one_line_with_advice(pytester: pytest.Pytester) -> N
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     _assert_one_error_line(result, str(store), "move it aside", "re-run")
-    _assert_previous_moved(pytester.path / "out", previous)
+    _assert_untouched(pytester.path / "out", previous)
+
+
+def _refused_stores(out: Path) -> dict[str, tuple[Path, str]]:
+    """Stores refused when they are opened, and what the ERROR line says of each."""
+    folder = out / "folder.sqlite"
+    folder.mkdir()
+    fifo = out / "fifo.sqlite"
+    os.mkfifo(fifo)
+    noise = out / "noise.sqlite"
+    noise.write_bytes(os.urandom(64 * 1024))
+    newer = out / "newer.sqlite"
+    newer.write_bytes((out / "store.sqlite").read_bytes())
+    with contextlib.closing(sqlite3.connect(newer)) as conn:
+        conn.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+        conn.commit()
+    return {"a folder": (folder, "cannot be opened"), "a FIFO": (fifo, "I/O error"),
+            "random bytes": (noise, "is not an SQLite database"),
+            "schema version 999": (newer, "has schema version 999")}
+
+
+def test_a_store_refused_when_opened_renames_nothing(pytester: pytest.Pytester) -> None:
+    # Payload: the store is a folder, a FIFO, random bytes or a store of schema version
+    # 999. Before: each session had already renamed results.json and both reports to
+    # *.previous.*, overwriting results.previous.json, the gate's baseline.
+    _project(pytester)
+    previous = _healthy_run(pytester)
+    out = pytester.path / "out"
+    (out / "results.previous.json").write_text('{"the gate": "baseline"}')
+    reports = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    for kind, (store, says) in _refused_stores(out).items():
+        result = _run(pytester, "--sb-store", str(store))
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, kind
+        _assert_one_error_line(result, str(store), says)
+        assert json.loads((out / "results.json").read_text()) == previous, kind
+        assert {p.name: p.read_bytes() for p in out.iterdir()
+                if p.is_file() and p.name in reports} == reports, kind
 
 
 def test_a_row_that_no_longer_parses_is_a_damaged_store(tmp_path: Path) -> None:

@@ -129,8 +129,20 @@ class LanguageSpec:
     """(module, function) returning the grammar's language pointer."""
     query: ClassVar[str]
     """Query source. Captures: ``@def`` definitions, ``@scope`` name-only scopes, ``@call``
-    callee expressions, ``@call.method`` method names whose call starts at the parent node,
-    ``@new`` instantiated types, ``@branch`` decision points, ``@import`` imports."""
+    callee expressions, ``@call.member`` member calls (``a.b(x)``: the call site is the
+    text up to the end of its ``member_name_field``), ``@new`` instantiated types,
+    ``@branch`` decision points, ``@binary`` binary expressions (a decision point when
+    their operator is one of ``branch_operators``), ``@import`` imports.
+
+    A pattern must not wait for a child that comes after a subtree where its own node
+    type nests (``(binary_expression operator: "&&")`` waits through the left operand):
+    tree-sitter keeps one pending match per enclosing node, so a chain nested N deep costs
+    N^2 (3,000 chained ``+`` took 3 s). Such patterns capture the node alone, and the
+    child is read here, or anchor the child (``(parenthesized_expression . (arrow_function))``)."""
+    branch_operators: ClassVar[frozenset[str]] = frozenset()
+    """Operators that make a ``@binary`` capture a decision point (``&&``, ``||``)."""
+    member_name_field: ClassVar[str] = "name"
+    """The field of a ``@call.member`` capture holding the called member's name."""
     class_types: ClassVar[frozenset[str]]
     function_types: ClassVar[frozenset[str]]
     comment_types: ClassVar[frozenset[str]] = frozenset({"comment"})
@@ -147,6 +159,11 @@ class LanguageSpec:
     misread_query: ClassVar[str] = ""
     """A tree-sitter query matching what the grammar reads wrongly with no syntax error
     (a declaration read as an expression); a parse it matches goes to ``repair`` too."""
+
+    def is_branch(self, binary: Node) -> bool:
+        """Whether a ``@binary`` capture is a decision point (short-circuit operators)."""
+        operator = binary.child_by_field_name("operator")
+        return operator is not None and operator.type in self.branch_operators
 
     def repair(self, src: bytes) -> bytes | None:
         """For a file whose parse has syntax errors (or matches ``misread_query``): the
@@ -317,6 +334,24 @@ def _strip_type_arguments(text: str) -> str:
     return text
 
 
+_NAME_WINDOW = 1024
+_WORD_RUN = re.compile(r"[\w$]*")
+
+
+def _trailing_name(text: str) -> re.Match[str] | None:
+    """``_CALLEE_NAME`` searched near the end of ``text`` first: a search over the whole
+    text costs its length, and a chain of N calls has N call sites, each with the text of
+    the chain before it."""
+    start = len(text) - _NAME_WINDOW
+    if start <= 0:
+        return _CALLEE_NAME.search(text)
+    m = _CALLEE_NAME.search(text, start)
+    run = _WORD_RUN.match(text, start)
+    if run is not None and run.end() >= (m.start() if m is not None else len(text) - 1):
+        return _CALLEE_NAME.search(text)  # the name may begin before the window
+    return m
+
+
 def callee_from_text(text: str, constructor: bool = False) -> Callee | None:
     """Split the callee expression of a call site into receiver and name.
 
@@ -333,7 +368,7 @@ def callee_from_text(text: str, constructor: bool = False) -> Callee | None:
         return Callee(head, tail, constructor)
     if text.endswith(">"):
         text = _strip_type_arguments(text)
-    m = _CALLEE_NAME.search(text)
+    m = _trailing_name(text)
     if m is None:
         return None
     rest = text[:m.start()].rstrip()

@@ -29,6 +29,7 @@ _PARAM_PARTS = ("type", "name", "attribute_list", "modifier", "parameter_modifie
 
 class CSharpSpec(LanguageSpec):
     key = "csharp"
+    branch_operators = frozenset({"&&", "||", "??"})
     grammar = ("tree_sitter_c_sharp", "language")
     class_types = frozenset({"class_declaration", "struct_declaration", "interface_declaration",
                              "record_declaration", "enum_declaration"})
@@ -45,7 +46,7 @@ class CSharpSpec(LanguageSpec):
     [(if_statement) (for_statement) (foreach_statement) (while_statement) (do_statement)
      (catch_clause) (conditional_expression) (switch_section) (switch_expression_arm)]
       @branch
-    (binary_expression operator: ["&&" "||" "??"]) @branch
+    (binary_expression) @binary
     (using_directive) @import
     """
 

@@ -19,6 +19,7 @@ _MAJOR_VERSION = re.compile(r"v\d+\Z")
 
 class GoSpec(LanguageSpec):
     key = "go"
+    branch_operators = frozenset({"&&", "||"})
     grammar = ("tree_sitter_go", "language")
     distinct_names = True
     class_types = frozenset({"type_spec"})
@@ -31,7 +32,7 @@ class GoSpec(LanguageSpec):
     (composite_literal type: [(type_identifier) (qualified_type) (generic_type)] @new)
     [(if_statement) (for_statement) (expression_case) (type_case) (communication_case)]
       @branch
-    (binary_expression operator: ["&&" "||"]) @branch
+    (binary_expression) @binary
     (import_spec) @import
     """
 

@@ -23,6 +23,7 @@ _VISIBILITY = ("public", "private", "protected")
 
 class JavaSpec(LanguageSpec):
     key = "java"
+    branch_operators = frozenset({"&&", "||"})
     grammar = ("tree_sitter_java", "language")
     class_types = frozenset({"class_declaration", "interface_declaration", "enum_declaration",
                              "record_declaration", "annotation_type_declaration"})
@@ -37,12 +38,12 @@ class JavaSpec(LanguageSpec):
     [(class_declaration) (interface_declaration) (enum_declaration) (record_declaration)
      (annotation_type_declaration) (method_declaration) (constructor_declaration)
      (compact_constructor_declaration)] @def
-    (method_invocation name: (_) @call.method)
+    (method_invocation) @call.member
     (object_creation_expression type: (_) @new)
     [(if_statement) (for_statement) (enhanced_for_statement) (while_statement)
      (do_statement) (catch_clause) (ternary_expression)] @branch
     (switch_label (_)) @branch
-    (binary_expression operator: ["&&" "||"]) @branch
+    (binary_expression) @binary
     (import_declaration) @import
     """
 

@@ -37,19 +37,27 @@ WRAPPERS = frozenset({"parenthesized_expression", "as_expression", "satisfies_ex
                       "non_null_expression", "type_assertion"})
 """Expressions that only wrap a value (``(f)``, ``f as T``, ``f satisfies T``, ``f!``,
 ``<T>f``): a function inside one is named by what names the wrapper."""
+_WRAPPED = "({wrapper} . " + _FUNCTION_VALUES + " @def)"
+"""A function value a wrapper holds first. Anchored: an unanchored child pattern waits
+through every child of every enclosing wrapper, which is quadratic in how deep they nest
+(``((((...))))``)."""
+_PARENTHESIZED = (_WRAPPED.format(wrapper="parenthesized_expression")
+                  + "\n    (parenthesized_expression . (comment) . " + _FUNCTION_VALUES
+                  + " @def)")
+"""A function value in parentheses, after at most one comment."""
 _SIMPLE_TYPE = re.compile(r"[A-Za-z_$][\w$.]*(\[\])*")
 
 JS_BRANCHES = """
     [(if_statement) (for_statement) (for_in_statement) (while_statement) (do_statement)
      (switch_case) (catch_clause) (ternary_expression)] @branch
-    (binary_expression operator: ["&&" "||" "??"]) @branch
+    (binary_expression) @binary
 """
 JS_CALLS_AND_IMPORTS = """
     (call_expression function: (_) @call)
     (new_expression constructor: (_) @new)
     (import_statement) @import
     (variable_declarator
-      value: (call_expression function: (identifier) @_req arguments: (arguments (string)))
+      value: (call_expression function: (identifier) @_req arguments: (arguments . (string)))
       (#eq? @_req "require")) @import
 """
 
@@ -74,6 +82,7 @@ def _holds(context: Node, field_name: str, top: Node) -> bool:
 
 class JavaScriptSpec(LanguageSpec):
     key = "javascript"
+    branch_operators = frozenset({"&&", "||", "??"})
     grammar = ("tree_sitter_javascript", "language")
     class_types = frozenset({"class_declaration", "class"})
     function_types = frozenset({"function_declaration", "generator_function_declaration",
@@ -92,9 +101,9 @@ class JavaScriptSpec(LanguageSpec):
     (assignment_expression left: [(member_expression) (identifier)]
                            right: {_FUNCTION_VALUES} @def)
     (export_statement value: {_FUNCTION_VALUES} @def)
-    (parenthesized_expression {_FUNCTION_VALUES} @def)
+    {_PARENTHESIZED}
     (variable_declarator name: (identifier)
-                         value: [(object) (parenthesized_expression (object))] @scope)
+                         value: [(object) (parenthesized_expression . (object))] @scope)
     {JS_BRANCHES}
     {JS_CALLS_AND_IMPORTS}
     """

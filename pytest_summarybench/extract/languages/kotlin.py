@@ -142,6 +142,7 @@ def _annotation_run(node: Node) -> list[Node] | None:
 
 class KotlinSpec(LanguageSpec):
     key = "kotlin"
+    branch_operators = frozenset({"&&", "||", "?:"})
     grammar = ("tree_sitter_kotlin", "language")
     distinct_names = True
     class_types = frozenset({"class_declaration", "object_declaration"})
@@ -155,7 +156,7 @@ class KotlinSpec(LanguageSpec):
     [(if_expression) (for_statement) (while_statement) (do_while_statement) (catch_block)]
       @branch
     (when_entry condition: (_)) @branch
-    (binary_expression operator: ["&&" "||" "?:"]) @branch
+    (binary_expression) @binary
     (import) @import
     """
 

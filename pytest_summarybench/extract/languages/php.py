@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 class PhpSpec(LanguageSpec):
     key = "php"
+    branch_operators = frozenset({"&&", "||", "and", "or", "??"})
     grammar = ("tree_sitter_php", "language_php")
     distinct_names = True
     class_types = frozenset({"class_declaration", "interface_declaration",
@@ -31,14 +32,13 @@ class PhpSpec(LanguageSpec):
      (function_definition) (method_declaration)] @def
     (anonymous_class) @scope
     (function_call_expression function: (_) @call)
-    [(member_call_expression name: (_) @call.method)
-     (nullsafe_member_call_expression name: (_) @call.method)
-     (scoped_call_expression name: (_) @call.method)]
+    [(member_call_expression) (nullsafe_member_call_expression) (scoped_call_expression)]
+      @call.member
     (object_creation_expression [(name) (qualified_name)] @new)
     [(if_statement) (else_if_clause) (for_statement) (foreach_statement) (while_statement)
      (do_statement) (catch_clause) (conditional_expression) (case_statement)
      (match_conditional_expression)] @branch
-    (binary_expression operator: ["&&" "||" "and" "or" "??"]) @branch
+    (binary_expression) @binary
     (namespace_use_declaration) @import
     """
 

@@ -23,6 +23,8 @@ _VISIBILITY_WORDS = ("private", "protected", "public")
 
 class RubySpec(LanguageSpec):
     key = "ruby"
+    branch_operators = frozenset({"&&", "||", "and", "or"})
+    member_name_field = "method"
     grammar = ("tree_sitter_ruby", "language")
     distinct_names = True
     class_types = frozenset({"class", "module"})
@@ -32,12 +34,12 @@ class RubySpec(LanguageSpec):
     query = """
     [(class) (module) (method) (singleton_method)] @def
     (singleton_class) @scope
-    (call method: (_) @call.method)
+    (call) @call.member
     [(if) (elsif) (unless) (while) (until) (for) (when) (rescue) (conditional)
      (if_modifier) (unless_modifier) (while_modifier) (until_modifier) (rescue_modifier)]
       @branch
-    (binary operator: ["&&" "||" "and" "or"]) @branch
-    (call method: (identifier) @_req arguments: (argument_list (string))
+    (binary) @binary
+    (call . method: (identifier) @_req arguments: (argument_list . (string))
       (#any-of? @_req "require" "require_relative")) @import
     """
 

@@ -56,6 +56,7 @@ def _type_name(node: Node, src: bytes) -> str | None:
 
 class RustSpec(LanguageSpec):
     key = "rust"
+    branch_operators = frozenset({"&&", "||"})
     grammar = ("tree_sitter_rust", "language")
     distinct_names = True
     class_types = frozenset({"struct_item", "enum_item", "trait_item", "union_item"})
@@ -69,7 +70,7 @@ class RustSpec(LanguageSpec):
     (call_expression function: (_) @call)
     (struct_expression name: (_) @new)
     [(if_expression) (match_arm) (while_expression) (for_expression)] @branch
-    (binary_expression operator: ["&&" "||"]) @branch
+    (binary_expression) @binary
     (use_declaration) @import
     """
 

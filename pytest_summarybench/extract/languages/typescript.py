@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._base import node_text, param, squash
-from .javascript import _FUNCTION_VALUES, JS_BRANCHES, JS_CALLS_AND_IMPORTS, JavaScriptSpec
+from .javascript import (
+    _FUNCTION_VALUES,
+    _PARENTHESIZED,
+    _WRAPPED,
+    JS_BRANCHES,
+    JS_CALLS_AND_IMPORTS,
+    JavaScriptSpec,
+)
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -13,7 +20,7 @@ if TYPE_CHECKING:
     from ._base import ParamDict
 
 
-_TYPE_ASSERTION = f"(type_assertion {_FUNCTION_VALUES} @def)"
+_TYPE_ASSERTION = f"(type_assertion . (type_arguments) . {_FUNCTION_VALUES} @def)"
 """``<T>(() => ...)``: TSX has no such node (``<T>`` opens an element there)."""
 
 
@@ -33,10 +40,10 @@ class TypeScriptSpec(JavaScriptSpec):
     (assignment_expression left: [(member_expression) (identifier)]
                            right: {_FUNCTION_VALUES} @def)
     (export_statement value: {_FUNCTION_VALUES} @def)
-    (parenthesized_expression {_FUNCTION_VALUES} @def)
-    (as_expression {_FUNCTION_VALUES} @def)
-    (satisfies_expression {_FUNCTION_VALUES} @def)
-    (non_null_expression {_FUNCTION_VALUES} @def)
+    {_PARENTHESIZED}
+    {_WRAPPED.format(wrapper="as_expression")}
+    {_WRAPPED.format(wrapper="satisfies_expression")}
+    {_WRAPPED.format(wrapper="non_null_expression")}
     {_TYPE_ASSERTION}
     (variable_declarator name: (identifier)
                          value: [(object) (parenthesized_expression) (as_expression)

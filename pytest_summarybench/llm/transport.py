@@ -1,0 +1,287 @@
+"""Bounds on reading a provider's answer, where the bytes are read: httpx, under litellm.
+
+litellm reads answers through httpx clients: the OpenAI SDK's (providers ``openai`` and
+``local``), which take ``litellm.client_session`` / ``aclient_session``, and litellm's own
+``HTTPHandler`` / ``AsyncHTTPHandler`` (``anthropic``, ``gemini``, ``ollama_chat``,
+``openrouter``), which a call takes as ``client``. Both get clients built here: litellm's
+default ones (its transports, proxies and certificates) with httpx event hooks, which see
+each response before its body is read and bound it:
+
+- the body may hold at most what ``llm/answers.py`` accepts as an answer, escaped the most
+  JSON allows (12 bytes a character: a ``\\ud83d\\ude00`` pair), plus an envelope for the
+  JSON around it; ``max_tokens`` is read from the request;
+- a ``Content-Length`` over that is refused before a byte of the body is read;
+- ``gzip`` and ``deflate`` are decoded here, in steps of at most the bytes still allowed
+  (``zlib``'s ``max_length``), so a 1 MB body that expands to 1 GiB stops at the limit
+  (httpx would have expanded it whole); other encodings are not asked for, and refused;
+- the body ends within the request's read timeout in all (a server sending a byte a
+  second kept a call open for ever), and a stream that does not end is cut at the limit.
+
+A refused answer raises ``AnswerRefused``; litellm reports it as a connection error whose
+cause it is, and ``retry.classify`` finds it there: a rejected answer (asked once more).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import time
+import zlib
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from ..core.errors import RunError
+from .answers import max_answer_chars
+
+#: Bytes of JSON around an answer's text (id, model, usage, finish reason, ...).
+ENVELOPE_BYTES = 64 * 1024
+#: The most bytes one character of an answer takes in a JSON body.
+BYTES_PER_CHAR = 12
+#: Encodings asked for and decoded here (under the limit).
+ACCEPT_ENCODING = "gzip, deflate"
+_MAX_TOKENS = re.compile(
+    rb'"(?:max_tokens|max_completion_tokens|maxOutputTokens|num_predict)"\s*:\s*(\d{1,9})')
+#: litellm providers whose calls take an ``HTTPHandler`` as ``client`` (the others go
+#: through the OpenAI SDK, which takes ``litellm.client_session``).
+HANDLER_PROVIDERS = frozenset({"anthropic", "gemini", "ollama_chat", "openrouter"})
+_CHUNK = 1 << 16
+
+
+class AnswerRefused(RunError):
+    """A provider's answer was not read to its end: too large, an encoding we did not ask
+    for, or a body that would not decode. The message says which and how large."""
+
+
+def body_limit(request_body: bytes | None) -> int:
+    """Bytes a response to ``request_body`` may have: the longest answer its
+    ``max_tokens`` allows (``llm/answers.py``), escaped, plus the envelope."""
+    found = _MAX_TOKENS.search(request_body or b"")
+    max_tokens = int(found.group(1)) if found else None
+    return ENVELOPE_BYTES + BYTES_PER_CHAR * max_answer_chars(max_tokens)
+
+
+def _too_large(limit: int, got: str) -> AnswerRefused:
+    return AnswerRefused(f"the answer is {got}, more than the {limit:,} bytes allowed (the "
+                         "longest answer max_tokens allows, JSON-escaped, plus 64 KiB)")
+
+
+class _Decoder:
+    """``Content-Encoding`` undone in bounded steps: never more than ``room`` bytes out of
+    one call, however well the input compresses."""
+
+    def __init__(self, encoding: str) -> None:
+        self.encoding = encoding
+        self._zlib: Any = None
+        if encoding == "gzip":
+            self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        elif encoding == "deflate":
+            self._zlib = zlib.decompressobj()
+        self._first = True
+
+    def feed(self, data: bytes, room: int) -> Iterator[bytes]:
+        """The decoded bytes of ``data``, in pieces; stops yielding past ``room``."""
+        if self._zlib is None:
+            yield data
+            return
+        while data:
+            try:
+                out = self._zlib.decompress(data, max(1, room) + 1)
+            except zlib.error as exc:
+                if self.encoding == "deflate" and self._first:
+                    # "deflate" without its zlib header, as some servers send it.
+                    self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+                    self._first = False
+                    continue
+                raise AnswerRefused(f"the answer's {self.encoding} body does not decode "
+                                    f"({exc})") from None
+            self._first = False
+            data = self._zlib.unconsumed_tail
+            if self._zlib.eof and self._zlib.unused_data and self.encoding == "gzip":
+                data = self._zlib.unused_data + data  # another gzip member follows
+                self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 16)
+            room -= len(out)
+            yield out
+            if room < 0:
+                return
+
+
+class _Reading:
+    """The state of one body being read: limit, encoding, deadline, counts."""
+
+    def __init__(self, limit: int, encoding: str, read_timeout: float | None) -> None:
+        self.limit = limit
+        self.decoder = _Decoder(encoding)
+        self.deadline = (time.monotonic() + read_timeout) if read_timeout else None
+        self.raw = 0
+        self.decoded = 0
+
+    def take(self, chunk: bytes) -> Iterator[bytes]:
+        import httpx
+
+        self.raw += len(chunk)
+        if self.raw > self.limit:
+            raise _too_large(self.limit, f"over {self.limit:,} bytes and still coming")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise httpx.ReadTimeout(f"the answer's body was still arriving after the read "
+                                    f"timeout ({self.raw:,} bytes so far)")
+        for piece in self.decoder.feed(chunk, self.limit - self.decoded):
+            self.decoded += len(piece)
+            if self.decoded > self.limit:
+                raise _too_large(self.limit, f"over {self.limit:,} bytes once decoded "
+                                             f"from {self.raw:,} {self.decoder.encoding} bytes")
+            if piece:
+                yield piece
+
+
+def _prepare(response: Any) -> _Reading:
+    """Check a response's headers before its body is read (raises ``AnswerRefused``), and
+    take its decoding over: httpx decodes a body whole, whatever it expands to."""
+    request = response.request
+    try:
+        body = request.content
+    except Exception:  # noqa: BLE001 - a streamed request: no max_tokens to read
+        body = None
+    limit = body_limit(body)
+    length = response.headers.get("content-length")
+    if length is not None and length.strip().isdigit() and int(length) > limit:
+        raise _too_large(limit, f"{int(length):,} bytes (its Content-Length)")
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("identity", "", "gzip", "deflate"):
+        raise AnswerRefused(f"the answer is encoded as {encoding[:40]!r}, which was not "
+                            f"asked for (Accept-Encoding: {ACCEPT_ENCODING})")
+    if encoding in ("gzip", "deflate"):
+        # Decoded here: httpx must not decode it again, and its length is the encoded one.
+        del response.headers["content-encoding"]
+        response.headers.pop("content-length", None)
+    timeout = (request.extensions.get("timeout") or {}).get("read")
+    return _Reading(limit, encoding or "identity", timeout)
+
+
+def _on_request(request: Any) -> None:
+    request.headers["Accept-Encoding"] = ACCEPT_ENCODING
+
+
+async def _on_request_async(request: Any) -> None:
+    _on_request(request)
+
+
+def _on_response(response: Any) -> None:
+    try:
+        reading = _prepare(response)
+    except AnswerRefused:
+        response.close()
+        raise
+    response.stream = _stream_classes()[0](response.stream, reading)
+
+
+async def _on_response_async(response: Any) -> None:
+    try:
+        reading = _prepare(response)
+    except AnswerRefused:
+        await response.aclose()
+        raise
+    response.stream = _stream_classes()[1](response.stream, reading)
+
+
+@functools.cache
+def _stream_classes() -> tuple[type, type]:
+    """The bounded byte streams, sync and async (made on first use: httpx is imported
+    with litellm, not with the plugin)."""
+    import httpx
+
+    class Bounded(httpx.SyncByteStream):
+        """A response body read through a ``_Reading``."""
+
+        def __init__(self, raw: Any, reading: _Reading) -> None:
+            self._raw = raw
+            self._reading = reading
+
+        def __iter__(self) -> Iterator[bytes]:
+            for chunk in self._raw:
+                yield from self._reading.take(chunk)
+
+        def close(self) -> None:
+            self._raw.close()
+
+    class AsyncBounded(httpx.AsyncByteStream):
+        """The asyncio twin of ``Bounded``."""
+
+        def __init__(self, raw: Any, reading: _Reading) -> None:
+            self._raw = raw
+            self._reading = reading
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            async for chunk in self._raw:
+                for piece in self._reading.take(chunk):
+                    yield piece
+
+        async def aclose(self) -> None:
+            await self._raw.aclose()
+
+    return Bounded, AsyncBounded
+
+
+class _Clients:
+    """The process's bounded httpx clients and litellm handlers, made once."""
+
+    def __init__(self) -> None:
+        import httpx
+
+        try:  # litellm's own default clients (transports, proxies, certificates)
+            from litellm.llms.openai.common_utils import BaseOpenAILLM
+
+            sync = BaseOpenAILLM._get_sync_http_client()
+            async_ = BaseOpenAILLM.get_async_http_client()
+        except (ImportError, AttributeError):
+            sync, async_ = None, None
+        self.sync: Any = sync or httpx.Client(follow_redirects=True)
+        self.async_: Any = async_ or httpx.AsyncClient(follow_redirects=True)
+        self.sync.event_hooks = {"request": [_on_request], "response": [_on_response]}
+        self.async_.event_hooks = {"request": [_on_request_async],
+                                   "response": [_on_response_async]}
+        self._handlers: dict[bool, Any] = {}
+
+    def handler(self, asynchronous: bool) -> Any:
+        """litellm's ``HTTPHandler`` (``AsyncHTTPHandler``) around the bounded client."""
+        if asynchronous not in self._handlers:
+            from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler, HTTPHandler
+
+            handler: Any
+            if asynchronous:
+                handler = AsyncHTTPHandler()
+                handler.client = self.async_
+            else:
+                handler = HTTPHandler(client=self.sync)
+            self._handlers[asynchronous] = handler
+        return self._handlers[asynchronous]
+
+
+_clients: _Clients | None = None
+_lock = threading.Lock()
+
+
+def _get() -> _Clients:
+    global _clients
+    with _lock:
+        if _clients is None:
+            _clients = _Clients()
+        return _clients
+
+
+def install(litellm: Any) -> None:
+    """Make the OpenAI SDK's calls under ``litellm`` use the bounded clients (once)."""
+    clients = _get()
+    if litellm.client_session is None:
+        litellm.client_session = clients.sync
+    if litellm.aclient_session is None:
+        litellm.aclient_session = clients.async_
+
+
+def call_client(litellm_provider: str, *, asynchronous: bool) -> dict[str, Any]:
+    """``{"client": ...}`` for a call to ``litellm_provider`` (litellm's prefix) when it
+    reads through litellm's ``HTTPHandler``; ``{}`` for the others (they read through
+    ``litellm.client_session``, see ``install``)."""
+    if litellm_provider not in HANDLER_PROVIDERS:
+        return {}
+    return {"client": _get().handler(asynchronous)}

@@ -1,0 +1,135 @@
+"""Hostile inputs and the child processes that measure them: code nested or chained to
+make extraction quadratic, and calls to a provider that answers too much.
+
+Each measurement runs in a child process under a 3 GiB address-space cap (a regression
+fails instead of taking the machine's memory) and reports its own peak resident memory.
+``tests/extract/test_extract_hostile.py`` and ``tests/llm/test_transport.py`` assert the
+bounds; ``benchmarks/perf/hostile_inputs.py`` prints the figures.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+GOOD = "def ok(a):\n    b = a\n    return b\n"
+
+
+def lines(text: str, width: int = 80) -> str:
+    """``text`` cut into lines (a file of one long line is skipped as minified)."""
+    return "\n".join(text[i:i + width] for i in range(0, len(text), width)) + "\n"
+
+
+#: name -> (file name, source): each nests its syntax past the limit per file.
+DEEP_CODE = {
+    "js-parentheses": ("a.js", "x = " + lines("(" * 100_000 + "1" + ")" * 100_000) + ";\n"),
+    "js-nested-functions": ("a.js", "function f(){\n" * 20_000 + "}\n" * 20_000),
+    "java-nested-classes": ("A.java", "class A {\n" * 20_000 + "}\n" * 20_000),
+    "python-sum": ("a.py", "x = (" + lines("+".join(["a"] * 100_000)) + ")\n"),
+    "python-and-chain": ("a.py", "x = (" + lines(" and ".join(["a"] * 100_000)) + ")\n"),
+}
+
+
+def call_chains(size: int = 900_000, depth: int = 900) -> tuple[str, str]:
+    """A Java file of ``size`` bytes of ``depth``-call chains (under the depth limit)."""
+    chain = lines("a" + ".b()" * depth, width=76).rstrip("\n")
+    statement = "    x = " + chain + ";\n"
+    body = statement * (size // len(statement))
+    return "A.java", "class A {\n  void f() {\n" + body + "  }\n}\n"
+
+
+def codebase(root: Path, name: str, text: str) -> Path:
+    """A codebase of one good file and ``name`` holding ``text``."""
+    root.mkdir(parents=True)
+    (root / "ok.py").write_text(GOOD)
+    (root / name).write_text(text)
+    return root
+
+
+EXTRACT = r"""
+import json, resource, sys, time
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+from pytest_summarybench.extract import ExtractionConfig, ExtractionFilters, extract_units
+started = time.monotonic()
+result = extract_units(ExtractionConfig(root_path=sys.argv[1], workers=1,
+                                        filters=ExtractionFilters(min_lines=1, max_lines=10**6)))
+print(json.dumps({
+    "seconds": time.monotonic() - started,
+    "units": sorted({u.path for u in result.units}),
+    "skipped": {s.path: s.reason for s in result.skipped},
+    "warnings": result.warnings,
+    "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+}))
+"""
+
+
+def extract_in_child(root: Path, timeout_s: float) -> dict[str, Any] | None:
+    """What ``extract_units`` finds under ``root``, its seconds and the child's peak
+    memory; None when the child ran past ``timeout_s``. Raises on a crash."""
+    try:
+        done = subprocess.run([sys.executable, "-c", EXTRACT, str(root)],
+                              capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-3000:])
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
+
+
+CALLS = r"""
+import asyncio, json, resource, sys, time
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+sys.path.insert(0, sys.argv[1])
+from tests.fakes.openai_server import FakeOpenAIServer, gzip_bomb
+from pytest_summarybench.llm import ModelCallError, acomplete, complete
+from pytest_summarybench.llm.providers import litellm
+from pytest_summarybench.llm.retry import RetryPolicy
+from pytest_summarybench.schemas import ModelConfig
+
+litellm()  # imported, and the bomb made, before the clock starts
+mode, max_tokens, kinds = sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+if "gzip_bomb" in kinds:
+    gzip_bomb()
+policy = RetryPolicy(base_delay_s=0.1)
+out = {}
+for kind in kinds:
+    with FakeOpenAIServer(faults=lambda n, body, kind=kind: kind) as server:
+        model = ModelConfig(provider="local", model_name=f"hostile-{kind}",
+                            api_endpoint=server.base_url, timeout_s=10,
+                            max_tokens=max_tokens)
+        messages = [{"role": "user", "content": kind}]
+        started = time.monotonic()
+        try:
+            if mode == "async":
+                asyncio.run(acomplete(model, messages, retry_policy=policy))
+            else:
+                complete(model, messages, retry_policy=policy)
+            reason = "answered"
+        except ModelCallError as exc:
+            reason = exc.reason
+        out[kind] = {"seconds": time.monotonic() - started, "reason": reason,
+                     "requests": server.chat_requests, "sent": server.bytes_sent}
+out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+
+def calls_in_child(mode: str, max_tokens: int, kinds: list[str],
+                   timeout_s: float) -> dict[str, Any] | None:
+    """One call to each hostile answer ``kinds`` of the fake server (``sync`` or
+    ``async``): its seconds, reason, requests and the bytes the server got to send, and the
+    child's peak memory; None when the child ran past ``timeout_s``."""
+    try:
+        done = subprocess.run([sys.executable, "-c", CALLS, str(ROOT), mode, str(max_tokens),
+                               *kinds], capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-3000:])
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found

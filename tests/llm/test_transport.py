@@ -1,0 +1,128 @@
+"""Hostile providers: answers bounded where httpx reads them (``llm/transport.py``).
+
+Each hostile answer comes from the fake OpenAI server on 127.0.0.1 (``tests/fakes``): a
+500 MB body, the same without a length, a 1 MB gzip body that expands to 1 GiB, a chunked
+body that never ends, and 200 answers litellm cannot read. The calls run in a child
+process under a 3 GiB address-space cap, so that a client without bounds fails the test
+instead of taking the machine's memory: each call must end within 30 s, with one reason,
+and the process must stay under 600 MB. Before: 101 s and 3.85 GB for the 500 MB body
+(asked twice), 106 s and 4.45 GB for the bomb (recorded as "returned an empty summary"),
+300 MB in 10 s of the endless stream; a 200 of the wrong types was retried six times as
+an HTTP 500 (37-50 s a call).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from pytest_summarybench.llm import ModelCallError, complete
+from pytest_summarybench.llm.transport import (
+    BYTES_PER_CHAR,
+    ENVELOPE_BYTES,
+    AnswerRefused,
+    body_limit,
+    call_client,
+)
+from pytest_summarybench.schemas import ModelConfig
+from tests.fakes.hostile import calls_in_child
+from tests.fakes.openai_server import FakeOpenAIServer
+
+SECONDS = 30.0
+PEAK_MB = 600.0
+
+
+def _calls_in_a_child(mode: str, max_tokens: int, kinds: list[str]) -> dict[str, Any]:
+    found = calls_in_child(mode, max_tokens, kinds, SECONDS * len(kinds) + 600)
+    if found is None:
+        pytest.fail(f"the calls to hostile providers ({', '.join(kinds)}) did not end")
+    assert found["peak_mb"] < PEAK_MB, found
+    return found
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_oversized_answers_are_refused_within_the_bounds(mode: str) -> None:
+    found = _calls_in_a_child(mode, 500, ["huge", "unsized", "endless"])
+    limit = body_limit(b'{"max_tokens": 500}')
+    for kind in ("huge", "unsized", "endless"):
+        call = found[kind]
+        assert call["seconds"] < SECONDS, (kind, call)
+        assert call["requests"] == 2, (kind, call)  # a rejected answer is asked once more
+        assert call["reason"].startswith("rejected answer: the answer is "), call
+        assert f"more than the {limit:,} bytes allowed" in call["reason"]
+        assert call["sent"] < 64 << 20, (kind, call)  # the rest was never sent
+    assert "524,288,000 bytes (its Content-Length)" in found["huge"]["reason"]
+    assert "still coming" in found["endless"]["reason"]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_gzip_bomb_is_decoded_only_up_to_the_limit(mode: str) -> None:
+    # max_tokens 100,000 allows a body of about 38 MB: the 1 MB of gzip passes the
+    # Content-Length check and is cut while it is decoded.
+    found = _calls_in_a_child(mode, 100_000, ["gzip_bomb"])
+    call = found["gzip_bomb"]
+    assert call["seconds"] < SECONDS and call["requests"] == 2, call
+    limit = body_limit(b'{"max_tokens": 100000}')
+    assert call["reason"].startswith(
+        f"rejected answer: the answer is over {limit:,} bytes once decoded from "), call
+
+
+def test_a_200_of_the_wrong_types_is_not_a_server_error(fake_server: Any) -> None:
+    from pytest_summarybench.llm.providers import litellm
+
+    litellm()  # imported before the clock starts
+    for kind, says in (("wrong_types", "'choices' that is not a list"),
+                       ("malformed", "Unterminated string"), ("empty", "not a list"),
+                       ("deep_json", "maximum recursion depth exceeded")):
+        server: FakeOpenAIServer = fake_server(faults=lambda n, body, kind=kind: kind)
+        model = ModelConfig(provider="local", model_name="m", api_endpoint=server.base_url,
+                            timeout_s=10, max_tokens=100)
+        started = time.monotonic()
+        with pytest.raises(ModelCallError) as caught:
+            complete(model, [{"role": "user", "content": kind}])
+        assert caught.value.reason.startswith("malformed response: "), caught.value.reason
+        assert says in caught.value.reason
+        assert caught.value.reason.endswith("(gave up after 2 attempts)")
+        assert server.chat_requests == 2
+        assert time.monotonic() - started < SECONDS
+
+
+def test_a_server_error_is_still_retried(fake_server: Any) -> None:
+    """Only answers litellm could not read are asked once more: a real 500 (the HTTP
+    client's error in the chain) is retried as before, and then answered."""
+    from pytest_summarybench.llm.retry import RetryPolicy
+
+    server: FakeOpenAIServer = fake_server(faults=lambda n, body: "500" if n < 4 else None)
+    model = ModelConfig(provider="local", model_name="m", api_endpoint=server.base_url,
+                        timeout_s=10, max_tokens=100)
+    completion = complete(model, [{"role": "user", "content": "x"}],
+                          retry_policy=RetryPolicy(base_delay_s=0.05))
+    assert completion.attempts == 4 and completion.text.startswith("Summary ")
+
+
+def test_the_handler_providers_read_through_the_same_bounds(fake_server: Any) -> None:
+    """anthropic, gemini, ollama_chat and openrouter read through litellm's HTTPHandler,
+    which a call takes as ``client``: the bounded one."""
+    import httpx
+
+    server: FakeOpenAIServer = fake_server(faults=lambda n, body: "huge")
+    handler = call_client("anthropic", asynchronous=False)["client"]
+    assert call_client("openai", asynchronous=False) == {}
+    with pytest.raises(AnswerRefused, match=r"524,288,000 bytes \(its Content-Length\)"):
+        handler.client.post(f"{server.base_url}/chat/completions",
+                            json={"model": "m", "messages": [], "max_tokens": 10},
+                            timeout=httpx.Timeout(10.0))
+
+
+def test_the_limit_follows_max_tokens() -> None:
+    from pytest_summarybench.llm.answers import DEFAULT_MAX_CHARS, max_answer_chars
+
+    assert body_limit(b'{"messages": [], "max_tokens": 500}') == \
+        ENVELOPE_BYTES + BYTES_PER_CHAR * max_answer_chars(500)
+    assert body_limit(b'{"generationConfig": {"maxOutputTokens":  64}}') == \
+        ENVELOPE_BYTES + BYTES_PER_CHAR * max_answer_chars(64)
+    assert body_limit(b'{"messages": []}') == \
+        ENVELOPE_BYTES + BYTES_PER_CHAR * DEFAULT_MAX_CHARS
+    assert body_limit(None) == body_limit(b"")
