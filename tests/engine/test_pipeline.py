@@ -49,7 +49,7 @@ def test_a_missing_codebase_says_which_option_to_set(tmp_path: Path) -> None:
     with pytest.raises(SettingsError) as info:
         check_codebase(settings)
     message = str(info.value)
-    assert f"codebase.root = '{tmp_path / 'nowhere'}': not a readable directory" in message
+    assert f"codebase.root = {tmp_path / 'nowhere'}: not a readable directory" in message
     assert "--sb-codebase PATH" in message
 
 
