@@ -30,6 +30,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     import pytest_summarybench.llm.endpoints  # noqa: F401
 
+
 #: Integration scenarios run in each mode, like syrupy's ``plugin_args``: plain (no xdist
 #: flag at all) and two workers. (``-n 0`` was a third mode until 2026-11-27: with no
 #: worker the controller runs the tests itself, as in a plain run, and the mode cost a
@@ -50,6 +51,18 @@ def _children_keep_bytecode(monkeypatch: pytest.MonkeyPatch) -> None:
     of them (and each of its xdist workers) compiled and assert-rewrote the plugin's ~240
     modules again, about a tenth of the suite's time. What the tests check is the same."""
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _children_are_not_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ``pytest -n 2`` (the README's test command) this process is an xdist worker,
+    and xdist's variables (``PYTEST_XDIST_WORKER``, ``PYTEST_XDIST_WORKER_COUNT``, ...)
+    would reach the sessions and commands the tests start: a session run with ``-p
+    no:xdist`` took itself for a worker (tests/test_progress.py). A test's children see the
+    environment of a plain run, with or without ``-n``."""
+    for key in list(os.environ):
+        if key.startswith("PYTEST_XDIST_"):
+            monkeypatch.delenv(key)
 
 
 @pytest.fixture(autouse=True)

@@ -4,14 +4,17 @@ sampling it, and no step keeps every ``CodeUnit`` (the units come one at a time)
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
+
+import pytest
 
 from pytest_summarybench.engine import pipeline
 from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.extract import extract_units, sample_units
 from pytest_summarybench.extract.codebase import stream_units
 from pytest_summarybench.settings import load_settings
-from pytest_summarybench.store import Store
+from pytest_summarybench.store import Store, StoreError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "sample_codebase"
 
@@ -43,8 +46,30 @@ def test_streamed_extraction_stores_what_a_list_would(tmp_path: Path, monkeypatc
         again = pipeline.ensure_units(settings, store)
         assert again.unit(listed[-1].id) == listed[-1]
         assert "all" not in vars(again.stored_units)
+        # Extraction's working folder (extract/spill.py) is gone with the run's units.
+        assert [p.name for p in tmp_path.iterdir()
+                if p.name.startswith(".summarybench-extraction-")] == []
+        assert (tmp_path / "store.sqlite").is_file()
     finally:
         store.close()
+
+
+def test_a_full_disk_under_extraction_is_one_store_error(tmp_path: Path, monkeypatch) -> None:
+    from pytest_summarybench.extract import spill
+
+    def full(self: object, f: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(spill.SpillWriter, "write", full)
+    settings = load_settings(None, {"codebase.root": str(SAMPLE)}, base_dir=tmp_path,
+                             families=BUILTIN_FAMILIES)
+    store = Store(tmp_path / "store.sqlite")
+    try:
+        with pytest.raises(StoreError, match=r"working files in .*No space left on device"):
+            pipeline.ensure_units(settings, store)
+    finally:
+        store.close()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".summarybench-")]
 
 
 def test_the_stream_yields_each_unit_once_in_order() -> None:

@@ -25,7 +25,7 @@ def test_quickstart_has_exactly_two_commands() -> None:
     assert cmds[0] == ("python3 -m venv .venv && . .venv/bin/activate && pip install -e . "
                        "-e ./compliance && pytest -p summarybench benchmarks")
     assert cmds[1] == ('python3 -m venv .venv && . .venv/bin/activate && pip install -e '
-                       '".[dev]" -e ./compliance && pytest')
+                       '".[dev]" -e ./compliance && pytest --cov -n 2')
 
 
 def test_ci_runs_the_readme_test_command_verbatim() -> None:

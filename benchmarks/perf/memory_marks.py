@@ -3,7 +3,8 @@
 Loaded into the measured run with ``-p memory_marks`` (``benchmarks/perf`` on the path), it
 records ``VmRSS`` and ``VmHWM`` (the kernel's peak resident size so far) from
 ``/proc/self/status``, with the process's CPU seconds and the clock, around extraction
-and sampling (``ensure_units``), when collection ends, before and after every
+and sampling (``ensure_units``), around litellm's import (in whichever thread), when
+collection ends, before and after every
 ``Embedder.embed`` call and every evaluator's ``prepare``, and at the end of the session,
 and writes them as JSON lines to the file named by ``SB_MEMORY_MARKS``. ``VmHWM`` never
 falls, so the step during which it rose holds the peak. Measurement only: it wraps
@@ -67,6 +68,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     mark("configure", package=pytest_summarybench.__file__)  # which checkout is measured
     _wrap(pipeline, "ensure_units", lambda *a, **k: "units")
+    from pytest_summarybench.llm import providers
+
+    if hasattr(providers, "_import_litellm"):  # an older checkout imports it inline
+        _wrap(providers, "_import_litellm", lambda *a, **k: "litellm import")
     _wrap(Embedder, "embed", lambda self, texts, *a, **k: f"embed {len(texts)} texts")
     for name in BUILTIN_EVALUATORS:
         cls = type(load_builtin(name))

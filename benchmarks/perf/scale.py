@@ -7,7 +7,8 @@ Usage::
     python -m venv /tmp/scale-venv && /tmp/scale-venv/bin/pip install --no-deps \\
         django sympy pandas scipy numpy botocore
     python benchmarks/perf/scale.py [--sizes 1000 10000 50000 200000] \\
-        [--site /tmp/scale-venv/lib/python3.11/site-packages] [--work /tmp/sb-scale]
+        [--site /tmp/scale-venv/lib/python3.11/site-packages] [--work /tmp/sb-scale] \\
+        [--collect-only] [--checkout DIR]
 
 The codebases are the Python sources of packages installed in a scratch environment (code
 no one here wrote; nothing is fetched at run time): for each size, the first files in
@@ -21,6 +22,10 @@ another folder name). For each size, in fresh processes:
 - ``warm``: the same command again on the same folder;
 - ``changed``: after appending a small function to 1% of the files, the same command
   again (the files are restored afterwards).
+
+``--collect-only`` runs the first run only as far as the end of collection (pytest's
+``--collect-only``: extraction into the store, sampling and the matrix, no model call):
+the cost of the codebase's size without the calls, for the memory held per unit.
 
 Each run prints its wall time, CPU time (the run and its children) and peak resident
 memory (the pytest process's ``VmHWM``), and per phase (from ``memory_marks.py``: start to
@@ -111,20 +116,26 @@ def restore(saved: list[tuple[Path, bytes]]) -> None:
 
 
 def run(codebase: Path, output: Path, sample: int, marks: Path,
-        timeout_s: float) -> dict[str, Any]:
-    """One default offline run; its figures."""
+        timeout_s: float, collect_only: bool = False, checkout: Path = ROOT) -> dict[str, Any]:
+    """One default offline run of ``checkout``'s package; its figures."""
     marks.unlink(missing_ok=True)
     env = {**os.environ, "SB_MEMORY_MARKS": str(marks),
-           "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, "-m", "pytest", "-p", "summarybench", "-p", "memory_marks",
-           str(ROOT / "benchmarks" / "summary"), "-q", "-p", "no:cacheprovider",
+           "PYTHONPATH": os.pathsep.join([str(checkout), str(HERE)])}
+    # Run in the measured checkout, with its rootdir (whose pytest ``pythonpath`` puts it
+    # first on sys.path) and its test file; -P keeps ``python -m`` from adding the
+    # working directory.
+    cmd = [sys.executable, "-P", "-m", "pytest", "-p", "summarybench", "-p", "memory_marks",
+           str(checkout / "benchmarks" / "summary"), "--rootdir", str(checkout),
+           "-q", "-p", "no:cacheprovider",
            "--sb-codebase", str(codebase), "--sb-output", str(output),
            "--sb-sample-size", str(sample)]
+    if collect_only:
+        cmd.append("--collect-only")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     started = time.time()
     try:
-        proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True,
+        proc = subprocess.run(cmd, env=env, cwd=checkout, capture_output=True, text=True,
                               timeout=timeout_s)
         rc: int | str = proc.returncode
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
@@ -137,7 +148,8 @@ def run(codebase: Path, output: Path, sample: int, marks: Path,
         if marks.is_file() else []
     return {"rc": rc, "wall_s": wall, "cpu_s": cpu, "load": load,
             "load_end": os.getloadavg()[0], "peak_mb": _peak(steps),
-            "phases": phases(steps, started, wall), "tail": tail}
+            "phases": phases(steps, started, wall), "tail": tail,
+            "package": next((s["package"] for s in steps if "package" in s), "?")}
 
 
 def _peak(steps: list[dict[str, Any]]) -> float:
@@ -170,7 +182,7 @@ def show(size: int, units: int, kind: str, figures: dict[str, Any]) -> None:
     print(f"{size:>7,} ({units:,} est. units) {kind:<8} rc={figures['rc']} "
           f"wall {figures['wall_s']:7.1f} s  CPU {figures['cpu_s']:7.1f} s  "
           f"peak {figures['peak_mb']:7.0f} MB  load {figures['load']:.1f}->"
-          f"{figures['load_end']:.1f}", flush=True)
+          f"{figures['load_end']:.1f}  ({figures['package']})", flush=True)
     for label, (w, c) in figures["phases"].items():
         print(f"{'':>12}{label:<32} wall {w:7.1f} s  CPU {c:7.1f} s", flush=True)
     if figures["rc"] not in (0, 1):
@@ -191,6 +203,10 @@ def main() -> None:
     parser.add_argument("--runs", nargs="+", default=["first", "warm", "changed"],
                         choices=["first", "warm", "changed"])
     parser.add_argument("--timeout", type=float, default=3600.0)
+    parser.add_argument("--checkout", type=Path, default=ROOT,
+                        help="the checkout whose package is measured (default: this one)")
+    parser.add_argument("--collect-only", action="store_true",
+                        help="stop each run at the end of collection (no model call)")
     args = parser.parse_args()
     results: dict[int, dict[str, Any]] = {}
     for size in args.sizes:
@@ -203,15 +219,18 @@ def main() -> None:
         for kind in args.runs:
             saved = change_one_percent(codebase) if kind == "changed" else []
             try:
-                figures = run(codebase, output, args.sample, marks, args.timeout)
+                figures = run(codebase, output, args.sample, marks, args.timeout,
+                              args.collect_only, args.checkout.resolve())
             finally:
                 restore(saved)
             show(size, units, kind, figures)
             results.setdefault(size, {})[kind] = figures
-        if size == 50000 and args.big_sample and "first" in args.runs:
+        if size == 50000 and args.big_sample and "first" in args.runs \
+                and not args.collect_only:
             big = args.work / f"out-{size}-sample{args.big_sample}"
             shutil.rmtree(big, ignore_errors=True)
-            figures = run(codebase, big, args.big_sample, marks, args.timeout)
+            figures = run(codebase, big, args.big_sample, marks, args.timeout,
+                          checkout=args.checkout.resolve())
             show(size, units, f"first@{args.big_sample}", figures)
     firsts = [(s, r["first"]) for s, r in sorted(results.items()) if "first" in r]
     if len(firsts) >= 2:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..context import RunContext
 from ..core.printable import shown_path
@@ -22,6 +24,9 @@ from ..core.walk import walk_folders
 from ..schemas import BenchmarkRun, CodebaseInfo, CodeUnit
 from ..settings import Settings, SettingsError
 from ..store import Store, StoreError
+
+if TYPE_CHECKING:
+    from ..extract.codebase import UnitStream
 
 #: Units written to the store per transaction while extraction streams them.
 _STORE_BATCH = 2000
@@ -115,28 +120,22 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str,
     """Extract into the store as units are built (a batch at a time: no step holds every
     unit), then sample from light (id, identity, language, type) rows."""
     from ..extract.codebase import stream_units
-    from ..extract.sampling import choose, identity
+    from ..extract.sampling import choose
 
-    stream = stream_units(settings.extraction_config(), progress)
+    # Extraction writes the units' data into a folder beside the store and reads it back
+    # a file at a time (``extract/spill.py``): the store's disk, not a temporary file
+    # system that may live in memory.
+    folder = store.path.parent
+    try:
+        with tempfile.TemporaryDirectory(prefix=".summarybench-extraction-",
+                                         dir=folder) as spill:
+            stream = stream_units(settings.extraction_config(), progress, Path(spill))
+            entries = _store_units(settings, store, run_id, stream, progress)
+    except OSError as exc:  # source files that cannot be read are skipped, not raised
+        raise StoreError(f"extraction cannot write its working files in {folder} "
+                         f"({exc.strerror or exc}): free some space there, or point "
+                         "--sb-store (output.store) at another folder") from None
     result = stream.result
-    wanted = set(settings.extraction.types)
-    entries: list[tuple[str, str, str, str]] = []
-    store.clear_units(run_id)
-    batch: list[CodeUnit] = []
-    with progress.phase("summarybench storing units", stream.total, unit="unit") as phase:
-        seen = 0
-        for unit in stream.units:
-            seen += 1
-            if unit.type in wanted:
-                entries.append((unit.id, identity(unit), unit.language, unit.type))
-                batch.append(unit)
-            if len(batch) >= _STORE_BATCH or seen % _STORE_BATCH == 0:
-                store.add_units(run_id, len(entries) - len(batch), batch)
-                batch = []
-                phase.advance(seen - phase.done)
-        store.add_units(run_id, len(entries) - len(batch), batch)
-        phase.advance(seen - phase.done)
-        del batch
     ev = settings.evaluation
     sampled = choose(entries, ev.sampling, ev.sample_size, ev.seed)
     store.mark_sampled(run_id, sampled)
@@ -160,6 +159,32 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str,
     store.save_run(run)
     if result.skipped:
         store.skipped_files.save(run_id, [(s.path, s.reason) for s in result.skipped])
+
+
+def _store_units(settings: Settings, store: Store, run_id: str, stream: UnitStream,
+                 progress: Progress) -> list[tuple[str, str, str, str]]:
+    """Store the stream's units a batch at a time; (id, identity, language, type) of each
+    unit of a wanted type, for sampling."""
+    from ..extract.sampling import identity
+
+    wanted = set(settings.extraction.types)
+    entries: list[tuple[str, str, str, str]] = []
+    store.clear_units(run_id)
+    batch: list[CodeUnit] = []
+    with progress.phase("summarybench storing units", stream.total, unit="unit") as phase:
+        seen = 0
+        for unit in stream.units:
+            seen += 1
+            if unit.type in wanted:
+                entries.append((unit.id, identity(unit), unit.language, unit.type))
+                batch.append(unit)
+            if len(batch) >= _STORE_BATCH or seen % _STORE_BATCH == 0:
+                store.add_units(run_id, len(entries) - len(batch), batch)
+                batch = []
+                phase.advance(seen - phase.done)
+        store.add_units(run_id, len(entries) - len(batch), batch)
+        phase.advance(seen - phase.done)
+    return entries
 
 
 def skipped_files(store: Store, run_id: str) -> list[tuple[str, str]]:

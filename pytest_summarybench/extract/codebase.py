@@ -6,13 +6,13 @@ as a :class:`SkippedFile` and/or one warning line naming the file and the reason
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.collector import cycle_collection_paused
 from ..core.printable import neutralise, shown_path
 from ..schemas.units import CodeUnit
 from .callgraph import link_calls
@@ -20,6 +20,8 @@ from .config import ExtractionConfig
 from .files import GENERATED, walk
 from .parallel import extract_all
 from .result import ExtractionResult, SkippedFile
+from .spill import SpillReader, SpillRef
+from .spill import emitted as emitted_units
 from .units import FILE, FileUnits, RawUnit
 
 if TYPE_CHECKING:
@@ -47,24 +49,6 @@ def sort_key(unit: CodeUnit) -> tuple[str, int, str, str, str]:
     return (unit.path, unit.metadata.start_line, unit.type, unit.name, unit.id)
 
 
-@contextmanager
-def _without_cycle_collection() -> Iterator[None]:
-    """Pause the cyclic garbage collector (reference counting goes on).
-
-    Extraction allocates a few hundred thousand objects that form no cycles; each full
-    collection they trigger walks every object of the process (all of pytest's, in the
-    plugin) and frees nothing. Measured: 3% of a one-process run, 10% with workers, whose
-    results arrive as one burst of unpickled objects.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def extract_units(config: ExtractionConfig, progress: Progress | None = None) -> ExtractionResult:
     """Extract the units of every wanted file under ``config.root_path``.
 
@@ -73,10 +57,10 @@ def extract_units(config: ExtractionConfig, progress: Progress | None = None) ->
 
     :param progress: where to show files extracted of files found (None: nowhere).
     """
-    with _without_cycle_collection():
-        result, files = _extract_files(config, progress)
-        plan = _plan(files)
-        result.units = [_unit(uid, data) for uid, data in plan]
+    with cycle_collection_paused():
+        result, files = _extract_files(config, progress, None)
+        plan, sources = _plan(files)
+        result.units = [_unit(data) for data in _data(plan, sources, None)]
         return result
 
 
@@ -92,26 +76,37 @@ class UnitStream:
     """The units in ``extract_units``' order, each validated when it is reached."""
 
 
-def stream_units(config: ExtractionConfig, progress: Progress | None = None) -> UnitStream:
+def stream_units(config: ExtractionConfig, progress: Progress | None = None,
+                 spill: Path | None = None) -> UnitStream:
     """``extract_units`` for a caller that stores units as they come (the run's pipeline):
-    no list of every ``CodeUnit`` is ever built, and each unit's plain data is let go once
-    it is yielded."""
-    with _without_cycle_collection():
-        result, files = _extract_files(config, progress)
-        plan = _plan(files)
+    no list of every ``CodeUnit`` is ever built.
+
+    :param spill: a folder (the caller's, removed by it once ``units`` is exhausted) where
+        each file's unit data (content, signature, docstring...) is written as soon as the
+        file is extracted and read back one file at a time (``spill.py``): what extraction
+        holds then grows with the units' names and links, not their code. None keeps the
+        data in memory, each unit's let go once it is yielded.
+    """
+    with cycle_collection_paused():
+        result, files = _extract_files(config, progress, spill)
+        plan, sources = _plan(files)
     del files
 
     def units() -> Iterator[CodeUnit]:
-        with _without_cycle_collection():
-            for i, (uid, data) in enumerate(plan):
-                plan[i] = (uid, None)
-                yield _unit(uid, data)
+        reader = SpillReader(spill) if spill is not None else None
+        try:
+            with cycle_collection_paused():
+                for data in _data(plan, sources, reader):
+                    yield _unit(data)
+        finally:
+            if reader is not None:
+                reader.close()
 
     return UnitStream(result, len(plan), units())
 
 
-def _extract_files(config: ExtractionConfig,
-                   progress: Progress | None) -> tuple[ExtractionResult, list[FileUnits]]:
+def _extract_files(config: ExtractionConfig, progress: Progress | None,
+                   spill: Path | None) -> tuple[ExtractionResult, list[FileUnits]]:
     result = ExtractionResult()
     walk_skips: list[SkippedFile] = []
     sources = walk(config, walk_skips)
@@ -119,10 +114,10 @@ def _extract_files(config: ExtractionConfig,
         _skip(result, skip.path, skip.reason)
     files: list[FileUnits] = []
     if progress is None:
-        outcomes = extract_all(sources, config)
+        outcomes = extract_all(sources, config, spill=spill)
     else:
         with progress.phase("summarybench extraction", len(sources), unit="file") as phase:
-            outcomes = extract_all(sources, config, phase.advance)
+            outcomes = extract_all(sources, config, phase.advance, spill)
     for source, extracted, reason in outcomes:
         if extracted is None:
             _skip(result, source.path, reason, warn=not reason.startswith(GENERATED))
@@ -146,15 +141,21 @@ def _extract_files(config: ExtractionConfig,
     return result, files
 
 
-def _plan(files: list[FileUnits]) -> list[tuple[str, dict[str, Any] | None]]:
-    """Every emitted unit's id and plain data (with its relationships), in order."""
+Planned = tuple[str, int, int, dict[str, Any]]
+"""A unit to build: its id, the index of its file, its index among the file's emitted
+units (``spill.emitted``) and its relationships."""
+
+
+def _plan(files: list[FileUnits]) -> tuple[list[Planned], list[SpillRef | list[Any]]]:
+    """Every emitted unit in order, with its relationships, and where each file's unit
+    data is; reads the units' names, places and calls, never their data."""
     emitted: dict[int, str] = {}
+    where: dict[int, tuple[int, int]] = {}
     chosen: list[tuple[FileUnits, RawUnit]] = []
     taken: set[str] = set()
-    for f in files:
-        for raw in (f.file_unit, *f.units):
-            if raw.uid is None:  # not emitted (see prepare.py)
-                continue
+    for fi, f in enumerate(files):
+        for k, raw in enumerate(emitted_units(f)):
+            assert raw.uid is not None
             uid = raw.uid
             n = 2
             base = uid
@@ -163,6 +164,7 @@ def _plan(files: list[FileUnits]) -> list[tuple[str, dict[str, Any] | None]]:
                 n += 1
             taken.add(uid)
             emitted[id(raw)] = uid
+            where[id(raw)] = (fi, k)
             chosen.append((f, raw))
     calls = link_calls(files, emitted)
 
@@ -172,6 +174,7 @@ def _plan(files: list[FileUnits]) -> list[tuple[str, dict[str, Any] | None]]:
         calls_ids, unresolved = calls[id(raw)]
         rels[emitted[id(raw)]] = {"parent_id": None, "child_ids": [], "calls_ids": calls_ids,
                                   "called_by_ids": [], "unresolved_calls": unresolved}
+    del calls
     # Parents are the nearest emitted enclosing unit, else the file unit.
     for f, raw in chosen:
         if raw.type == "file":
@@ -185,33 +188,51 @@ def _plan(files: list[FileUnits]) -> list[tuple[str, dict[str, Any] | None]]:
             uid = emitted[id(raw)]
             rels[uid]["parent_id"] = parent_id
             rels[parent_id]["child_ids"].append(uid)
-    ordered = sorted(((emitted[id(raw)], raw.data) for _, raw in chosen),
-                     key=lambda e: _data_key(e[0], e[1]))
+    # The order of ``sort_key``, from the fields the units' data will carry.
+    ordered = sorted(((emitted[id(raw)], raw) for _, raw in chosen),
+                     key=lambda e: (e[1].path, e[1].line, e[1].type, e[1].name, e[0]))
     for uid, _ in ordered:
         for callee_id in rels[uid]["calls_ids"]:
             callers = rels[callee_id]["called_by_ids"]
             if uid not in callers:
                 callers.append(uid)
     position = {uid: i for i, (uid, _) in enumerate(ordered)}
-    out: list[tuple[str, dict[str, Any] | None]] = []
-    for uid, data in ordered:
+    plan: list[Planned] = []
+    for uid, raw in ordered:
         rels[uid]["child_ids"].sort(key=position.__getitem__)
-        assert data is not None  # set with uid by prepare()
+        plan.append((uid, *where[id(raw)], rels[uid]))
+    sources: list[SpillRef | list[Any]] = [
+        f.spill if f.spill is not None else [raw.data for raw in emitted_units(f)]
+        for f in files]
+    return plan, sources
+
+
+def _data(plan: list[Planned], sources: list[SpillRef | list[Any]],
+          reader: SpillReader | None) -> Iterator[dict[str, Any]]:
+    """Each planned unit's complete plain data, in order; a file's data is read (or
+    taken) when its first unit comes, and each unit's is let go once it is yielded.
+    Units are ordered by path first, so one file's data is held at a time."""
+    current = -1
+    datas: list[Any] = []
+    for uid, fi, k, rels in plan:
+        if fi != current:
+            source = sources[fi]
+            if isinstance(source, tuple):
+                assert reader is not None, "unit data written aside needs a reader"
+                datas = list(reader.read(source))
+            else:
+                datas = source
+            current = fi
+        data = datas[k]
+        datas[k] = None
+        assert data is not None, uid
         data["id"] = uid
-        data["relationships"] = rels[uid]
-        out.append((uid, data))
-    return out
+        data["relationships"] = rels
+        yield data
 
 
-def _unit(uid: str, data: dict[str, Any] | None) -> CodeUnit:
+def _unit(data: dict[str, Any]) -> CodeUnit:
     # One validation per unit, from plain data (pydantic-core builds the nested models
     # several times faster than constructing them one by one, and faster than
     # ``model_construct``).
-    assert data is not None, uid
     return CodeUnit.model_validate(data)
-
-
-def _data_key(uid: str, data: dict[str, Any] | None) -> tuple[str, int, str, str, str]:
-    """``sort_key`` of the unit ``data`` will become."""
-    assert data is not None
-    return (data["path"], data["metadata"]["start_line"], data["type"], data["name"], uid)

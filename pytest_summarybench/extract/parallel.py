@@ -16,11 +16,13 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 from .bounds import Budget, FileTooComplex
 from .config import ExtractionConfig
 from .files import SourceFile, read_source
 from .prepare import prepare
+from .spill import SpillWriter
 from .units import FileUnits, extract_file
 
 logger = logging.getLogger("pytest_summarybench.extract")
@@ -52,12 +54,23 @@ Done = Callable[[int], None]
 
 
 def _extract_chunk(chunk: list[SourceFile], config: ExtractionConfig,
-                   done: Done | None = None) -> list[Outcome]:
+                   done: Done | None = None, spill: Path | None = None) -> list[Outcome]:
+    """The outcomes of ``chunk``'s files; with ``spill``, each file's unit data is written
+    into that folder as soon as the file is extracted (``spill.py``) and only the light
+    rest is kept (and, from a worker, sent back)."""
     outcomes = []
-    for source in chunk:
-        outcomes.append(extract_one(source, config))
-        if done is not None:
-            done(1)
+    writer = SpillWriter(spill) if spill is not None else None
+    try:
+        for source in chunk:
+            outcome = extract_one(source, config)
+            if writer is not None and outcome[1] is not None:
+                writer.write(outcome[1])
+            outcomes.append(outcome)
+            if done is not None:
+                done(1)
+    finally:
+        if writer is not None:
+            writer.close()
     return outcomes
 
 
@@ -118,30 +131,33 @@ def _chunks(sources: list[SourceFile], n: int) -> list[list[SourceFile]]:
 
 
 def extract_all(sources: list[SourceFile], config: ExtractionConfig,
-                done: Done | None = None) -> list[Outcome]:
+                done: Done | None = None, spill: Path | None = None) -> list[Outcome]:
     """Every file's outcome, in the order of ``sources``.
 
     :param done: told of finished files: one by one in this process, a worker's share at
         once when it arrives.
+    :param spill: a folder to write the units' data into as files are extracted
+        (``FileUnits.spill`` says where; ``spill.py``), None to keep it on the units.
     """
     workers = worker_count(config, sources)
     if workers <= 1:
-        return _extract_chunk(sources, config, done)
+        return _extract_chunk(sources, config, done, spill)
     # fork is cheapest (workers inherit loaded grammars) but unsafe once threads run.
     context = multiprocessing.get_context("fork" if can_fork() else "spawn")
     # This process extracts one share itself while workers do the others: one process
     # fewer to start, and one share fewer to pickle back.
     own, *chunks = _chunks(sources, workers)
     if not chunks:  # nothing to share (empty files weigh nothing)
-        return _extract_chunk(sources, config, done)
+        return _extract_chunk(sources, config, done, spill)
     outcomes: list[Outcome] = []
     try:
         with ProcessPoolExecutor(max_workers=len(chunks), mp_context=context) as pool:
-            futures = [pool.submit(_extract_chunk, chunk, config) for chunk in chunks]
+            futures = [pool.submit(_extract_chunk, chunk, config, None, spill)
+                       for chunk in chunks]
             if done is not None:
                 for chunk, future in zip(chunks, futures, strict=True):
                     future.add_done_callback(_count_share(done, len(chunk)))
-            outcomes = _extract_chunk(own, config, done)
+            outcomes = _extract_chunk(own, config, done, spill)
             for chunk, future in zip(chunks, futures, strict=True):
                 try:
                     outcomes.extend(future.result())
@@ -150,13 +166,13 @@ def extract_all(sources: list[SourceFile], config: ExtractionConfig,
                     # workers=1 would have done it.
                     logger.warning("summarybench extract: a worker process failed (%s); "
                                    "extracting its %d files in this process", exc, len(chunk))
-                    outcomes.extend(_extract_chunk(chunk, config, done))
+                    outcomes.extend(_extract_chunk(chunk, config, done, spill))
     except OSError as exc:  # no process could be started (fork: EAGAIN, ENOMEM)
         logger.warning("summarybench extract: cannot start worker processes (%s); "
                        "extracting in this process", exc)
         finished = {outcome[0].path for outcome in outcomes}
         outcomes.extend(_extract_chunk([s for s in sources if s.path not in finished],
-                                       config, done))
+                                       config, done, spill))
     by_path = {outcome[0].path: outcome for outcome in outcomes}
     return [by_path[source.path] for source in sources]
 

@@ -30,6 +30,7 @@ def prepare(f: FileUnits, config: ExtractionConfig) -> None:
                 and low <= raw.end_line - raw.start_line + 1 <= high:
             raw.uid = _unit_id(src, raw)
             raw.data = _fields(src, raw, strip)
+            raw.line = raw.data["metadata"]["start_line"]
     f.source = b""
 
 

@@ -80,7 +80,11 @@ class RawUnit:
     uid: str | None = None
     """Content hash, set (by ``prepare``) on the units the configuration emits."""
     data: dict[str, Any] | None = None
-    """The emitted unit's CodeUnit fields but ``id`` and ``relationships``, plain data."""
+    """The emitted unit's CodeUnit fields but ``id`` and ``relationships``, plain data
+    (None once written aside: ``spill.py``)."""
+    line: int = 0
+    """The emitted unit's first line as its CodeUnit gives it (``metadata.start_line``),
+    kept for ordering when ``data`` is written aside."""
 
     @property
     def short_name(self) -> str:
@@ -112,6 +116,8 @@ class FileUnits:
     error_span: tuple[int, int] | None = None
     """First and last line covered by syntax errors (ERROR and MISSING nodes), if any:
     definitions there may be lost to the parser's recovery, not only those counted."""
+    spill: tuple[str, int, int] | None = None
+    """Where the emitted units' data was written aside (``spill.py``), if it was."""
 
     def __reduce__(self) -> tuple[type[FileUnits], tuple[Any, ...]]:
         return FileUnits, _file_state(self)

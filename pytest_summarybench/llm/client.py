@@ -86,6 +86,16 @@ def _for_runtime(model: ModelConfig, response_format: dict) -> dict:
     return response_format
 
 
+#: How long a call refused by a local GGUF server waits for the server's supervisor to
+#: record why the server ended (and exit) before it reports the refusal alone. The
+#: supervisor does so a moment after the server's end when the machine is quiet; with two
+#: busy loops and a load average of 25 it took more than the 1 s this once was, and the
+#: call said "connection refused" instead of "stopped: over the memory limit". The wait
+#: ends as soon as the record is there, so the bound costs only a refusal with no record
+#: coming (rare: a running server does not refuse).
+SERVER_RECORD_WAIT_S = 15.0
+
+
 class _Call:
     """The state of one logical call across its attempts."""
 
@@ -201,9 +211,10 @@ class _Call:
                                  status=failure.status) from None
         return delay
 
-    def _server_death(self, wait_s: float = 1.0) -> str | None:
+    def _server_death(self, wait_s: float = SERVER_RECORD_WAIT_S) -> str | None:
         """For a model this process serves itself (GGUF weights), how its server ended,
-        when that is why the endpoint refuses: its supervisor records it within a moment."""
+        when that is why the endpoint refuses: its supervisor records it and exits, and the
+        wait ends as soon as it has (``SERVER_RECORD_WAIT_S`` bounds it)."""
         from .local import is_gguf_model
 
         if self.model.provider != "local" or endpoint(self.model) is not None \

@@ -12,6 +12,7 @@ import threading
 from types import ModuleType
 from typing import Any
 
+from ..core.collector import long_lived
 from ..schemas import ModelConfig
 
 #: litellm's provider prefix for each of our providers.
@@ -39,26 +40,48 @@ OLLAMA_DEFAULT_ENDPOINT = "http://localhost:11434"
 PLACEHOLDER_KEY = "sk-no-key-required"
 
 _import_lock = threading.Lock()
+_module: ModuleType | None = None
 
 
 def litellm() -> ModuleType:
-    """Import and configure litellm once: no network on import, no telemetry, quiet."""
+    """Import and configure litellm once: no network on import, no telemetry, quiet.
+
+    Every model call asks for the module, so after the first import this returns it
+    without the lock."""
+    global _module
+    if _module is not None:
+        return _module
     with _import_lock:
-        # Forced, not defaulted: a benchmark must not fetch prices (or anything) on import.
-        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-        os.environ.setdefault("LITELLM_TELEMETRY", "False")
+        if _module is None:
+            _module = _import_litellm()
+        return _module
+
+
+def _import_litellm() -> ModuleType:
+    # Forced, not defaulted: a benchmark must not fetch prices (or anything) on import.
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    os.environ.setdefault("LITELLM_TELEMETRY", "False")
+    # Importing litellm (with the openai SDK and their pydantic models) makes some
+    # 300,000 objects that live as long as the process. Made with the collector running,
+    # the collections their allocations trigger walk the growing heap again and again
+    # (about 0.5 s of a 2.5 s import); left in its way, every later full collection walks
+    # them all (about 0.15 s each: those the run's allocations trigger, the five pytest
+    # makes at the end of the session and those of the interpreter's exit, together some
+    # 2 s of CPU, most of it after the last answer; docs/performance.md, "Start-up and
+    # teardown").
+    with long_lived():
         import litellm as module
 
-        module.suppress_debug_info = True
-        module.telemetry = False
-        # Parameters a provider does not take (e.g. frequency_penalty for Anthropic) are
-        # dropped rather than failing the call; the recorded parameters are the requested.
-        module.drop_params = True
-        # Answers are read through clients that bound their size (llm/transport.py).
-        from .transport import install
+    module.suppress_debug_info = True
+    module.telemetry = False
+    # Parameters a provider does not take (e.g. frequency_penalty for Anthropic) are
+    # dropped rather than failing the call; the recorded parameters are the requested.
+    module.drop_params = True
+    # Answers are read through clients that bound their size (llm/transport.py).
+    from .transport import install
 
-        install(module)
-        return module
+    install(module)
+    return module
 
 
 def litellm_model_name(model: ModelConfig) -> str:

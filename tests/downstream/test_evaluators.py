@@ -112,6 +112,17 @@ HOSTILE = {
                        "writing outside the sandbox directory"),
 }
 
+#: Limits under which each hostile completion can meet only the limit its case is about,
+#: however loaded the machine. The wall clock is far past any case's CPU need (none of
+#: them is about the wall clock, and a passing case never waits for it): with 15 s, a
+#: loop given 1 CPU second by ``cpuS`` and a few percent of a CPU by a loaded machine
+#: reached the wall first. The allocation gets CPU seconds to spare (its 256 MB cost a
+#: tenth of a second, more when the kernel has to reclaim memory for it, and that time is
+#: the process's own), so that it ends on the memory limit it is about.
+HOSTILE_LIMITS: dict[str, Any] = {"evaluation.downstream.sandbox.wallS": 120}
+CASE_LIMITS: dict[str, dict[str, Any]] = {
+    "allocates-without-bound": {"evaluation.downstream.sandbox.cpuS": 20}}
+
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_hostile_completions_end_as_failed_tasks_with_the_reason(
@@ -124,7 +135,7 @@ def test_hostile_completions_end_as_failed_tasks_with_the_reason(
     server = fake_server(respond=lambda body: f"```python\n{answer['code']}\n```")
     code, reason = HOSTILE[case]
     answer["code"] = code.replace("PORT", str(server.port)).replace("TARGET", repr(str(target)))
-    ctx = make_ctx(server)
+    ctx = make_ctx(server, **HOSTILE_LIMITS, **CASE_LIMITS.get(case, {}))
     evaluator = CompletionEvaluator()
     ctx = _summarized(evaluator, ctx)
     (record,) = evaluator.evaluate(_item(evaluator, ctx, "c-calculate-vat"), ctx)

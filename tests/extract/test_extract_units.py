@@ -236,7 +236,7 @@ class Recording(Progress):
 
 
 def _dying_chunk(chunk: list[Any], config: ExtractionConfig,
-                 done: Callable[[int], None] | None = None) -> list[Any]:
+                 done: Callable[[int], None] | None = None, spill: Any = None) -> list[Any]:
     """``_extract_chunk`` for the test below: worker processes die at once (the parent's
     pid comes through the environment, so this holds under fork and spawn alike)."""
     from pytest_summarybench.extract.parallel import extract_one

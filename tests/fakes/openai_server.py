@@ -118,7 +118,7 @@ class FakeOpenAIServer:
 
     def __init__(self, *, respond: Responder | None = None, latency_s: float = 0.0,
                  rate_limit_per_s: float | None = None, faults: FaultScript | None = None,
-                 fault_retry_after_s: float = 1.0, max_lifetime_s: float = 300.0,
+                 fault_retry_after_s: float = 1.0, max_lifetime_s: float = 3600.0,
                  retry_after_ms: bool = True, limit_per_model: bool = False,
                  port: int = 0) -> None:
         self.respond: Responder = respond or default_respond
@@ -133,6 +133,10 @@ class FakeOpenAIServer:
         self.retry_after_ms = retry_after_ms
         """Send ``retry-after-ms`` with a 429, besides ``Retry-After`` in whole seconds."""
         self.max_lifetime_s = max_lifetime_s
+        """A safety net for a server a test forgets to stop (its threads are daemons: they end
+        with the test process anyway), never a bound a test can reach: with 300 s, a test
+        on a loaded machine (load average 25) whose first call imported litellm, which took
+        minutes there, found its server gone and the call refused."""
         self.requested_port = port
         """The port to listen on (0: an ephemeral one, what tests use)."""
         self.lock = threading.Lock()

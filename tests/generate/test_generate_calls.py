@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import time
 from pathlib import Path
 
 import pytest
@@ -185,22 +184,23 @@ def test_throughput_under_a_server_rate_limit(make_ctx, fake_server, openai_mode
     """A small version of benchmarks/perf/generation_throughput.py: 150 summaries against
     a 50 req/s limit with 100 ms latency, losing none, paced under the limit (few 429s).
 
-    The 90% bar is the benchmark's (1,000 calls, docs/performance.md). Here the rate bar
-    is loose on purpose: on a shared 2-CPU machine at load 13 this test measured 75% of
-    the limit, from CPU starvation, not pacing; it still catches a serialised or stalled
-    pipeline (which would reach about 10 calls/s with 100 ms latency)."""
+    The 90% bar is the benchmark's (1,000 calls, docs/performance.md). Here no rate is
+    asserted: a rate is the machine's as much as the pipeline's (on a shared 2-CPU machine
+    at load 13 this test measured 75% of the limit, from CPU starvation, and a bound of
+    50% is a bet on the load). What a serialised pipeline would show on any machine is
+    its calls one at a time: the server counts how many it held at once, each for its
+    100 ms of latency."""
     warm = fake_server()   # litellm's import and first-call set-up are not throughput
     complete(ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=warm.base_url),
              [{"role": "user", "content": "warm-up"}])
     server = fake_server(latency_s=0.1, rate_limit_per_s=50)
     ctx = make_ctx([openai_model(server, requestsPerMinute=3000)], units=unit_factory(146))
-    started = time.monotonic()
     report = run_generation(ctx, parallel=16, progress=False)
-    elapsed = time.monotonic() - started
     assert report.generated == 150 and report.errors == 0
     assert server.successes == 150 and len(server.successes_by_fingerprint) == 150
     assert server.statuses[429] <= 15
-    assert 150 / elapsed >= 0.5 * 50
+    # Several calls in their latency at once (about 5 at the limit's pace; 1 serialised).
+    assert server.peak["gpt-4o"] >= 3
 
 
 def test_progress_reports_calls_and_cost_through_the_run_progress(

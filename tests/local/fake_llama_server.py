@@ -9,8 +9,8 @@ it exit at start-up with that message, as the real server does on unreadable wei
 ``FAKE_LLAMA_GROW_MB`` makes every request keep that many more MiB resident, as
 llama-cpp-python's prompt cache did; a request whose text holds ``FAKE_LLAMA_EXIT_ON``
 makes it print a fatal line and exit with status 3, as a crash would;
-``FAKE_LLAMA_DELAY_S`` makes every answer take that long, and like the real server it
-answers ``/v1/models`` only between requests (one model lock).
+``FAKE_LLAMA_DELAY_S`` makes every answer take that long (after the growth), and like the
+real server it answers ``/v1/models`` only between requests (one model lock).
 """
 
 from __future__ import annotations
@@ -93,10 +93,17 @@ def main() -> None:
             if marker and marker in json.dumps(body):
                 print(f"GGML_ASSERT failed: fake crash on {marker}", flush=True)
                 os._exit(3)
-            time.sleep(float(os.environ.get(DELAY_ENV) or 0))
             grow = int(os.environ.get(GROW_ENV) or 0) << 20
             if grow:
-                _kept.append(bytearray(b"\x01" * grow))  # written, so resident
+                # One page written in every 4 KiB, so all of it is resident, and never more
+                # than ``grow`` at once: ``bytearray(b"\x01" * grow)`` held the bytes and
+                # their copy together for a moment, twice the growth, and a supervisor that
+                # read the size in that moment stopped the server a request early.
+                kept = bytearray(grow)
+                kept[::4096] = b"\x01" * len(range(0, grow, 4096))
+                _kept.append(kept)
+            # after growing: the answer waits with the new size already there to be seen
+            time.sleep(float(os.environ.get(DELAY_ENV) or 0))
             if os.environ.get(LOG_ENV):
                 with open(os.environ[LOG_ENV], "a") as log:
                     log.write(json.dumps({"pid": os.getpid(), "body": body}) + "\n")

@@ -35,9 +35,13 @@ LATENCY_S = 0.5
 #: verdicts (one call at a time per model: the judge's alone take 16 s at this latency).
 ANSWERED_BEFORE = 6
 #: The interrupted session must be gone this long after SIGINT. It took about 3 s plain
-#: and 5 s with -n 2 (interpreter and worker shutdown); before the fix, as long as the
-#: remaining calls (here over 15 s).
-EXIT_WITHIN_S = 10.0
+#: and 5 s with -n 2 (interpreter and worker shutdown) on a quiet machine, 10.2 s with -n 2
+#: inside the suite under ``pytest -n 2`` at a load average of 17 (a bound of 10 s failed
+#: there, with 0 requests after the Ctrl-C). Before the fix the session ran as long as the
+#: remaining calls (here over 15 s), and a session that carries on calling is caught by
+#: the count of requests after the Ctrl-C, which does not depend on load; this bound only
+#: catches a session that hangs without calling.
+EXIT_WITHIN_S = 30.0
 
 
 @pytest.fixture

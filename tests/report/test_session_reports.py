@@ -218,13 +218,16 @@ def test_cli_compare_errors_and_pytest_html_rows(pytester: pytest.Pytester) -> N
 
 
 def test_gate_thresholds_fail_the_session_naming_model_and_metric(
-        pytester: pytest.Pytester, run_mode: list[str]) -> None:
+        pytester: pytest.Pytester) -> None:
+    # One mode: the thresholds are checked by report/gate.py (tests/report/test_gate.py)
+    # on the controller alike with and without workers; a gate failing a session of two
+    # workers is tests/test_plugin.py::test_hooks_record_score_and_ranking_gate[n2].
     _project(pytester, gate="""
         gate:
           minOverall: {builtin/identifiers: 0.5, builtin/shuffled: 0.9}
           minFamily: {retrieval: 0.5}
         """)
-    result = _run(pytester, *run_mode)
+    result = _run(pytester)
     assert result.ret == 1
     result.stdout.fnmatch_lines([
         "GATE FAILED: builtin/shuffled: overall 0.* < gate.minOverall 0.900",
