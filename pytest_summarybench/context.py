@@ -109,6 +109,10 @@ class StoredUnits:
         return units
 
 
+#: ``summary_error`` of a unit and model no generation was asked for (no item read it).
+NEVER_GENERATED = "no summary was generated for this unit and model"
+
+
 @dataclass(frozen=True, eq=False)
 class RunContext:
     """The run's shared, read-only state (see the module docstring)."""
@@ -231,9 +235,11 @@ class RunContext:
         return found if isinstance(found, GeneratedSummary) else None
 
     def summary_error(self, unit_id: str, model_id: str) -> str | None:
+        """Why the run has no summary of this unit by this model (None when it has one):
+        the generation's error, or ``NEVER_GENERATED`` when none was asked for."""
         found = self._summaries.get((unit_id, model_id))
         if found is None:
-            return "no summary was generated for this unit and model"
+            return NEVER_GENERATED
         return found if isinstance(found, str) else None
 
     # -- determinism and files --------------------------------------------------------

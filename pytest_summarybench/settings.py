@@ -88,6 +88,23 @@ class ModelEntry(ModelConfig):
     with its own ``requestsPerMinute`` / ``tokensPerMinute`` and ``apiKeyEnv`` (the name
     of the variable holding its key; keys are never written in the file)."""
 
+    @field_validator("api_key_env")
+    @classmethod
+    def _key_variable(cls, name: str | None) -> str | None:
+        import re
+
+        if name is None:
+            return None
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f"apiKeyEnv {name!r} is not an environment variable name "
+                             "(letters, digits and underscores, e.g. MY_GATEWAY_KEY); it "
+                             "names the variable that holds the key, never the key")
+        from .llm.redaction import register_secret_env
+
+        # Its value is masked in everything this process writes, whatever its name.
+        register_secret_env(name)
+        return name
+
     def to_model_config(self) -> ModelConfig:
         data = self.model_dump(exclude={"deployments"})
         if self.deployments:
@@ -283,7 +300,10 @@ class Settings(SBModel):
 
     def fingerprint(self, *parts: str) -> str:
         """A short stable hash of what determines the run's units and results."""
-        payload = self.model_dump_json(exclude={"output", "base_dir"}) + "|".join(parts)
+        # Where a model's key is read from does not change what it answers.
+        keyless = {"__all__": {"api_key_env"}}
+        payload = self.model_dump_json(exclude={"output": True, "base_dir": True, "models": {
+            "test": keyless, "judge": keyless}}) + "|".join(parts)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

@@ -11,6 +11,7 @@ scheduler the judge's calls were made by the tests, one at a time (a peak of 1).
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -120,3 +121,41 @@ def test_every_call_is_made_once_ahead_of_the_tests_and_alike_with_two_workers(
     assert sum(script.counts().values()) == 2 * calls
     assert set(server.successes_by_fingerprint.values()) == {2}
     assert _scores(pytester, "one") == _scores(pytester, "two")
+
+
+def test_each_phase_reports_its_own_time(pytester: pytest.Pytester,
+                                         provider: tuple[FakeOpenAIServer, ScriptedProvider]
+                                         ) -> None:
+    """Issue 33: "generation ... in 160.8s" for about 10 s of calls: the generation line
+    gave the time of every phase's calls. Built-in summaries take no time; the judge's
+    calls, one at a time at LATENCY_S each, take the time."""
+    server, _ = provider
+    write_code(pytester, {"rules.py": "".join(function_source(i) for i in range(UNITS))})
+    write_bench_module(pytester)
+    pytester.makefile(".yaml", summarybench=textwrap.dedent(f"""
+        name: phase-times
+        codebase: {{root: code, languages: [python]}}
+        extraction: {{types: [function]}}
+        models:
+          test: [{{provider: builtin, model: docstring}}, {{provider: builtin, model: lead}}]
+          judge:
+            - {{provider: local, model: {JUDGE}, apiEndpoint: '{server.base_url}'}}
+        evaluation:
+          sampling: all
+          sampleSize: {UNITS}
+          parallel: 1
+          judge: {{enabled: true, pairwise: false}}
+          contrastive: {{enabled: false}}
+          retrieval: {{enabled: false}}
+          downstream: {{enabled: false}}
+        """))
+    result = _run(pytester, "out")
+    text = result.stdout.str()
+    generation = re.search(r"^summarybench generation: .* in ([\d.]+)s$", text, re.M)
+    judged = re.search(r"^summarybench judge/pointwise: (\d+) calls, .* in ([\d.]+)s$",
+                       text, re.M)
+    assert generation and judged, text
+    calls, judge_s = int(judged.group(1)), float(judged.group(2))
+    assert calls == UNITS * 2
+    assert judge_s >= calls * LATENCY_S * 0.9          # one at a time
+    assert float(generation.group(1)) < judge_s / 2, text  # not the judge's time

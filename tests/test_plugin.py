@@ -143,7 +143,7 @@ def test_default_matrix_runs_and_writes_results(pytester: pytest.Pytester,
     # family to distrust; the external figures are quoted from validity/external.json
     result.stdout.fnmatch_lines([
         "instrument validity: every family that scored it orders the known-answer ladder: "
-        "contrastive (tau *, low resolution)",
+        "contrastive (tau *, low resolution; but failed external validation)",
         "  contrastive: contrastive/embedding: * external validation on *"])
     assert not validity["families"][0]["flagged"]
 

@@ -89,22 +89,69 @@ def test_rate_and_time_left_arithmetic() -> None:
     phase = progress.phase("summarybench generation", 200, unit="call", costed=True)
     assert phase.rate() is None and phase.remaining_s() is None  # no time has passed
     clock.now += 10.0
-    assert phase.rate() == 0.0 and phase.remaining_s() is None  # nothing done yet
+    assert phase.rate() is None and phase.remaining_s() is None  # nothing done yet
     phase.advance(50, cost=0.25)
+    assert phase.rate() is None  # one step says nothing of the pace
     clock.now += 15.0
     phase.advance(25, cost=0.125)
-    # 75 calls in 25 s: 3 calls/s; 125 left at 3/s: 41.7 s
-    assert phase.rate() == pytest.approx(3.0)
-    assert phase.remaining_s() == pytest.approx(125 / 3.0)
+    # 25 calls in the 15 s since the last step: 1.67 calls/s; 125 left: 75 s
+    assert phase.rate() == pytest.approx(25 / 15)
+    assert phase.remaining_s() == pytest.approx(75.0)
     assert phase.cost == pytest.approx(0.375)
     line = phase.line()
-    assert "75/200" in line and "3.00call/s" in line and "[00:25<00:41" in line
+    assert "75/200" in line and "1.67call/s" in line and "[00:25<01:15" in line
     assert "cost $0.3750" in line
     phase.advance(1, cost=None)  # a price nobody knows: the cost shown is a lower bound
     assert phase.cost_unknown and "cost $0.3750 + unknown" in phase.line()
     # Past the total (a retried unit counted twice): no negative time left.
     phase.advance(500)
     assert phase.remaining_s() == 0.0
+
+
+def test_time_left_is_read_from_recent_calls_not_from_the_wait_before_them() -> None:
+    """Issue 33: calls announced early waited 34 s for the summaries they judge, and the
+    first answer promised 1:13:23 for 130 calls answered at one a second."""
+    clock = Clock()
+    progress, _ = plain(clock)
+    phase = progress.phase("summarybench judge/pointwise", 130, unit="call")
+    clock.now += 34.0
+    phase.advance()
+    assert phase.remaining_s() is None and "1/130 [00:34<?" in phase.line()
+    for _ in range(9):
+        clock.now += 1.0
+        phase.advance()
+    assert phase.rate() == pytest.approx(1.0)
+    assert phase.remaining_s() == pytest.approx(120.0)
+    # Slower now: the estimate follows the recent calls, the early fast ones drop out.
+    for _ in range(60):
+        clock.now += 2.0
+        phase.advance()
+    assert phase.rate() == pytest.approx(0.5)
+    assert phase.remaining_s() == pytest.approx(60 / 0.5)
+
+
+def test_the_last_line_shows_the_phase_s_own_time() -> None:
+    """Issue 33: a phase closed at the end of the run showed 2:42 for calls done at 0:44."""
+    clock = Clock()
+    progress, stream = plain(clock)
+    phase = progress.phase("summarybench judge/pointwise", 4, unit="call")
+    for _ in range(4):
+        clock.now += 1.0            # one line at the moment (2 s), none in the interval
+        phase.advance()
+    clock.now += 118.0              # other phases go on; this one is closed with the run
+    phase.close()
+    assert "4/4 [00:04<00:00" in stream.getvalue().splitlines()[-1]
+    # The bar on a terminal says the same at its end.
+    stream = TtyStream()
+    bar_progress = Progress(stream, clock=clock, moment_s=0.0, interval_s=5.0)
+    bar = bar_progress.phase("summarybench judge/pointwise", 4, unit="call")
+    assert bar.is_bar
+    for _ in range(4):
+        clock.now += 11.0
+        bar.advance()
+    clock.now += 118.0
+    bar.close()
+    assert "4/4 [00:44<00:00" in stream.getvalue().split("\r")[-1]
 
 
 def test_uncosted_phase_shows_no_cost() -> None:

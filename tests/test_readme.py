@@ -43,3 +43,24 @@ def test_the_readme_points_to_every_page_of_the_manual() -> None:
     linked = set(re.findall(r"\]\((docs/[a-z0-9-]+\.md)(?:#[a-z0-9-]+)?\)", text))
     pages = {p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")}
     assert pages - linked == set(), "pages the README does not point to"
+
+
+def test_the_answer_table_covers_every_call() -> None:
+    """Issue 33: the table of what each call must answer left out the downstream answers
+    and four of the five query types; every evaluator that asks a model has its row."""
+    from pytest_summarybench.evaluators import BUILTIN_EVALUATORS, load_builtin
+    from pytest_summarybench.evaluators.base import makes_calls
+    from pytest_summarybench.evaluators.retrieval.queries import QUERY_TYPES
+
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    text = next(p.read_text() for p in pages
+                if "What the models are asked to answer" in p.read_text())
+    table = text.split("What the models are asked to answer", 1)[1].split("\n\n|", 1)[1]
+    table = "|" + table.split("\n\n", 1)[0]
+    rows = [line.split("|")[1].strip() for line in table.splitlines()[2:]]
+    callers = [n for n in BUILTIN_EVALUATORS if makes_calls(load_builtin(n))]
+    assert callers
+    for name in callers:
+        assert any(f"`{name}`" in row for row in rows), (name, rows)
+    assert any(row.startswith("retrieval queries") for row in rows)
+    assert all(f'"{t}"' in table for t in QUERY_TYPES)

@@ -23,7 +23,7 @@ from ..schemas import (
     ScoreRecord,
 )
 from ..schemas.config import BenchmarkConfig
-from ..schemas.report import BaselineComparison, Statistics
+from ..schemas.report import BaselineComparison, RankingBasis, Statistics
 from ..stats.correlation import correlation_matrix, mean_correlation_matrix
 from .costs import cost_analysis
 from .failures import analyze_failures
@@ -60,6 +60,18 @@ def rank_models(breakdowns: dict[str, FamilyBreakdown]) -> list[ModelRanking]:
             overall_score=fb.overall if fb.overall is not None else 0.0,
             scores=FamilyScores(**fb.families), scored_items=fb.items, errors=fb.errors))
     return rankings
+
+
+def ranking_basis(breakdowns: Mapping[str, FamilyBreakdown], scoring: Scoring,
+                  means: Mapping[str, Mapping[tuple[str, str], float]]) -> RankingBasis:
+    """What the overall scores rest on: the families every scored model has, and the
+    evaluators whose components entered those families for some model."""
+    common = shared_families(breakdowns.values())
+    return RankingBasis(
+        families=[f for f in scoring.families if f in common],
+        evaluators=sorted({c.evaluator for c in scoring.components if c.family in common
+                           and any((c.evaluator, c.metric) in means.get(m, {})
+                                   for m in breakdowns)}))
 
 
 def _group_scores(records: list[ScoreRecord], key_of: dict[str, str], scoring: Scoring,
@@ -181,6 +193,9 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
     ran = [f for f in families if any(f in b.families for b in breakdowns.values())]
     skipped = {f: inputs.families_skipped.get(f, "no evaluator of this family recorded a score")
                for f in families if f not in ran}
+    # An evaluator asked for that could not run, in a family that ran (keyed by its name).
+    skipped.update({name: why for name, why in inputs.families_skipped.items()
+                    if "/" in name and name.split("/", 1)[0] in ran})
     common = shared_families(breakdowns.values())
     for f in ran:
         if f not in common:
@@ -244,9 +259,11 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
         errors=[ErrorCount(model_id=m, evaluator=e, count=len(msgs), examples=msgs[:3])
                 for (m, e), msgs in sorted(errors.items())],
         evaluator_details=dict(inputs.evaluator_details),
-        recommendations=recommendations(rankings, costs, by_language),
+        recommendations=recommendations(rankings, costs, by_language,
+                                        statistics.significance_tests),
         baseline=inputs.baseline,
         gate_failures=list(inputs.gate_failures),
+        basis=ranking_basis(breakdowns, scoring, means),
     )
     if inputs.baseline is not None:
         for r in report.rankings:

@@ -115,35 +115,80 @@ def head_to_head(rankings: Sequence[ModelRanking], tests: Sequence[SignificanceT
     return out
 
 
-def _best_overall(best: ModelRanking, others: Sequence[ModelRanking]) -> Recommendation:
+def _best_overall(best: ModelRanking, others: Sequence[ModelRanking],
+                  tests: Sequence[SignificanceTest] = ()) -> Recommendation:
     """The highest-quality model, or, when the top group ties, no single best: a model
     with the same overall score or sharing a significance group with the leader cannot be
-    told apart from it, and recommending one of them would be reading noise."""
+    told apart from it, and recommending one of them would be reading noise. Only equal
+    scores are called tied; a difference the test cannot confirm is "not significant",
+    with its p-value."""
     peers = [r for r in others if r.overall_score == best.overall_score
              or set(r.significance_group) & set(best.significance_group)]
+    against = _reversed(best, others, tests)
+    if against is not None:
+        # The ranking's overall scores and the paired test on per-unit scores disagree in
+        # direction (the two are averaged over different items): name no best.
+        other, test = against
+        per_unit = (test.mean_difference if test.model_a == best.model_id
+                    else -test.mean_difference)
+        return Recommendation(
+            kind="no_single_best", title="No single best", model_id=best.model_id,
+            text=f"{best.model_id} ranks first on the overall score "
+                 f"({best.overall_score:.3f} against {other.overall_score:.3f}), but "
+                 f"{other.model_id} scores higher unit by unit (mean per-unit difference "
+                 f"{per_unit:+.3f}, p = {test.p_adjusted:.3g}, significant): the two "
+                 "measures disagree, so neither is named best")
     if not peers:
         return Recommendation(kind="best_overall", title="Best overall", model_id=best.model_id,
                               text=f"{best.model_id} for highest quality "
                                    f"(overall {best.overall_score:.3f})")
-    tied = [best, *peers]
-    names = ", ".join(r.model_id for r in tied[:-1]) + f" and {tied[-1].model_id}"
-    if all(r.overall_score == best.overall_score for r in peers):
-        why = f"the same overall score, {best.overall_score:.3f}"
-    else:
-        why = ("overall " + ", ".join(f"{r.overall_score:.3f}" for r in tied)
-               + ", not significantly different (paired t-tests, Holm-corrected)")
+    tied = [r for r in peers if r.overall_score == best.overall_score]
+    close = [r for r in peers if r.overall_score != best.overall_score]
+    p_of = {(t.model_a, t.model_b): t.p_adjusted for t in tests if t.metric == "overall"}
+    parts = []
+    if tied:
+        names = ", ".join(r.model_id for r in [best, *tied][:-1]) + f" and {tied[-1].model_id}"
+        parts.append(f"{names} are tied: the same overall score, {best.overall_score:.3f}")
+    if close:
+        behind = []
+        for r in close:
+            p = p_of.get((best.model_id, r.model_id), p_of.get((r.model_id, best.model_id)))
+            figure = f"{r.overall_score:.3f}" + (f", p = {p:.3g}" if p is not None else "")
+            behind.append(f"{r.model_id} ({figure})")
+        parts.append(f"{best.model_id} ({best.overall_score:.3f}) is ahead of "
+                     f"{', '.join(behind)} by a difference that is not significant (paired "
+                     "t-tests on per-unit overall scores, Holm-corrected)")
     return Recommendation(kind="no_single_best", title="No single best",
-                          model_id=best.model_id, text=f"{names} are tied: {why}")
+                          model_id=best.model_id, text="; ".join(parts))
+
+
+def _reversed(best: ModelRanking, others: Sequence[ModelRanking],
+              tests: Sequence[SignificanceTest]) -> tuple[ModelRanking, SignificanceTest] | None:
+    """A model ranked below ``best`` that the paired test on per-unit overall scores finds
+    significantly better than it, with that test (None when there is none)."""
+    for other in others:
+        for t in tests:
+            if t.metric != "overall" or not t.significant:
+                continue
+            if (t.model_a, t.model_b) == (best.model_id, other.model_id) \
+                    and t.mean_difference < 0:
+                return other, t
+            if (t.model_a, t.model_b) == (other.model_id, best.model_id) \
+                    and t.mean_difference > 0:
+                return other, t
+    return None
 
 
 def recommendations(rankings: Sequence[ModelRanking], costs: Costs,
-                    by_language: Mapping[str, GroupScores]) -> list[Recommendation]:
-    """Best overall, best value, best per language where it differs, and a budget option."""
+                    by_language: Mapping[str, GroupScores],
+                    tests: Sequence[SignificanceTest] = ()) -> list[Recommendation]:
+    """Best overall, best value, best per language where it differs, and a budget option
+    (``tests``: the run's significance tests, whose p-values a "no single best" quotes)."""
     ranked = [r for r in rankings if r.units]
     if not ranked:
         return []
     best = ranked[0]
-    out: list[Recommendation] = [_best_overall(best, ranked[1:])]
+    out: list[Recommendation] = [_best_overall(best, ranked[1:], tests)]
 
     priced = [(costs.by_model[r.model_id], r) for r in ranked
               if r.model_id in costs.by_model

@@ -73,6 +73,7 @@ def _lines(report: BenchmarkReport, a: str, b: str, detailed: bool,
     from urllib.parse import urlencode
 
     from ..report.view import interval, num, pvalue, signed
+    from ..report.wording import DIFFERENCES_NOTE, difference_text
 
     comparison = next((c for c in report.comparisons if {c.model_a, c.model_b} == {a, b}),
                       None)
@@ -98,9 +99,7 @@ def _lines(report: BenchmarkReport, a: str, b: str, detailed: bool,
                f"no significant difference (p={pvalue(c.p_value)}); higher mean: {c.winner}")
     rec = c.pairwise_record
     out += [f"winner: {verdict}",
-            f"score difference: {signed(c.score_difference)} overall; per unit "
-            f"{signed(c.mean_unit_difference)} on average "
-            f"(95% CI {interval(c.confidence_interval)})",
+            f"difference: {difference_text(c)}",
             f"pairwise record: {c.model_a} {rec.a_wins} wins, {c.model_b} {rec.b_wins} wins, "
             f"{rec.ties} ties "
             f"({'pairwise judge verdicts' if c.pairwise_source == 'judge/pairwise' else 'units'})",
@@ -110,7 +109,7 @@ def _lines(report: BenchmarkReport, a: str, b: str, detailed: bool,
         return out
     tests = [t for t in report.statistics.significance_tests
              if (t.model_a, t.model_b) == (c.model_a, c.model_b)]
-    out.append("tests (A - B):")
+    out.append(f"tests (mean per-unit difference, A - B): {DIFFERENCES_NOTE}")
     for t in tests:
         out.append(f"  {t.metric:<12} {signed(t.mean_difference)} "
                    f"{interval(t.confidence_interval)} p={pvalue(t.p_value)} "

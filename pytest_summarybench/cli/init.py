@@ -106,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     store.execute("SELECT 1")
     store.close()
     print(f"wrote {config} and created the store {settings.store_path}")
-    print("next: summarybench add-model PROVIDER/MODEL, then summarybench generate")
+    print("next: summarybench add-model PROVIDER/MODEL, then summarybench doctor (one cheap "
+          "question to each model), then summarybench generate")
     return EXIT_OK
 
 

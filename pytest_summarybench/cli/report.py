@@ -80,7 +80,8 @@ def open_store(args: argparse.Namespace) -> Store:
     path = store_path(args)
     if not path.is_file():
         raise CliError(f"no store at {path}: run the benchmark first "
-                       "(pytest -p summarybench benchmarks/summary) or pass --store PATH")
+                       "(`summarybench run`, or `summarybench evaluate --all` with a "
+                       "configuration) or pass --store PATH")
     return Store(path)
 
 

@@ -4,11 +4,13 @@ the plugin, so ``-n``, ``-k`` and the hooks work and every step resumes from the
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..core.sample import bundled_codebase
 from ..evaluators.registry import BUILTIN_FAMILIES
 from ._common import (
     CONFIG_FILE,
+    EXIT_FAILURE,
     CliError,
     check_keys,
     found_config,
@@ -83,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
             if args.parallel <= 0:
                 raise CliError(f"--parallel {args.parallel}: expected a positive integer")
             argv += ["--sb-parallel", str(args.parallel)]
+        if not _doctor_offered(settings, args.command):
+            return EXIT_FAILURE
         return run_pytest([*argv, "--sb-generate-only", "-p", "no:xdist", "-q", *extra])
     if settings is not None:
         check_keys(settings)
@@ -93,4 +97,16 @@ def run(args: argparse.Namespace) -> int:
         # summaries and calls are shared, and the session is reported as partial. The
         # session checks the names: it knows the families its plugins declare.
         argv += ["--sb-only", args.only]
+    if not _doctor_offered(settings, args.command):
+        return EXIT_FAILURE
     return run_pytest([*argv, *extra])
+
+
+def _doctor_offered(settings: Any, command: str) -> bool:
+    """``doctor.offer`` once the configuration and its keys are known to be usable; False
+    when the user, asked on a terminal, chose to stop."""
+    if settings is None:
+        return True
+    from .doctor import offer
+
+    return offer(settings, command)

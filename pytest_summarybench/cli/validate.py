@@ -3,16 +3,21 @@ a full run. It runs only the known-answer ladder (``--sb-validate -m validate``)
 ``validate/*`` built-in models on the documented units, through every enabled evaluator
 family, and prints how well each family orders it (see ``pytest_summarybench/validity``).
 Judges are called on the ladder only; the models under test are not generated. A later
-full run with ``--sb-validate`` reuses the ladder's summaries and scores' cached calls."""
+full run with ``--sb-validate`` reuses the ladder's summaries and scores' cached calls.
+When the configuration calls models, the dry run's table of calls and cost comes first,
+and nothing is called until the user says yes (``--yes`` without a terminal)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ..core.printable import shown_path
 from ._common import (
     CONFIG_FILE,
+    EXIT_FAILURE,
+    EXIT_OK,
     CliError,
     check_keys,
     found_config,
@@ -39,6 +44,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="codebase to validate on (overrides codebase.root)")
     p.add_argument("--sample-size", metavar="N", type=int, default=None,
                    help="units to sample (overrides evaluation.sampleSize)")
+    p.add_argument("--yes", "-y", action="store_true",
+                   help="make the model calls the dry run prices without asking (needed "
+                        "without a terminal when the configuration calls models)")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER,
                    help="arguments after -- go to pytest (e.g. -- -n 2)")
 
@@ -47,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     argv: list[str] = ["--sb-validate", "-m", "validate", "-q"]
     path = found_config(args.config, "pass --config PATH, or run without one for the "
                                      "default offline evaluators")
+    settings = None
     if path is not None:
         settings = load_checked(path)
         argv += ["--sb-config", str(path)]
@@ -61,5 +70,23 @@ def run(args: argparse.Namespace) -> int:
         if args.sample_size <= 0:
             raise CliError(f"--sample-size {args.sample_size}: expected a positive integer")
         argv += ["--sb-sample-size", str(args.sample_size)]
-    return run_pytest([*argv, *pytest_extra(args)])
+    extra = pytest_extra(args)
+    from ..validity.wiring import costs_no_calls
+
+    if settings is not None and not costs_no_calls(settings) and not args.yes:
+        # The ladder asks the judges (and the helper, the task model): say what that
+        # costs, the dry run's own table, and ask before paying for it.
+        code = run_pytest([*argv, "--sb-dry-run", "-p", "no:xdist", *extra])
+        if code != EXIT_OK:
+            return code
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            print("summarybench validate: nothing was called: the calls above would be paid "
+                  "for; pass --yes to make them (there is no terminal to ask on)",
+                  file=sys.stderr)
+            return EXIT_FAILURE
+        if input("summarybench validate: make the calls above? [y/N] ").strip().lower() \
+                not in ("y", "yes"):
+            print("summarybench validate: nothing was called")
+            return EXIT_OK
+    return run_pytest([*argv, *extra])
 

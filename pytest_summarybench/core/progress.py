@@ -7,7 +7,11 @@ judge calls together): handles are independent and thread-safe, and ``advance`` 
 blocks on more than a short lock, so it can be called from an asyncio loop.
 
 What is shown, per phase: done of total, the rate, the time left and, for a costed phase,
-the cost so far. On a terminal it is a tqdm bar on stderr; otherwise (CI logs, files) it is
+the cost so far. The rate is that of the last ``RECENT`` steps of work, not of the phase
+since it was announced: model calls announced early may wait for summaries before the
+first answer, and a rate over that wait promised an hour for what took two minutes. The
+time shown at the end is the phase's own, up to its last step, however long after it the
+run closes the phase. On a terminal it is a tqdm bar on stderr; otherwise (CI logs, files) it is
 a plain line, formatted by tqdm too, at most every ``interval_s`` seconds and once at the
 end, never a carriage return. A phase over in under ``moment_s`` prints nothing at all.
 Lines are written when work is counted: there is no timer thread (a thread would also stop
@@ -27,6 +31,7 @@ import functools
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, TextIO
@@ -40,6 +45,8 @@ MOMENT_S = 2.0
 INTERVAL_S = 5.0
 #: Seconds between two redraws of a bar (on a terminal).
 BAR_INTERVAL_S = 0.2
+#: The rate and the time left are those of the last this many steps of work (``advance``).
+RECENT = 30
 
 Guard = Callable[[], AbstractContextManager[Any]]
 """Entered around every write (pytest: suspend output capture)."""
@@ -168,9 +175,11 @@ class Phase:
         self._started = self._clock()
         self._last_line: float | None = None
         self._last_done = -1
+        self._steps: deque[tuple[float, int]] = deque(maxlen=RECENT + 1)
+        """(when, done after it) of the last steps of work: what the rate is read from."""
         self._show = show
         self._lock = threading.Lock()
-        self._bar: Any = _bar(progress, name, total, unit) if show and tty else None
+        self._bar: Any = _bar(progress, self, total, unit) if show and tty else None
 
     # -- counting -------------------------------------------------------------------------
     def advance(self, n: int = 1, cost: float | None = 0.0) -> None:
@@ -178,6 +187,7 @@ class Phase:
         unknown; the cost shown is then a lower bound). After ``close`` it only counts."""
         with self._lock:
             self.done += n
+            self._steps.append((self._clock(), self.done))
             if cost is None:
                 self.cost_unknown = True
             else:
@@ -231,19 +241,37 @@ class Phase:
 
     # -- arithmetic -----------------------------------------------------------------------
     def elapsed(self, now: float | None = None) -> float:
+        """Seconds since the phase began; once closed, up to its last step of work (its
+        own time, not the time until the run closed it)."""
+        if self.closed and self._steps:
+            return self._steps[-1][0] - self._started
         return (self._clock() if now is None else now) - self._started
 
     def rate(self, now: float | None = None) -> float | None:
-        """Units per second since the phase began (None before any time has passed)."""
-        elapsed = self.elapsed(now)
-        return self.done / elapsed if elapsed > 0 else None
+        """Units per second over the last ``RECENT`` steps of work (None until two steps
+        came at different times: one step says nothing of the pace)."""
+        if len(self._steps) < 2:
+            return None
+        (first, done_then), (last, done_now) = self._steps[0], self._steps[-1]
+        return (done_now - done_then) / (last - first) if last > first else None
 
     def remaining_s(self, now: float | None = None) -> float | None:
-        """Seconds left at the rate so far (None while nothing is done)."""
+        """Seconds left at the recent rate (None while there is no rate, or it is 0)."""
+        if self.done >= self.total:
+            return 0.0
         rate = self.rate(now)
         if not rate:
             return None
-        return max(0, self.total - self.done) / rate
+        return (self.total - self.done) / rate
+
+    def shown_rate(self, now: float | None = None) -> float:
+        """The rate a display shows: the recent one; 0 ("?") while there is none, unless
+        the phase is done (then its average, as there is nothing left to estimate)."""
+        rate = self.rate(now)
+        if rate is not None:
+            return rate
+        elapsed = self.elapsed(now)
+        return self.done / elapsed if self.done >= self.total and elapsed > 0 else 0.0
 
     def cost_text(self) -> str:
         text = f"cost ${self.cost:.4f}"
@@ -254,7 +282,7 @@ class Phase:
         from tqdm import tqdm
 
         return tqdm.format_meter(self.done, self.total, self.elapsed(now), ncols=0,
-                                 prefix=self.name, unit=self.unit,
+                                 prefix=self.name, unit=self.unit, rate=self.shown_rate(now),
                                  postfix=self.cost_text() if self.costed else None)
 
     # -- display --------------------------------------------------------------------------
@@ -276,12 +304,25 @@ def _bar_class() -> type:
     class Bar(tqdm):  # type: ignore[type-arg]
         # No monitor thread: a running thread stops extraction from forking its workers.
         monitor_interval = 0
+        phase: Phase | None = None
+
+        @property
+        def format_dict(self) -> dict[str, Any]:
+            # The phase's rate (its recent steps) and elapsed time (its own, once closed),
+            # not tqdm's: the same figures as the plain lines.
+            shown = dict(super().format_dict)
+            if self.phase is not None:
+                shown["rate"] = self.phase.shown_rate()
+                shown["elapsed"] = self.phase.elapsed()
+            return shown
 
     return Bar
 
 
-def _bar(progress: Progress, name: str, total: int, unit: str) -> Any:
+def _bar(progress: Progress, phase: Phase, total: int, unit: str) -> Any:
     # delay: a phase over before it prints nothing (tqdm's close keeps quiet too).
-    return _bar_class()(total=total, desc=name, unit=unit, file=progress.bar_file(),
-                        delay=progress.moment_s, mininterval=BAR_INTERVAL_S,
-                        dynamic_ncols=True, smoothing=0.1, leave=True)
+    bar = _bar_class()(total=total, desc=phase.name, unit=unit, file=progress.bar_file(),
+                       delay=progress.moment_s, mininterval=BAR_INTERVAL_S,
+                       dynamic_ncols=True, leave=True)
+    bar.phase = phase
+    return bar

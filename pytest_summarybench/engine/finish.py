@@ -10,7 +10,7 @@ put back when the session turns out partial.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -159,20 +159,29 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
     from ..report.build import report_of_inputs
     from ..report.gate import gate_configured
     from ..report.inputs import inputs_from_context
+    from .health import run_health
 
     settings = ctx.settings
     outcome = RunOutcome(notes=notes if notes is not None else [])
     records = session.records
+    ctx = ctx.refreshed()  # the summaries this session wrote
     details = summarize_evaluators(ctx, records, session.evaluators, outcome.notes)
     inputs = inputs_from_context(ctx, records, families_skipped=session.skipped_families,
                                  started_at=session.started_at,
                                  finished_at=datetime.now(timezone.utc),
                                  evaluator_details=details, scoring=session.scoring)
     report = report_of_inputs(ctx.store, inputs, save=True)
+    # Health before any headline: an unhealthy run names no best model.
+    health = report.metadata.health = run_health(ctx, records, session.evaluators)
+    if not health.healthy:
+        report.recommendations = []
     # The configured gate first: it attaches the baseline comparison that ranking hooks
     # may want to read. A baseline that was this directory's results.json is read where
     # ``OutputReports.retire`` moved it.
     failures = apply_gate(report, settings, ctx.store, moved=files.retire())
+    if not health.healthy and gate_configured(settings.gate):
+        failures.insert(0, f"the run is unhealthy ({health.problems[0]}); a gate passes only "
+                           "a healthy run")
     if session.stopped and gate_configured(settings.gate):
         failures.append(f"the session stopped early ({session.stopped}); a gate judges only "
                         "a session that ran to the end")
@@ -184,7 +193,8 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
     # whatever the models' endpoints do (only a ladder-only session is judged by them).
     models = [r for r in records if not is_ladder_model(r.model_id)]
     report.metadata.run = run_selection(session.selection, session.stopped,
-                                        scored=any(r.error is None for r in models or records))
+                                        scored=any(r.error is None for r in models or records),
+                                        problems=health.problems)
     from ..report import save_session_run, write_session_reports
     from ..report.json_report import report_json
 
@@ -241,13 +251,19 @@ def nothing_scored(session: SessionRecords, settings_gate: Any) -> RunOutcome:
     return outcome
 
 
-def run_selection(selection: RunSelection, stopped: str, *, scored: bool) -> RunSelection:
+def run_selection(selection: RunSelection, stopped: str, *, scored: bool,
+                  problems: Sequence[str] = ()) -> RunSelection:
     """The session's run: the selection collection saw, made partial if the session
-    stopped early or scored nothing (every item ended in an error: a dead endpoint, say),
-    so that it never replaces the output directory's reports of a complete run that
-    did."""
+    stopped early, scored nothing (every item ended in an error: a dead endpoint, say) or
+    is unhealthy (``problems``, ``engine/health.py``), so that it never replaces the
+    output directory's reports of a complete run that did not."""
+    from ..schemas.report import UNHEALTHY_REASON
+
     more = ([f"stopped early: {stopped}"] if stopped else []) + (
         [] if scored else ["nothing scored: every item ended in an error"])
+    if problems:
+        others = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        more.append(f"{UNHEALTHY_REASON}: {problems[0]}{others}")
     if not more:
         return selection
     return selection.model_copy(update={"complete": False,

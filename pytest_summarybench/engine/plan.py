@@ -113,6 +113,11 @@ class CallRun:
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self.elapsed_s = 0.0
+        """From the start to the last call of every phase."""
+        self.summaries_s = 0.0
+        """The generation phase's own time: from the start until every summary the plan
+        needs is written or failed (the other phases go on after it)."""
+        self._started = time.perf_counter()
 
     # -- running --------------------------------------------------------------------------
     def start(self) -> CallRun:
@@ -157,12 +162,14 @@ class CallRun:
         self.scheduler.close()
 
     def _main(self) -> None:
-        started = time.perf_counter()
+        started = self._started = time.perf_counter()
         try:
             asyncio.run(self._everything())
         except BaseException as exc:  # raised again in the controller by ``join``
             self._error = exc
         finally:
+            if not self.summaries_ready.is_set():
+                self.summaries_s = time.perf_counter() - started
             self.summaries_ready.set()
             for event in self.prepared.values():
                 event.set()
@@ -190,6 +197,7 @@ class CallRun:
 
     async def _mark_ready(self, ready: Mapping[tuple[str, str], asyncio.Future[None]]) -> None:
         await asyncio.gather(*ready.values(), return_exceptions=True)
+        self.summaries_s = time.perf_counter() - self._started
         self.summaries_ready.set()
 
     # -- the phases ---------------------------------------------------------------------------

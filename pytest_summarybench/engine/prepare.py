@@ -47,7 +47,8 @@ def calls_lines(scheduler: Any) -> list[str]:
         cost = "unknown" if t.cost_unknown else f"${t.cost:.4f}"
         lines.append(f"summarybench {phase}: {t.calls} calls, {t.cached} from cache, "
                      f"{t.failed} failed" + (f", {t.skipped} over the cost cap"
-                                             if t.skipped else "") + f", cost {cost}")
+                                             if t.skipped else "")
+                     + f", cost {cost}, in {t.span_s:.1f}s")
     return lines
 
 
@@ -88,7 +89,7 @@ def prepare_run(ctx: RunContext, active: Mapping[str, Evaluator],
     run = start_calls(plan, report, progress=ctx.progress)
     if generate_only:
         run.join()
-        report.elapsed_s = run.elapsed_s
+        report.elapsed_s = run.summaries_s
         lines = report.lines()
         for line in lines:
             say(line)
@@ -120,7 +121,7 @@ def prepare_run(ctx: RunContext, active: Mapping[str, Evaluator],
         run.stop()
         raise
     run.join()
-    report.elapsed_s = run.elapsed_s
+    report.elapsed_s = run.summaries_s
     ctx = ctx.refreshed()
     bind(ctx)
     return Prepared(ctx=ctx, lines=[*report.lines(), *calls_lines(run.scheduler), *failed])

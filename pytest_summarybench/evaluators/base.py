@@ -121,6 +121,13 @@ class Evaluator(Protocol):
         """
         return None
 
+    def requested(self, ctx: RunContext) -> bool:
+        """Whether the configuration asks for this evaluator (a downstream task listed in
+        ``tasks``, a contrastive method in ``methods``). One that is asked for and cannot
+        run says why in a line of its own even when its family runs; one that is not
+        asked for is left out without a word. Default: asked for."""
+        return True
+
     def items(self, ctx: RunContext) -> list[MatrixItem]:
         """The matrix items this evaluator scores, in a stable order."""
         return unit_items(self, ctx)
@@ -196,6 +203,12 @@ def summaries_of(evaluator: Evaluator, item: MatrixItem, ctx: RunContext
     if method is None:
         return Evaluator.summaries(evaluator, item, ctx)
     return method(item, ctx)  # type: ignore[no-any-return]
+
+
+def requested_of(evaluator: Evaluator, ctx: RunContext) -> bool:
+    """``evaluator.requested`` (asked for, for an evaluator without the method)."""
+    method = getattr(evaluator, "requested", None)
+    return True if method is None else bool(method(ctx))
 
 
 def requests_of(evaluator: Evaluator, item: MatrixItem, ctx: RunContext,

@@ -86,7 +86,7 @@ class CircuitBreaker:
         with self._lock:
             if self._opened_at is None or self._cause is None:
                 return None
-            return _refusal(self._cause, self._failures)
+            return _refusal(self._cause, self.policy.threshold)
 
     def check(self, model_id: str) -> None:
         """Raise ``EndpointUnavailable`` when the breaker is open and no probe is due;
@@ -102,8 +102,9 @@ class CircuitBreaker:
                 self._probe_until = now + self.policy.probe_after_s
                 return
             self.refused += 1
-            failures, cause = self._failures, self._cause
-        raise EndpointUnavailable(model_id, _refusal(cause, failures), status=cause.status)
+            cause = self._cause
+        raise EndpointUnavailable(model_id, _refusal(cause, self.policy.threshold),
+                                  status=cause.status)
 
     def succeeded(self) -> None:
         """A call got an answer: close the breaker."""
@@ -131,6 +132,9 @@ class CircuitBreaker:
             return False
 
 
-def _refusal(cause: Failure, failures: int) -> str:
-    return (f"{cause.reason} (failed {failures} times in a row; calls now fail at once "
+def _refusal(cause: Failure, threshold: int) -> str:
+    """Why calls are refused: the cause, and the count that opened the breaker (the
+    policy's threshold, as the README says; calls in flight when it opened, and probes that
+    failed since, fail as well but do not change why it opened)."""
+    return (f"{cause.reason} (failed {threshold} times in a row; calls now fail at once "
             "without being sent)")

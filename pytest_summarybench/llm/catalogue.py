@@ -2,30 +2,60 @@
 
 A misspelt name (``openai/gtp-4o``) is otherwise found only when its first call fails,
 after the other models have been paid for. It is a warning, never a refusal: providers
-publish models before litellm's bundled list has them. The list is litellm's own
-(``model_cost`` and ``models_by_provider``), read offline from the copy bundled with the
-package (``providers.litellm`` sets ``LITELLM_LOCAL_MODEL_COST_MAP``).
+publish models before litellm's bundled list has them. The list is litellm's own model
+catalogue, the JSON file it ships and reads offline (``LITELLM_LOCAL_MODEL_COST_MAP``),
+read here once and lazily, without importing litellm: the import took 12-20 s, and every
+``summarybench add-model`` of a hosted name paid it for a dictionary look-up.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 from functools import lru_cache
+from typing import Any
 
 from ..schemas import ModelConfig
-from .providers import LITELLM_PREFIX, litellm
+from .providers import LITELLM_PREFIX
 
 #: Providers whose models litellm lists; ``local``, ``ollama`` and ``builtin`` serve
 #: whatever their owner installed, so there is nothing to check them against.
 HOSTED: tuple[str, ...] = ("anthropic", "openai", "google", "openrouter")
+#: The catalogue litellm ships in its package (what ``litellm.model_cost`` is read from).
+CATALOGUE_FILE = "model_prices_and_context_window_backup.json"
+#: litellm lists some of a provider's models under a second provider name.
+ALSO_LISTED_AS: dict[str, tuple[str, ...]] = {"openai": ("text-completion-openai",)}
+#: A larger file is not the catalogue this module expects.
+MAX_BYTES = 50_000_000
+
+
+@lru_cache(maxsize=1)
+def catalogue() -> dict[str, Any]:
+    """litellm's model catalogue, read once from its package without importing it (empty
+    when the file is not where litellm keeps it: the check is then skipped)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("litellm")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / CATALOGUE_FILE
+        try:
+            if path.stat().st_size > MAX_BYTES:
+                continue
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(data, dict):
+            return data
+    return {}
+
 
 @lru_cache(maxsize=8)
 def known_names(prefix: str) -> frozenset[str]:
     """The model names litellm lists under its provider ``prefix``, without the prefix."""
-    module = litellm()
-    names = set(module.models_by_provider.get(prefix, ()))
-    names.update(key for key, info in module.model_cost.items()
-                 if isinstance(info, dict) and info.get("litellm_provider") == prefix)
+    providers = {prefix, *ALSO_LISTED_AS.get(prefix, ())}
+    names = {key for key, info in catalogue().items()
+             if isinstance(info, dict) and info.get("litellm_provider") in providers}
     lead = prefix + "/"
     return frozenset(n[len(lead):] if n.startswith(lead) else n for n in names)
 

@@ -93,14 +93,40 @@ def litellm_model_name(model: ModelConfig) -> str:
     return name if name.startswith(prefix + "/") else f"{prefix}/{name}"
 
 
+#: Host names of this machine: a server there is the user's own, not a provider's.
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
+
+
+def local_endpoint(model: ModelConfig) -> bool:
+    """Whether ``model`` is served on this machine (its ``apiEndpoint`` is a loopback
+    address): such a server is the user's, and needs no provider key."""
+    if not model.api_endpoint:
+        return False
+    from urllib.parse import urlsplit
+
+    try:
+        host = (urlsplit(model.api_endpoint).hostname or "").lower()
+    except ValueError:
+        return False
+    return host in LOOPBACK_HOSTS or host.startswith("127.") or host.endswith(".localhost")
+
+
 def required_env_var(model: ModelConfig) -> str | None:
-    """The environment variable ``model``'s provider needs for its key (None: no key)."""
+    """The environment variable that must hold ``model``'s key (None: no key needed): the
+    one its ``apiKeyEnv`` names, else its provider's, except at a local endpoint (the
+    provider's key is then sent if set, and not required)."""
+    if model.api_key_env:
+        return model.api_key_env
+    if local_endpoint(model):
+        return None
     return KEY_ENV.get(model.provider)
 
 
 def api_key(model: ModelConfig) -> str | None:
     """The key for ``model`` from the environment (None when unset or not needed)."""
-    var = required_env_var(model)
+    if model.api_key_env:
+        return os.environ.get(model.api_key_env) or None
+    var = KEY_ENV.get(model.provider)
     if var is None:
         return None
     for name in (var, *KEY_ENV_ALIASES.get(model.provider, ())):
@@ -142,6 +168,6 @@ def connection_kwargs(model: ModelConfig) -> dict[str, Any]:
         kwargs["api_base"] = base
     if key is not None:
         kwargs["api_key"] = key
-    elif model.provider == "local":
+    elif model.provider == "local" or local_endpoint(model):
         kwargs["api_key"] = PLACEHOLDER_KEY
     return kwargs

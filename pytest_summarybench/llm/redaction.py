@@ -46,8 +46,10 @@ _LOOKALIKE_NAME = re.compile(
     r"KEY|TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIAL|AUTH(?!OR)|_PWD$", re.IGNORECASE)
 #: Secret-looking names whose values are locations, not secrets (SSH_AUTH_SOCK).
 _LOCATION_NAME = re.compile(r"_(?:SOCK|SOCKET|FILE|PATH|DIR|HOME)$", re.IGNORECASE)
+#: A key shape starts a word: ``task-7b-fake-1`` (a model name) is no ``sk-`` key.
 _KEY_SHAPES = re.compile(
-    r"(sk-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{10,}|Bearer\s+\S+|"
+    r"((?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{6,}|(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{10,}|"
+    r"Bearer\s+\S+|"
     r"(?i:api[_-]?key)[\"']?\s*[:=]\s*[\"']?[^\s\"',}]+)")
 
 # The variables known to hold keys are the process's, not a session's: a key must stay

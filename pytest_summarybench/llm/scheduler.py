@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -74,6 +75,30 @@ class PhaseTally:
     output_tokens: int = 0
     cost: float = 0.0
     cost_unknown: bool = False
+    first_start: float | None = None
+    """``time.monotonic()`` when the phase's first request of this model was asked for."""
+    last_end: float | None = None
+    """When its last request ended (answered, failed or refused)."""
+
+    @property
+    def span_s(self) -> float:
+        """The phase's own time: from its first request to the end of its last (the other
+        phases it overlapped are not in it, nor the waits before it started)."""
+        if self.first_start is None or self.last_end is None:
+            return 0.0
+        return max(0.0, self.last_end - self.first_start)
+
+    def merge(self, other: PhaseTally) -> None:
+        """Add ``other``'s counts and widen the span to cover it."""
+        for name in ("calls", "cached", "failed", "skipped", "input_tokens",
+                     "output_tokens"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.cost += other.cost
+        self.cost_unknown = self.cost_unknown or other.cost_unknown
+        starts = [t for t in (self.first_start, other.first_start) if t is not None]
+        ends = [t for t in (self.last_end, other.last_end) if t is not None]
+        self.first_start = min(starts) if starts else None
+        self.last_end = max(ends) if ends else None
 
     def add(self, completion: Completion) -> None:
         if completion.cached:
@@ -178,9 +203,17 @@ class Scheduler:
         judge's calls per second fell from 0.95 to 0.88 of the limit in
         ``benchmarks/perf/eval_throughput.py``, so they queue like the others.)
         """
+        tally = self.tally[(request.phase, request.model.id)]
+        if tally.first_start is None:
+            tally.first_start = time.monotonic()
+        try:
+            return await self._call(request, tally)
+        finally:
+            tally.last_end = time.monotonic()
+
+    async def _call(self, request: ModelRequest, tally: PhaseTally) -> Completion:
         from .client import cached_completion
 
-        tally = self.tally[(request.phase, request.model.id)]
         kwargs: dict[str, Any] = dict(cache_tag=request.tag, response_format=request.format,
                                       session=self.session, **request.overrides)
         if self.store is not None:
@@ -260,12 +293,7 @@ class Scheduler:
         """Per phase, summed over models."""
         out: dict[str, PhaseTally] = defaultdict(PhaseTally)
         for (phase, _model), t in self.tally.items():
-            total = out[phase]
-            for name in ("calls", "cached", "failed", "skipped", "input_tokens",
-                         "output_tokens"):
-                setattr(total, name, getattr(total, name) + getattr(t, name))
-            total.cost += t.cost
-            total.cost_unknown = total.cost_unknown or t.cost_unknown
+            out[phase].merge(t)
         return dict(out)
 
 

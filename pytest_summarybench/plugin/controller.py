@@ -456,10 +456,14 @@ class Controller:
         assert outcome is not None
         from ..engine.finish import dead_endpoint_lines
         from ..report import terminal_lines
+        from ..report.terminal import headline_lines
 
         tr.write_sep("=", "summarybench ranking")
+        for line in headline_lines(report):
+            say(tr, line, red=line.startswith("UNHEALTHY"),
+                yellow=line.startswith("CAUTION"))
         run = report.metadata.run
-        if run is not None and not run.complete:
+        if run is not None and not run.complete and not run.only_unhealthy:
             say(tr, f"PARTIAL RUN {run.id}: {run.describe()}", yellow=True)
         for line in self.generation_summary:
             say(tr, line)
@@ -488,8 +492,9 @@ class Controller:
             kept = results_path.parent
             if run.complete:
                 kept = kept / "runs" / run.id
-            say(tr, f"run {run.id} ({'complete' if run.complete else 'partial'}) is kept in "
-                    f"the store and in {shown_path(kept)}"
+            status = ("complete" if run.complete else "unhealthy" if run.only_unhealthy
+                      else "partial")
+            say(tr, f"run {run.id} ({status}) is kept in the store and in {shown_path(kept)}"
                     + ("" if run.complete else "; the output directory's own reports still "
                                                "show the latest complete run")
                     + "; `summarybench runs` lists the runs")

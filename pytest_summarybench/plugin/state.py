@@ -255,6 +255,15 @@ class SummaryBenchState:
                 else:
                     reasons.setdefault(ev.family, {}).setdefault(reason, []).append(ev.name)
             families_with_items = {ev.family for ev in active.values()}
+            # An evaluator asked for that cannot run says so even when its family runs
+            # (a bug_localisation listed in tasks without a task file vanished).
+            from ..evaluators.base import requested_of
+
+            for ev in candidates:
+                if ev.name not in active and ev.family in families_with_items \
+                        and requested_of(ev, ctx):
+                    self.skipped_families[ev.name] = next(
+                        r for r, names in reasons[ev.family].items() if ev.name in names)
             for family in self.families:
                 if family.name not in enabled:
                     self.skipped_families[family.name] = "disabled in the configuration"

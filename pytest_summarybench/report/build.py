@@ -45,7 +45,11 @@ def report_from_store(store: Store, run_id: str | None = None) -> BenchmarkRepor
 
 
 def _build(inputs: ReportInputs) -> BenchmarkReport:
+    from ..validity.quote import quote_basis
     from ..validity.wiring import attach_validity, split_inputs
 
     main, ladder = split_inputs(inputs)
-    return attach_validity(build_report(main), ladder)
+    report = attach_validity(build_report(main), ladder)
+    if report.basis is not None:
+        quote_basis(report.basis)
+    return report

@@ -105,7 +105,8 @@ def inputs_from_store(store: Store, run_id: str | None = None) -> ReportInputs:
     run_id = run_id or store.latest_run_id()
     if run_id is None:
         raise ReportError(f"store {store.path} holds no run; run the benchmark first "
-                          "(pytest -p summarybench benchmarks/summary)")
+                          "(`summarybench run`, or `summarybench evaluate --all` with a "
+                          "configuration)")
     run = store.load_run(run_id)
     if run is None:
         raise ReportError(f"store {store.path} has no run {run_id!r}")

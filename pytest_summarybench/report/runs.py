@@ -41,18 +41,22 @@ def listing(report: BenchmarkReport) -> dict[str, Any]:
     for scores in report.statistics.unit_scores.values():
         units.update(scores)
     ranked = [r for r in report.rankings if r.units]
+    health = report.metadata.health
+    healthy = health is None or health.healthy
     top = ""
-    if ranked:
+    if ranked and healthy:  # an unhealthy run names no best model
         first = ranked[0]
-        group = set(first.significance_group)
-        level = [r for r in ranked[1:] if group & set(r.significance_group)]
-        top = (f"{first.model_id} {first.overall_score:.3f}"
-               + (f" (tied with {len(level)} in group {first.significance_group})"
-                  if level else ""))
+        undecided = any(r.kind == "no_single_best" for r in report.recommendations)
+        top = f"{first.model_id} {first.overall_score:.3f}" + (
+            " (no single best)" if undecided else "")
     run = report.metadata.run
     return {"date": report.metadata.run_date, "models": [r.model_id for r in report.rankings],
             "families": list(report.metadata.families_run), "units": len(units),
-            "top": top, "partial": run.describe() if run is not None else ""}
+            "top": top,
+            "partial": run.describe() if run is not None and not run.only_unhealthy else "",
+            "healthy": healthy, "problems": list(health.problems) if health else [],
+            "configuration": report.metadata.benchmark_id,
+            "name": report.metadata.name}
 
 
 def save_session_run(store: Store, report: BenchmarkReport, report_json: str) -> None:

@@ -5,12 +5,38 @@ from __future__ import annotations
 from ..generate.ladder import level_name
 from ..schemas import BenchmarkReport
 from ..schemas.report import ValiditySection
-from .findings import key_findings
-from .wording import COLUMNS_LEGEND, items_line, record_text, table_lines, units_line
+from .findings import evidence_caveat, key_findings
+from .wording import (
+    COLUMNS_LEGEND,
+    difference_text,
+    items_line,
+    record_text,
+    table_lines,
+    units_line,
+)
 
 
 def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+def headline_lines(report: BenchmarkReport) -> list[str]:
+    """What the run's summary says before anything else: that the run is unhealthy and
+    why, and what the ranking rests on when a reader must know it (the key findings say
+    both again)."""
+    out = []
+    health = report.metadata.health
+    if health is not None and not health.healthy:
+        run = report.metadata.run
+        out.append(f"UNHEALTHY RUN {run.id if run else report.metadata.benchmark_id}: "
+                   f"{health.problems[0]}")
+        out += [f"  also: {problem}" for problem in health.problems[1:]]
+        out.append("  no best model is named; the output directory's reports are left as "
+                   "they were; a configured gate fails")
+    caveat = evidence_caveat(report)
+    if caveat is not None:
+        out.append(f"CAUTION: {caveat}")
+    return out
 
 
 def terminal_lines(report: BenchmarkReport) -> list[str]:
@@ -67,7 +93,7 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
         c = report.comparisons[0]
         verdict = "significant" if c.significant else "not significant"
         p = f"p={c.p_value:.3g}, " if c.p_value is not None else ""
-        out.append(f"top pair: {c.model_a} vs {c.model_b}: {c.score_difference:+.3f} "
+        out.append(f"top pair: {c.model_a} vs {c.model_b}: {difference_text(c)} "
                    f"({p}{verdict}); {record_text(c)}")
     out += reference_lines(report)
     for err in report.errors:

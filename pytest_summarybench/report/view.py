@@ -14,9 +14,16 @@ from typing import TYPE_CHECKING
 from ..aggregate.recommend import language_name
 from ..schemas import BenchmarkReport
 from ..schemas.report import ModelComparison, SignificanceTest
-from .findings import Finding, key_findings
+from .findings import Finding, evidence_caveat, key_findings, unhealthy
 from .sections import Section, sections
-from .wording import COLUMNS_LEGEND, items_line, record_text, units_line
+from .wording import (
+    COLUMNS_LEGEND,
+    DIFFERENCES_NOTE,
+    difference_text,
+    items_line,
+    record_text,
+    units_line,
+)
 
 if TYPE_CHECKING:
     from ..core.family import Family
@@ -131,6 +138,13 @@ class View:
     recommendations: list[tuple[str, str]] = field(default_factory=list)
     """(title, text) of each recommendation."""
     agreement: list[AgreementRow] = field(default_factory=list)
+    unhealthy: bool = False
+    """The run failed its health check (``metadata.health`` lists why)."""
+    caveat: str = ""
+    """What the ranking rests on, when a reader must know it first (``findings``)."""
+    difference: str = ""
+    """The top pair's two differences, named (``wording.difference_text``)."""
+    differences_note: str = DIFFERENCES_NOTE
 
 
 def _groups(groups: dict, label: bool) -> list[GroupRow]:
@@ -209,5 +223,8 @@ def build_view(report: BenchmarkReport, families: Iterable[Family] = ()) -> View
         weaknesses=_weaknesses(report),
     )
     view.recommendations = [(r.title or r.kind, r.text) for r in report.recommendations]
+    view.unhealthy = unhealthy(report)
+    view.caveat = evidence_caveat(report) or ""
+    view.difference = difference_text(top) if top else ""
     view.agreement = _agreement(report)
     return view

@@ -49,6 +49,31 @@ def items_line(report: BenchmarkReport) -> str:
     return text
 
 
+#: What the two differences of a head-to-head are, said the same in every output (the
+#: terminal, ``summarybench compare``, both reports and the significance table).
+OVERALL_DIFFERENCE = "overall difference"
+"""A's overall score minus B's, as ranked (``ModelComparison.score_difference``)."""
+UNIT_DIFFERENCE = "mean per-unit difference"
+"""The mean of A's minus B's per-unit overall scores on the units both were scored on:
+what the paired test, its interval and the significance table are about
+(``ModelComparison.mean_unit_difference``, ``SignificanceTest.mean_difference``)."""
+DIFFERENCES_NOTE = (
+    f"The {OVERALL_DIFFERENCE} is A's overall score minus B's, as ranked; the "
+    f"{UNIT_DIFFERENCE} (Δ) is the mean of A's minus B's per-unit scores over the units both "
+    "were scored on, which the paired test, its interval and p are about. They differ when "
+    "the models were scored on different units or items.")
+
+
+def difference_text(c: ModelComparison) -> str:
+    """``overall difference +0.426; mean per-unit difference +0.484 (95% CI ..., 40
+    shared units)``: the head-to-head's two differences, each named."""
+    unit = "-" if c.mean_unit_difference is None else f"{c.mean_unit_difference:+.3f}"
+    ci = ("-" if c.confidence_interval is None
+          else f"{c.confidence_interval[0]:+.3f} to {c.confidence_interval[1]:+.3f}")
+    return (f"{OVERALL_DIFFERENCE} {c.score_difference:+.3f}; {UNIT_DIFFERENCE} {unit} "
+            f"(95% CI {ci}, {c.units} shared units)")
+
+
 def record_text(c: ModelComparison) -> str:
     """A head-to-head record with its words: ``A: 28 wins, 22 losses, 38 ties on 88
     units``; for a pairwise judge, the verdicts it counts."""

@@ -147,9 +147,9 @@ def conflict_warning(conflict: Conflict, models: Sequence[ModelConfig],
     return (f"judge {judge.id} is of the {families} family ({family_source(judge, extra)}), "
             f"as the model{'s' if len(conflict.models) > 1 else ''} under test {named}: "
             f"{effect} (a judge never judges its own family).\n"
-            f"  {other[0].upper()}{other[1:]}; or, if its family is wrong, set family: NAME "
-            f"in its models.judge entry (or add it with --family NAME). See "
-            f"{FAMILIES_DOC}.")
+            f"  {other[0].upper()}{other[1:]}; or, if its family is wrong, set it with "
+            f"`summarybench set-model {judge.id} --family NAME` (family: NAME in its "
+            f"models.judge entry). See {FAMILIES_DOC}.")
 
 
 def no_judge_reason(models: Sequence[ModelConfig], judges: Sequence[ModelConfig],

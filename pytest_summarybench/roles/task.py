@@ -3,11 +3,12 @@ the model that performs every task, for every model under test."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..core.errors import InputError
 from ..core.vocabulary import PROVIDERS
-from ..llm.families import PROVIDER_FAMILIES, family_of
+from ..llm.families import PROVIDER_FAMILIES, family_of, same_family
 from ..schemas import ModelConfig
 
 if TYPE_CHECKING:
@@ -20,7 +21,6 @@ NO_TASK_MODEL = ("no task model configured: set evaluation.downstream.completion
 #: claude-3-5-sonnet-20241022`` is accepted, docs/configuration.md#evaluation): those serving
 #: their own family only.
 _FAMILY_PROVIDERS = {family: provider for provider, family in PROVIDER_FAMILIES.items()}
-
 
 
 class TaskModelError(InputError, ValueError):
@@ -64,3 +64,15 @@ def task_model(settings: Settings) -> ModelConfig | None:
         f"evaluation.downstream.completionModel = {spec!r}: not the id of a model in "
         f"models.judge or models.test, and not PROVIDER/MODEL with PROVIDER one of "
         f"{', '.join(p for p in PROVIDERS if p != 'builtin')}")
+
+
+def same_family_as_all(task: ModelConfig, models: Sequence[ModelConfig]) -> str | None:
+    """Why ``task`` can perform no task: it shares a family with every model under test,
+    whose summaries it would read (a task is never done by a model of the summarizer's own
+    family); None when some model under test is of another family."""
+    if not models or not all(same_family(task, m) for m in models):
+        return None
+    return (f"task model {task.id} is of the same family ({family_of(task)}) as every model "
+            f"under test ({', '.join(m.id for m in models)}), whose summaries it would read: "
+            "set one of another family with `summarybench config --task-model "
+            "PROVIDER/MODEL`")

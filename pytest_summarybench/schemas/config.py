@@ -31,6 +31,10 @@ class ModelConfig(SBModel):
     """The provider's model name."""
     api_endpoint: str | None = None
     """Base URL of an OpenAI-compatible endpoint (or a local server)."""
+    api_key_env: str | None = None
+    """The environment variable holding this model's key (default: the provider's, such as
+    ``OPENAI_API_KEY``; a model at a loopback ``apiEndpoint`` needs none unless this names
+    one). Keys are never written in the configuration."""
     temperature: float = 0.3
     """Sampling temperature (docs/methods.md#summary-generation)."""
     max_tokens: int = 500

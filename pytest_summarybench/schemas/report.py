@@ -10,6 +10,10 @@ from ._base import SBModel
 from .config import BenchmarkConfig
 from .run import CodebaseInfo
 
+#: The reason a run whose health check failed is partial (``RunSelection.reasons``) starts
+#: with this: the terminal says it once, as the run's first line, not twice.
+UNHEALTHY_REASON = "unhealthy"
+
 
 class RunSelection(SBModel):
     """The session that wrote a report (``metadata.run``) and whether it scored its whole
@@ -43,17 +47,64 @@ class RunSelection(SBModel):
     """Why the session is partial, one phrase each (``-k 'alpha'``, ``stopped early:
     ...``)."""
 
+    @property
+    def only_unhealthy(self) -> bool:
+        """Partial only because the run is unhealthy (``metadata.health`` says why, first):
+        a report then has no separate partial-run line to show."""
+        return (not self.complete and not self.deselected_items and bool(self.reasons)
+                and all(r.startswith(UNHEALTHY_REASON) for r in self.reasons))
+
     def describe(self) -> str:
         """One line: what the partial session left out and that its scores do not compare
-        ("" for a complete session)."""
+        ("" for a complete session). An unhealthy run's problems are not repeated here:
+        they are said first, on their own (``metadata.health``)."""
         if self.complete:
             return ""
-        text = "; ".join(self.reasons) or "a selection"
+        reasons = [r for r in self.reasons if not r.startswith(UNHEALTHY_REASON)]
+        text = "; ".join(reasons) or ("unhealthy" if self.reasons else "a selection")
         if self.deselected_items:
             by_family = ", ".join(f"{f} {n}" for f, n in self.deselected_by_family.items())
             text += (f": {self.deselected_items} of {self.matrix_items} items left out"
                      + (f" ({by_family})" if by_family else ""))
         return text + "; scores are not comparable with a complete run's"
+
+
+class HealthCount(SBModel):
+    """How much of something a run has: ``done`` of ``of``."""
+
+    done: int = 0
+    of: int = 0
+
+    @property
+    def share(self) -> float | None:
+        return self.done / self.of if self.of else None
+
+
+class RunHealth(SBModel):
+    """Whether a run's evidence is whole enough to name a best model (``engine/health.py``;
+    docs/reports.md, "Run health"). A run is healthy when every model under test has a
+    summary of at least ``minSummaryShare`` of the sampled units it was scored on, every
+    evaluator family that ran scored more than ``minFamilyShare`` of its items (models
+    without summaries left out, as their problem is said already), and every judge that was
+    asked gave at least one verdict. An unhealthy run is kept and reported, names no best
+    model, never replaces the output directory's reports and fails a configured gate."""
+
+    healthy: bool = True
+    problems: list[str] = Field(default_factory=list)
+    """What is wrong, most basic first (a model without summaries before the families its
+    items failed in), one sentence each with the figures and the first cause."""
+    min_summary_share: float = 0.9
+    """A model under test needs a summary of at least this share of its sampled units."""
+    min_family_share: float = 0.5
+    """A family needs more than this share of its items scored ("most of its items")."""
+    summaries: dict[str, HealthCount] = Field(default_factory=dict)
+    """Per model under test: sampled units with a summary, of the sampled units its items
+    read."""
+    families: dict[str, HealthCount] = Field(default_factory=dict)
+    """Per family: items scored, of its items that ran (models without summaries left
+    out)."""
+    judges: dict[str, HealthCount] = Field(default_factory=dict)
+    """Per judge: items it gave a verdict on, of the items it was asked to judge."""
 
 
 class ReportMetadata(SBModel):
@@ -66,7 +117,8 @@ class ReportMetadata(SBModel):
     families_run: list[str] = Field(default_factory=list)
     """Evaluator families that produced scores in this run."""
     families_skipped: dict[str, str] = Field(default_factory=dict)
-    """Families that did not run, with the reason."""
+    """Families that did not run, with the reason; also, by name, each evaluator asked for
+    that could not run in a family that did (``downstream/bug_localisation``)."""
     language_shares: dict[str, float] = Field(default_factory=dict)
     """Share of the sampled units in each language (0-1), largest first."""
     scored_items: int = 0
@@ -76,6 +128,9 @@ class ReportMetadata(SBModel):
     run: RunSelection | None = None
     """The session that wrote the report and whether it was complete (absent in a report
     rebuilt from the store's records of a configuration rather than of one session)."""
+    health: RunHealth | None = None
+    """Whether the run's evidence is whole enough to name a best model (absent in a report
+    rebuilt from the store's records rather than written by a session)."""
 
 
 class FamilyScores(SBModel):
@@ -432,6 +487,25 @@ class ValiditySection(SBModel):
     which to distrust."""
 
 
+class RankingBasis(SBModel):
+    """What the overall score, hence the ranking, rests on: the families every ranked model
+    was scored on and the evaluators whose components entered them, with what the external
+    validation measured of those evaluators (``validity/external.json``)."""
+
+    families: list[str] = Field(default_factory=list)
+    evaluators: list[str] = Field(default_factory=list)
+    external: list[ExternalValidity] = Field(default_factory=list)
+    """The figures of each evaluator above that was externally validated or failed it."""
+
+    @property
+    def failed_external(self) -> bool:
+        """Every evaluator of the ranking failed external validation (its own figures, or
+        its family's when only the family was measured)."""
+        failed = {e.name for e in self.external if not e.validated}
+        return bool(self.evaluators) and all(
+            e in failed or e.split("/", 1)[0] in failed for e in self.evaluators)
+
+
 class BenchmarkReport(SBModel):
     metadata: ReportMetadata
     rankings: list[ModelRanking]
@@ -451,6 +525,8 @@ class BenchmarkReport(SBModel):
     validity: ValiditySection | None = None
     """Instrument validity on the known-answer ladder, when the run had it (by default
     when no evaluator can call a model; ``--sb-validate``)."""
+    basis: RankingBasis | None = None
+    """What the ranking rests on (families, evaluators and their external validity)."""
 
     @property
     def families(self) -> list[str]:

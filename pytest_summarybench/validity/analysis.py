@@ -196,7 +196,12 @@ def verdict(section: ValiditySection) -> str:
     distrusted = [f for f in section.families if f.flagged]
 
     def listed(families: list[ValidityFamily]) -> str:
-        return ", ".join(f"{f.family} (tau {_tau(f.kendall_tau)}, {f.status})"
+        # Ordering the ladder is not ordering real queries: a family whose every measured
+        # evaluator failed external validation says so where its ladder verdict is read.
+        return ", ".join(f"{f.family} (tau {_tau(f.kendall_tau)}, {f.status}"
+                         + ("; but failed external validation"
+                            if f.external and not any(e.validated for e in f.external)
+                            else "") + ")"
                          for f in families)
 
     parts = []

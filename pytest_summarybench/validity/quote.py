@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..schemas.report import ExternalValidity
+from ..schemas.report import ExternalValidity, RankingBasis
 
 #: Where the measured figures are shipped.
 EXTERNAL_PATH = Path(__file__).with_name("external.json")
@@ -61,3 +61,16 @@ def external_for(family: str, evaluators: Iterable[str],
     if found:
         return found
     return [table[family]] if family in table else []
+
+
+def quote_basis(basis: RankingBasis, table: Mapping[str, ExternalValidity] | None = None
+                ) -> RankingBasis:
+    """``basis`` with the external figures of the evaluators the ranking rests on (per
+    family, as ``external_for`` picks them; ``table``: default ``external.json``'s)."""
+    table = load_external() if table is None else table
+    found: list[ExternalValidity] = []
+    for family in basis.families:
+        mine = [e for e in basis.evaluators if e.split("/", 1)[0] == family]
+        found += [e for e in external_for(family, mine, table) if e not in found]
+    basis.external = found
+    return basis

@@ -96,6 +96,8 @@ def test_generate_needs_no_judge_key(project: Path, capsys, monkeypatch) -> None
     assert main(["add-judge", "anthropic/claude-sonnet-4-5"]) == 0
     capsys.readouterr()
     assert main(["generate"]) == 0 and "--sb-generate-only" in ran[-1]
+    # Its first use of the configuration suggested doctor, without waiting (no terminal).
+    assert "tip: this configuration's models were never checked" in capsys.readouterr().err
     assert main(["evaluate", "--all"]) == 2
     assert "set the environment variable ANTHROPIC_API_KEY" in _err(capsys)
 
@@ -138,6 +140,15 @@ def test_extract_report_compare_bad_inputs(project: Path, capsys, argv: list[str
                                            needle: str) -> None:
     assert main(argv) == 2
     assert needle in _err(capsys)
+
+
+def test_the_no_store_advice_works_outside_a_clone(project: Path, capsys) -> None:
+    """Issue 33: it said `pytest -p summarybench benchmarks/summary`, a folder of the
+    repository that an installed package does not have."""
+    assert main(["runs", "--store", "x/none.sqlite"]) == 2
+    err = _err(capsys)
+    assert "benchmarks/summary" not in err
+    assert "`summarybench run`, or `summarybench evaluate --all` with a configuration" in err
 
 
 @pytest.mark.parametrize("argv", [["extract"], ["runs"], ["report"]])

@@ -14,15 +14,6 @@ from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.settings import load_settings
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "code").mkdir()
-    (tmp_path / "code" / "a.py").write_text("def f(x):\n    return x + 1\n")
-    monkeypatch.chdir(tmp_path)
-    assert main(["init", "--name", "x", "--codebase", "code"]) == 0
-    return tmp_path
-
-
 def _warnings(capsys: pytest.CaptureFixture[str]) -> list[str]:
     err = capsys.readouterr().err
     assert "Traceback" not in err
@@ -84,7 +75,7 @@ def test_a_judge_of_a_tested_family_is_flagged_at_once(project: Path, capsys) ->
     assert warning.startswith("summarybench add-judge: warning: judge openai/fake-judge is "
                               "of the openai family (taken from its provider")
     assert "openai/fake-alpha, openai/fake-beta: it will judge none of them" in warning
-    assert "set family: NAME in its models.judge entry" in warning
+    assert "summarybench set-model openai/fake-judge --family NAME" in warning
     assert "summarybench add-judge anthropic/claude-sonnet-4-5" in warning
     # config re-checks the whole file
     assert main(["config", "--sample-size", "5"]) == 0
@@ -243,3 +234,151 @@ def test_the_help_and_doc_examples_draw_no_name_warning() -> None:
     for spec in {*examples, *SUGGESTED_JUDGES, "openai/gpt-4o",
                  "anthropic/claude-sonnet-4-5"}:
         assert unlisted_warning(ModelConfig.parse(spec)) is None, spec
+
+
+# -- issue 33: the CLI edits what it writes ----------------------------------------------
+def test_set_and_remove_entries_keep_the_file_s_comments(project: Path, capsys) -> None:
+    cfg = project / "summarybench.yaml"
+    url = "http://127.0.0.1:9/v1"
+    for argv in (["add-model", "openai/fake-alpha", "--api-endpoint", url],
+                 ["add-model", "openai/fake-beta", "--api-endpoint", url],
+                 ["add-judge", "openai/fake-judge", "--api-endpoint", url]):
+        assert main(argv) == 0
+    [advice] = [w for w in _warnings(capsys) if "judge openai/fake-judge" in w]
+    command = advice[advice.index("`summarybench set-model"):].split("`")[1]
+    # The advice works when followed, NAME replaced by a family.
+    assert command == "summarybench set-model openai/fake-judge --family NAME"
+    assert main([*command.split()[1:-1], "gamma"]) == 0
+    assert not [w for w in _warnings(capsys) if "family" in w]
+    assert main(["set-model", "openai/fake-beta", "--api-endpoint", "none",
+                 "--api-key-env", "BETA_KEY", "--temperature", "0.1"]) == 0
+    assert main(["remove-model", "openai/fake-alpha"]) == 0
+    lines = cfg.read_text().splitlines()
+    start = lines.index("  test:")
+    assert lines[start:lines.index("evaluation:") + 1] == [
+        "  test:", "    - provider: openai", "      model: fake-beta",
+        "      apiKeyEnv: BETA_KEY", "      temperature: 0.1",
+        "  # Judges (`summarybench add-judge PROVIDER/MODEL`); never of a tested model's "
+        "family.", "  judge:", "    - provider: openai", "      model: fake-judge",
+        f"      apiEndpoint: {url}", "      family: gamma", "", "evaluation:"]
+    settings = load_settings(cfg, families=BUILTIN_FAMILIES)
+    [beta] = settings.models.test
+    assert (beta.id, beta.api_endpoint, beta.api_key_env, beta.temperature) == (
+        "openai/fake-beta", None, "BETA_KEY", 0.1)
+    assert settings.models.judge[0].family == "gamma"
+    # The last ones removed: the lists are empty, the comments still where they were.
+    assert main(["remove-model", "openai/fake-beta"]) == 0
+    assert main(["remove-judge", "openai/fake-judge"]) == 0
+    lines = cfg.read_text().splitlines()
+    i = lines.index("  test: []")
+    assert lines[i + 1].startswith("  # Judges") and lines[i + 2] == "  judge: []"
+    assert lines[i + 3:i + 5] == ["", "evaluation:"]
+    assert main(["remove-judge", "openai/nobody"]) == 2
+    assert "openai/nobody is not in models.judge" in capsys.readouterr().err
+
+
+def test_built_in_names_are_checked_where_they_are_added(project: Path, capsys) -> None:
+    assert main(["add-model", "builtin/docstrin"]) == 2
+    err = capsys.readouterr().err
+    assert "builtin/docstrin is not a built-in summarizer: did you mean builtin/docstring?" \
+        in err
+    assert main(["add-judge", "builtin/docstring"]) == 2
+    assert "built-in summarizers cannot judge" in capsys.readouterr().err
+    assert "model: docstrin\n" not in (project / "summarybench.yaml").read_text()
+
+
+def test_adding_an_entry_twice_points_at_set_model(project: Path, capsys) -> None:
+    assert main(["add-judge", "openai/gpt-4o"]) == 0
+    capsys.readouterr()
+    assert main(["add-judge", "openai/gpt-4o", "--family", "acme"]) == 2
+    assert ("change its entry with `summarybench set-model openai/gpt-4o --family NAME`"
+            in capsys.readouterr().err)
+
+
+def test_config_sets_the_task_model_tasks_and_contrastive_methods(project: Path) -> None:
+    cfg = project / "summarybench.yaml"
+    assert main(["config", "--task-model", "local/task-7b", "--task-endpoint",
+                 "http://127.0.0.1:8000/v1", "--tasks", "function_selection,completion",
+                 "--contrastive-methods", "embedding,llm"]) == 0
+    text = cfg.read_text()
+    assert "    methods: [embedding, llm]" in text
+    assert "    tasks: [function_selection, completion]" in text
+    ds = load_settings(cfg, families=BUILTIN_FAMILIES).evaluation.downstream
+    assert (ds.completion_model, ds.api_endpoint) == ("local/task-7b",
+                                                      "http://127.0.0.1:8000/v1")
+    assert "# How evaluator families combine" in text            # comments kept
+    assert main(["config", "--task-model", "none"]) == 0
+    settings = load_settings(cfg, families=BUILTIN_FAMILIES)
+    assert settings.evaluation.downstream.completion_model is None
+    assert main(["config", "--contrastive-methods", "embedding,bm25"]) == 2
+
+
+def test_a_model_at_a_local_endpoint_needs_no_key(project: Path, capsys,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_summarybench.cli._common import check_keys
+    from pytest_summarybench.llm.providers import connection_kwargs
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["add-model", "openai/qwen-coder", "--api-endpoint",
+                 "http://localhost:8080/v1"]) == 0
+    assert "will need the environment variable" not in capsys.readouterr().err
+    settings = load_settings(project / "summarybench.yaml", families=BUILTIN_FAMILIES)
+    check_keys(settings)                                    # no error
+    [model] = settings.test_models()
+    assert connection_kwargs(model)["api_key"] == "sk-no-key-required"
+    # ... unless the configuration names a key variable.
+    assert main(["set-model", "openai/qwen-coder", "--api-key-env", "QWEN_KEY"]) == 0
+    assert "will need the environment variable QWEN_KEY" in capsys.readouterr().err
+    monkeypatch.setenv("QWEN_KEY", "sk-qwen-0123456789")
+    [model] = load_settings(project / "summarybench.yaml", families=BUILTIN_FAMILIES).test_models()
+    assert connection_kwargs(model)["api_key"] == "sk-qwen-0123456789"
+    # A hosted endpoint still needs the provider's key.
+    assert main(["add-model", "openai/gpt-4o"]) == 0
+    assert "will need the environment variable OPENAI_API_KEY" in capsys.readouterr().err
+
+
+def test_the_hosted_name_check_reads_the_catalogue_without_importing_litellm() -> None:
+    """Each add-model of a hosted name took 17-20 s: it imported litellm for a look-up."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from pytest_summarybench.cli.checks import name_warnings\n"
+            "from pytest_summarybench.schemas import ModelConfig\n"
+            "[w] = name_warnings([ModelConfig.parse('openai/gtp-4o')])\n"
+            "assert 'did you mean openai/gpt-4o?' in w, w\n"
+            "assert not name_warnings([ModelConfig.parse('openai/gpt-4o')])\n"
+            "assert 'litellm' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_a_task_model_of_the_tested_models_family_is_flagged_and_skips_the_family(
+        project: Path, capsys) -> None:
+    """Issue 33's pass on click: `config --task-model openai/task-model` beside two openai
+    models under test was accepted in silence, and the run said only "skipped downstream:
+    no evaluator of this family recorded a score" (each item skipped itself)."""
+    from pytest_summarybench.evaluators.downstream.function_selection import (
+        FunctionSelectionEvaluator,
+    )
+    from pytest_summarybench.roles.task import task_model
+
+    url = "http://127.0.0.1:8000/v1"
+    for name in ("good-coder", "lazy-coder"):
+        assert main(["add-model", f"openai/{name}", "--api-endpoint", url]) == 0
+    capsys.readouterr()
+    assert main(["config", "--task-model", "openai/task-model", "--task-endpoint", url]) == 0
+    [warning] = _warnings(capsys)
+    assert ("task model openai/task-model is of the same family (openai) as every model "
+            "under test (openai/good-coder, openai/lazy-coder)") in warning
+    assert "summarybench config --task-model PROVIDER/MODEL" in warning
+    settings = load_settings(project / "summarybench.yaml", families=BUILTIN_FAMILIES)
+
+    class Ctx:                     # what skip_reason reads of a run context
+        roles = type("Roles", (), {"task": task_model(settings)})()
+
+    Ctx.settings = settings        # type: ignore[attr-defined]
+    reason = FunctionSelectionEvaluator().skip_reason(Ctx())  # type: ignore[arg-type]
+    assert reason is not None and reason.startswith("task model openai/task-model is of "
+                                                    "the same family (openai)")
+    assert main(["config", "--task-model", "local/task-model"]) == 0
+    assert _warnings(capsys) == []

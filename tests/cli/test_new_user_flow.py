@@ -1,7 +1,10 @@
-"""Issue 21: the new user's flow, as subprocesses, on a codebase of its own (not the
-sample): init, add-model, add-judge (with the same-family warning, then following its
-advice), config, extract, generate --dry-run, evaluate, a ``-k`` partial run, runs,
-report, compare, validate.
+"""Issues 21 and 33: the new user's flow, as subprocesses, on a codebase of its own (not
+the sample), with no API key at all (every model is at a local endpoint) and never an edit
+of summarybench.yaml by hand: init, add-model, doctor (which finds a misspelt model),
+remove-model, add-judge (with the same-family warning, then following its advice with
+set-model), config (sampling, families, the task model, the contrastive methods),
+extract, generate --dry-run, evaluate, a ``-k`` partial run, runs, report, compare,
+validate (priced first, made with --yes).
 
 Checked on the way: no complete run's results are replaced by the partial run or the
 validity ladder, each kept run can be found again by a prefix of its id, and none of the
@@ -18,11 +21,14 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
+from pytest_summarybench.settings import load_settings
 from tests.cli.test_cli_sequence import respond
-from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
 
 CODE = {
     "inventory/stock.py": '''
@@ -93,14 +99,34 @@ FORBIDDEN = ["_pytest", "!!!!!!!", "Handle with litellm", "ssl:<", "object at 0x
              "UserWarning", "Traceback", "unrecognized arguments", "eligible judges of"]
 
 
+def answer(body: dict[str, Any]) -> str | Reply:
+    """The models of the flow: a misspelt one (404), doctor's questions, the helper's
+    contrastive picks, the task model's choices, and summaries and verdicts."""
+    prompt = str(body["messages"][-1]["content"])
+    if body["model"] == "fake-alpah":
+        return Reply("The model `fake-alpah` does not exist.", status=404)
+    if prompt.startswith("Reply with exactly this JSON object"):
+        return '{"ok": true}'
+    if prompt.startswith("Reply with the single word"):
+        return "ok"
+    if "identify which code snippet it describes" in prompt:
+        return json.dumps({"selected": 1, "confidence": "low", "reasoning": "the first"})
+    if prompt.startswith("You need to accomplish a task"):
+        first = re.search(r"^### (.+)$", prompt, re.M)
+        return json.dumps({"selected_function": first.group(1) if first else "",
+                           "confidence": "low", "reasoning": "the first listed"})
+    return respond(body)
+
+
 class Flow:
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
         self.printed: list[str] = []
 
     def sb(self, *args: str, code: int | tuple[int, ...] = 0) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "OPENAI_API_KEY": "sk-new-user-flow",
-               "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        # No key at all: every model is served at 127.0.0.1 and needs none.
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
         env.pop("PYTEST_ADDOPTS", None)
         proc = subprocess.run([sys.executable, "-m", "pytest_summarybench.cli", *args],
                               cwd=self.cwd, env=env, capture_output=True, text=True,
@@ -111,15 +137,6 @@ class Flow:
         return proc
 
 
-def _set_family(config: Path, model: str, family: str) -> None:
-    """What the add-judge warning says to do: ``family:`` in the judge's entry."""
-    text = config.read_text()
-    line = re.search(rf"^(\s*)model: {re.escape(model)}\n", text, re.M)
-    assert line, text
-    indent = line.group(1)
-    config.write_text(text[:line.end()] + f"{indent}family: {family}\n" + text[line.end():])
-
-
 @pytest.mark.slow
 def test_a_new_user_goes_from_init_to_compare_without_losing_a_run(tmp_path: Path) -> None:
     for rel, text in CODE.items():
@@ -128,43 +145,71 @@ def test_a_new_user_goes_from_init_to_compare_without_losing_a_run(tmp_path: Pat
         path.write_text(textwrap.dedent(text))
     flow = Flow(tmp_path)
     out = tmp_path / "summarybench-results"
-    with FakeOpenAIServer(respond=respond) as server:
+    with FakeOpenAIServer(respond=answer) as server:
         url = server.base_url
         flow.sb("init", "--name", "Shop", "--codebase", "shop")
         config = tmp_path / "summarybench.yaml"
-        flow.sb("add-model", "openai/fake-alpha", "--api-endpoint", url)
+        added = flow.sb("add-model", "openai/fake-alpah", "--api-endpoint", url)
+        assert "will need the environment variable" not in added.stderr  # a local endpoint
         flow.sb("add-model", "openai/fake-beta", "--api-endpoint", url)
 
-        # A judge of the tested models' family: warned at once, with the way out.
+        # doctor asks each model one question: the misspelt name is found before a run.
+        checked = flow.sb("doctor", code=1)
+        assert "FAIL openai/fake-alpah (model under test): model not found: HTTP 404" \
+            in checked.stdout
+        assert "ok   openai/fake-beta (model under test)" in checked.stdout
+        flow.sb("remove-model", "openai/fake-alpah")
+        flow.sb("add-model", "openai/fake-alpha", "--api-endpoint", url)
+
+        # A judge of the tested models' family: warned at once, with the way out, which
+        # works when followed.
         warned = flow.sb("add-judge", "openai/fake-judge", "--api-endpoint", url)
         assert "warning" in warned.stderr and "openai" in warned.stderr
-        assert "family:" in warned.stderr and "--family" in warned.stderr
+        advice = re.search(r"`(summarybench set-model openai/fake-judge --family NAME)`",
+                           warned.stderr)
+        assert advice, warned.stderr
         text = config.read_text()
         assert text.index("model: fake-beta") < text.index("# Judges") \
             < text.index("model: fake-judge")  # each entry in its own list
-        _set_family(config, "fake-judge", "gamma")
+        flow.sb(*advice.group(1).split()[1:-1], "gamma")
         quiet = flow.sb("add-judge", "openai/fake-judge-2", "--api-endpoint", url,
                         "--family", "delta")
         assert "warning" not in quiet.stderr
 
-        configured = flow.sb("config", "--sample-size", "8", "--eval", "judge,contrastive")
+        configured = flow.sb("config", "--sample-size", "8", "--eval",
+                             "judge,contrastive,downstream", "--contrastive-methods",
+                             "embedding,llm", "--task-model", "local/fake-task",
+                             "--task-endpoint", url, "--tasks", "function_selection")
         assert "family" not in configured.stderr  # the rule is satisfied now
+        settings = load_settings(config, families=BUILTIN_FAMILIES)
+        assert settings.evaluation.contrastive.methods == ["embedding", "llm"]
+        assert settings.evaluation.downstream.completion_model == "local/fake-task"
+        assert [m.id for m in settings.models.test] == ["openai/fake-beta",
+                                                        "openai/fake-alpha"]
+        assert settings.models.judge[0].family == "gamma"
+        checked = flow.sb("doctor")
+        assert "ok   openai/fake-judge (judge, helper)" in checked.stdout
+        assert "ok   local/fake-task (task model)" in checked.stdout
+        assert checked.stdout.splitlines()[-1] == "doctor: 6 of 6 answered as the run needs"
 
         extracted = flow.sb("extract")
         assert "units" in extracted.stdout
 
+        asked = server.successes               # doctor's questions
         dry = flow.sb("generate", "--dry-run")
-        assert server.successes == 0
+        assert server.successes == asked
         assert "calls" in dry.stdout + dry.stderr
 
-        flow.sb("evaluate", "--all")
+        evaluated = flow.sb("evaluate", "--all")
+        assert "UNHEALTHY" not in evaluated.stdout
         top = out / "results.json"
         complete = json.loads(top.read_text())
         run_id = complete["metadata"]["run"]["id"]
         assert complete["metadata"]["run"]["complete"] is True
         assert {r["modelId"] for r in complete["rankings"]} == {"openai/fake-alpha",
                                                                 "openai/fake-beta"}
-        assert "judge" in complete["metadata"]["familiesRun"]
+        assert {"judge", "contrastive", "downstream"} <= set(complete["metadata"]["familiesRun"])
+        assert complete["metadata"]["health"]["healthy"] is True
         kept = top.read_bytes()
 
         # A -k selection is a partial run: kept apart, labelled, the complete one stays.
@@ -201,7 +246,10 @@ def test_a_new_user_goes_from_init_to_compare_without_losing_a_run(tmp_path: Pat
         assert "openai/fake-alpha" in compared and "openai/fake-beta" in compared
 
         # The validity ladder is its own (partial) run: the complete run stays the default.
-        flow.sb("validate", code=(0, 1))
+        # It calls the judges: priced first, made only when asked (no terminal: --yes).
+        priced = flow.sb("validate", code=1)
+        assert "summarybench dry run" in priced.stdout and "pass --yes" in priced.stderr
+        flow.sb("validate", "--yes", code=(0, 1))
         assert top.read_bytes() == kept
         compared = flow.sb("compare", "fake-alpha", "fake-beta").stdout
         assert "openai/fake-alpha" in compared

@@ -64,9 +64,11 @@ def test_default_run_scores_all_three_tasks(pytester: pytest.Pytester, fake_serv
         """)
     result = _run(pytester)
     outcomes = result.parseoutcomes()
-    # (9 completion + 10 bug localisation + 14 function selection) tasks x 2 models; the
-    # gift-card report fails at the task model for both models, and the run goes on.
-    assert outcomes == {"passed": 64, "failed": 2}, result.stdout.str()
+    # (9 completion + 10 bug localisation + 12 function selection) tasks x 2 models; the
+    # gift-card report fails at the task model for both models, and the run goes on. Two
+    # of the 14 function-selection tasks are left out: their text shares a word with the
+    # right function's name only (price, rating), so names alone would answer them.
+    assert outcomes == {"passed": 60, "failed": 2}, result.stdout.str()
     result.stdout.fnmatch_lines([
         "*downstream/bug_localisation could not score *bl-gift-card-overdraw*"
         "task model call failed: local/task-model: *",
@@ -88,7 +90,7 @@ def test_default_run_scores_all_three_tasks(pytester: pytest.Pytester, fake_serv
     shuffled = data["detailed"]["byModel"]["builtin/shuffled"]
     assert (details["downstream/function_selection:success"]
             > shuffled["downstream/function_selection:success"])
-    assert model.seen["completion"] >= 9 and model.seen["selection"] >= 14
+    assert model.seen["completion"] >= 9 and model.seen["selection"] >= 12
     rows = list(_records(pytester, "").values())
     planted = [r for r in rows
                if r.get("details", {}).get("taskId") == "c-token-bucket-acquire"]

@@ -64,6 +64,13 @@ def _item(evaluator: Any, ctx: RunContext, task_id: str) -> MatrixItem:
     return next(i for i in evaluator.items(ctx) if i.variant == task_id)
 
 
+def _summarized(evaluator: Any, ctx: RunContext) -> RunContext:
+    """The context once the evaluator's ``prepare`` had every unit its tasks show
+    summarized (the controller does it in a session)."""
+    evaluator.prepare(ctx)
+    return ctx.refreshed()
+
+
 def test_prepare_summarizes_units_the_sample_left_out(fake_server: Callable[..., Any],
                                                       make_ctx: Callable[..., RunContext]
                                                       ) -> None:
@@ -130,6 +137,7 @@ def test_hostile_completions_end_as_failed_tasks_with_the_reason(
     answer["code"] = code.replace("PORT", str(server.port)).replace("TARGET", repr(str(target)))
     ctx = make_ctx(server, **HOSTILE_LIMITS, **CASE_LIMITS.get(case, {}))
     evaluator = CompletionEvaluator()
+    ctx = _summarized(evaluator, ctx)
     (record,) = evaluator.evaluate(_item(evaluator, ctx, "c-calculate-vat"), ctx)
     assert record.error is None
     assert record.metrics["pass_rate"] < 1.0 and record.metrics["success"] == 0.0
@@ -146,6 +154,7 @@ def test_a_correct_completion_passes_every_test(fake_server: Callable[..., Any],
                                                 make_ctx: Callable[..., RunContext]) -> None:
     ctx = make_ctx(fake_server(respond=ScriptedTaskModel()))
     evaluator = CompletionEvaluator()
+    ctx = _summarized(evaluator, ctx)
     (record,) = evaluator.evaluate(_item(evaluator, ctx, "c-reserve-many"), ctx)
     assert record.metrics == {"similarity": 1.0, "pass_rate": 1.0, "success": 1.0}
     assert "reason" not in record.details and record.details["exactMatch"] is True
@@ -157,8 +166,25 @@ def test_task_model_errors_are_errors_with_the_reason(fake_server: Callable[...,
     server = fake_server(respond=ScriptedTaskModel(), faults=lambda n, body: "401")
     ctx = make_ctx(server)
     evaluator = FunctionSelectionEvaluator()
+    ctx = _summarized(evaluator, ctx)
     with pytest.raises(EvaluationError, match=r"task model call failed: local/task-model: "):
         evaluator.evaluate(_item(evaluator, ctx, "fs-vat-rate-lookup"), ctx)
+
+
+def test_a_model_without_a_summary_is_never_shown_to_the_task_model(
+        fake_server: Callable[..., Any], make_ctx: Callable[..., RunContext]) -> None:
+    """Issue 33: a misspelt model (no summary at all) was shown to the task model as
+    "[No summary available]" for every candidate and scored from the names alone."""
+    server = fake_server(respond=ScriptedTaskModel())
+    ctx = make_ctx(server)
+    evaluator = FunctionSelectionEvaluator()
+    item = _item(evaluator, ctx, "fs-vat-rate-lookup")
+    with pytest.raises(EvaluationError):       # the controller asks nothing for it
+        evaluator.requests(item, ctx, {})
+    with pytest.raises(EvaluationError, match=r"^no summary of builtin/docstring to show "
+                                              r"the task model: no summary was generated"):
+        evaluator.evaluate(item, ctx)
+    assert server.chat_requests == 0
 
 
 def test_a_model_of_the_task_models_family_is_skipped(fake_server: Callable[..., Any],
@@ -172,6 +198,9 @@ def test_a_model_of_the_task_models_family_is_skipped(fake_server: Callable[...,
     with pytest.raises(pytest.skip.Exception, match="same family \\(openai\\)"):
         evaluator.evaluate(_item(evaluator, ctx, "fs-vat-rate-lookup"), ctx)
     assert server.chat_requests == 0
+    # Every model under test shares it: the family says so once, as its skip line.
+    reason = evaluator.skip_reason(ctx)
+    assert reason is not None and "as every model under test (openai/gpt-4o)" in reason
 
 
 def test_answers_naming_no_candidate_score_zero_with_the_reason(
@@ -179,6 +208,7 @@ def test_answers_naming_no_candidate_score_zero_with_the_reason(
     server = fake_server(respond=lambda body: '{"predicted_file": "src/unknown.rs"}')
     ctx = make_ctx(server)
     evaluator = BugLocalisationEvaluator()
+    ctx = _summarized(evaluator, ctx)
     (record,) = evaluator.evaluate(_item(evaluator, ctx, "bl-stale-search"), ctx)
     assert record.metrics == {"success": 0.0, "partial": 0.0}
     assert "names no candidate file" in record.details["reason"]
@@ -223,7 +253,7 @@ def test_tasks_on_code_the_run_left_out_are_left_out(fake_server: Callable[..., 
     ctx = make_ctx(fake_server(respond=ScriptedTaskModel()), unit_list=python_only)
     reason = BugLocalisationEvaluator().skip_reason(ctx)
     assert reason is not None and reason.startswith(
-        "all 10 bug_localisation tasks refer to code this run did not extract, e.g. ")
+        "all 10 bug_localisation tasks were left out, e.g. ")
     assert "exists but this run did not extract it" in reason
     selection = FunctionSelectionEvaluator()
     assert selection.skip_reason(ctx) is None

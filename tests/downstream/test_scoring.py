@@ -69,8 +69,8 @@ def test_filling_is_one_pass_and_keeps_the_json_braces() -> None:
     assert "Uses {requirements} literally.\n\n---\n\nSecond." in prompt
     assert "```python\ndef f(x):\n// TODO: Complete this function\n```" in prompt
     bug = bug_localisation_prompt(bug_description="Boom.",
-                                  files=[("a.py", "Does A."), ("b.py", None)])
-    assert "## File Summaries\n### a.py\nDoes A.\n\n### b.py\n[No summary available]\n" in bug
+                                  files=[("a.py", "Does A."), ("b.py", "Does B.")])
+    assert "## File Summaries\n### a.py\nDoes A.\n\n### b.py\nDoes B.\n" in bug
     assert '{\n  "predicted_file"' in bug
     fs = function_selection_prompt(task_description="Do it.", functions=[("f", "F.")])
     assert "## Task\nDo it.\n\n## Available Functions\n### f\nF.\n\nWhich function" in fs

@@ -87,18 +87,39 @@ def test_missing_summary_is_an_evaluation_error(make_context: ContextFactory) ->
         ev.evaluate(item, ctx)
 
 
-def test_identical_summary_for_two_codes_is_a_tie(make_context: ContextFactory) -> None:
-    units_ctx = make_context(overrides={"evaluation.contrastive.distractors": 1})
+@pytest.mark.parametrize("search", ["candidates", "exact"])
+def test_a_distractor_with_the_target_s_code_is_never_offered(
+        make_context: ContextFactory, search: str) -> None:
+    """Issue 33: byte-identical code offered twice made the right answer a coin toss (it
+    scored 0.5 as a tie); such a distractor is dropped whichever search selected the set,
+    and an item left with no option to tell apart is an error saying so, not a score."""
+    from tests.evaluators.synthetic import make_units
+
+    units = make_units()
+    target = units[0]
+    # A copy in another file, and one that differs in whitespace only.
+    units[1].content = target.content
+    units[2].content = target.content.replace("    ", "\t").replace(" * ", "*")
+    ctx = make_context(units=units, overrides={
+        "evaluation.contrastive.distractors": 11,
+        "evaluation.contrastive.distractorSearch": search})
     ev = ContrastiveEmbedding()
-    ev.prepare(units_ctx)
-    item = ev.items(units_ctx)[0]
-    dset = ev.distractor_set(units_ctx, item.unit_id)
-    # Make the distractor's code a copy of the target's: the two are tied for first.
-    twin = units_ctx.unit(dset.distractor_ids[0])
-    twin.content = units_ctx.unit(item.unit_id).content
-    (rec,) = ev.evaluate(item, units_ctx)
-    assert rec.metrics["correct"] == 0.5
-    assert rec.metrics["predicted_rank"] == 1.5
+    ev.prepare(ctx)
+    dset = ev.distractor_set(ctx, target.id)
+    assert {units[1].id, units[2].id}.isdisjoint(dset.distractor_ids)
+    assert len(dset.distractor_ids) == 9 == len(dset.tiers) == len(dset.similarities)
+    item = next(i for i in ev.items(ctx) if i.unit_id == target.id)
+    (rec,) = ev.evaluate(item, ctx)
+    assert rec.details["distractorIds"] == dset.distractor_ids
+    assert rec.metrics["correct"] in (0.0, 1.0)          # never a coin toss
+    lone = make_context(units=units[:3], overrides={
+        "evaluation.contrastive.distractors": 2,
+        "evaluation.contrastive.distractorSearch": search})
+    ev = ContrastiveEmbedding()
+    ev.prepare(lone)
+    item = next(i for i in ev.items(lone) if i.unit_id == target.id)
+    with pytest.raises(EvaluationError, match="no option can be told apart"):
+        ev.evaluate(item, lone)
 
 
 def test_registered_and_skippable(make_context: ContextFactory) -> None:

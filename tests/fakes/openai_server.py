@@ -119,7 +119,8 @@ class FakeOpenAIServer:
     def __init__(self, *, respond: Responder | None = None, latency_s: float = 0.0,
                  rate_limit_per_s: float | None = None, faults: FaultScript | None = None,
                  fault_retry_after_s: float = 1.0, max_lifetime_s: float = 3600.0,
-                 retry_after_ms: bool = True, limit_per_model: bool = False) -> None:
+                 retry_after_ms: bool = True, limit_per_model: bool = False,
+                 port: int = 0) -> None:
         self.respond: Responder = respond or default_respond
         self.latency_s = latency_s
         self.rate_limit_per_s = rate_limit_per_s
@@ -136,6 +137,8 @@ class FakeOpenAIServer:
         with the test process anyway), never a bound a test can reach: with 300 s, a test
         on a loaded machine (load average 25) whose first call imported litellm, which took
         minutes there, found its server gone and the call refused."""
+        self.requested_port = port
+        """The port to listen on (0: an ephemeral one, what tests use)."""
         self.lock = threading.Lock()
         self.requests_by_path: Counter[str] = Counter()
         self.statuses: Counter[int] = Counter()
@@ -166,7 +169,7 @@ class FakeOpenAIServer:
         class Handler(_Handler):
             fake = server
 
-        httpd = _Server(("127.0.0.1", 0), Handler)
+        httpd = _Server(("127.0.0.1", self.requested_port), Handler)
         self._httpd = httpd
         self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="fake-openai-server", daemon=True)

@@ -80,8 +80,8 @@ def test_conflicts_name_the_family_its_source_and_both_ways_out() -> None:
     text = conflict_warning(conflict, OPENAI_MODELS)
     assert "is of the openai family (taken from its provider" in text
     assert "it will judge none of them" in text
-    assert "set family: NAME in its models.judge entry" in text
-    assert "--family NAME" in text
+    assert "summarybench set-model openai/fake-judge --family NAME" in text
+    assert "family: NAME in its models.judge entry" in text
     assert "summarybench add-judge anthropic/claude-sonnet-4-5" in text
     assert "docs/evaluators.md#judge-families" in text
     # a family set by hand removes the conflict

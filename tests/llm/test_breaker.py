@@ -53,6 +53,17 @@ def test_opens_after_threshold_dead_failures_in_a_row() -> None:
     assert breaker.refused == 1
 
 
+def test_the_refusal_names_the_count_that_opened_it_as_the_readme_says() -> None:
+    """Issue 33: calls in flight when the breaker opened failed too, and the line said
+    "failed 4 times in a row" where the README says 3."""
+    breaker = CircuitBreaker(BreakerPolicy(threshold=3), clock=Clock())
+    for _ in range(5):                                  # 3 open it, 2 were in flight
+        breaker.failed(REFUSED)
+    assert breaker.refusal is not None and "(failed 3 times in a row;" in breaker.refusal
+    with pytest.raises(EndpointUnavailable, match=r"\(failed 3 times in a row;"):
+        breaker.check("local/judge")
+
+
 def test_a_success_resets_the_count() -> None:
     breaker = CircuitBreaker(BreakerPolicy(threshold=3), clock=Clock())
     breaker.failed(UNAUTHORIZED)

@@ -9,14 +9,13 @@ minutes. Now it is not retried, and after three in a row the judge's calls fail 
 
 from __future__ import annotations
 
-import json
 import textwrap
 import time
 from typing import Any
 
 import pytest
 
-from tests.fakes.project import write_bench_module, write_code
+from tests.fakes.project import session_results, write_bench_module, write_code
 from tests.reliability.project import function_source
 
 FUNCTIONS = 12
@@ -62,9 +61,13 @@ def test_a_judge_that_refuses_connections_does_not_hold_up_the_run(
     # One line at the end names the model, where and why (docs/hosts.md "Rate limits and dead
     # endpoints"); before, a judge's dead endpoint was only in its items' failures.
     result.stdout.fnmatch_lines([f"dead endpoint: local/judge-7b: connection refused at "
-                                 f"{base} (failed * times in a row; calls now fail at once "
+                                 f"{base} (failed 3 times in a row; calls now fail at once "
                                  "without being sent)"])
-    data: dict[str, Any] = json.loads((pytester.path / "out" / "results.json").read_text())
+    # A judge that gave no verdict makes the run unhealthy (issue 33): it is kept in
+    # runs/<id>/, and the output directory gets no results.json of it.
+    assert not (pytester.path / "out" / "results.json").exists()
+    data: dict[str, Any] = session_results(result)
+    assert data["metadata"]["health"]["healthy"] is False
     counted = {(e["modelId"], e["evaluator"]): e["count"] for e in data["errors"]}
     assert sum(counted.values()) == judged
     assert {evaluator for _, evaluator in counted} == {"judge/pointwise"}

@@ -68,7 +68,12 @@ def browser_exe() -> str:
 
 
 def test_report_renders_offline_without_errors(browser_exe: str, tmp_path: Path) -> None:
-    page = write_reports(make_report(), tmp_path, ["html"])["html"]
+    report = make_report()
+    # A real summary is a paragraph: the one issue 33 saw squeezed the Issue column.
+    example = next(e for fa in report.failures.by_model.values() for e in fa.examples)
+    example.summary = " ".join(["Sends a request through the transport and returns the "
+                                "response, following redirects when asked."] * 6)
+    page = write_reports(report, tmp_path, ["html"])["html"]
     url = page.resolve().as_uri()
     with Browser(browser_exe, tmp_path / "profile") as browser:
         browser.send("Page.navigate", {"url": url}, page=True)
@@ -82,6 +87,10 @@ def test_report_renders_offline_without_errors(browser_exe: str, tmp_path: Path)
         visible = browser.evaluate(
             "['chart-scores', 'chart-cost', 'chart-languages'].map(id => "
             "document.querySelector('#' + id + ' svg').getBoundingClientRect().width)")
+        issue = browser.evaluate(
+            "(() => { const t = document.querySelector('#failures-table');"
+            " const c = t.querySelector('tbody tr td:last-child');"
+            " return [c.getBoundingClientRect().width, t.getBoundingClientRect().width]; })()")
         xss = browser.evaluate("window.__xss === undefined")
         shown = browser.evaluate("document.body.innerText")
         # Sorting: clicking "Model" twice orders the rows by model id, descending.
@@ -109,6 +118,9 @@ def test_report_renders_offline_without_errors(browser_exe: str, tmp_path: Path)
     assert title.startswith("Synthetic <Bench>")
     assert ranking == ["openai/alpha", "anthropic/beta", "local/gamma"]
     assert bars == 3 and all(w > 100 for w in visible)
+    # Issue 33: the failure table squeezed its Issue column to about five characters.
+    issue_width, table_width = issue
+    assert issue_width >= 0.2 * table_width and issue_width >= 160, issue
     assert order == ["openai/alpha", "local/gamma", "anthropic/beta"]
     # The payloads are shown as text and did not run.
     assert xss is True

@@ -124,8 +124,11 @@ def test_runs_report_and_compare_pick_a_run_by_prefix(pytester: pytest.Pytester)
     code, text, _ = listed
     assert code == 0
     lines = text.splitlines()
-    assert lines[0].split() == ["run", "date", "(UTC)", "status", "units", "families",
-                                "top", "model", "models"]
+    assert lines[0].split() == ["run", "date", "(UTC)", "configuration", "status", "units",
+                                "families", "top", "model", "models"]
+    # each run names its configuration (issue 33: runs of several were mixed unmarked)
+    name = meta["name"]
+    assert all(f" {configuration[:8]} {name} " in lines[i] for i in (1, 3))
     # newest first; the latest complete run is starred, the partial one says why
     assert lines[1].startswith(f"  {part}") and " partial " in lines[1]
     assert lines[2] == "    -k 'lead and contrastive': " + lines[2].split(": ", 1)[1]
@@ -155,6 +158,14 @@ def test_runs_report_and_compare_pick_a_run_by_prefix(pytester: pytest.Pytester)
     # it picks the configuration's latest complete run.
     code, text, _ = mixed
     assert code == 0 and json.loads(text)["metadata"]["run"]["id"] == full
+    # A run of another configuration: the column tells them apart, and a line says so.
+    assert _run(pytester, "--sb-sample-size", "4").ret == 0
+    other = json.loads((out / "results.json").read_text())["metadata"]["benchmarkId"]
+    assert other != configuration
+    ((code, text, _),) = _cli_each(pytester.path, ["runs", *store])
+    lines = text.splitlines()
+    assert f" {other[:8]} " in lines[1] and f" {configuration[:8]} " in lines[2]
+    assert "runs of different configurations do not compare" in text
 
 
 def test_dry_run_and_validity_ladder_leave_the_reports(pytester: pytest.Pytester) -> None:

@@ -10,6 +10,7 @@ import json
 import re
 import textwrap
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -198,14 +199,19 @@ def test_oversized_and_escaped_summaries_stay_out_of_pages_and_terminals(
                                  "3,000,* bytes (its Content-Length), more than the 262,144 "
                                  "bytes allowed*"])
     out = pytester.path / "out"
+    # One summary of three refused: an unhealthy run (issue 33), its reports in runs/<id>/.
+    found = re.search(r"^results: (.+)$", result.stdout.str(), re.M)
+    assert found is not None
+    reports = Path(found.group(1)).parent
     assert (out / "page.html").stat().st_size < 1_000_000
-    for name in ("page.html", "report.html", "report.md", "results.json", "explorer.html"):
-        assert b"\x1b" not in (out / name).read_bytes(), name
+    for path in (out / "page.html", *(reports / name for name in (
+            "report.html", "report.md", "results.json", "explorer.html"))):
+        assert b"\x1b" not in path.read_bytes(), path
     page = (out / "page.html").read_text()
     assert "\\x1b]52;c;cm0gLXJmIH4=" in page  # shown, as inert text
     # The explorer shows it the same way (its data is JSON, read by JSON.parse).
     blob = re.search(r'<script type="application/json" id="sb-data">(.*?)</script>',
-                     (out / "explorer.html").read_text(), re.S)
+                     (reports / "explorer.html").read_text(), re.S)
     assert blob is not None
     shown = [s for u in json.loads(blob.group(1))["units"] for s in u["sum"]
              if s and s.startswith("Applies rule 1.")]

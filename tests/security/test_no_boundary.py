@@ -55,6 +55,7 @@ def test_an_opted_in_run_says_which_layers_held(tmp_path: Path,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         evaluator.prepare(ctx)
+    ctx = ctx.refreshed()  # with the summaries prepare wrote
     assert any(issubclass(w.category, SandboxWarning) and "WITHOUT a kernel boundary"
                in str(w.message) for w in caught)
     item = next(i for i in evaluator.items(ctx) if i.variant == "c-reserve-many")
@@ -73,6 +74,8 @@ def test_by_default_every_run_has_a_kernel_boundary(tmp_path: Path,
     limits_for("all")
     ctx = _ctx(tmp_path, fake_server(respond=ScriptedTaskModel()))
     evaluator = CompletionEvaluator()
+    evaluator.prepare(ctx)
+    ctx = ctx.refreshed()
     item = next(i for i in evaluator.items(ctx) if i.variant == "c-reserve-many")
     (record,) = evaluator.evaluate(item, ctx)
     assert record.metrics["pass_rate"] == 1.0

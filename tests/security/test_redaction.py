@@ -179,3 +179,11 @@ def test_scrub_bounds_length_after_redacting(monkeypatch: pytest.MonkeyPatch) ->
     assert len(out) <= 120 and "ZZZZ" not in out and "more characters" in out
     assert scrub_data({"raw": ["ZZZZ-key-material-1234567890\x1b"], "n": 1}) == {
         "raw": ["***\\x1b"], "n": 1}
+
+
+def test_a_model_name_ending_like_a_key_is_not_masked() -> None:
+    """Issue 33's pass: doctor said a task model answered "as ta***" (task-7b-fake-1)."""
+    from pytest_summarybench.llm.redaction import redact
+
+    assert redact("answered as task-7b-fake-1") == "answered as task-7b-fake-1"
+    assert redact("key=sk-abcdef123456 and 'sk-abcdef123456'") == "key=*** and '***'"

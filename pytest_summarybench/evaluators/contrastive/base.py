@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from ..base import EvaluationError, Evaluator, MatrixItem, unit_items
-from .distractors import DistractorSet, matchable_unit_ids
+from .distractors import DistractorSet, code_text, matchable_unit_ids
+from .options import distinct_options
 from .sets import embed_codebase, ensure_distractor_sets, load_distractor_sets
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class ContrastiveEvaluator(Evaluator):
         if found is None:
             raise EvaluationError(f"no distractor set for unit {unit_id}: the controller's "
                                   f"prepare step did not run for this run ({ctx.run_id})")
-        return found
+        return distinct_options(found, lambda uid: code_text(ctx.unit(uid)))
 
     @staticmethod
     def summary(item: MatrixItem, ctx: RunContext) -> GeneratedSummary:

@@ -36,8 +36,11 @@ class ContrastiveEmbedding(ContrastiveEvaluator):
     components: ClassVar[tuple[Component, ...]] = (
         Component("correct", "embedding", "embedding contrastive accuracy"),)
 
+    def requested(self, ctx: RunContext) -> bool:
+        return self.method in ctx.settings.evaluation.contrastive.methods
+
     def skip_reason(self, ctx: RunContext) -> str | None:
-        if self.method not in ctx.settings.evaluation.contrastive.methods:
+        if not self.requested(ctx):
             return (f"evaluation.contrastive.methods does not include '{self.method}' "
                     f"(it is {ctx.settings.evaluation.contrastive.methods})")
         return None

@@ -107,7 +107,10 @@ class ContrastiveLexical(ContrastiveEmbedding):
             raise EvaluationError(f"no lexical distractor set for unit {unit_id}: the "
                                   f"controller's prepare step did not run for this run "
                                   f"({ctx.run_id})")
-        return found
+        from .distractors import code_text
+        from .options import distinct_options
+
+        return distinct_options(found, lambda uid: code_text(ctx.unit(uid)))
 
     @staticmethod
     def _key(ctx: RunContext, embedder: Embedder) -> str:

@@ -106,9 +106,12 @@ class ContrastiveLLM(ContrastiveEvaluator):
     components: ClassVar[tuple[Component, ...]] = (
         Component("correct", "llm", "LLM contrastive accuracy"),)
 
+    def requested(self, ctx: RunContext) -> bool:
+        return "llm" in ctx.settings.evaluation.contrastive.methods
+
     def skip_reason(self, ctx: RunContext) -> str | None:
         methods = ctx.settings.evaluation.contrastive.methods
-        if "llm" not in methods:
+        if not self.requested(ctx):
             return f"evaluation.contrastive.methods does not include 'llm' (it is {methods})"
         if not ctx.judges:
             return ("contrastive/llm needs a judge model: add one under models.judge in "

@@ -18,7 +18,7 @@ import pytest
 
 from ...core.errors import InputError
 from ...llm.families import family_of, same_family
-from ...roles.task import NO_TASK_MODEL
+from ...roles.task import NO_TASK_MODEL, same_family_as_all
 from ..base import Answers, EvaluationError, Evaluator, MatrixItem
 from .prompts import PROMPT_VERSION
 from .tasks import Loaded, TaskFileError, TaskType
@@ -44,16 +44,24 @@ class DownstreamEvaluator(Evaluator, ABC):
         self._excluded: list[str] = []
 
     # -- the protocol ------------------------------------------------------------------
+    def requested(self, ctx: RunContext) -> bool:
+        return self.kind in ctx.settings.evaluation.downstream.tasks
+
     def skip_reason(self, ctx: RunContext) -> str | None:
-        ds = ctx.settings.evaluation.downstream
-        if self.kind not in ds.tasks:
+        if not self.requested(ctx):
             return f"{self.kind} is not listed in evaluation.downstream.tasks"
-        if self.task_model(ctx) is None:
+        worker = self.task_model(ctx)
+        if worker is None:
             return NO_TASK_MODEL
+        # Said once for the family, not as one pytest skip per item (the family's line
+        # read "no evaluator of this family recorded a score").
+        conflict = same_family_as_all(worker, ctx.settings.test_models())
+        if conflict is not None:
+            return conflict
         if not self.tasks(ctx):
             if self._excluded:
-                return (f"all {len(self._excluded)} {self.kind} tasks refer to code this run "
-                        f"did not extract, e.g. {self._excluded[0]}")
+                return (f"all {len(self._excluded)} {self.kind} tasks were left out, e.g. "
+                        f"{self._excluded[0]}")
             return (f"no {self.kind} tasks for this codebase: write a task set "
                     f"(evaluation.downstream.tasksFile; see fixtures/tasks/README.md)")
         return None
@@ -200,9 +208,16 @@ class DownstreamEvaluator(Evaluator, ABC):
                 "cached": completion.cached, "promptVersion": PROMPT_VERSION}
 
     @staticmethod
-    def summary_text(ctx: RunContext, unit_id: str, model_id: str) -> str | None:
+    def summary_text(ctx: RunContext, unit_id: str, model_id: str) -> str:
+        """The model's summary of a unit the task shows; an ``EvaluationError`` when the
+        model has none. The task model is never shown a stand-in for a summary the model
+        did not write (the spec's "[No summary available]"): it would score the task
+        model's guess from the names alone as if it were the summaries' merit."""
         found = ctx.summary(unit_id, model_id)
-        return found.summary if found is not None else None
+        if found is None:
+            raise EvaluationError(f"no summary of {model_id} to show the task model: "
+                                  f"{ctx.summary_error(unit_id, model_id)}")
+        return found.summary
 
 
 def ensure_summaries(ctx: RunContext, unit_ids: list[str]) -> None:
@@ -210,12 +225,12 @@ def ensure_summaries(ctx: RunContext, unit_ids: list[str]) -> None:
     (units a task shows that the sample left out), through the generation phase. In a
     session the controller's plan has written them already (``summaries``); a failed one
     is not asked again here. A context made afterwards reads them (``ctx.refreshed()``)."""
+    from ...context import NEVER_GENERATED
     from ...generate import run_generation
 
-    never = "no summary was generated for this unit and model"
     missing = [uid for uid in unit_ids
                if any(ctx.summary(uid, m.id) is None
-                      and ctx.summary_error(uid, m.id) == never for m in ctx.models)]
+                      and ctx.summary_error(uid, m.id) == NEVER_GENERATED for m in ctx.models)]
     if not missing:
         return
     by_id = {u.id: u for u in ctx.all_units}

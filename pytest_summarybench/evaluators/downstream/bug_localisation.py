@@ -44,7 +44,7 @@ class BugLocalisationEvaluator(DownstreamEvaluator):
         Component("success", "bug_localization", "bug localization accuracy"),)
 
     def _files(self, loaded: Loaded[Any], model: ModelConfig, ctx: RunContext
-               ) -> list[tuple[str, str | None]]:
+               ) -> list[tuple[str, str]]:
         task: BugLocalisationTask = loaded.task
         return [(path, self.summary_text(ctx, loaded.unit_ids[path], model.id))
                 for path in task.candidate_files]
@@ -56,11 +56,9 @@ class BugLocalisationEvaluator(DownstreamEvaluator):
     def score(self, loaded: Loaded[Any], model: ModelConfig, worker: ModelConfig,
               ctx: RunContext) -> list[ScoreRecord]:
         task: BugLocalisationTask = loaded.task
-        files = self._files(loaded, model, ctx)
         completion = self.call(worker, self.prompt(loaded, model, ctx), ctx)
         details: dict[str, Any] = {"taskId": task.id, "task": loaded.source,
                                    "buggyFile": task.buggy_file,
-                                   "missingSummaries": sum(s is None for _, s in files),
                                    **self.call_details(worker, completion)}
         try:
             choice = parse_choice(completion.text, "predicted_file")

@@ -20,6 +20,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ...schemas import CodeUnit
+from .leaks import identifier_words
 from .tasks import (
     CompletionTask,
     FunctionSelectionTask,
@@ -50,8 +51,7 @@ def _documented(units: list[CodeUnit]) -> list[CodeUnit]:
 
 
 def _words(name: str) -> set[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).replace("_", " ").replace(".", " ")
-    return {w.lower() for w in spaced.split() if len(w) > 2}
+    return {w for w in identifier_words(name) if len(w) > 2}
 
 
 def _distractors(target: CodeUnit, pool: list[CodeUnit], ctx: RunContext) -> list[CodeUnit]:

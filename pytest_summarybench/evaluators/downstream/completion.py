@@ -108,7 +108,7 @@ class CompletionEvaluator(DownstreamEvaluator):
         task: CompletionTask = loaded.task
         _, partial, _ = self._source(loaded, ctx)
         shown = self.shown_units(loaded)
-        summaries = [s for s in (self.summary_text(ctx, uid, model.id) for uid in shown) if s]
+        summaries = [self.summary_text(ctx, uid, model.id) for uid in shown]
         return completion_prompt(summaries=summaries,
                                  language=ctx.unit(loaded.target_id).language,
                                  partial_code=partial, requirements=task.requirements)
@@ -119,7 +119,7 @@ class CompletionEvaluator(DownstreamEvaluator):
         unit = ctx.unit(loaded.target_id)
         source, partial, reference = self._source(loaded, ctx)
         shown = self.shown_units(loaded)
-        summaries = [s for s in (self.summary_text(ctx, uid, model.id) for uid in shown) if s]
+        summaries = [self.summary_text(ctx, uid, model.id) for uid in shown]
         completion = self.call(worker, self.prompt(loaded, model, ctx), ctx)
         code = extract_code(completion.text, unit.language)
         details: dict[str, Any] = {

@@ -50,7 +50,7 @@ class FunctionSelectionEvaluator(DownstreamEvaluator):
         Component("success", "function_selection", "function selection accuracy"),)
 
     def _functions(self, loaded: Loaded[Any], model: ModelConfig, ctx: RunContext
-                   ) -> list[tuple[str, str | None]]:
+                   ) -> list[tuple[str, str]]:
         listed = titles(loaded.task.candidates)
         return [(title, self.summary_text(ctx, loaded.unit_ids[str(ref)], model.id))
                 for title, ref in listed.items()]
@@ -63,11 +63,9 @@ class FunctionSelectionEvaluator(DownstreamEvaluator):
               ctx: RunContext) -> list[ScoreRecord]:
         task: FunctionSelectionTask = loaded.task
         listed = titles(task.candidates)
-        functions = self._functions(loaded, model, ctx)
         completion = self.call(worker, self.prompt(loaded, model, ctx), ctx)
         details: dict[str, Any] = {"taskId": task.id, "task": loaded.source,
                                    "correct": str(task.correct),
-                                   "missingSummaries": sum(s is None for _, s in functions),
                                    **self.call_details(worker, completion)}
         chosen: UnitRef | None = None
         try:

@@ -62,8 +62,6 @@ Which function should be used? Respond with JSON:
 }
 ```"""  # noqa: E501 - the spec's prompt, verbatim
 
-#: What a candidate without a summary shows (docs/methods.md#downstream-bug-localisation).
-NO_SUMMARY = "[No summary available]"
 #: Between the context summaries of a completion task (docs/methods.md#downstream-completion).
 SUMMARY_SEPARATOR = "\n\n---\n\n"
 
@@ -83,13 +81,16 @@ def completion_prompt(*, summaries: Sequence[str], language: str, partial_code: 
         "partial_code": partial_code, "requirements": requirements})
 
 
-def sections(entries: Sequence[tuple[str, str | None]]) -> str:
-    """``### title`` then the summary (or the no-summary marker), blank-line separated."""
-    return "\n\n".join(f"### {title}\n{summary or NO_SUMMARY}" for title, summary in entries)
+def sections(entries: Sequence[tuple[str, str]]) -> str:
+    """``### title`` then the summary, blank-line separated. Every candidate has one: a
+    model without a summary of a candidate fails the item instead (spec 8.2 shows
+    "[No summary available]" in its place, which would let the task model pick from the
+    names alone and score that for the model)."""
+    return "\n\n".join(f"### {title}\n{summary}" for title, summary in entries)
 
 
 def bug_localisation_prompt(*, bug_description: str,
-                            files: Sequence[tuple[str, str | None]]) -> str:
+                            files: Sequence[tuple[str, str]]) -> str:
     """The bug localisation prompt (docs/methods.md#downstream-bug-localisation): the bug
     report and one ``### path`` section per candidate file."""
     return fill(BUG_LOCALIZATION_PROMPT, {"bug_description": bug_description,
@@ -97,7 +98,7 @@ def bug_localisation_prompt(*, bug_description: str,
 
 
 def function_selection_prompt(*, task_description: str,
-                              functions: Sequence[tuple[str, str | None]]) -> str:
+                              functions: Sequence[tuple[str, str]]) -> str:
     """The function selection prompt (docs/methods.md#downstream-function-selection): the task
     and one ``### name`` section per candidate function."""
     return fill(FUNCTION_SELECTION_PROMPT, {"task_description": task_description,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .leaks import answer_named
 from .tasks import (
     TASK_TYPES,
     Loaded,
@@ -44,7 +45,8 @@ class TaskSet:
 
     tasks: dict[TaskType, list[Loaded[Any]]] = field(default_factory=dict)
     excluded: dict[TaskType, list[str]] = field(default_factory=dict)
-    """Per type, why each left-out task was left out."""
+    """Per type, why each left-out task was left out: code this run did not extract, or a
+    text that names the answer (``leaks.py``)."""
 
 
 def load_tasks(ctx: RunContext) -> TaskSet:
@@ -69,6 +71,12 @@ def load_tasks(ctx: RunContext) -> TaskSet:
 
             found[kind] = build_tasks(kind, ctx)
         for loaded in found.get(kind, []):
+            named = answer_named(loaded.task)
+            if named is not None:
+                out.excluded.setdefault(kind, []).append(
+                    f"{loaded.source}: its text names the answer ({named}), so the task "
+                    "model could choose it without reading the summaries")
+                continue
             try:
                 out.tasks.setdefault(kind, []).append(resolve(loaded, index))
             except TaskExcluded as exc:

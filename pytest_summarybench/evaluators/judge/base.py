@@ -107,9 +107,13 @@ class JudgeEvaluator(Evaluator):
     pairs: ClassVar[bool]
     """True for the evaluator whose items are model pairs."""
 
+    def requested(self, ctx: RunContext) -> bool:
+        return bool(getattr(ctx.settings.evaluation.judge,
+                            "pairwise" if self.pairs else "pointwise"))
+
     def skip_reason(self, ctx: RunContext) -> str | None:
         key = "pairwise" if self.pairs else "pointwise"
-        if not getattr(ctx.settings.evaluation.judge, key):
+        if not self.requested(ctx):
             return f"disabled (evaluation.judge.{key} is false)"
         return skip_reason(ctx, pairs=self.pairs)
 
