@@ -12,8 +12,8 @@ import time
 from typing import Any
 
 from tests.evaluators.downstream.scripted import ScriptedTaskModel
-from tests.evaluators.test_llm_paths import lexical_judge, query_writer
 from tests.evaluators.judge.scripted import pairwise_json, pointwise_json, words
+from tests.evaluators.test_llm_paths import lexical_judge, query_writer
 
 PHASES = ("generation", "judge/pointwise", "judge/pairwise", "contrastive/llm",
           "retrieval/queries", "downstream")

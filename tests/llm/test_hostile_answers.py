@@ -24,9 +24,9 @@ from pytest_summarybench.evaluators.judge.verdicts import (
 from pytest_summarybench.llm import ModelCallError, RetryPolicy, complete
 from pytest_summarybench.schemas import ModelConfig
 from pytest_summarybench.store import Store
+from tests.evaluators.judge.scripted import pointwise_json
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.project import write_bench_module, write_code
-from tests.evaluators.judge.scripted import pointwise_json
 from tests.fakes.security_project import KEY_ENV, make_project, run
 
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)

@@ -21,8 +21,8 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.project import write_bench_module, write_code
-from tests.fakes.scripted_provider import ScriptedProvider
 from tests.fakes.reliability_project import function_source
+from tests.fakes.scripted_provider import ScriptedProvider
 
 UNITS = 6
 PARALLEL = 3

@@ -26,8 +26,8 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.project import write_bench_module, write_code
-from tests.fakes.scripted_provider import ScriptedProvider
 from tests.fakes.reliability_project import function_source
+from tests.fakes.scripted_provider import ScriptedProvider
 
 UNITS = 8
 LATENCY_S = 0.5

@@ -17,9 +17,9 @@ from pytest_summarybench.cli import build_parser
 from pytest_summarybench.report import report_from_store
 from pytest_summarybench.store import Store
 from pytest_summarybench.validity import LEVEL_IDS
+from tests.evaluators.judge.scripted import POSITION, ScriptedJudges
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.project import session_results, write_bench_module, write_code
-from tests.evaluators.judge.scripted import POSITION, ScriptedJudges
 
 CODE = {
     "shop/pricing.py": '''

@@ -21,8 +21,8 @@ from pytest_summarybench.evaluators.judge.prompts import POINTWISE_TAG, pointwis
 from pytest_summarybench.evaluators.judge.verdicts import POINTWISE_JSON_SCHEMA, parse_pointwise
 from pytest_summarybench.schemas import ModelConfig
 from pytest_summarybench.store import Store
-from tests.fakes.openai_server import FakeOpenAIServer, faults_from
 from tests.evaluators.judge.scripted import pointwise_json
+from tests.fakes.openai_server import FakeOpenAIServer, faults_from
 
 MESSAGES = pointwise_messages("python", "def f(x):\n    return x + 1\n", "Adds one to x.")
 

@@ -20,9 +20,15 @@ from typing import Any
 
 import pytest
 
+from tests.evaluators.judge.scripted import (
+    FLAKY,
+    LENGTH,
+    MODEL_UNDER_TEST,
+    POSITION,
+    ScriptedJudges,
+)
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.project import write_bench_module, write_code
-from tests.evaluators.judge.scripted import FLAKY, LENGTH, MODEL_UNDER_TEST, POSITION, ScriptedJudges
 
 CODE = {
     "shop/pricing.py": '''

@@ -15,9 +15,9 @@ from pytest_summarybench.evaluators.judge.calling import parse_judge_error
 from pytest_summarybench.evaluators.judge.pairwise import JudgePairwise
 from pytest_summarybench.evaluators.judge.pointwise import JudgePointwise
 from pytest_summarybench.schemas import ScoreRecord
-from tests.fakes.openai_server import FakeOpenAIServer
 from tests.evaluators.judge.conftest import ContextFactory, judge_entry
 from tests.evaluators.judge.scripted import FLAKY, LENGTH, POSITION, ScriptedJudges
+from tests.fakes.openai_server import FakeOpenAIServer
 
 GOOD = "builtin/docstring"
 BAD = "builtin/shuffled"

@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.openai_server import FakeOpenAIServer
-from tests.fakes.project import write_bench_module, write_code
 from tests.evaluators.judge.scripted import pointwise_json
 from tests.evaluators.judge.test_end_to_end import CODE as END_TO_END_CODE
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.project import write_bench_module, write_code
 
 JUDGE = "judge-llama"
 #: Three of the judge end-to-end test's functions (the first kept good, two garbled).
