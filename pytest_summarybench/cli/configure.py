@@ -19,7 +19,7 @@ from ._common import (
     save_document,
     section,
 )
-from .checks import family_warnings, name_warnings, warn
+from .checks import config_warnings, warn
 
 #: The built-in families, for the help (``--eval`` also takes those the file configures).
 _NAMES = [f.name for f in BUILTIN_FAMILIES]
@@ -61,6 +61,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--task-endpoint", metavar="URL",
                    help="base URL of the task model's OpenAI-compatible endpoint "
                         f"(evaluation.downstream.apiEndpoint); '{UNSET}' removes it")
+    p.add_argument("--task-family", metavar="NAME",
+                   help="the task model's family for the family rule (evaluation.downstream."
+                        "family), when the one read from its name or provider is shared "
+                        f"with a model under test; '{UNSET}' removes it")
     p.add_argument("--tasks", metavar="TASKS",
                    help="comma-separated downstream tasks (evaluation.downstream.tasks: "
                         "completion, function selection, bug localisation)")
@@ -94,10 +98,11 @@ def _listed(value: str, flag: str, allowed: tuple[str, ...]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     edits = (args.sample_size, args.sampling, args.seed, args.eval, args.task_model,
-             args.task_endpoint, args.tasks, args.contrastive_methods)
+             args.task_endpoint, args.task_family, args.tasks, args.contrastive_methods)
     if all(e is None for e in edits):
         raise CliError("nothing to change: pass --sample-size, --sampling, --seed, --eval, "
-                       "--task-model, --task-endpoint, --tasks or --contrastive-methods")
+                       "--task-model, --task-endpoint, --task-family, --tasks or "
+                       "--contrastive-methods")
     if args.sample_size is not None and args.sample_size <= 0:
         raise CliError(f"--sample-size {args.sample_size}: expected a positive integer")
     path = config_file(args)
@@ -128,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
         changes.append(f"families={','.join(chosen)}")
     downstream = section(doc, "evaluation", "downstream")
     for key, value in (("completionModel", args.task_model),
-                       ("apiEndpoint", args.task_endpoint)):
+                       ("apiEndpoint", args.task_endpoint),
+                       ("family", args.task_family)):
         if value is None:
             continue
         if value == UNSET:
@@ -150,20 +156,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"updated {path}: {', '.join(changes)}")
     # The whole file is checked, not only what changed: it may have been edited by hand.
     settings = load_checked(path)
-    listed = [*settings.models.test, *settings.models.judge]
-    for text in [*name_warnings(m.to_model_config() for m in listed),
-                 *family_warnings(settings), *_task_warnings(settings)]:
+    for text in config_warnings(settings):
         warn(args.command, text)
     return EXIT_OK
-
-
-def _task_warnings(settings: Any) -> list[str]:
-    """A task model that shares a family with every model under test performs no task."""
-    from ..roles.task import TaskModelError, same_family_as_all, task_model
-
-    try:
-        worker = task_model(settings)
-    except TaskModelError as exc:
-        return [str(exc)]
-    conflict = None if worker is None else same_family_as_all(worker, settings.test_models())
-    return [] if conflict is None else [f"{conflict}; downstream will be skipped"]
