@@ -27,17 +27,18 @@ class Baseline:
     """A baseline run's overall scores: per model, and per model and unit."""
 
     def __init__(self, source: str, run_id: str, overall: dict[str, float],
-                 unit_scores: dict[str, dict[str, float]]) -> None:
+                 unit_scores: dict[str, dict[str, float]], configuration: str = "") -> None:
         self.source = source
         self.run_id = run_id
         self.overall = overall
         self.unit_scores = unit_scores
+        self.configuration = configuration or run_id
 
     @classmethod
     def from_report(cls, source: str, report: BenchmarkReport) -> Baseline:
         return cls(source, report.metadata.benchmark_id,
                    {r.model_id: r.overall_score for r in report.rankings if r.units},
-                   report.statistics.unit_scores)
+                   report.statistics.unit_scores, configuration=report.metadata.benchmark_id)
 
 
 def load_baseline(source: str, store: Store, *, base_dir: Path | None = None,
@@ -77,8 +78,22 @@ def load_baseline(source: str, store: Store, *, base_dir: Path | None = None,
 
 def compare_to_baseline(report: BenchmarkReport, baseline: Baseline) -> BaselineComparison:
     """Each model against itself in the baseline, on the units both runs scored; fills
-    ``deltaFromBaseline`` of the rankings. Tests are Holm-corrected across models."""
-    out = BaselineComparison(source=baseline.source, run_id=baseline.run_id)
+    ``deltaFromBaseline`` of the rankings. Tests are Holm-corrected across models.
+
+    A baseline of another configuration is compared with nothing: its families, weights,
+    sample or models differ, so a model's difference from itself there measures the change
+    of configuration, not of the model (``note`` says so; the gate fails on it)."""
+    out = BaselineComparison(source=baseline.source, run_id=baseline.run_id,
+                             configuration=baseline.configuration)
+    here = report.metadata.benchmark_id
+    if baseline.configuration != here:
+        out.comparable = False
+        out.note = (f"gate.baseline {baseline.source} is a run of configuration "
+                    f"{baseline.configuration[:8]} and this run is of {here[:8]}: scores of "
+                    "different configurations do not compare (`summarybench runs`), so no "
+                    "model was compared with it; point gate.baseline at a run of this "
+                    "configuration, or run once without it to make one")
+        return out
     seed = report.metadata.configuration.seed
     for r in report.rankings:
         if r.model_id not in baseline.overall or not r.units:
@@ -172,5 +187,7 @@ def apply_gate(report: BenchmarkReport, settings: Settings, store: Store,
         except ReportError as exc:
             return [*messages, str(exc)]
         report.baseline = compare_to_baseline(report, baseline)
+        if not report.baseline.comparable:
+            messages.append(report.baseline.note)
         messages += _regressions(gate, report.baseline)
     return messages

@@ -99,7 +99,9 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
     for err in report.errors:
         out.append(f"errors: {err.model_id} {err.evaluator}: {err.count} "
                    f"(e.g. {err.examples[0]})")
-    if report.baseline is not None:
+    if report.baseline is not None and not report.baseline.comparable:
+        out.append(report.baseline.note)
+    elif report.baseline is not None:
         deltas = ", ".join(f"{m} {d:+.3f}" for m, d in report.baseline.deltas.items())
         out.append(f"baseline {report.baseline.source}: {deltas or 'no shared model'}")
     return out
