@@ -9,6 +9,7 @@ from typing import Any
 from ..core.family import parse_families
 from ..evaluators.registry import BUILTIN_FAMILIES
 from ._common import (
+    EXIT_FAILURE,
     EXIT_OK,
     CliError,
     add_config_argument,
@@ -43,9 +44,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Edit evaluation settings in summarybench.yaml (comments are kept): "
                     "sampling, the families that run, the downstream task model and tasks, "
                     "the contrastive methods; then warn about the models it lists: a judge "
-                    "that shares a family with a model under test "
+                    "or the task model that shares a family with a model under test "
                     "(docs/evaluators.md#judge-families), a hosted model name that litellm "
-                    "does not list.",
+                    "does not list. Without a flag, only check the whole file: exit 0 when "
+                    "it is valid with nothing to warn about, 1 when it warned, 2 when it "
+                    "does not validate.",
         epilog="example: summarybench config --sample-size 1000 "
                f"--eval {','.join(_NAMES)}")
     p.add_argument("--sample-size", type=int, metavar="N", help="units to sample")
@@ -100,9 +103,7 @@ def run(args: argparse.Namespace) -> int:
     edits = (args.sample_size, args.sampling, args.seed, args.eval, args.task_model,
              args.task_endpoint, args.task_family, args.tasks, args.contrastive_methods)
     if all(e is None for e in edits):
-        raise CliError("nothing to change: pass --sample-size, --sampling, --seed, --eval, "
-                       "--task-model, --task-endpoint, --task-family, --tasks or "
-                       "--contrastive-methods")
+        return check_file(args)
     if args.sample_size is not None and args.sample_size <= 0:
         raise CliError(f"--sample-size {args.sample_size}: expected a positive integer")
     path = config_file(args)
@@ -158,4 +159,21 @@ def run(args: argparse.Namespace) -> int:
     settings = load_checked(path)
     for text in config_warnings(settings):
         warn(args.command, text)
+    return EXIT_OK
+
+
+def check_file(args: argparse.Namespace) -> int:
+    """``summarybench config`` without a change: check the whole file (it does not validate:
+    exit 2 with every error) and print its warnings; exit 1 when it warned."""
+    path = config_file(args)
+    settings = load_checked(path)
+    found = config_warnings(settings)
+    for text in found:
+        warn(args.command, text)
+    if found:
+        print(f"checked {path}: valid, {len(found)} warning{'s' if len(found) != 1 else ''} "
+              "above")
+        return EXIT_FAILURE
+    print(f"checked {path}: valid, nothing to warn about (`summarybench doctor` asks the "
+          "models themselves)")
     return EXIT_OK

@@ -85,7 +85,8 @@ def same_family_as_all(task: ModelConfig, models: Sequence[ModelConfig]) -> str 
     return (f"task model {task.id} is of the same family ({family_of(task)}) as every model "
             f"under test ({', '.join(m.id for m in models)}), whose summaries it would read: "
             "set one of another family with `summarybench config --task-model "
-            "PROVIDER/MODEL`")
+            "PROVIDER/MODEL`, or give it a family of its own with `summarybench config "
+            "--task-family NAME`")
 
 
 def same_family_models(task: ModelConfig, models: Sequence[ModelConfig]) -> list[ModelConfig]:

@@ -414,3 +414,22 @@ def test_a_task_model_of_some_tested_models_family_is_flagged_with_its_fixes(
     # So does the other: the model under test gets one.
     assert main(["set-model", "openai/good-coder", "--family", "goodfam"]) == 0
     assert _warnings(capsys) == []
+
+
+def test_config_without_a_flag_checks_the_whole_file(project: Path, capsys) -> None:
+    """The new user's pass on rich: `summarybench config` with no flag exited 2 "nothing to
+    change", though docs/cli.md says `config` checks the whole file."""
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert "summarybench.yaml: valid, nothing to warn about" in out
+    assert main(["add-model", "openai/good-coder"]) == 0
+    assert main(["config", "--task-model", "openai/task-model"]) == 0
+    capsys.readouterr()
+    assert main(["config"]) == 1
+    found = _warnings(capsys)
+    assert any("task model openai/task-model is of the same family (openai)" in w
+               for w in found), found
+    (project / "summarybench.yaml").write_text(
+        (project / "summarybench.yaml").read_text() + "sampelSize: 3\n")
+    assert main(["config"]) == 2
+    assert "sampelSize" in capsys.readouterr().err
