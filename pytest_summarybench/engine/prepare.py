@@ -78,9 +78,9 @@ def prepare_run(ctx: RunContext, active: Mapping[str, Evaluator],
         plan = dataclasses.replace(plan, items=[], evaluators={})
     if dry_run:
         from ..roles.task import task_warnings
-        from .estimate import estimate_plan, format_estimate
+        from .estimate import estimate_plan, format_estimate, generation_reasons
 
-        for line in format_estimate(estimate_plan(plan)):
+        for line in [*format_estimate(estimate_plan(plan)), *generation_reasons(plan)]:
             say(line)
         # The counted calls are not all of the work asked for: say what the family rule skips.
         for text in task_warnings(ctx.settings):

@@ -113,8 +113,8 @@ class DownstreamEvaluator(Evaluator, ABC):
         """The summaries the task shows, by the item's model (the sample may leave some of
         those units out: the controller has them written too)."""
         loaded = self.tasks(ctx).get(item.variant)
-        if loaded is None:
-            return []
+        if loaded is None or item.model_id in self.models_left_out(ctx):
+            return []       # no task is shown a summary of this model: none is written for it
         return [(uid, item.model_id) for uid in self.shown_units(loaded)]
 
     def requests(self, item: MatrixItem, ctx: RunContext,
