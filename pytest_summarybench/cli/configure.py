@@ -138,12 +138,13 @@ def run(args: argparse.Namespace) -> int:
                        ("family", args.task_family)):
         if value is None:
             continue
+        label = "task model family" if key == "family" else key
         if value == UNSET:
             downstream.pop(key, None)
-            changes.append(f"{key} removed")
+            changes.append(f"{label} removed")
         else:
             downstream[key] = value
-            changes.append(f"{key}={value}")
+            changes.append(f"{label}={value}")
     if args.tasks is not None:
         downstream["tasks"] = flow(_listed(args.tasks, "--tasks",
                                            choices("downstream", "tasks")))
