@@ -358,8 +358,9 @@ class BaselineComparison(SBModel):
     configuration: str = ""
     """The baseline's configuration id (its ``benchmarkId``)."""
     comparable: bool = True
-    """False when the baseline is of another configuration: its scores do not compare, so
-    there are no deltas and no tests, and ``note`` says why (the gate fails)."""
+    """False when the baseline scores models another way (other families in the overall
+    score, weights or evaluator settings): there are no deltas and no tests, and ``note``
+    says why (the gate fails)."""
     note: str = ""
     deltas: dict[str, float] = Field(default_factory=dict)
     """Model -> overall score minus the baseline's."""
