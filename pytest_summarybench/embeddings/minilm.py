@@ -146,7 +146,18 @@ class MiniLMBackend:
     def pieces(self, texts: list[str]) -> list[list[int]]:
         """The first ``max_pieces`` word pieces of each text (no ``[CLS]``/``[SEP]``),
         the same as tokenizing the whole text and cutting, at a cost bounded by what is
-        kept (docs/evaluators.md#embedding-models).
+        kept (docs/evaluators.md#embedding-models)."""
+        return self._clipped(texts)[1]
+
+    def clip(self, texts: list[str]) -> list[str]:
+        """Each text, or the prefix of it that ``pieces`` tokenizes: what to hold of a
+        long text when only its pieces will be needed (the same pieces, the same
+        vector; not the same content hash)."""
+        return self._clipped(texts)[0]
+
+    def _clipped(self, texts: list[str]) -> tuple[list[str], list[list[int]]]:
+        """The prefixes of ``texts`` that give their first ``max_pieces`` pieces, and
+        those pieces.
 
         A text longer than ``CLIP_CHARS_PER_PIECE * max_pieces`` characters is tokenized
         from a prefix that ends before a whitespace character: the normaliser works
@@ -155,19 +166,21 @@ class MiniLMBackend:
         fewer than ``max_pieces``, a prefix twice as long is tried."""
         limit = self.max_pieces
         budget = CLIP_CHARS_PER_PIECE * limit
-        out: list[list[int] | None] = [None] * len(texts)
+        prefixes = list(texts)
+        out: list[list[int]] = [[] for _ in texts]
         todo = list(range(len(texts)))
         while todo:
-            cut = {i: _prefix(texts[i], budget) for i in todo}
-            encoded = self._encode([cut[i] for i in todo])
+            for i in todo:
+                prefixes[i] = _prefix(texts[i], budget)
+            encoded = self._encode([prefixes[i] for i in todo])
             retry: list[int] = []
             for i, ids in zip(todo, encoded, strict=True):
-                if len(ids) < limit and len(cut[i]) < len(texts[i]):
+                if len(ids) < limit and len(prefixes[i]) < len(texts[i]):
                     retry.append(i)
                 else:
                     out[i] = ids[:limit]
             todo, budget = retry, budget * 2
-        return [ids if ids is not None else [] for ids in out]
+        return prefixes, out
 
     def _encode(self, texts: list[str]) -> list[list[int]]:
         """Word-piece ids of ``texts`` (at most ``max_pieces`` each), tokenized some

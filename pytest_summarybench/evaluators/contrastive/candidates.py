@@ -116,13 +116,15 @@ def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str
     for chunk in ctx.store.group_units(ctx.run_id, language, kind):
         if stop is not None and stop.is_set():
             raise _Stopped
-        for uid, path, params, signature, returns, content in chunk:
+        for uid, path, params, signature, returns, _ in chunk:
             ids.append(uid)
             paths.append(path)
             features.append(None if not signature else features_of(
                 None if params is None else [p.get("type") for p in json.loads(params)],
                 signature, returns))
-            held.append(content or "")
+        # Held until the word pieces are weighed: only what the static vectors read of
+        # each unit (docs/evaluators.md#embedding-models), not every unit's whole code.
+        held.extend(static.backend.clip([row[5] or "" for row in chunk]))
         if not fitted and len(held) < DF_SAMPLE:
             continue
         if not fitted:
