@@ -24,6 +24,7 @@ import json
 from typing import TYPE_CHECKING
 
 from ...core.errors import RunError
+from ...core.heap import release_freed_memory
 from .distractors import SEMANTIC_BAND, DistractorSet, Features, _Band, _Group, features_of
 
 if TYPE_CHECKING:
@@ -92,6 +93,8 @@ def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit],
         model.need([g.ids[p] for g, _, chosen, _ in picks for p in chosen])
     except _Stopped:
         return None
+    finally:
+        release_freed_memory()  # the groups' code, read and freed
     return {group.ids[pos]: group.distractor_set(
                 pos, chosen, tiers, model.cosines(group.ids[pos], [group.ids[p] for p in chosen]))
             for group, pos, chosen, tiers in picks}
