@@ -4,7 +4,6 @@ the static candidate stage tokenizes no more than the model does."""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 
 from pytest_summarybench.embeddings.minilm import MiniLMBackend
 from pytest_summarybench.embeddings.static import StaticVectors
+from tests.fakes.hostile import long_unit
 
 SAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "sample_codebase"
 #: Characters a text may hand the tokenizer per word piece kept (the prefix's budget).
@@ -35,20 +35,6 @@ class CountingTokenizer:
 
 def kept(backend: MiniLMBackend) -> int:
     return backend.window * backend.max_windows
-
-
-def long_unit(index: int, lines: int = 497, width: int = 400) -> str:
-    """One legal but long function: ``lines`` lines of ``width`` characters, mostly a
-    comment of random words (200 KB at the defaults, under every extraction limit)."""
-    rng = random.Random(index)
-    out = [f"def big{index}(a):"]
-    for n in range(lines - 2):
-        line = f"    x{n} = a + {n}  #"
-        while len(line) < width:
-            line += f" {rng.choice(['alpha', 'beta', 'gamma', 'delta'])}{rng.randrange(10**5)}"
-        out.append(line[:width])
-    out.append("    return a")
-    return "\n".join(out) + "\n"
 
 
 def whole_pieces(backend: MiniLMBackend, texts: list[str]) -> list[list[int]]:
