@@ -15,7 +15,9 @@ consecutive windows of ``WINDOW`` pieces (``[CLS]`` and ``[SEP]`` added to each)
 dropped, and that is the one deliberate truncation), each window is embedded on its own,
 and the text's vector is the mean of its window vectors weighted by their token counts,
 normalised again. Summaries and queries fit in one window, so for them this is exactly
-the plain model.
+the plain model. What is dropped costs nothing: the tokenizer reads a bounded prefix of a
+long text that yields the same first pieces (``pieces``), so a 250 KB unit is tokenized
+from some 16 KB.
 
 Memory is bounded by size, not by a count of texts (docs/performance.md). One onnxruntime
 call gets windows of similar length adding up to at most ``RUN_PIECES`` padded word pieces
