@@ -155,3 +155,38 @@ def test_the_first_ctrl_c_stops_the_calls_and_a_rerun_reuses_the_answers(
     assert len(answered) >= ANSWERED_BEFORE
     assert {key: server.successes_by_fingerprint[key] for key in answered} == \
         dict.fromkeys(answered, 1)
+
+
+@pytest.mark.parametrize("fault", ["drip", "stall"])
+def test_the_first_ctrl_c_stops_a_session_held_by_a_slow_answer(
+        pytester: pytest.Pytester, fault: str) -> None:
+    """A provider that drips its answer a byte at a time (or promises more bytes than it
+    sends and goes quiet), with a ``timeoutS`` of 10 minutes: the first Ctrl-C ends the
+    session within seconds, not when the call's attempts have run out."""
+    with FakeOpenAIServer(faults=lambda n, body: fault) as slow:
+        _project(pytester, slow.base_url)
+        config = pytester.path / "summarybench.yaml"
+        config.write_text(config.read_text().replace("family: alpha}",
+                                                     "family: alpha, timeoutS: 600}"))
+        log = pytester.path / "slow.log"
+        with log.open("w") as out:
+            proc = _start(_command(), pytester.path, out)
+            try:
+                assert _wait_for(lambda: slow.chat_requests >= 1 or proc.poll() is not None,
+                                 120), "no call within 120 s"
+                time.sleep(1.0)  # the call is reading the slow body
+                assert proc.poll() is None, log.read_text()
+                os.killpg(proc.pid, signal.SIGINT)
+                interrupted = time.monotonic()
+                try:
+                    proc.wait(timeout=EXIT_WITHIN_S)
+                except subprocess.TimeoutExpired:
+                    pass
+                took = time.monotonic() - interrupted
+            finally:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+    output = log.read_text()
+    assert took < EXIT_WITHIN_S, f"still running {took:.1f} s after Ctrl-C\n{output}"
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
