@@ -128,7 +128,8 @@ def calls_in_child(mode: str, max_tokens: int, kinds: list[str],
     memory; None when the child ran past ``timeout_s``."""
     try:
         done = subprocess.run([sys.executable, "-c", CALLS, str(ROOT), mode, str(max_tokens),
-                               str(call_timeout_s), *kinds], capture_output=True, text=True, timeout=timeout_s)
+                               str(call_timeout_s), *kinds],
+                              capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return None
     if done.returncode != 0:
