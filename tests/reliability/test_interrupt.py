@@ -12,6 +12,7 @@ answer received before it.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -190,3 +191,48 @@ def test_the_first_ctrl_c_stops_a_session_held_by_a_slow_answer(
     output = log.read_text()
     assert took < EXIT_WITHIN_S, f"still running {took:.1f} s after Ctrl-C\n{output}"
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
+
+
+def test_a_session_killed_while_it_waits_leaves_the_previous_results_in_place(
+        pytester: pytest.Pytester, server: FakeOpenAIServer) -> None:
+    """A session killed (SIGKILL) while a provider stalls its answer: the output folder
+    keeps the previous session's results.json, reports and explorer (they were renamed to
+    ``*.previous.*`` when evaluation started, and the folder was left without results),
+    and the next session runs as usual past the dead one's working folder and lock."""
+    server.latency_s = 0.0
+    _project(pytester, server.base_url)
+    first = pytester.run(*_command(), timeout=300)
+    first.assert_outcomes(passed=UNITS * 2 + UNITS)
+    out = pytester.path / "out"
+    names = ["results.json", "report.md", "report.html", "explorer.html"]
+    before = {name: (out / name).read_bytes() for name in names}
+    config = pytester.path / "summarybench.yaml"
+    healthy = config.read_text()
+    with FakeOpenAIServer(faults=lambda n, body: "stall") as slow:
+        config.write_text(healthy.replace(server.base_url, slow.base_url)
+                          .replace("family: alpha}", "family: alpha, timeoutS: 600}"))
+        log = pytester.path / "killed.log"
+        with log.open("w") as sink:
+            proc = _start(_command(), pytester.path, sink)
+            try:
+                assert _wait_for(lambda: slow.chat_requests >= 1 or proc.poll() is not None,
+                                 120), "no call within 120 s"
+                time.sleep(1.0)
+                assert proc.poll() is None, log.read_text()
+                left = sorted(p.name for p in out.iterdir())
+            finally:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    assert not [n for n in left if ".previous." in n], left
+    assert {name: (out / name).read_bytes() for name in names} == before
+    assert not list(out.glob("*.previous.*"))
+    dead = [p for p in (out / "work").rglob("*") if p.is_dir() and p.parent.parent.name
+            == "work"]
+    assert dead, "the killed session's working folder"
+
+    config.write_text(healthy)
+    rerun = pytester.run(*_command(), timeout=300)
+    rerun.assert_outcomes(passed=UNITS * 2 + UNITS)
+    assert json.loads((out / "results.previous.json").read_bytes()) == \
+        json.loads(before["results.json"])
+    assert not [p for p in dead if p.exists()]  # the dead session's folder is gone
