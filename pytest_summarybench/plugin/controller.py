@@ -12,7 +12,8 @@ is malformed, stops the session with one ``ERROR:`` line and exit code 4 (``stop
 configured gate never passes on a session that scored nothing or stopped early; and the
 previous reports are moved aside when a complete session writes its own (or ends failed),
 not before, so that the output directory's ``results.json`` is always that of the last
-complete session that finished, even when a session is killed (a partial session writes to ``runs/<id>/`` alone: ``report/runs.py``).
+complete session that finished, even when a session is killed (a partial session writes
+to ``runs/<id>/`` alone: ``report/runs.py``).
 
 Registered in ``pytest_configure``: pydantic-based modules are imported where used.
 """
