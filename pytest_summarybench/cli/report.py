@@ -77,11 +77,25 @@ def open_store(args: argparse.Namespace) -> Store:
     there is none yet."""
     from ..store import Store
 
+    import os
+
+    from ..core.printable import shown_path
+    from ..core.walk import file_kind
+
     path = store_path(args)
-    if not path.is_file():
-        raise CliError(f"no store at {path}: run the benchmark first "
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise CliError(f"no store at {shown_path(path)}: run the benchmark first "
                        "(`summarybench run`, or `summarybench evaluate --all` with a "
-                       "configuration) or pass --store PATH")
+                       "configuration) or pass --store PATH") from None
+    except OSError as exc:
+        raise CliError(f"the store {shown_path(path)} cannot be read "
+                       f"({exc.strerror or exc}); pass --store PATH") from None
+    kind = file_kind(mode)
+    if kind is not None:
+        raise CliError(f"the store {shown_path(path)} is {kind}, not a file: move it aside "
+                       "or pass --store PATH") from None
     return Store(path)
 
 
