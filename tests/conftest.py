@@ -34,7 +34,7 @@ def pytest_configure(config: pytest.Config) -> None:
 #: Integration scenarios run in each mode, like syrupy's ``plugin_args``: plain (no xdist
 #: flag at all) and two workers. (``-n 0`` was a third mode until 2026-11-27: with no
 #: worker the controller runs the tests itself, as in a plain run, and the mode cost a
-#: minute of the suite; ``tests/test_plugin.py`` still compares -n 0, -n 2 and no xdist.)
+#: minute of the suite; ``tests/plugin/test_plugin.py`` still compares -n 0, -n 2 and no xdist.)
 RUN_MODES = {"plain": [], "n2": ["-n", "2"]}
 
 
@@ -58,7 +58,7 @@ def _children_are_not_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Under ``pytest -n 2`` (the README's test command) this process is an xdist worker,
     and xdist's variables (``PYTEST_XDIST_WORKER``, ``PYTEST_XDIST_WORKER_COUNT``, ...)
     would reach the sessions and commands the tests start: a session run with ``-p
-    no:xdist`` took itself for a worker (tests/test_progress.py). A test's children see the
+    no:xdist`` took itself for a worker (tests/core/test_progress.py). A test's children see the
     environment of a plain run, with or without ``-n``."""
     for key in list(os.environ):
         if key.startswith("PYTEST_XDIST_"):

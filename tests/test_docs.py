@@ -130,7 +130,7 @@ def test_every_yaml_example_validates(page: str, block: str, tmp_path: Path) -> 
     path = tmp_path / "summarybench.yaml"
     path.write_text(block, encoding="utf-8")
     # As the command line checks a file: the built-in families, and a stand-in for a
-    # family a plugin declares (architecture.md's example; tests/test_custom_family.py
+    # family a plugin declares (architecture.md's example; tests/evaluators/test_custom_family.py
     # runs it with its declaration).
     load_settings(path, families=cli_families(path))  # raises SettingsError naming the key
 

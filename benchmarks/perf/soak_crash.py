@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.fakes.openai_server import FakeOpenAIServer  # noqa: E402
 from tests.fakes.project import TEST_MODULE  # noqa: E402
-from tests.reliability.project import EVALUATORS, function_source  # noqa: E402
+from tests.fakes.reliability_project import EVALUATORS, function_source  # noqa: E402
 
 FAKE_KEY = "sk-fake-soak-key"
 

@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/perf/suite_time.py --rounds 2 \\
         --variant "plain=" --variant "cov=--cov" [--variant "n2=--cov -n 2"] \\
-        -- tests/test_warm_up.py tests/report/test_session_reports.py
+        -- tests/plugin/test_warm_up.py tests/report/test_session_reports.py
 
 Each variant is a name and the extra pytest arguments it adds; the test paths after
 ``--`` are the same for every variant. The variants run one after another within each

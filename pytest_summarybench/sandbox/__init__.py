@@ -29,7 +29,7 @@ before any model-written code ran):
 Without a kernel boundary (``boundary: none``, or neither bubblewrap nor ``unshare``
 works here) nothing runs unless the caller opts in with ``allow_without_boundary``:
 ``SandboxUnavailable`` says why and what to install. Each layer is proven by
-``tests/security/test_sandbox_escape.py`` and ``tests/downstream/test_sandbox.py``.
+``tests/sandbox/test_sandbox_escape.py`` and ``tests/sandbox/test_sandbox.py``.
 
 Modules: ``limits`` (what a run may use, how it ended), ``boundary`` (which kernel boundary
 works here), ``launch`` (one run), and the pieces it uses: ``_child`` (the program that

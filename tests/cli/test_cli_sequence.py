@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from tests.evaluators.judge.scripted import pairwise_json, pointwise_json
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.judges.scripted import pairwise_json, pointwise_json
 
 SENTINEL_KEY = "sk-cli-sequence-SENTINEL-0123456789"
 

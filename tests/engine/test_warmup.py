@@ -1,4 +1,4 @@
-"""``engine.warmup.WarmUp`` beyond the order of its warm-ups (``tests/test_warm_up.py``):
+"""``engine.warmup.WarmUp`` beyond the order of its warm-ups (``tests/plugin/test_warm_up.py``):
 started once per session, joined at once when never started, stopped only when no
 evaluator that warms up is selected, and a warm-up that reads the run's real units."""
 

@@ -50,7 +50,20 @@ def codebase(root: Path, name: str, text: str) -> Path:
     return root
 
 
-EXTRACT = r"""
+#: The child's own peak resident memory: VmHWM of its address space. Not ru_maxrss, which
+#: Linux carries over an exec, so a child of a large test process (an xdist worker of a
+#: whole suite) would report its parent's peak.
+PEAK = r"""
+def peak_mb():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+"""
+
+EXTRACT = PEAK + r"""
 import json, resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 from pytest_summarybench.extract import ExtractionConfig, ExtractionFilters, extract_units
@@ -62,7 +75,7 @@ print(json.dumps({
     "units": sorted({u.path for u in result.units}),
     "skipped": {s.path: s.reason for s in result.skipped},
     "warnings": result.warnings,
-    "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "peak_mb": peak_mb(),
 }))
 """
 
@@ -81,7 +94,7 @@ def extract_in_child(root: Path, timeout_s: float) -> dict[str, Any] | None:
     return found
 
 
-CALLS = r"""
+CALLS = PEAK + r"""
 import asyncio, json, resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 sys.path.insert(0, sys.argv[1])
@@ -115,7 +128,7 @@ for kind in kinds:
             reason = exc.reason
         out[kind] = {"seconds": time.monotonic() - started, "reason": reason,
                      "requests": server.chat_requests, "sent": server.bytes_sent}
-out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out["peak_mb"] = peak_mb()
 print(json.dumps(out))
 """
 

@@ -11,9 +11,9 @@ import threading
 import time
 from typing import Any
 
-from tests.downstream.scripted import ScriptedTaskModel
+from tests.evaluators.downstream.scripted import ScriptedTaskModel
+from tests.evaluators.judge.scripted import pairwise_json, pointwise_json, words
 from tests.evaluators.test_llm_paths import lexical_judge, query_writer
-from tests.judges.scripted import pairwise_json, pointwise_json, words
 
 PHASES = ("generation", "judge/pointwise", "judge/pairwise", "contrastive/llm",
           "retrieval/queries", "downstream")

@@ -20,9 +20,9 @@ import argparse
 import time
 from typing import Any
 
+from tests.evaluators.judge.scripted import pairwise_json, pointwise_json, quality, read_prompt
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.fakes.scripted_provider import ScriptedProvider, phase_of
-from tests.judges.scripted import pairwise_json, pointwise_json, quality, read_prompt
 
 GENERIC = "Handles the given input and returns the result to the caller."
 

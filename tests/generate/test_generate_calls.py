@@ -205,7 +205,7 @@ def test_throughput_under_a_server_rate_limit(make_ctx, fake_server, openai_mode
 
 def test_progress_reports_calls_and_cost_through_the_run_progress(
         make_ctx, fake_server, openai_model, sentinel_key) -> None:
-    """Generation counts its calls and their cost on the run's progress (tests/test_progress.py
+    """Generation counts its calls and their cost on the run's progress (tests/core/test_progress.py
     covers the display itself)."""
     server = fake_server()
     stream = io.StringIO()

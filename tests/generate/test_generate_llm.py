@@ -70,12 +70,27 @@ def test_the_cache_answers_repeats_and_misses_on_any_change(fake_server, sentine
     assert complete(model, MESSAGES, cache=Store(tmp_path / "s.sqlite"), cache_tag="p1").cached
 
 
-@pytest.mark.parametrize("fault", ["429", "500", "503", "malformed", "empty"])
+@pytest.mark.parametrize("fault", ["429", "500", "503"])
 def test_transient_failures_are_retried(fake_server, sentinel_key, fault) -> None:
     server = fake_server(faults=faults_from([fault, fault]), fault_retry_after_s=0.05)
     done = complete(model_for(server), MESSAGES, retry_policy=FAST)
     assert done.attempts == 3 and done.text
     assert server.faults_served[fault] == 2 and server.successes == 1
+
+
+@pytest.mark.parametrize("fault", ["malformed", "empty"])
+def test_an_unreadable_200_is_asked_once_more_then_given_up(fake_server, sentinel_key,
+                                                            fault) -> None:
+    """A 200 that cannot be read is no server error: it is asked once more (a second
+    answer may be whole), not retried with the server errors' budget."""
+    server = fake_server(faults=faults_from([fault]), fault_retry_after_s=0.05)
+    done = complete(model_for(server), MESSAGES, retry_policy=FAST)
+    assert done.attempts == 2 and done.text
+    assert server.faults_served[fault] == 1 and server.successes == 1
+    again = fake_server(faults=faults_from([fault] * 5), fault_retry_after_s=0.05)
+    with pytest.raises(ModelCallError, match="gave up after 2 attempts"):
+        complete(model_for(again), MESSAGES, retry_policy=FAST)
+    assert again.faults_served[fault] == 2 and again.successes == 0
 
 
 def test_retry_after_is_honoured(fake_server, sentinel_key) -> None:

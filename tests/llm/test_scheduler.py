@@ -2,7 +2,7 @@
 around the model layer, against the fake OpenAI server.
 
 The plugin-level behaviour (calls ahead of the tests, ``-k``, the dry run, xdist) is in
-``tests/test_call_scheduling.py``.
+``tests/plugin/test_call_scheduling.py``.
 """
 
 from __future__ import annotations

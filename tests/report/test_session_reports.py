@@ -1,5 +1,5 @@
 """Reports written by a pytest session, rebuilt from the store by ``summarybench report``
-and ``compare``, and the CI gate: scenarios run through pytester like tests/test_plugin.py.
+and ``compare``, and the CI gate: scenarios run through pytester like tests/plugin/test_plugin.py.
 
 The evaluator is a deterministic one from the ``pytest_summarybench_evaluators`` hook
 (a contrastive and a retrieval score from the word overlap of the summary with the unit's
@@ -221,7 +221,7 @@ def test_gate_thresholds_fail_the_session_naming_model_and_metric(
         pytester: pytest.Pytester) -> None:
     # One mode: the thresholds are checked by report/gate.py (tests/report/test_gate.py)
     # on the controller alike with and without workers; a gate failing a session of two
-    # workers is tests/test_plugin.py::test_hooks_record_score_and_ranking_gate[n2].
+    # workers is tests/plugin/test_plugin.py::test_hooks_record_score_and_ranking_gate[n2].
     _project(pytester, gate="""
         gate:
           minOverall: {builtin/identifiers: 0.5, builtin/shuffled: 0.9}

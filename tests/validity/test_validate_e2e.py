@@ -1,5 +1,5 @@
 """End to end: ``--sb-validate`` on a small written codebase, with a judge that ignores
-content (``claude-position-judge`` of ``tests/judges/scripted.py``: every summary 3, the
+content (``claude-position-judge`` of ``tests/evaluators/judge/scripted.py``: every summary 3, the
 summary shown first always wins) on the local fake server, and the offline contrastive
 family. The ladder must stay out of the ranking, contrastive must order it, the judge
 family and the judge must be flagged, and the report must say so in every format."""
@@ -17,9 +17,9 @@ from pytest_summarybench.cli import build_parser
 from pytest_summarybench.report import report_from_store
 from pytest_summarybench.store import Store
 from pytest_summarybench.validity import LEVEL_IDS
+from tests.evaluators.judge.scripted import POSITION, ScriptedJudges
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.project import session_results, write_bench_module, write_code
-from tests.judges.scripted import POSITION, ScriptedJudges
 
 CODE = {
     "shop/pricing.py": '''

@@ -1,0 +1,76 @@
+"""A judge whose endpoint refuses connections: the run ends soon, says "connection
+refused" and where, the other families still score, and the report counts the errors.
+
+Before issue 20 a refused connection came back from litellm as HTTP 500 "Connection
+error.", was retried six times with backoff (about 23 s an item) and the run took
+minutes. Now it is not retried, and after three in a row the judge's calls fail at once
+(``llm/breaker.py``).
+"""
+
+from __future__ import annotations
+
+import textwrap
+import time
+from typing import Any
+
+import pytest
+
+from tests.fakes.project import session_results, write_bench_module, write_code
+from tests.fakes.reliability_project import function_source
+
+FUNCTIONS = 12
+
+
+def test_a_judge_that_refuses_connections_does_not_hold_up_the_run(
+        pytester: pytest.Pytester, refusing_port: int) -> None:
+    base = f"http://127.0.0.1:{refusing_port}/v1"
+    write_code(pytester, {"rules.py": "".join(function_source(i) for i in range(FUNCTIONS))})
+    write_bench_module(pytester)
+    pytester.makefile(".yaml", summarybench=textwrap.dedent(f"""
+        name: dead-judge
+        codebase:
+          root: code
+          languages: [python]
+        extraction:
+          types: [function]
+        models:
+          test:
+            - {{provider: builtin, model: docstring}}
+            - {{provider: builtin, model: identifiers}}
+          judge:
+            - {{provider: local, model: judge-7b, apiEndpoint: "{base}"}}
+        evaluation:
+          sampling: all
+          sampleSize: {FUNCTIONS}
+          judge: {{pairwise: false}}
+          contrastive: {{enabled: true, distractors: 3}}
+          retrieval: {{enabled: false}}
+          downstream: {{enabled: false}}
+        """))
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider",
+                                           "-p", "no:randomly", "--sb-output", "out")
+    elapsed = time.monotonic() - started
+    output = result.stdout.str()
+    assert elapsed < 60, output
+    outcomes = result.parseoutcomes()
+    judged = FUNCTIONS * 2                     # judge/pointwise: 12 units x 2 models
+    assert outcomes.get("failed", 0) == judged, output
+    assert outcomes.get("passed", 0) >= FUNCTIONS * 2   # contrastive/embedding scored
+    assert f"connection refused at {base}" in output
+    # One line at the end names the model, where and why (docs/hosts.md "Rate limits and dead
+    # endpoints"); before, a judge's dead endpoint was only in its items' failures.
+    result.stdout.fnmatch_lines([f"dead endpoint: local/judge-7b: connection refused at "
+                                 f"{base} (failed 3 times in a row; calls now fail at once "
+                                 "without being sent)"])
+    # A judge that gave no verdict makes the run unhealthy (issue 33): it is kept in
+    # runs/<id>/, and the output directory gets no results.json of it.
+    assert not (pytester.path / "out" / "results.json").exists()
+    data: dict[str, Any] = session_results(result)
+    assert data["metadata"]["health"]["healthy"] is False
+    counted = {(e["modelId"], e["evaluator"]): e["count"] for e in data["errors"]}
+    assert sum(counted.values()) == judged
+    assert {evaluator for _, evaluator in counted} == {"judge/pointwise"}
+    for ranking in data["rankings"]:           # the other family scored every unit
+        assert set(ranking["scores"]) == {"contrastive"}
+        assert ranking["scoredItems"] == FUNCTIONS and ranking["errors"] == FUNCTIONS
