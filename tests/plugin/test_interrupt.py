@@ -12,8 +12,10 @@ answer received before it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -158,18 +160,19 @@ def test_the_first_ctrl_c_stops_the_calls_and_a_rerun_reuses_the_answers(
         dict.fromkeys(answered, 1)
 
 
-@pytest.mark.parametrize("fault", ["drip", "stall"])
-def test_the_first_ctrl_c_stops_a_session_held_by_a_slow_answer(
-        pytester: pytest.Pytester, fault: str) -> None:
-    """A provider that drips its answer a byte at a time (or promises more bytes than it
-    sends and goes quiet), with a ``timeoutS`` of 10 minutes: the first Ctrl-C ends the
-    session within seconds, not when the call's attempts have run out."""
+@contextlib.contextmanager
+def _held_by_a_slow_answer(pytester: pytest.Pytester, fault: str,
+                           config_text: str) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """A session whose ``alpha`` model is served by a provider that holds its answer
+    (``fault``: ``drip`` or ``stall``) with a ``timeoutS`` of 10 minutes, started in a
+    process group of its own and yielded once a call reads the slow answer; killed on
+    the way out if it still runs. Yields the process and its log."""
     with FakeOpenAIServer(faults=lambda n, body: fault) as slow:
-        _project(pytester, slow.base_url)
-        config = pytester.path / "summarybench.yaml"
-        config.write_text(config.read_text().replace("family: alpha}",
-                                                     "family: alpha, timeoutS: 600}"))
-        log = pytester.path / "slow.log"
+        pytester.path.joinpath("summarybench.yaml").write_text(
+            re.sub(r"apiEndpoint: '[^']*', family: alpha}",
+                   f"apiEndpoint: '{slow.base_url}', family: alpha, timeoutS: 600}}",
+                   config_text))
+        log = pytester.path / f"{fault}.log"
         with log.open("w") as out:
             proc = _start(_command(), pytester.path, out)
             try:
@@ -177,17 +180,29 @@ def test_the_first_ctrl_c_stops_a_session_held_by_a_slow_answer(
                                  120), "no call within 120 s"
                 time.sleep(1.0)  # the call is reading the slow body
                 assert proc.poll() is None, log.read_text()
-                os.killpg(proc.pid, signal.SIGINT)
-                interrupted = time.monotonic()
-                try:
-                    proc.wait(timeout=EXIT_WITHIN_S)
-                except subprocess.TimeoutExpired:
-                    pass
-                took = time.monotonic() - interrupted
+                yield proc, log
             finally:
                 if proc.poll() is None:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
+
+
+@pytest.mark.parametrize("fault", ["drip", "stall"])
+def test_the_first_ctrl_c_stops_a_session_held_by_a_slow_answer(
+        pytester: pytest.Pytester, fault: str) -> None:
+    """A provider that drips its answer a byte at a time (or promises more bytes than it
+    sends and goes quiet), with a ``timeoutS`` of 10 minutes: the first Ctrl-C ends the
+    session within seconds, not when the call's attempts have run out."""
+    _project(pytester, "http://127.0.0.1:9/v1")
+    config = (pytester.path / "summarybench.yaml").read_text()
+    with _held_by_a_slow_answer(pytester, fault, config) as (proc, log):
+        os.killpg(proc.pid, signal.SIGINT)
+        interrupted = time.monotonic()
+        try:
+            proc.wait(timeout=EXIT_WITHIN_S)
+        except subprocess.TimeoutExpired:
+            pass
+        took = time.monotonic() - interrupted
     output = log.read_text()
     assert took < EXIT_WITHIN_S, f"still running {took:.1f} s after Ctrl-C\n{output}"
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
@@ -208,21 +223,10 @@ def test_a_session_killed_while_it_waits_leaves_the_previous_results_in_place(
     before = {name: (out / name).read_bytes() for name in names}
     config = pytester.path / "summarybench.yaml"
     healthy = config.read_text()
-    with FakeOpenAIServer(faults=lambda n, body: "stall") as slow:
-        config.write_text(healthy.replace(server.base_url, slow.base_url)
-                          .replace("family: alpha}", "family: alpha, timeoutS: 600}"))
-        log = pytester.path / "killed.log"
-        with log.open("w") as sink:
-            proc = _start(_command(), pytester.path, sink)
-            try:
-                assert _wait_for(lambda: slow.chat_requests >= 1 or proc.poll() is not None,
-                                 120), "no call within 120 s"
-                time.sleep(1.0)
-                assert proc.poll() is None, log.read_text()
-                left = sorted(p.name for p in out.iterdir())
-            finally:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+    with _held_by_a_slow_answer(pytester, "stall", healthy) as (proc, _log):
+        left = sorted(p.name for p in out.iterdir())
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
     assert not [n for n in left if ".previous." in n], left
     assert {name: (out / name).read_bytes() for name in names} == before
     assert not list(out.glob("*.previous.*"))
