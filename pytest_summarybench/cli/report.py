@@ -9,6 +9,7 @@ report written to a file links to the run's explorer when the output directory h
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,12 +76,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def open_store(args: argparse.Namespace) -> Store:
     """The store ``--store`` (or the configuration) names, or a one-line CliError when
     there is none yet."""
-    from ..store import Store
-
-    import os
-
     from ..core.printable import shown_path
     from ..core.walk import file_kind
+    from ..store import Store
 
     path = store_path(args)
     try:
