@@ -19,7 +19,7 @@ from ._common import (
     save_document,
     section,
 )
-from .checks import family_warnings, name_warnings, warn
+from .checks import family_warnings, name_warnings, say, warn
 
 #: The built-in families, for the help (``--eval`` also takes those the file configures).
 _NAMES = [f.name for f in BUILTIN_FAMILIES]
@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         section(doc, "evaluation", "contrastive")["methods"] = flow(methods)
         changes.append(f"contrastive methods={','.join(methods)}")
     save_document(path, doc)
-    print(f"updated {path}: {', '.join(changes)}")
+    say(f"updated {path}: {', '.join(changes)}")
     # The whole file is checked, not only what changed: it may have been edited by hand.
     settings = load_checked(path)
     listed = [*settings.models.test, *settings.models.judge]

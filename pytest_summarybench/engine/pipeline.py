@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..context import RunContext
-from ..core.printable import shown_path
+from ..core.printable import shown_path, utf8_text
 from ..core.progress import Progress
 from ..core.walk import walk_folders
 from ..schemas import BenchmarkRun, CodebaseInfo, CodeUnit
@@ -56,8 +56,9 @@ def codebase_fingerprint(root: Path, written: Iterable[Path] = ()) -> str:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
+            # A name that is not UTF-8 holds surrogates (os.fsdecode): its own bytes.
             h.update(f"{folder.child_rel(entry.name)}\0{st.st_size}\0{st.st_mtime_ns}\n"
-                     .encode())
+                     .encode("utf-8", "surrogateescape"))
     return h.hexdigest()[:16]
 
 
@@ -160,7 +161,10 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str,
     )
     store.save_run(run)
     if result.skipped:
-        store.skipped_files.save(run_id, [(s.path, s.reason) for s in result.skipped])
+        # A name that is not UTF-8 (skipped for it) is stored with its odd bytes as
+        # ``\xff``: SQLite holds text.
+        store.skipped_files.save(run_id, [(utf8_text(s.path), s.reason)
+                                          for s in result.skipped])
 
 
 def _store_units(settings: Settings, store: Store, run_id: str, stream: UnitStream,
