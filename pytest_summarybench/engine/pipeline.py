@@ -120,6 +120,7 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str,
                         progress: Progress) -> None:
     """Extract into the store as units are built (a batch at a time: no step holds every
     unit), then sample from light (id, identity, language, type) rows."""
+    from ..core.heap import release_freed_memory
     from ..extract.codebase import stream_units
     from ..extract.sampling import choose
 
@@ -132,6 +133,7 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str,
                                          dir=folder) as spill:
             stream = stream_units(settings.extraction_config(), progress, Path(spill))
             entries = _store_units(settings, store, run_id, stream, progress)
+        release_freed_memory()  # long units' text, freed but kept by the heap
     except OSError as exc:  # source files that cannot be read are skipped, not raised
         raise StoreError(f"extraction cannot write its working files in {folder} "
                          f"({exc.strerror or exc}): free some space there, or point "

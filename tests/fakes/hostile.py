@@ -42,6 +42,23 @@ def call_chains(size: int = 900_000, depth: int = 900) -> tuple[str, str]:
     return "A.java", "class A {\n  void f() {\n" + body + "  }\n}\n"
 
 
+def long_unit(index: int, lines: int = 497, width: int = 400) -> str:
+    """One legal but long Python function: ``lines`` lines of ``width`` characters, mostly
+    a comment of random words (some 200 KB at the defaults, under every extraction
+    limit). Seeded by ``index``, so a codebase of them is the same on every machine."""
+    import random
+
+    rng = random.Random(index)
+    out = [f"def big{index}(a):"]
+    for n in range(lines - 2):
+        line = f"    x{n} = a + {n}  #"
+        while len(line) < width:
+            line += f" {rng.choice(['alpha', 'beta', 'gamma', 'delta'])}{rng.randrange(10**5)}"
+        out.append(line[:width])
+    out.append("    return a")
+    return "\n".join(out) + "\n"
+
+
 def codebase(root: Path, name: str, text: str) -> Path:
     """A codebase of one good file and ``name`` holding ``text``."""
     root.mkdir(parents=True)
