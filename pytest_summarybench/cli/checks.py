@@ -15,8 +15,17 @@ if TYPE_CHECKING:
     from ..settings import Settings
 
 
+def say(text: str, *, error: bool = False) -> None:
+    """One line of a command's echo (``added openai/gpt-4o ...``): it quotes names given
+    on the command line or read from the configuration, so its control characters and
+    line breaks are written as escapes, as every other command prints names."""
+    from ..core.printable import shown_name
+
+    print(shown_name(text), file=sys.stderr if error else sys.stdout)
+
+
 def warn(command: str, text: str) -> None:
-    print(f"summarybench {command}: warning: {text}", file=sys.stderr)
+    say(f"summarybench {command}: warning: {text}", error=True)
 
 
 def family_warnings(settings: Settings, only: ModelConfig | None = None) -> list[str]:

@@ -20,7 +20,7 @@ from ._common import (
     save_document,
     section,
 )
-from .checks import config_warnings, warn
+from .checks import config_warnings, say, warn
 
 #: The built-in families, for the help (``--eval`` also takes those the file configures).
 _NAMES = [f.name for f in BUILTIN_FAMILIES]
@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         section(doc, "evaluation", "contrastive")["methods"] = flow(methods)
         changes.append(f"contrastive methods={','.join(methods)}")
     save_document(path, doc)
-    print(f"updated {path}: {', '.join(changes)}")
+    say(f"updated {path}: {', '.join(changes)}")
     # The whole file is checked, not only what changed: it may have been edited by hand.
     settings = load_checked(path)
     for text in config_warnings(settings):
@@ -172,9 +172,9 @@ def check_file(args: argparse.Namespace) -> int:
     for text in found:
         warn(args.command, text)
     if found:
-        print(f"checked {path}: valid, {len(found)} warning{'s' if len(found) != 1 else ''} "
+        say(f"checked {path}: valid, {len(found)} warning{'s' if len(found) != 1 else ''} "
               "above")
         return EXIT_FAILURE
-    print(f"checked {path}: valid, nothing to warn about (`summarybench doctor` asks the "
+    say(f"checked {path}: valid, nothing to warn about (`summarybench doctor` asks the "
           "models themselves)")
     return EXIT_OK

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..core.printable import shown_path
 from ._common import CONFIG_FILE, EXIT_OK, CliError, load_checked
+from .checks import say
 
 TEMPLATE = """\
 # summarybench configuration (every key: docs/configuration.md#summarybenchyaml). Edit
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     store = Store(settings.store_path)
     store.execute("SELECT 1")
     store.close()
-    print(f"wrote {config} and created the store {settings.store_path}")
+    say(f"wrote {config} and created the store {settings.store_path}")
     print("next: summarybench add-model PROVIDER/MODEL, then summarybench doctor (one cheap "
           "question to each model), then summarybench generate")
     return EXIT_OK

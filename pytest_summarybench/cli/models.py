@@ -29,7 +29,7 @@ from ._common import (
     save_document,
     section,
 )
-from .checks import family_warnings, name_warnings, warn
+from .checks import family_warnings, name_warnings, say, warn
 
 FAMILY_HELP = ("the model's family for the rule that no judge judges its own family "
                "(openai, anthropic, google, meta, mistral, ... or a name of your own); "
@@ -177,7 +177,7 @@ def _add(args: argparse.Namespace) -> int:
         entry["family"] = family
     append_entry(entries, entry)
     save_document(path, doc)
-    print(f"added {wanted_id} to models.{args.role} in {path}")
+    say(f"added {wanted_id} to models.{args.role} in {path}")
     _after_change(args.command, path, wanted_id, args.role)
     return EXIT_OK
 
@@ -194,7 +194,7 @@ def _after_change(command: str, path: Any, model_id: str, role: str) -> None:
 
     var = required_env_var(changed)
     if var and not os.environ.get(var):
-        print(f"note: {model_id} will need the environment variable {var}", file=sys.stderr)
+        say(f"note: {model_id} will need the environment variable {var}", error=True)
 
 
 def _find(doc: Any, model_id: str, path: Any, roles: tuple[str, ...]) -> list[tuple[str, int]]:
@@ -227,8 +227,8 @@ def _set(args: argparse.Namespace) -> int:
         set_keys(doc["models"][role][index], changes, UNSET)
     save_document(path, doc)
     said = ", ".join(f"{k} removed" if v == UNSET else f"{k}={v}" for k, v in changes.items())
-    print(f"updated {args.model} in {', '.join(f'models.{r}' for r, _ in found)} of {path}: "
-          f"{said}")
+    say(f"updated {args.model} in {', '.join(f'models.{r}' for r, _ in found)} of {path}: "
+        f"{said}")
     for role in dict.fromkeys(r for r, _ in found):
         _after_change(args.command, path, args.model, role)
     return EXIT_OK
@@ -240,7 +240,7 @@ def _remove(args: argparse.Namespace) -> int:
     [(role, index)] = _find(doc, args.model, path, (args.role,))[:1]
     remove_entry(doc["models"], role, index)
     save_document(path, doc)
-    print(f"removed {args.model} from models.{role} in {path}")
+    say(f"removed {args.model} from models.{role} in {path}")
     settings = load_checked(path)
     task = settings.evaluation.downstream.completion_model
     if task and args.model in (task, task.partition("/")[2]):

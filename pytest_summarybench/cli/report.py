@@ -9,6 +9,7 @@ report written to a file links to the run's explorer when the output directory h
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,13 +76,24 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def open_store(args: argparse.Namespace) -> Store:
     """The store ``--store`` (or the configuration) names, or a one-line CliError when
     there is none yet."""
+    from ..core.printable import shown_path
+    from ..core.walk import file_kind
     from ..store import Store
 
     path = store_path(args)
-    if not path.is_file():
-        raise CliError(f"no store at {path}: run the benchmark first "
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise CliError(f"no store at {shown_path(path)}: run the benchmark first "
                        "(`summarybench run`, or `summarybench evaluate --all` with a "
-                       "configuration) or pass --store PATH")
+                       "configuration) or pass --store PATH") from None
+    except OSError as exc:
+        raise CliError(f"the store {shown_path(path)} cannot be read "
+                       f"({exc.strerror or exc}); pass --store PATH") from None
+    kind = file_kind(mode)
+    if kind is not None:
+        raise CliError(f"the store {shown_path(path)} is {kind}, not a file: move it aside "
+                       "or pass --store PATH") from None
     return Store(path)
 
 

@@ -81,3 +81,9 @@ def shown_name(name: str) -> str:
     control characters and line breaks written as escapes (``\\n``, ``\\x1b``), as
     ``neutralise`` writes control characters."""
     return _NAME_CONTROLS.sub(_escape_name, name)
+
+
+def utf8_text(name: str) -> str:
+    """A name read from the file system as text that encodes: the bytes of a name that
+    is not UTF-8 (lone surrogates, as ``os.fsdecode`` gives them) written ``\\xff``."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

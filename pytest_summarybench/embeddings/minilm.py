@@ -15,7 +15,9 @@ consecutive windows of ``WINDOW`` pieces (``[CLS]`` and ``[SEP]`` added to each)
 dropped, and that is the one deliberate truncation), each window is embedded on its own,
 and the text's vector is the mean of its window vectors weighted by their token counts,
 normalised again. Summaries and queries fit in one window, so for them this is exactly
-the plain model.
+the plain model. What is dropped costs nothing: the tokenizer reads a bounded prefix of a
+long text that yields the same first pieces (``pieces``), so a 250 KB unit is tokenized
+from some 16 KB.
 
 Memory is bounded by size, not by a count of texts (docs/performance.md). One onnxruntime
 call gets windows of similar length adding up to at most ``RUN_PIECES`` padded word pieces
@@ -55,6 +57,14 @@ RUN_PIECES = 1024
 #: tokenizer's output and the window lists, and lets progress and the cache advance every
 #: few seconds instead of once per 1,024 texts.
 BATCH_CHARS = 16_384
+#: Characters of a text tokenized at first, per word piece kept (``WINDOW * MAX_WINDOWS``
+#: pieces): code runs 2.5-4 characters a piece (the bundled sample's densest unit 3.3),
+#: so one pass nearly always yields every piece kept. A text that yields fewer from its
+#: prefix gets a prefix twice as long, until the pieces are there or the text is whole.
+CLIP_CHARS_PER_PIECE = 8
+#: Characters per ``encode_batch`` call: bounds the tokenizer's output (its encodings hold
+#: offsets and strings per piece, some 100 bytes each) whatever the number of texts.
+TOKENIZE_CHARS = 262_144
 
 
 class MiniLMBackend:
@@ -130,6 +140,67 @@ class MiniLMBackend:
         return tokenizer, session
 
     # -- embedding ----------------------------------------------------------------------
+    @property
+    def max_pieces(self) -> int:
+        """Word pieces of a text that are embedded; the rest is dropped."""
+        return self.window * self.max_windows
+
+    def pieces(self, texts: list[str]) -> list[list[int]]:
+        """The first ``max_pieces`` word pieces of each text (no ``[CLS]``/``[SEP]``),
+        the same as tokenizing the whole text and cutting, at a cost bounded by what is
+        kept (docs/evaluators.md#embedding-models)."""
+        return self._clipped(texts)[1]
+
+    def clip(self, texts: list[str]) -> list[str]:
+        """Each text, or the prefix of it that ``pieces`` tokenizes: what to hold of a
+        long text when only its pieces will be needed (the same pieces, the same
+        vector; not the same content hash)."""
+        return self._clipped(texts)[0]
+
+    def _clipped(self, texts: list[str]) -> tuple[list[str], list[list[int]]]:
+        """The prefixes of ``texts`` that give their first ``max_pieces`` pieces, and
+        those pieces.
+
+        A text longer than ``CLIP_CHARS_PER_PIECE * max_pieces`` characters is tokenized
+        from a prefix that ends before a whitespace character: the normaliser works
+        character by character and the pre-tokenizer splits at whitespace, so the
+        prefix's pieces are the first pieces of the whole text. If the prefix yields
+        fewer than ``max_pieces``, a prefix twice as long is tried."""
+        limit = self.max_pieces
+        budget = CLIP_CHARS_PER_PIECE * limit
+        prefixes = list(texts)
+        out: list[list[int]] = [[] for _ in texts]
+        todo = list(range(len(texts)))
+        while todo:
+            for i in todo:
+                prefixes[i] = _prefix(texts[i], budget)
+            encoded = self._encode([prefixes[i] for i in todo])
+            retry: list[int] = []
+            for i, ids in zip(todo, encoded, strict=True):
+                if len(ids) < limit and len(prefixes[i]) < len(texts[i]):
+                    retry.append(i)
+                else:
+                    out[i] = ids[:limit]
+            todo, budget = retry, budget * 2
+        return prefixes, out
+
+    def _encode(self, texts: list[str]) -> list[list[int]]:
+        """Word-piece ids of ``texts`` (at most ``max_pieces`` each), tokenized some
+        ``TOKENIZE_CHARS`` characters a call."""
+        tokenizer, _ = self.load()
+        limit = self.max_pieces
+        out: list[list[int]] = []
+        start = 0
+        while start < len(texts):
+            end, held = start + 1, len(texts[start])
+            while end < len(texts) and held + len(texts[end]) <= TOKENIZE_CHARS:
+                held += len(texts[end])
+                end += 1
+            out.extend(enc.ids[:limit] for enc in
+                       tokenizer.encode_batch(texts[start:end], add_special_tokens=False))
+            start = end
+        return out
+
     def windows(self, texts: list[str]) -> tuple[list[list[int]], list[int]]:
         """Token-id windows (with ``[CLS]``/``[SEP]``) for ``texts``, and for each window
         the index of the text it came from."""
@@ -137,8 +208,7 @@ class MiniLMBackend:
         cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
         windows: list[list[int]] = []
         owner: list[int] = []
-        for i, enc in enumerate(tokenizer.encode_batch(texts, add_special_tokens=False)):
-            ids = enc.ids[: self.window * self.max_windows]
+        for i, ids in enumerate(self.pieces(texts)):
             for start in range(0, max(len(ids), 1), self.window):
                 windows.append([cls_id, *ids[start:start + self.window], sep_id])
                 owner.append(i)
@@ -197,6 +267,16 @@ class MiniLMBackend:
         for j, i in enumerate(owner):
             out[i] += vectors[j] * (len(windows[j]) - 2 or 1)
         return normalize_rows(out)
+
+
+def _prefix(text: str, budget: int) -> str:
+    """``text`` if it has at most ``budget`` characters, else its longest prefix of at
+    most ``budget`` characters that is followed by a space, tab or line break (the whole
+    text when it has none there)."""
+    if len(text) <= budget:
+        return text
+    cut = max(text.rfind(c, 0, budget + 1) for c in " \t\n\r")
+    return text[:cut] if cut >= 0 else text
 
 
 @functools.lru_cache(maxsize=1)

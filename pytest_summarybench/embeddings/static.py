@@ -99,10 +99,7 @@ class StaticVectors:
 
     # -- texts ------------------------------------------------------------------------
     def _pieces(self, texts: Sequence[str]) -> list[list[int]]:
-        tokenizer, _ = self.backend.load()
-        limit = self.backend.window * self.backend.max_windows
-        return [enc.ids[:limit]
-                for enc in tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+        return self.backend.pieces(list(texts))
 
     def fit(self, texts: Sequence[str]) -> None:
         """Set the pieces' weights from ``texts`` (a sample of those to be embedded)."""

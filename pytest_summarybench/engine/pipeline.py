@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..context import RunContext
-from ..core.printable import shown_path
+from ..core.printable import shown_path, utf8_text
 from ..core.progress import Progress
 from ..core.walk import walk_folders
 from ..schemas import BenchmarkRun, CodebaseInfo, CodeUnit
@@ -56,8 +56,9 @@ def codebase_fingerprint(root: Path, written: Iterable[Path] = ()) -> str:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
+            # A name that is not UTF-8 holds surrogates (os.fsdecode): its own bytes.
             h.update(f"{folder.child_rel(entry.name)}\0{st.st_size}\0{st.st_mtime_ns}\n"
-                     .encode())
+                     .encode("utf-8", "surrogateescape"))
     return h.hexdigest()[:16]
 
 
@@ -119,6 +120,7 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str,
                         progress: Progress) -> None:
     """Extract into the store as units are built (a batch at a time: no step holds every
     unit), then sample from light (id, identity, language, type) rows."""
+    from ..core.heap import release_freed_memory
     from ..extract.codebase import stream_units
     from ..extract.sampling import choose
 
@@ -131,6 +133,7 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str,
                                          dir=folder) as spill:
             stream = stream_units(settings.extraction_config(), progress, Path(spill))
             entries = _store_units(settings, store, run_id, stream, progress)
+        release_freed_memory()  # long units' text, freed but kept by the heap
     except OSError as exc:  # source files that cannot be read are skipped, not raised
         raise StoreError(f"extraction cannot write its working files in {folder} "
                          f"({exc.strerror or exc}): free some space there, or point "
@@ -158,7 +161,10 @@ def _extract_and_sample(settings: Settings, store: Store, run_id: str,
     )
     store.save_run(run)
     if result.skipped:
-        store.skipped_files.save(run_id, [(s.path, s.reason) for s in result.skipped])
+        # A name that is not UTF-8 (skipped for it) is stored with its odd bytes as
+        # ``\xff``: SQLite holds text.
+        store.skipped_files.save(run_id, [(utf8_text(s.path), s.reason)
+                                          for s in result.skipped])
 
 
 def _store_units(settings: Settings, store: Store, run_id: str, stream: UnitStream,

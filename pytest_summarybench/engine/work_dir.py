@@ -8,7 +8,9 @@ time) while the first one's tests searched it. A search of the empty collection 
 ("Number of requested results 0": 250 items of one run), and one between two batches
 would have ranked each unit among part of the units, silently. The controller holds a
 lock on ``<session id>.lock`` beside its folder while the session runs; a folder whose
-lock nobody holds belongs to a session that was killed, and is removed by the next one.
+lock nobody holds belongs to a session that was killed, and is removed by the next one
+(of any configuration: a killed session of a configuration since changed left its folder
+for good).
 """
 
 from __future__ import annotations
@@ -61,6 +63,17 @@ def claim_work_dir(ctx: RunContext) -> WorkDirClaim:
                 raise
     path.mkdir(exist_ok=True)
     _remove_dead(path.parent, keep=path.name)
+    # Sessions of other configurations that died (a killed run, then a changed
+    # configuration) left their folders there for good; those, and the empty run
+    # folders they leave, go too (a run folder another session is about to use is
+    # made again: the retry above).
+    for run in path.parent.parent.iterdir():
+        if run != path.parent and run.is_dir() and not run.is_symlink():
+            _remove_dead(run, keep="")
+            try:
+                run.rmdir()
+            except OSError:
+                pass  # a live session's, or its lock
     return WorkDirClaim(path, lock)
 
 

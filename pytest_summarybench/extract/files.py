@@ -129,6 +129,9 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
             rel = folder.child_rel(entry.name)
             if exclude is not None and exclude.match(rel + "/"):
                 continue
+            if not _utf8(entry.name):
+                skipped.append(SkippedFile(rel, NOT_UTF8_NAME.format("folder")))
+                continue
             if entry.is_symlink():
                 if not follow:
                     continue
@@ -157,6 +160,9 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
                 continue
             if skip_tests and is_test_path(rel):
                 continue
+            if not _utf8(f):
+                skipped.append(SkippedFile(rel, NOT_UTF8_NAME.format("file")))
+                continue
             link = entry.is_symlink()
             if link:
                 if not os.path.exists(entry.path):
@@ -182,6 +188,21 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
             found.append(SourceFile(rel, entry.path, language))
     found.sort(key=lambda s: s.path)
     return found
+
+
+#: Why a file or folder whose name is not UTF-8 is skipped: unit ids, the store, the
+#: reports and the prompts all hold paths as text.
+NOT_UTF8_NAME = "{} name is not valid UTF-8 (rename it to extract it)"
+
+
+def _utf8(name: str) -> bool:
+    """Whether a name read from the file system is UTF-8 (``os.fsdecode`` turns the
+    bytes of one that is not into lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _kind(entry: os.DirEntry[str]) -> str | None:

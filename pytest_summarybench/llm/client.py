@@ -94,6 +94,8 @@ def _for_runtime(model: ModelConfig, response_format: dict) -> dict:
 #: ends as soon as the record is there, so the bound costs only a refusal with no record
 #: coming (rare: a running server does not refuse).
 SERVER_RECORD_WAIT_S = 15.0
+#: Seconds past ``timeoutS`` at which an asyncio attempt is cancelled, whatever it waits on.
+BACKSTOP_GRACE_S = 2.0
 
 
 class _Call:
@@ -352,8 +354,10 @@ async def acomplete(model: ModelConfig, messages: list[dict[str, str]], *,
 async def _aattempts(call: _Call) -> Completion:
     """The asyncio twin of ``_attempts``."""
     lib = call.client()
-    # litellm enforces the timeout; this outer bound only guards against a hung client.
-    backstop = call.timeout_s * 1.5 + 1.0
+    # The transport ends a body still arriving timeoutS after the request was sent
+    # (``llm/transport.py``); this bound ends the attempt a little later whatever hangs
+    # (a server that never sends its headers, a hung client).
+    backstop = call.timeout_s + BACKSTOP_GRACE_S
     while True:
         request = call.bounded(call.request(), asynchronous=True)  # per attempt
         call.slot = await call.before_attempt().aacquire(call.reserved)

@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 
 from ..core.errors import RunError
 from .redaction import redact, scrub
-from .transport import AnswerRefused
+from .transport import AnswerRefused, SlowAnswer
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 #: Attempts that may end in a rejected answer before the call gives up.
@@ -282,6 +282,8 @@ def classify(exc: BaseException, timeout_s: float | None = None,
         # change).
         return Failure(f"malformed response: {_message(exc)}", True, None, rejected=True)
     refused = next((link for link in _chain(exc) if isinstance(link, AnswerRefused)), None)
+    if isinstance(refused, SlowAnswer):
+        return Failure(f"slow answer: {_message(refused)}", True, None, rejected=True)
     if refused is not None:
         return Failure(f"rejected answer: {_message(refused)}", True, None, rejected=True)
     undecodable = _undecodable(exc)

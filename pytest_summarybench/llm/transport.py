@@ -14,17 +14,25 @@ each response before its body is read and bound it:
 - ``gzip`` and ``deflate`` are decoded here, in steps of at most the bytes still allowed
   (``zlib``'s ``max_length``), so a 1 MB body that expands to 1 GiB stops at the limit
   (httpx would have expanded it whole); other encodings are not asked for, and refused;
-- the body ends within the request's read timeout in all (a server sending a byte a
-  second kept a call open for ever), and a stream that does not end is cut at the limit.
+- the whole exchange ends within the request's read timeout (``timeoutS``), counted on
+  the wall clock from the moment the request is sent, not per socket read: a server
+  sending a byte a second, or a ``Content-Length`` longer than what it sends and then
+  silence, held a call for 60 s an attempt and six attempts (407 s a call). A body
+  still arriving then is a ``SlowAnswer`` (the reading is cut: the socket is shut down
+  for the sync client, the wait cancelled for the async one), and a stream that does
+  not end is cut at the limit.
 
 A refused answer raises ``AnswerRefused``; litellm reports it as a connection error whose
-cause it is, and ``retry.classify`` finds it there: a rejected answer (asked once more).
+cause it is, and ``retry.classify`` finds it there: a rejected answer (asked once more),
+a ``SlowAnswer`` a slow one (asked once more too: a provider that answers at a byte a
+second does not get faster on the fourth try).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import socket
 import threading
 import time
 import zlib
@@ -46,11 +54,17 @@ _MAX_TOKENS = re.compile(
 #: through the OpenAI SDK, which takes ``litellm.client_session``).
 HANDLER_PROVIDERS = frozenset({"anthropic", "gemini", "ollama_chat", "openrouter"})
 _CHUNK = 1 << 16
+#: Where the request hook notes when a request was sent (``time.monotonic()``).
+SENT_AT = "summarybench_sent_at"
 
 
 class AnswerRefused(RunError):
     """A provider's answer was not read to its end: too large, an encoding we did not ask
     for, or a body that would not decode. The message says which and how large."""
+
+
+class SlowAnswer(AnswerRefused):
+    """The provider started answering but its body was still arriving at the deadline."""
 
 
 def body_limit(request_body: bytes | None) -> int:
@@ -109,22 +123,33 @@ class _Decoder:
 class _Reading:
     """The state of one body being read: limit, encoding, deadline, counts."""
 
-    def __init__(self, limit: int, encoding: str, read_timeout: float | None) -> None:
+    def __init__(self, limit: int, encoding: str, read_timeout: float | None,
+                 sent_at: float | None = None) -> None:
         self.limit = limit
         self.decoder = _Decoder(encoding)
-        self.deadline = (time.monotonic() + read_timeout) if read_timeout else None
+        self.timeout = read_timeout
+        start = sent_at if sent_at is not None else time.monotonic()
+        self.deadline = (start + read_timeout) if read_timeout else None
         self.raw = 0
         self.decoded = 0
+        self.expired = False
+        """Set when the deadline passed while the body was being read."""
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (None: no deadline)."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
+    def slow(self) -> SlowAnswer:
+        self.expired = True
+        return SlowAnswer(f"the answer was still arriving {self.timeout:g} s after the "
+                          f"request (timeoutS), {self.raw:,} bytes of it so far")
 
     def take(self, chunk: bytes) -> Iterator[bytes]:
-        import httpx
-
         self.raw += len(chunk)
         if self.raw > self.limit:
             raise _too_large(self.limit, f"over {self.limit:,} bytes and still coming")
         if self.deadline is not None and time.monotonic() > self.deadline:
-            raise httpx.ReadTimeout(f"the answer's body was still arriving after the read "
-                                    f"timeout ({self.raw:,} bytes so far)")
+            raise self.slow()
         for piece in self.decoder.feed(chunk, self.limit - self.decoded):
             self.decoded += len(piece)
             if self.decoded > self.limit:
@@ -155,11 +180,12 @@ def _prepare(response: Any) -> _Reading:
         del response.headers["content-encoding"]
         response.headers.pop("content-length", None)
     timeout = (request.extensions.get("timeout") or {}).get("read")
-    return _Reading(limit, encoding or "identity", timeout)
+    return _Reading(limit, encoding or "identity", timeout, request.extensions.get(SENT_AT))
 
 
 def _on_request(request: Any) -> None:
     request.headers["Accept-Encoding"] = ACCEPT_ENCODING
+    request.extensions[SENT_AT] = time.monotonic()
 
 
 async def _on_request_async(request: Any) -> None:
@@ -172,7 +198,8 @@ def _on_response(response: Any) -> None:
     except AnswerRefused:
         response.close()
         raise
-    response.stream = _stream_classes()[0](response.stream, reading)
+    response.stream = _stream_classes()[0](response.stream, reading,
+                                           response.extensions.get("network_stream"))
 
 
 async def _on_response_async(response: Any) -> None:
@@ -191,15 +218,44 @@ def _stream_classes() -> tuple[type, type]:
     import httpx
 
     class Bounded(httpx.SyncByteStream):
-        """A response body read through a ``_Reading``."""
+        """A response body read through a ``_Reading``; at its deadline a watchdog shuts
+        the socket down, which ends a read blocked on a silent server."""
 
-        def __init__(self, raw: Any, reading: _Reading) -> None:
+        def __init__(self, raw: Any, reading: _Reading, network: Any = None) -> None:
             self._raw = raw
             self._reading = reading
+            self._network = network
+
+        def _cut(self) -> None:
+            self._reading.expired = True
+            sock = None
+            try:
+                sock = self._network.get_extra_info("socket") if self._network else None
+                if sock is not None:
+                    sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed: the read has ended
 
         def __iter__(self) -> Iterator[bytes]:
-            for chunk in self._raw:
-                yield from self._reading.take(chunk)
+            left = self._reading.remaining()
+            if left is not None and left <= 0:
+                raise self._reading.slow()
+            watchdog = threading.Timer(left, self._cut) if left is not None else None
+            if watchdog is not None:
+                watchdog.daemon = True
+                watchdog.start()
+            try:
+                for chunk in self._raw:
+                    yield from self._reading.take(chunk)
+            except (httpx.TransportError, OSError) as exc:
+                if self._reading.expired:
+                    raise self._reading.slow() from exc
+                raise
+            finally:
+                if watchdog is not None:
+                    watchdog.cancel()
+            if self._reading.expired:  # the shut-down socket read as the body's end
+                raise self._reading.slow()
 
         def close(self) -> None:
             self._raw.close()
@@ -212,7 +268,17 @@ def _stream_classes() -> tuple[type, type]:
             self._reading = reading
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
-            async for chunk in self._raw:
+            import asyncio
+
+            chunks = self._raw.__aiter__()
+            while True:
+                try:
+                    chunk = await asyncio.wait_for(chunks.__anext__(),
+                                                   self._reading.remaining())
+                except StopAsyncIteration:
+                    return
+                except asyncio.TimeoutError:
+                    raise self._reading.slow() from None
                 for piece in self._reading.take(chunk):
                     yield piece
 

@@ -10,9 +10,10 @@ also loads with ``-p no:xdist``.
 It fails closed: a store or output directory that cannot be used, or an input file that
 is malformed, stops the session with one ``ERROR:`` line and exit code 4 (``stop``); a
 configured gate never passes on a session that scored nothing or stopped early; and the
-previous reports are moved aside as soon as a complete session starts evaluating, so that
-the output directory's ``results.json`` is always that of the last complete session that
-finished (a partial session writes to ``runs/<id>/`` alone: ``report/runs.py``).
+previous reports are moved aside when a complete session writes its own (or ends failed),
+not before, so that the output directory's ``results.json`` is always that of the last
+complete session that finished, even when a session is killed (a partial session writes
+to ``runs/<id>/`` alone: ``report/runs.py``).
 
 Registered in ``pytest_configure``: pydantic-based modules are imported where used.
 """
@@ -249,9 +250,10 @@ class Controller:
         tr = config.pluginmanager.get_plugin("terminalreporter")
 
         def before_evaluation() -> None:
-            # Evaluation starts: an earlier session's reports must not pass for this one's.
+            # The earlier session's reports stay where they are until this one's are
+            # written (``engine/finish.py``): a session killed or hung while it waits on
+            # a model leaves them in place (it used to leave no results.json at all).
             self._check_output_dir()
-            self.reports.retire()
 
         try:
             self.selection = session_selection(config, self.state.session_run_id,

@@ -47,7 +47,8 @@ def retire_reports(output_dir: Path) -> dict[Path, Path]:
     ``FILE_NAMES``, and the explorer) to their ``previous_name``, replacing older ones;
     moved path -> new path.
 
-    A session calls this when it starts evaluating, and when it stops without a report: a
+    A session calls this right before it writes its reports, and when it stops without
+    a report (never earlier: a session killed while it evaluates leaves them): a
     ``results.json`` in the output directory is then always the report of the last session
     that finished, never an older one passing for a session that failed.
     """

@@ -150,6 +150,22 @@ def test_the_no_store_advice_works_outside_a_clone(project: Path, capsys) -> Non
     assert "`summarybench run`, or `summarybench evaluate --all` with a configuration" in err
 
 
+@pytest.mark.parametrize("command", ["runs", "report"])
+def test_a_store_path_that_is_not_a_file_says_what_it_is(project: Path, capsys,
+                                                          command: str) -> None:
+    """A folder or a FIFO at the store's path was reported as "no store at ..."."""
+    import os
+
+    (project / "folder.sqlite").mkdir()
+    os.mkfifo(project / "fifo.sqlite")
+    assert main([command, "--store", "folder.sqlite"]) == 2
+    assert _err(capsys).endswith(f"summarybench {command}: error: the store folder.sqlite "
+                                 "is a folder, not a file: move it aside or pass --store "
+                                 "PATH")
+    assert main([command, "--store", "fifo.sqlite"]) == 2
+    assert "the store fifo.sqlite is a FIFO (named pipe), not a file" in _err(capsys)
+
+
 @pytest.mark.parametrize("argv", [["extract"], ["runs"], ["report"]])
 def test_a_damaged_store_is_one_line_and_exit_2_for_every_command(
         project: Path, capsys, argv: list[str]) -> None:

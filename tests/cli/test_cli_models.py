@@ -433,3 +433,31 @@ def test_config_without_a_flag_checks_the_whole_file(project: Path, capsys) -> N
         (project / "summarybench.yaml").read_text() + "sampelSize: 3\n")
     assert main(["config"]) == 2
     assert "sampelSize" in capsys.readouterr().err
+
+
+def test_every_echo_writes_control_characters_as_escapes(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``add-model $'openai/ev\\e]0;X\\ail\\e[31m-good'`` printed the name raw: the
+    terminal's title and colour changed, and ``--id $'x\\e[2Jy'`` cleared the screen. Each
+    command's echo (add-model, add-judge, set-model, remove-model, remove-judge) writes
+    them as the other commands do."""
+    import re
+
+    raw = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+    hostile = "openai/ev\x1b]0;X\x07il\x1b[31m-good"
+    runs = [["add-model", hostile, "--api-endpoint", "http://127.0.0.1:9/v1"],
+            ["add-model", "openai/a\nb-good", "--id", "x\x1b[2Jy", "--family", "fam",
+             "--api-endpoint", "http://127.0.0.1:9/v1"],
+            ["add-judge", "anthropic/j\x9b31m", "--api-endpoint", "http://127.0.0.1:9/v1"],
+            ["set-model", "x\x1b[2Jy", "--family", "other"],
+            ["remove-model", hostile], ["remove-judge", "anthropic/j\x9b31m"],
+            ["remove-model", "x\x1b[2Jy"]]
+    for argv in runs:
+        assert main(argv) == 0, argv
+        out, err = capsys.readouterr()
+        assert not raw.search(out.replace("\n", "")), (argv, out)
+        assert not raw.search(err.replace("\n", "")), (argv, err)
+        assert out.count("\n") == 1, (argv, out)
+    assert main(["add-model", hostile, "--api-endpoint", "http://127.0.0.1:9/v1"]) == 0
+    assert capsys.readouterr().out.startswith(
+        "added openai/ev\\x1b]0;X\\x07il\\x1b[31m-good to models.test in ")

@@ -88,6 +88,30 @@ def test_a_fifo_is_skipped_with_its_kind(tmp_path: Path) -> None:
         "warning: f.py: skipped: not a regular file: a FIFO (named pipe)"]
 
 
+def test_a_name_that_is_not_utf8_is_skipped_with_one_escaped_line(tmp_path: Path) -> None:
+    """``bad\\xff.py`` crashed ``summarybench extract`` with a UnicodeEncodeError (the unit
+    id hashes the path as UTF-8), and the benchmark run at collection (the codebase's
+    fingerprint did too). A file or a folder so named is skipped, shown as a shell reads
+    it back; the rest is extracted."""
+    root = _codebase(tmp_path, "ok2.py", GOOD)
+    (root / os.fsdecode(b"bad\xff.py")).write_text(GOOD)
+    (root / os.fsdecode(b"d\xfe") / "sub").mkdir(parents=True)
+    (root / os.fsdecode(b"d\xfe") / "sub" / "x.py").write_text(GOOD)
+    found = _extract_bounded(root)
+    assert found["skipped"] == {
+        os.fsdecode(b"bad\xff.py"): "file name is not valid UTF-8 (rename it to extract it)",
+        os.fsdecode(b"d\xfe"): "folder name is not valid UTF-8 (rename it to extract it)"}
+    assert found["units"] == ["ok.py", "ok2.py"]
+    assert sorted(_skipped_by_the_cli(root)) == [
+        "warning: $'bad\\xff.py': skipped: file name is not valid UTF-8 (rename it to "
+        "extract it)",
+        "warning: $'d\\xfe': skipped: folder name is not valid UTF-8 (rename it to extract "
+        "it)"]
+    from pytest_summarybench.engine.pipeline import codebase_fingerprint
+
+    assert len(codebase_fingerprint(root)) == 16
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a character device needs root")
 def test_a_character_device_is_skipped_with_its_kind(tmp_path: Path) -> None:
     """``/dev/zero`` under a source name reports size 0 and was read until memory ran

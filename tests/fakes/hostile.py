@@ -42,6 +42,23 @@ def call_chains(size: int = 900_000, depth: int = 900) -> tuple[str, str]:
     return "A.java", "class A {\n  void f() {\n" + body + "  }\n}\n"
 
 
+def long_unit(index: int, lines: int = 497, width: int = 400) -> str:
+    """One legal but long Python function: ``lines`` lines of ``width`` characters, mostly
+    a comment of random words (some 200 KB at the defaults, under every extraction
+    limit). Seeded by ``index``, so a codebase of them is the same on every machine."""
+    import random
+
+    rng = random.Random(index)
+    out = [f"def big{index}(a):"]
+    for n in range(lines - 2):
+        line = f"    x{n} = a + {n}  #"
+        while len(line) < width:
+            line += f" {rng.choice(['alpha', 'beta', 'gamma', 'delta'])}{rng.randrange(10**5)}"
+        out.append(line[:width])
+    out.append("    return a")
+    return "\n".join(out) + "\n"
+
+
 def codebase(root: Path, name: str, text: str) -> Path:
     """A codebase of one good file and ``name`` holding ``text``."""
     root.mkdir(parents=True)
@@ -105,7 +122,8 @@ from pytest_summarybench.llm.retry import RetryPolicy
 from pytest_summarybench.schemas import ModelConfig
 
 litellm()  # imported, and the bomb made, before the clock starts
-mode, max_tokens, kinds = sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+mode, max_tokens, timeout_s = sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+kinds = sys.argv[5:]
 if "gzip_bomb" in kinds:
     gzip_bomb()
 policy = RetryPolicy(base_delay_s=0.1)
@@ -113,7 +131,7 @@ out = {}
 for kind in kinds:
     with FakeOpenAIServer(faults=lambda n, body, kind=kind: kind) as server:
         model = ModelConfig(provider="local", model_name=f"hostile-{kind}",
-                            api_endpoint=server.base_url, timeout_s=10,
+                            api_endpoint=server.base_url, timeout_s=timeout_s,
                             max_tokens=max_tokens)
         messages = [{"role": "user", "content": kind}]
         started = time.monotonic()
@@ -133,13 +151,15 @@ print(json.dumps(out))
 
 
 def calls_in_child(mode: str, max_tokens: int, kinds: list[str],
-                   timeout_s: float) -> dict[str, Any] | None:
+                   timeout_s: float, call_timeout_s: float = 10.0) -> dict[str, Any] | None:
     """One call to each hostile answer ``kinds`` of the fake server (``sync`` or
-    ``async``): its seconds, reason, requests and the bytes the server got to send, and the
-    child's peak memory; None when the child ran past ``timeout_s``."""
+    ``async``), each attempt bounded by ``call_timeout_s`` (the model's ``timeoutS``): its
+    seconds, reason, requests and the bytes the server got to send, and the child's peak
+    memory; None when the child ran past ``timeout_s``."""
     try:
         done = subprocess.run([sys.executable, "-c", CALLS, str(ROOT), mode, str(max_tokens),
-                               *kinds], capture_output=True, text=True, timeout=timeout_s)
+                               str(call_timeout_s), *kinds],
+                              capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return None
     if done.returncode != 0:

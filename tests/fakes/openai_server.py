@@ -22,7 +22,8 @@ scripted:
   Hostile providers: ``"huge"`` (a 500 MB body, its Content-Length says so),
   ``"unsized"`` (the same without a length, until the connection closes),
   ``"gzip_bomb"`` (1 MB of gzip that expands to 1 GiB), ``"endless"`` (a chunked body
-  that never ends), ``"drip"`` (a chunked body of one byte every 0.2 s) and
+  that never ends), ``"drip"`` (a chunked body of one byte every 0.2 s), ``"stall"`` (a
+  Content-Length 100,000 bytes longer than the answer it sends, then silence) and
   ``"wrong_types"`` (a 200 whose JSON has the wrong types: ``choices`` an object,
   ``content`` a list, ``usage`` a string), ``"deep_json"`` (a 200 whose ``choices`` nest
   100,000 lists deep: 200 KB). The server counts the body bytes it managed to
@@ -39,6 +40,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import itertools
 import json
 import math
 import select
@@ -55,7 +57,7 @@ from typing import Any
 
 FAULT_KINDS = ("400", "401", "403", "404", "429", "500", "503", "timeout", "reset",
                "malformed", "empty", "huge", "unsized", "gzip_bomb", "endless", "drip",
-               "wrong_types", "deep_json")
+               "stall", "wrong_types", "deep_json")
 #: Hostile answers (``faults``): their sizes.
 HUGE_BYTES = 500 << 20
 BOMB_BYTES = 1 << 30
@@ -520,6 +522,19 @@ def _drip(handler: _Handler) -> None:
     _stream(handler, {}, drops(), chunked=True)
 
 
+def _stall(handler: _Handler) -> None:
+    body = json.dumps({"id": "stall", "object": "chat.completion", "model": "m",
+                       "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                           "role": "assistant", "content": "Summary of nothing."}}]}).encode()
+
+    def silence() -> Iterator[bytes]:
+        handler.fake._stopping.wait(3600)
+        yield from ()
+
+    _stream(handler, {"Content-Length": str(len(body) + 100_000)},
+            itertools.chain([body], silence()))
+
+
 _HOSTILE: dict[str, Callable[[_Handler], None]] = {
     "huge": _huge, "unsized": _unsized, "gzip_bomb": _bomb, "endless": _endless,
-    "drip": _drip}
+    "drip": _drip, "stall": _stall}

@@ -34,8 +34,10 @@ SECONDS = 30.0
 PEAK_MB = 600.0
 
 
-def _calls_in_a_child(mode: str, max_tokens: int, kinds: list[str]) -> dict[str, Any]:
-    found = calls_in_child(mode, max_tokens, kinds, SECONDS * len(kinds) + 600)
+def _calls_in_a_child(mode: str, max_tokens: int, kinds: list[str],
+                      call_timeout_s: float = 10.0) -> dict[str, Any]:
+    found = calls_in_child(mode, max_tokens, kinds, SECONDS * len(kinds) + 600,
+                           call_timeout_s)
     if found is None:
         pytest.fail(f"the calls to hostile providers ({', '.join(kinds)}) did not end")
     assert found["peak_mb"] < PEAK_MB, found
@@ -67,6 +69,21 @@ def test_a_gzip_bomb_is_decoded_only_up_to_the_limit(mode: str) -> None:
     limit = body_limit(b'{"max_tokens": 100000}')
     assert call["reason"].startswith(
         f"rejected answer: the answer is over {limit:,} bytes once decoded from "), call
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_slow_answer_ends_at_the_timeout_and_is_asked_once_more(mode: str) -> None:
+    """A body dripped a byte at a time, or a Content-Length longer than what is sent and
+    then silence: each attempt ends ``timeoutS`` after its request on the wall clock, and
+    the call gives up after the second (before: six attempts of 60 s, 407 s a call)."""
+    found = _calls_in_a_child(mode, 500, ["drip", "stall"], call_timeout_s=2.0)
+    for kind in ("drip", "stall"):
+        call = found[kind]
+        assert call["requests"] == 2, (kind, call)
+        assert call["reason"].startswith("slow answer: the answer was still arriving 2 s "
+                                         "after the request (timeoutS), "), (kind, call)
+        assert call["reason"].endswith("(gave up after 2 attempts)"), (kind, call)
+        assert call["seconds"] < SECONDS, (kind, call)
 
 
 def test_a_200_of_the_wrong_types_is_not_a_server_error(fake_server: Any) -> None:

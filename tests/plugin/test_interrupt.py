@@ -12,7 +12,10 @@ answer received before it.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -155,3 +158,85 @@ def test_the_first_ctrl_c_stops_the_calls_and_a_rerun_reuses_the_answers(
     assert len(answered) >= ANSWERED_BEFORE
     assert {key: server.successes_by_fingerprint[key] for key in answered} == \
         dict.fromkeys(answered, 1)
+
+
+@contextlib.contextmanager
+def _held_by_a_slow_answer(pytester: pytest.Pytester, fault: str,
+                           config_text: str) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """A session whose ``alpha`` model is served by a provider that holds its answer
+    (``fault``: ``drip`` or ``stall``) with a ``timeoutS`` of 10 minutes, started in a
+    process group of its own and yielded once a call reads the slow answer; killed on
+    the way out if it still runs. Yields the process and its log."""
+    with FakeOpenAIServer(faults=lambda n, body: fault) as slow:
+        pytester.path.joinpath("summarybench.yaml").write_text(
+            re.sub(r"apiEndpoint: '[^']*', family: alpha}",
+                   f"apiEndpoint: '{slow.base_url}', family: alpha, timeoutS: 600}}",
+                   config_text))
+        log = pytester.path / f"{fault}.log"
+        with log.open("w") as out:
+            proc = _start(_command(), pytester.path, out)
+            try:
+                assert _wait_for(lambda: slow.chat_requests >= 1 or proc.poll() is not None,
+                                 120), "no call within 120 s"
+                time.sleep(1.0)  # the call is reading the slow body
+                assert proc.poll() is None, log.read_text()
+                yield proc, log
+            finally:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+
+
+@pytest.mark.parametrize("fault", ["drip", "stall"])
+def test_the_first_ctrl_c_stops_a_session_held_by_a_slow_answer(
+        pytester: pytest.Pytester, fault: str) -> None:
+    """A provider that drips its answer a byte at a time (or promises more bytes than it
+    sends and goes quiet), with a ``timeoutS`` of 10 minutes: the first Ctrl-C ends the
+    session within seconds, not when the call's attempts have run out."""
+    _project(pytester, "http://127.0.0.1:9/v1")
+    config = (pytester.path / "summarybench.yaml").read_text()
+    with _held_by_a_slow_answer(pytester, fault, config) as (proc, log):
+        os.killpg(proc.pid, signal.SIGINT)
+        interrupted = time.monotonic()
+        try:
+            proc.wait(timeout=EXIT_WITHIN_S)
+        except subprocess.TimeoutExpired:
+            pass
+        took = time.monotonic() - interrupted
+    output = log.read_text()
+    assert took < EXIT_WITHIN_S, f"still running {took:.1f} s after Ctrl-C\n{output}"
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
+
+
+def test_a_session_killed_while_it_waits_leaves_the_previous_results_in_place(
+        pytester: pytest.Pytester, server: FakeOpenAIServer) -> None:
+    """A session killed (SIGKILL) while a provider stalls its answer: the output folder
+    keeps the previous session's results.json, reports and explorer (they were renamed to
+    ``*.previous.*`` when evaluation started, and the folder was left without results),
+    and the next session runs as usual past the dead one's working folder and lock."""
+    server.latency_s = 0.0
+    _project(pytester, server.base_url)
+    first = pytester.run(*_command(), timeout=300)
+    first.assert_outcomes(passed=UNITS * 2 + UNITS)
+    out = pytester.path / "out"
+    names = ["results.json", "report.md", "report.html", "explorer.html"]
+    before = {name: (out / name).read_bytes() for name in names}
+    config = pytester.path / "summarybench.yaml"
+    healthy = config.read_text()
+    with _held_by_a_slow_answer(pytester, "stall", healthy) as (proc, _log):
+        left = sorted(p.name for p in out.iterdir())
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert not [n for n in left if ".previous." in n], left
+    assert {name: (out / name).read_bytes() for name in names} == before
+    assert not list(out.glob("*.previous.*"))
+    dead = [p for p in (out / "work").rglob("*") if p.is_dir() and p.parent.parent.name
+            == "work"]
+    assert dead, "the killed session's working folder"
+
+    config.write_text(healthy)
+    rerun = pytester.run(*_command(), timeout=300)
+    rerun.assert_outcomes(passed=UNITS * 2 + UNITS)
+    assert json.loads((out / "results.previous.json").read_bytes()) == \
+        json.loads(before["results.json"])
+    assert not [p for p in dead if p.exists()]  # the dead session's folder is gone

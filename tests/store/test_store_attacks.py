@@ -6,8 +6,9 @@ runs pytest with the plugin in a subprocess. What must hold afterwards: a non-ze
 (4, pytest's usage error, for an unusable store or output directory; 1 for a gate), one
 ``ERROR: summarybench: ...`` line naming the file and what to do, no traceback and no
 INTERNALERROR, a configured gate that never passes on a session that scored nothing or
-stopped early, and no ``results.json`` of an earlier session passing for this one's (it
-is renamed ``results.previous.json``).
+stopped early, and no ``results.json`` of an earlier session passing for the results of a
+session that ended failed (it is renamed ``results.previous.json``); a killed session
+leaves it in place, as the last complete session's.
 """
 
 from __future__ import annotations
@@ -385,12 +386,14 @@ def test_gate_fails_when_the_session_stopped_early(pytester: pytest.Pytester) ->
     assert any("stopped early" in msg for msg in data["gateFailures"])
 
 
-def test_a_killed_session_leaves_no_results_json_of_an_earlier_one(
+def test_a_killed_session_leaves_the_previous_results_in_place(
         pytester: pytest.Pytester) -> None:
     # Payload: the process dies in the middle of evaluation (os._exit, as an OOM kill
-    # would). Before: the earlier session's results.json stayed, looking current.
+    # would). The output folder's results.json is that of the last complete session that
+    # finished: the earlier one's, untouched (the reports used to be renamed when
+    # evaluation started, and a killed or hung session left the folder without any).
     _project(pytester)
     previous = _healthy_run(pytester)
     result = _run(pytester, env={"SB_KILL": "1"})
     assert result.ret == 9
-    _assert_previous_moved(pytester.path / "out", previous)
+    _assert_untouched(pytester.path / "out", previous)

@@ -24,6 +24,7 @@ import json
 from typing import TYPE_CHECKING
 
 from ...core.errors import RunError
+from ...core.heap import release_freed_memory
 from .distractors import SEMANTIC_BAND, DistractorSet, Features, _Band, _Group, features_of
 
 if TYPE_CHECKING:
@@ -92,6 +93,8 @@ def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit],
         model.need([g.ids[p] for g, _, chosen, _ in picks for p in chosen])
     except _Stopped:
         return None
+    finally:
+        release_freed_memory()  # the groups' code, read and freed
     return {group.ids[pos]: group.distractor_set(
                 pos, chosen, tiers, model.cosines(group.ids[pos], [group.ids[p] for p in chosen]))
             for group, pos, chosen, tiers in picks}
@@ -116,13 +119,15 @@ def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str
     for chunk in ctx.store.group_units(ctx.run_id, language, kind):
         if stop is not None and stop.is_set():
             raise _Stopped
-        for uid, path, params, signature, returns, content in chunk:
+        for uid, path, params, signature, returns, _ in chunk:
             ids.append(uid)
             paths.append(path)
             features.append(None if not signature else features_of(
                 None if params is None else [p.get("type") for p in json.loads(params)],
                 signature, returns))
-            held.append(content or "")
+        # Held until the word pieces are weighed: only what the static vectors read of
+        # each unit (docs/evaluators.md#embedding-models), not every unit's whole code.
+        held.extend(static.backend.clip([row[5] or "" for row in chunk]))
         if not fitted and len(held) < DF_SAMPLE:
             continue
         if not fitted:
