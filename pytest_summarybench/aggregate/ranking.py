@@ -200,9 +200,10 @@ def build_report(inputs: ReportInputs) -> BenchmarkReport:
     for f in ran:
         if f not in common:
             missing = sorted(m for m, b in breakdowns.items() if b.families and f not in b.families)
+            why = inputs.families_skipped.get(f"{f} in overall")
             skipped[f"{f} in overall"] = (
                 f"scored for only some models (not for {', '.join(missing)}): shown per "
-                f"family, left out of the overall score")
+                f"family, left out of the overall score" + (f"; {why}" if why else ""))
 
     means = metric_means(records)
     by_model = {m: {f"{ev}:{metric}": v for (ev, metric), v in sorted(means.get(m, {}).items())}

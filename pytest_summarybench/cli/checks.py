@@ -48,3 +48,14 @@ def name_warnings(models: Iterable[ModelConfig]) -> list[str]:
 
     found = (unlisted_warning(m) for m in models)
     return [text for text in found if text]
+
+
+def config_warnings(settings: Settings) -> list[str]:
+    """Every warning about a whole configuration file: hosted names litellm does not list,
+    judges of a tested model's family, and a task model that would skip some or all of the
+    downstream items (``roles.task.task_warnings``)."""
+    from ..roles.task import task_warnings
+
+    listed = [*settings.models.test, *settings.models.judge]
+    return [*name_warnings(m.to_model_config() for m in listed), *family_warnings(settings),
+            *task_warnings(settings)]

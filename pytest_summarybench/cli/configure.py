@@ -9,6 +9,7 @@ from typing import Any
 from ..core.family import parse_families
 from ..evaluators.registry import BUILTIN_FAMILIES
 from ._common import (
+    EXIT_FAILURE,
     EXIT_OK,
     CliError,
     add_config_argument,
@@ -19,7 +20,7 @@ from ._common import (
     save_document,
     section,
 )
-from .checks import family_warnings, name_warnings, say, warn
+from .checks import config_warnings, say, warn
 
 #: The built-in families, for the help (``--eval`` also takes those the file configures).
 _NAMES = [f.name for f in BUILTIN_FAMILIES]
@@ -43,9 +44,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Edit evaluation settings in summarybench.yaml (comments are kept): "
                     "sampling, the families that run, the downstream task model and tasks, "
                     "the contrastive methods; then warn about the models it lists: a judge "
-                    "that shares a family with a model under test "
+                    "or the task model that shares a family with a model under test "
                     "(docs/evaluators.md#judge-families), a hosted model name that litellm "
-                    "does not list.",
+                    "does not list. Without a flag, only check the whole file: exit 0 when "
+                    "it is valid with nothing to warn about, 1 when it warned, 2 when it "
+                    "does not validate.",
         epilog="example: summarybench config --sample-size 1000 "
                f"--eval {','.join(_NAMES)}")
     p.add_argument("--sample-size", type=int, metavar="N", help="units to sample")
@@ -61,6 +64,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--task-endpoint", metavar="URL",
                    help="base URL of the task model's OpenAI-compatible endpoint "
                         f"(evaluation.downstream.apiEndpoint); '{UNSET}' removes it")
+    p.add_argument("--task-family", metavar="NAME",
+                   help="the task model's family for the family rule (evaluation.downstream."
+                        "family), when the one read from its name or provider is shared "
+                        f"with a model under test; '{UNSET}' removes it")
     p.add_argument("--tasks", metavar="TASKS",
                    help="comma-separated downstream tasks (evaluation.downstream.tasks: "
                         "completion, function selection, bug localisation)")
@@ -94,10 +101,9 @@ def _listed(value: str, flag: str, allowed: tuple[str, ...]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     edits = (args.sample_size, args.sampling, args.seed, args.eval, args.task_model,
-             args.task_endpoint, args.tasks, args.contrastive_methods)
+             args.task_endpoint, args.task_family, args.tasks, args.contrastive_methods)
     if all(e is None for e in edits):
-        raise CliError("nothing to change: pass --sample-size, --sampling, --seed, --eval, "
-                       "--task-model, --task-endpoint, --tasks or --contrastive-methods")
+        return check_file(args)
     if args.sample_size is not None and args.sample_size <= 0:
         raise CliError(f"--sample-size {args.sample_size}: expected a positive integer")
     path = config_file(args)
@@ -128,15 +134,17 @@ def run(args: argparse.Namespace) -> int:
         changes.append(f"families={','.join(chosen)}")
     downstream = section(doc, "evaluation", "downstream")
     for key, value in (("completionModel", args.task_model),
-                       ("apiEndpoint", args.task_endpoint)):
+                       ("apiEndpoint", args.task_endpoint),
+                       ("family", args.task_family)):
         if value is None:
             continue
+        label = "task model family" if key == "family" else key
         if value == UNSET:
             downstream.pop(key, None)
-            changes.append(f"{key} removed")
+            changes.append(f"{label} removed")
         else:
             downstream[key] = value
-            changes.append(f"{key}={value}")
+            changes.append(f"{label}={value}")
     if args.tasks is not None:
         downstream["tasks"] = flow(_listed(args.tasks, "--tasks",
                                            choices("downstream", "tasks")))
@@ -150,20 +158,23 @@ def run(args: argparse.Namespace) -> int:
     say(f"updated {path}: {', '.join(changes)}")
     # The whole file is checked, not only what changed: it may have been edited by hand.
     settings = load_checked(path)
-    listed = [*settings.models.test, *settings.models.judge]
-    for text in [*name_warnings(m.to_model_config() for m in listed),
-                 *family_warnings(settings), *_task_warnings(settings)]:
+    for text in config_warnings(settings):
         warn(args.command, text)
     return EXIT_OK
 
 
-def _task_warnings(settings: Any) -> list[str]:
-    """A task model that shares a family with every model under test performs no task."""
-    from ..roles.task import TaskModelError, same_family_as_all, task_model
-
-    try:
-        worker = task_model(settings)
-    except TaskModelError as exc:
-        return [str(exc)]
-    conflict = None if worker is None else same_family_as_all(worker, settings.test_models())
-    return [] if conflict is None else [f"{conflict}; downstream will be skipped"]
+def check_file(args: argparse.Namespace) -> int:
+    """``summarybench config`` without a change: check the whole file (it does not validate:
+    exit 2 with every error) and print its warnings; exit 1 when it warned."""
+    path = config_file(args)
+    settings = load_checked(path)
+    found = config_warnings(settings)
+    for text in found:
+        warn(args.command, text)
+    if found:
+        say(f"checked {path}: valid, {len(found)} warning{'s' if len(found) != 1 else ''} "
+              "above")
+        return EXIT_FAILURE
+    say(f"checked {path}: valid, nothing to warn about (`summarybench doctor` asks the "
+          "models themselves)")
+    return EXIT_OK

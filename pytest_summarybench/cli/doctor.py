@@ -155,6 +155,7 @@ def check(settings: Settings, out: Any = None) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from ._common import load_checked
+    from .checks import config_warnings, warn
 
     path = found_config(args.config if args.config != CONFIG_FILE else None,
                         "pass --config PATH")
@@ -163,6 +164,9 @@ def run(args: argparse.Namespace) -> int:
               "to check (`summarybench init` writes one)")
         return EXIT_OK
     settings = load_checked(path)
+    # What no request can show: a judge or task model the family rule keeps from its work.
+    for text in config_warnings(settings):
+        warn(args.command, text)
     ok = check(settings)
     remember(settings, checked=True)
     return EXIT_OK if ok else EXIT_FAILURE

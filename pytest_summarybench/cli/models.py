@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from ..core.vocabulary import PROVIDERS
+from ..roles.task import task_warnings
 from ._common import (
     EXIT_OK,
     CliError,
@@ -186,7 +187,8 @@ def _after_change(command: str, path: Any, model_id: str, role: str) -> None:
     settings = load_checked(path)
     listed = settings.judge_models() if role == "judge" else settings.test_models()
     changed = next(m for m in listed if m.id == model_id)
-    for text in [*name_warnings([changed]), *family_warnings(settings, changed)]:
+    for text in [*name_warnings([changed]), *family_warnings(settings, changed),
+                 *task_warnings(settings)]:
         warn(command, text)
     from ..llm import required_env_var
 

@@ -176,6 +176,32 @@ def format_estimate(rows: list[EstimateRow]) -> list[str]:
     return lines
 
 
+def generation_reasons(plan: CallPlan) -> list[str]:
+    """Why a model is asked for more summaries than the sample has units: one line per set
+    of models alike, the sampled units and, per evaluator, the units outside the sample
+    whose summaries it reads (a downstream task shows its candidates, which the sample
+    need not hold). Nothing when every summary is of a sampled unit."""
+    sampled = {u.id for u in plan.ctx.units}
+    by_model: dict[str, dict[str, int]] = {}
+    for (unit_id, model_id), reader in plan.summaries.items():
+        counts = by_model.setdefault(model_id, {})
+        key = "" if unit_id in sampled else (reader or "another evaluator")
+        counts[key] = counts.get(key, 0) + 1
+    alike: dict[tuple[tuple[str, int], ...], list[str]] = {}
+    for model_id, counts in by_model.items():
+        if set(counts) - {""}:
+            alike.setdefault(tuple(sorted(counts.items())), []).append(model_id)
+    lines = []
+    for breakdown, models in alike.items():
+        counts = dict(breakdown)
+        parts = [f"{counts.get('', 0):,} of sampled units"] + [
+            f"{n:,} of units outside the sample that {reader} shows"
+            for reader, n in breakdown if reader]
+        lines.append(f"summaries per model ({', '.join(models)}): {sum(counts.values()):,} = "
+                     f"{' + '.join(parts)} (docs/evaluators.md#summaries-outside-the-sample)")
+    return lines
+
+
 def estimate_generation(ctx: RunContext) -> list[EstimateRow]:
     """The dry run of the generation phase alone: every sampled unit by every model."""
     from .plan import CallPlan

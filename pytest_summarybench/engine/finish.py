@@ -159,14 +159,18 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
     from ..report.build import report_of_inputs
     from ..report.gate import gate_configured
     from ..report.inputs import inputs_from_context
-    from .health import run_health
+    from .health import models_left_out, run_health
 
     settings = ctx.settings
     outcome = RunOutcome(notes=notes if notes is not None else [])
     records = session.records
     ctx = ctx.refreshed()  # the summaries this session wrote
     details = summarize_evaluators(ctx, records, session.evaluators, outcome.notes)
-    inputs = inputs_from_context(ctx, records, families_skipped=session.skipped_families,
+    skipped = dict(session.skipped_families)
+    # Why a family that ran is out of some models' overall score, for the ranking's line.
+    for family, left in models_left_out(ctx, session.evaluators).items():
+        skipped[f"{family} in overall"] = "; ".join(dict.fromkeys(left.values()))
+    inputs = inputs_from_context(ctx, records, families_skipped=skipped,
                                  started_at=session.started_at,
                                  finished_at=datetime.now(timezone.utc),
                                  evaluator_details=details, scoring=session.scoring)

@@ -3,8 +3,10 @@ at the end of the run before any headline is written.
 
 A run is healthy when every model under test has a summary of at least
 ``MIN_SUMMARY_SHARE`` of the sampled units its items read, every evaluator family that ran
-scored more than ``MIN_FAMILY_SHARE`` of its items ("most of them"), and every judge that
-was asked gave at least one verdict. What is wrong is said most basic first: a model
+scored more than ``MIN_FAMILY_SHARE`` of its items ("most of them") and some items of
+every model under test (a family whose method skips a model's items, such as downstream's
+task model of that model's family, leaves it out of that model's overall score), and every
+judge that was asked gave at least one verdict. What is wrong is said most basic first: a model
 without summaries comes before the families its items then failed in, and those families
 are judged on the other models' items, so that one misspelt model is one problem, not
 four. ``finish_run`` keeps an unhealthy run (``runs/<id>/``), names no best model in it,
@@ -123,6 +125,42 @@ def family_health(records: list[ScoreRecord], evaluators: Mapping[str, Evaluator
     return counts, problems
 
 
+def models_left_out(ctx: RunContext, evaluators: Mapping[str, Evaluator]
+                    ) -> dict[str, dict[str, str]]:
+    """Per family, the models of this run whose items an evaluator of it skips by a rule of
+    its method (``Evaluator.models_left_out``: a task model of their own family), with the
+    reason."""
+    models = {m.id for m in ctx.models}
+    out: dict[str, dict[str, str]] = defaultdict(dict)
+    for ev in evaluators.values():
+        asked = getattr(ev, "models_left_out", None)
+        for model, why in (asked(ctx) if callable(asked) else {}).items():
+            if model in models:
+                out[ev.family].setdefault(model, why)
+    return dict(out)
+
+
+def left_out_health(ctx: RunContext, records: list[ScoreRecord],
+                    evaluators: Mapping[str, Evaluator]) -> list[str]:
+    """A problem for each family that ran but scored none of some models' items because
+    its method skips them: the family the user configured drops out of those models'
+    overall score, so the ranking compares unlike things."""
+    ran: dict[str, set[str]] = defaultdict(set)
+    for rec in records:
+        ev = evaluators.get(rec.evaluator)
+        ran[ev.family if ev is not None else rec.evaluator.split("/", 1)[0]].update(
+            _models(rec))
+    problems: list[str] = []
+    for family, skipped in sorted(models_left_out(ctx, evaluators).items()):
+        if family not in ran:
+            continue
+        none = [m for m in sorted(skipped) if m not in ran[family]]
+        for why in dict.fromkeys(skipped[m] for m in none):
+            named = [m for m in none if skipped[m] == why]
+            problems.append(f"{family} scored none of the items of {', '.join(named)}: {why}")
+    return problems
+
+
 def judge_health(records: list[ScoreRecord]) -> tuple[dict[str, HealthCount], list[str]]:
     """Per judge that was asked, the items it gave a verdict on, and a problem for each
     judge that gave none."""
@@ -160,7 +198,7 @@ def run_health(ctx: RunContext, records: list[ScoreRecord],
                if count.of and count.done < MIN_SUMMARY_SHARE * count.of}
     judges, judge_problems = judge_health(records)
     families, family_problems = family_health(records, evaluators, without)
-    problems += judge_problems + family_problems
+    problems += judge_problems + family_problems + left_out_health(ctx, records, evaluators)
     return RunHealth(healthy=not problems, problems=problems,
                      min_summary_share=MIN_SUMMARY_SHARE, min_family_share=MIN_FAMILY_SHARE,
                      summaries=summaries, families=families, judges=judges)

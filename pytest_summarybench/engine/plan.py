@@ -52,8 +52,9 @@ class CallPlan:
     """The selected items whose evaluators make calls, in matrix order."""
     evaluators: dict[str, Evaluator]
     """The evaluators of the selected items."""
-    summaries: dict[tuple[str, str], None] = field(default_factory=dict)
-    """(unit id, model id) of every summary the selected items read, in first-use order."""
+    summaries: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    """(unit id, model id) of every summary the selected items read, in first-use order,
+    with the evaluator that first reads it (what the dry run says a summary is for)."""
 
     def units_of(self, model_id: str) -> list[str]:
         return [u for u, m in self.summaries if m == model_id]
@@ -71,7 +72,7 @@ def plan_calls(ctx: RunContext, evaluators: Mapping[str, Evaluator],
         plan.evaluators[ev.name] = ev
         for unit_id, model_id in summaries_of(ev, item, ctx):
             if model_id in models:
-                plan.summaries.setdefault((unit_id, model_id), None)
+                plan.summaries.setdefault((unit_id, model_id), ev.name)
         if makes_calls(ev):
             plan.items.append((ev, item))
     return plan

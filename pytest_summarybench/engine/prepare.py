@@ -77,10 +77,14 @@ def prepare_run(ctx: RunContext, active: Mapping[str, Evaluator],
     if generate_only:
         plan = dataclasses.replace(plan, items=[], evaluators={})
     if dry_run:
-        from .estimate import estimate_plan, format_estimate
+        from ..roles.task import task_warnings
+        from .estimate import estimate_plan, format_estimate, generation_reasons
 
-        for line in format_estimate(estimate_plan(plan)):
+        for line in [*format_estimate(estimate_plan(plan)), *generation_reasons(plan)]:
             say(line)
+        # The counted calls are not all of the work asked for: say what the family rule skips.
+        for text in task_warnings(ctx.settings):
+            say(f"warning: {text}")
         return Prepared(dry_run=True, finished_early=(
             "summarybench dry run: no model was called", 0))
     settings = ctx.settings

@@ -121,6 +121,13 @@ class Evaluator(Protocol):
         """
         return None
 
+    def models_left_out(self, ctx: RunContext) -> dict[str, str]:
+        """Models under test whose items this evaluator skips although it runs for the
+        others, each with the reason (a rule of the method, not a failure): the report
+        names them, and run health counts a family that scored none of a model's items
+        so (``engine/health.py``). Default: none."""
+        return {}
+
     def requested(self, ctx: RunContext) -> bool:
         """Whether the configuration asks for this evaluator (a downstream task listed in
         ``tasks``, a contrastive method in ``methods``). One that is asked for and cannot

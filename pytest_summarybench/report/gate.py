@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..aggregate.pairs import PairData, compare_pair
 from ..core.input_files import clip_text
@@ -27,17 +27,40 @@ class Baseline:
     """A baseline run's overall scores: per model, and per model and unit."""
 
     def __init__(self, source: str, run_id: str, overall: dict[str, float],
-                 unit_scores: dict[str, dict[str, float]]) -> None:
+                 unit_scores: dict[str, dict[str, float]],
+                 basis: dict[str, Any] | None = None) -> None:
         self.source = source
         self.run_id = run_id
         self.overall = overall
         self.unit_scores = unit_scores
+        self.basis = basis
 
     @classmethod
     def from_report(cls, source: str, report: BenchmarkReport) -> Baseline:
         return cls(source, report.metadata.benchmark_id,
                    {r.model_id: r.overall_score for r in report.rankings if r.units},
-                   report.statistics.unit_scores)
+                   report.statistics.unit_scores, basis=scoring_basis(report))
+
+
+#: What makes two runs' overall scores of a model the same measure, in words.
+_BASIS_WORDS = {"families": "the families in the overall score", "weights": "the weights",
+                "scoring": "the within-family weights", "evaluations": "the evaluators' settings"}
+
+
+def scoring_basis(report: BenchmarkReport) -> dict[str, Any]:
+    """What a model's overall score is made of in ``report``: the families that enter it
+    (those that ran, less any scored for only some models), the weights and the
+    evaluators' settings. Two runs whose bases are equal score a model the same way; the
+    sample, the seed and the code may differ (the paired test reads the shared units)."""
+    meta, config = report.metadata, report.metadata.configuration
+    partial = {key.removesuffix(" in overall") for key in meta.families_skipped
+               if key.endswith(" in overall")}
+    return {"families": sorted(set(meta.families_run) - partial),
+            "weights": config.weights.model_dump(mode="json"),
+            "scoring": config.scoring.model_dump(mode="json"),
+            # A unset setting is None in the store's copy and absent in results.json.
+            "evaluations": {family: {k: v for k, v in block.items() if v is not None}
+                            for family, block in config.evaluations.items()}}
 
 
 def load_baseline(source: str, store: Store, *, base_dir: Path | None = None,
@@ -77,8 +100,29 @@ def load_baseline(source: str, store: Store, *, base_dir: Path | None = None,
 
 def compare_to_baseline(report: BenchmarkReport, baseline: Baseline) -> BaselineComparison:
     """Each model against itself in the baseline, on the units both runs scored; fills
-    ``deltaFromBaseline`` of the rankings. Tests are Holm-corrected across models."""
-    out = BaselineComparison(source=baseline.source, run_id=baseline.run_id)
+    ``deltaFromBaseline`` of the rankings. Tests are Holm-corrected across models.
+
+    A baseline that scores models another way (``scoring_basis``: other families in the
+    overall score, other weights or evaluator settings) is compared with nothing: a model's
+    difference from itself there would measure the change of configuration, not of the
+    model (``note`` says so; the gate fails on it)."""
+    out = BaselineComparison(source=baseline.source, run_id=baseline.run_id,
+                             configuration=baseline.run_id)
+    here = scoring_basis(report)
+    differ = [words for key, words in _BASIS_WORDS.items()
+              if baseline.basis is not None and baseline.basis.get(key) != here[key]]
+    if differ:
+        out.comparable = False
+        families = ""
+        if baseline.basis is not None and baseline.basis["families"] != here["families"]:
+            families = (f" ({', '.join(baseline.basis['families']) or 'none'} there, "
+                        f"{', '.join(here['families']) or 'none'} here)")
+        out.note = (f"gate.baseline {baseline.source} (configuration {baseline.run_id[:8]}) "
+                    f"scores models another way than this run "
+                    f"({report.metadata.benchmark_id[:8]}): {', '.join(differ)} differ"
+                    f"{families}, so no model was compared with it; point gate.baseline at "
+                    "a run that scores the same way, or run once without it to make one")
+        return out
     seed = report.metadata.configuration.seed
     for r in report.rankings:
         if r.model_id not in baseline.overall or not r.units:
@@ -172,5 +216,7 @@ def apply_gate(report: BenchmarkReport, settings: Settings, store: Store,
         except ReportError as exc:
             return [*messages, str(exc)]
         report.baseline = compare_to_baseline(report, baseline)
+        if not report.baseline.comparable:
+            messages.append(report.baseline.note)
         messages += _regressions(gate, report.baseline)
     return messages

@@ -59,6 +59,7 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
     meta = report.metadata
+    health = meta.health
     configuration = f"configuration {meta.benchmark_id} ({', '.join(meta.codebase.languages)})"
     if not rows and report.validity is not None:
         # The validity ladder alone (`summarybench validate`, -m validate): no model under
@@ -92,6 +93,9 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
     if report.comparisons:
         c = report.comparisons[0]
         verdict = "significant" if c.significant else "not significant"
+        if health is not None and not health.healthy:
+            # An unhealthy run's figures are kept, not read as a verdict.
+            verdict = "not a verdict: the run is unhealthy"
         p = f"p={c.p_value:.3g}, " if c.p_value is not None else ""
         out.append(f"top pair: {c.model_a} vs {c.model_b}: {difference_text(c)} "
                    f"({p}{verdict}); {record_text(c)}")
@@ -99,7 +103,9 @@ def terminal_lines(report: BenchmarkReport) -> list[str]:
     for err in report.errors:
         out.append(f"errors: {err.model_id} {err.evaluator}: {err.count} "
                    f"(e.g. {err.examples[0]})")
-    if report.baseline is not None:
+    if report.baseline is not None and not report.baseline.comparable:
+        out.append(report.baseline.note)
+    elif report.baseline is not None:
         deltas = ", ".join(f"{m} {d:+.3f}" for m, d in report.baseline.deltas.items())
         out.append(f"baseline {report.baseline.source}: {deltas or 'no shared model'}")
     return out

@@ -23,14 +23,21 @@ def units_line(report: BenchmarkReport) -> str:
     have no score."""
     cb = report.metadata.codebase
     scored = sorted({r.units for r in report.rankings if r.units})
+    # A model scored on no unit (no summary at all) is said by name, never counted away.
+    none = [r.model_id for r in report.rankings if not r.units]
     text = (f"{cb.total_code_units:,} units extracted, {cb.sampled_code_units:,} sampled "
             "for this run")
     if not scored:
         return text + ", none scored"
-    if len(scored) == 1:
+    if len(scored) == 1 and not none:
         text += f", {scored[0]:,} scored for every model"
+    elif len(scored) == 1:
+        text += f", {scored[0]:,} scored per model that scored any"
     else:
         text += f", {scored[0]:,}-{scored[-1]:,} scored per model (Units column)"
+    if none:
+        text += (f"; no unit scored for {len(none)} model{'s' if len(none) != 1 else ''} "
+                 f"({', '.join(none)})")
     unscored = cb.sampled_code_units - scored[-1]
     if unscored > 0:
         text += (f"; {unscored:,} sampled units have no score (no evaluator that ran "

@@ -28,7 +28,17 @@ class TaskModelError(InputError, ValueError):
 
 
 def task_model(settings: Settings) -> ModelConfig | None:
-    """The configured task model (None when there is none).
+    """The configured task model (None when there is none), with the family
+    ``evaluation.downstream.family`` gives it."""
+    model = _named_task_model(settings)
+    family = settings.evaluation.downstream.family
+    if model is None or not family:
+        return model
+    return model.model_copy(update={"family": family})
+
+
+def _named_task_model(settings: Settings) -> ModelConfig | None:
+    """The model ``completionModel`` names (None when there is none).
 
     ``completionModel`` may be the id or model name of a model configured in
     ``models.judge`` or ``models.test`` (its endpoint, limits and prices apply),
@@ -75,4 +85,44 @@ def same_family_as_all(task: ModelConfig, models: Sequence[ModelConfig]) -> str 
     return (f"task model {task.id} is of the same family ({family_of(task)}) as every model "
             f"under test ({', '.join(m.id for m in models)}), whose summaries it would read: "
             "set one of another family with `summarybench config --task-model "
-            "PROVIDER/MODEL`")
+            "PROVIDER/MODEL`, or give it a family of its own with `summarybench config "
+            "--task-family NAME`")
+
+
+def same_family_models(task: ModelConfig, models: Sequence[ModelConfig]) -> list[ModelConfig]:
+    """The models under test that share a family with ``task``: it performs no task on
+    their summaries."""
+    return [m for m in models if same_family(task, m)]
+
+
+def same_family_as_some(task: ModelConfig, models: Sequence[ModelConfig]) -> str | None:
+    """Why the downstream items of some (not all) models under test are skipped: they share
+    the task model's family; None when none does, or all do (``same_family_as_all``). The
+    text names the models and the commands that fix it."""
+    shared = same_family_models(task, models)
+    if not shared or len(shared) == len(models):
+        return None
+    return (f"task model {task.id} is of the same family ({family_of(task)}) as "
+            f"{', '.join(m.id for m in shared)}, whose summaries it would read, so their "
+            "downstream items are skipped: give them another family (`summarybench set-model "
+            f"{shared[0].id} --family NAME`), give the task model one (`summarybench config "
+            "--task-family NAME`), or set a task model of another family (`summarybench "
+            "config --task-model PROVIDER/MODEL`)")
+
+
+def task_warnings(settings: Settings) -> list[str]:
+    """What to warn about before a run: a task model that shares a family with a model under
+    test performs no task on its summaries (with every one, downstream is skipped; with
+    some, their downstream items are), or a ``completionModel`` that names no usable model."""
+    try:
+        worker = task_model(settings)
+    except TaskModelError as exc:
+        return [str(exc)]
+    if worker is None or not settings.evaluation.downstream.enabled:
+        return []
+    models = settings.test_models()
+    every = same_family_as_all(worker, models)
+    if every is not None:
+        return [f"{every}; downstream will be skipped"]
+    some = same_family_as_some(worker, models)
+    return [] if some is None else [some]

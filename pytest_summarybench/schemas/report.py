@@ -355,6 +355,13 @@ class BaselineComparison(SBModel):
     source: str
     """The baseline's results.json path or run id."""
     run_id: str = ""
+    configuration: str = ""
+    """The baseline's configuration id (its ``benchmarkId``)."""
+    comparable: bool = True
+    """False when the baseline scores models another way (other families in the overall
+    score, weights or evaluator settings): there are no deltas and no tests, and ``note``
+    says why (the gate fails)."""
+    note: str = ""
     deltas: dict[str, float] = Field(default_factory=dict)
     """Model -> overall score minus the baseline's."""
     tests: list[SignificanceTest] = Field(default_factory=list)

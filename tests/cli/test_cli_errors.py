@@ -54,7 +54,6 @@ def test_init_refuses_to_overwrite(project: Path, capsys) -> None:
     (["add-judge", "gpt-4o"], "is not PROVIDER/MODEL"),
     (["config", "--eval", "judge,vibes"], "--eval 'judge,vibes': expected"),
     (["config", "--sample-size", "0"], "--sample-size 0: expected a positive integer"),
-    (["config"], "nothing to change"),
     (["evaluate", "--only", "judge", "--", "-m", "retrieval"],
      "--only and a -m after -- both select by family"),
     (["generate", "--parallel", "0"], "--parallel 0: expected a positive integer"),

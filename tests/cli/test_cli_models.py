@@ -384,6 +384,57 @@ def test_a_task_model_of_the_tested_models_family_is_flagged_and_skips_the_famil
     assert _warnings(capsys) == []
 
 
+def test_a_task_model_of_some_tested_models_family_is_flagged_with_its_fixes(
+        project: Path, capsys, refusing_port: int) -> None:
+    """The new user's pass on rich: a task model of the openai family beside one openai
+    model under test and a built-in one drew no warning from `config` (only a task model
+    of every tested model's family did), nor from `doctor`; that model's downstream items
+    were then skipped without a word."""
+    url = f"http://127.0.0.1:{refusing_port}/v1"
+    assert main(["add-model", "openai/good-coder", "--api-endpoint", url]) == 0
+    assert main(["add-model", "builtin/docstring"]) == 0
+    capsys.readouterr()
+    assert main(["config", "--task-model", "openai/task-model", "--task-endpoint", url]) == 0
+    [warning] = _warnings(capsys)
+    assert ("task model openai/task-model is of the same family (openai) as "
+            "openai/good-coder, whose summaries it would read") in warning
+    for fix in ("summarybench set-model openai/good-coder --family NAME",
+                "summarybench config --task-family NAME",
+                "summarybench config --task-model PROVIDER/MODEL"):
+        assert fix in warning
+    main(["doctor"])
+    assert any("same family (openai) as openai/good-coder" in w for w in _warnings(capsys))
+    # The fix it names works: the task model gets a family of its own.
+    assert main(["config", "--task-family", "acme"]) == 0
+    assert _warnings(capsys) == []
+    settings = load_settings(project / "summarybench.yaml", families=BUILTIN_FAMILIES)
+    assert settings.evaluation.downstream.family == "acme"
+    assert main(["config", "--task-family", "none"]) == 0
+    assert len(_warnings(capsys)) == 1
+    # So does the other: the model under test gets one.
+    assert main(["set-model", "openai/good-coder", "--family", "goodfam"]) == 0
+    assert _warnings(capsys) == []
+
+
+def test_config_without_a_flag_checks_the_whole_file(project: Path, capsys) -> None:
+    """The new user's pass on rich: `summarybench config` with no flag exited 2 "nothing to
+    change", though docs/cli.md says `config` checks the whole file."""
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert "summarybench.yaml: valid, nothing to warn about" in out
+    assert main(["add-model", "openai/good-coder"]) == 0
+    assert main(["config", "--task-model", "openai/task-model"]) == 0
+    capsys.readouterr()
+    assert main(["config"]) == 1
+    found = _warnings(capsys)
+    assert any("task model openai/task-model is of the same family (openai)" in w
+               for w in found), found
+    (project / "summarybench.yaml").write_text(
+        (project / "summarybench.yaml").read_text() + "sampelSize: 3\n")
+    assert main(["config"]) == 2
+    assert "sampelSize" in capsys.readouterr().err
+
+
 def test_every_echo_writes_control_characters_as_escapes(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``add-model $'openai/ev\\e]0;X\\ail\\e[31m-good'`` printed the name raw: the

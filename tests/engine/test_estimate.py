@@ -13,6 +13,7 @@ from pytest_summarybench.engine.estimate import (
     estimate_generation,
     estimate_plan,
     format_estimate,
+    generation_reasons,
 )
 from pytest_summarybench.engine.plan import plan_calls
 from pytest_summarybench.engine.prepare import prepare_run
@@ -91,3 +92,36 @@ def test_built_in_models_cost_no_call(make_run) -> None:
     assert [(r.model_id, r.calls, r.cost) for r in rows] == [
         ("builtin/docstring", 0, 0.0), ("builtin/identifiers", 0, 0.0)]
     assert format_estimate(rows)[-1].split()[:2] == ["total", "0"]
+
+
+def test_summaries_of_units_outside_the_sample_are_counted_per_reason(make_run, server
+                                                                       ) -> None:
+    """The new user's pass on rich: each model made 105 summary calls for a sample of 50,
+    and nothing said the other 55 were the candidates downstream tasks show. The dry run
+    now says how many summaries each model is asked for, and why, and the run makes
+    exactly that many."""
+    ctx = make_run(test=[served(server, "alpha")], **{"evaluation.sampling": "random",
+                                                       "evaluation.sampleSize": 1})
+    sampled = {u.id for u in ctx.units}
+    outside = sorted(u.id for u in ctx.all_units if u.id not in sampled)
+    assert len(sampled) == 1 and len(outside) == 2
+
+    class Shows(Toy):
+        """Reads, beside its unit's summary, those of the units the sample does not hold
+        (as a downstream task shows its candidates)."""
+
+        def summaries(self, item, ctx):  # type: ignore[no-untyped-def]
+            return [(item.unit_id, item.model_id), *((u, item.model_id) for u in outside)]
+
+    toy = Shows(Log())
+    items = toy.items(ctx)
+    plan = plan_calls(ctx, {toy.name: toy}, items)
+    assert generation_reasons(plan) == [
+        "summaries per model (local/alpha): 3 = 1 of sampled units + 2 of units outside the "
+        "sample that toy/echo shows (docs/evaluators.md#summaries-outside-the-sample)"]
+    assert _rows(estimate_plan(plan))[("generation", "local/alpha")].calls == 3
+    prepare_run(ctx, {toy.name: toy}, items, warm_up=WarmUp(), say=lambda *a, **k: None)
+    assert Counter(server.respond.phases)["generation"] == 3
+    # Only sampled units: nothing to explain.
+    plain = Toy(Log())
+    assert generation_reasons(plan_calls(ctx, {plain.name: plain}, plain.items(ctx))) == []

@@ -91,6 +91,20 @@ def _project(pytester: pytest.Pytester, *, models: str, judge: str,
     return out
 
 
+def _good_coder_and(pytester: pytest.Pytester, url: str, other: str, *, task: str) -> Path:
+    """A project of openai/good-coder and ``other`` (a YAML entry) at ``url``, a judge of
+    its own family and the function-selection task done by ``task``."""
+    return _project(
+        pytester,
+        models=f"""
+            - {{provider: openai, model: good-coder, apiEndpoint: "{url}"}}
+            - {other}
+            """,
+        judge=f'- {{provider: local, model: judge-7b, family: gamma, apiEndpoint: "{url}"}}',
+        downstream=f"downstream: {{enabled: true, tasks: [function_selection], "
+                   f"completionModel: {task}, apiEndpoint: \"{url}\"}}")
+
+
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider",
                                          "-p", "no:randomly", "--sb-output", "out", *args)
@@ -133,15 +147,8 @@ def test_a_misspelt_model_makes_the_run_unhealthy_and_is_never_sent_to_a_task(
     provider = Provider()
     server = fake_server(respond=provider)
     url = server.base_url
-    out = _project(
-        pytester,
-        models=f"""
-            - {{provider: openai, model: good-coder, apiEndpoint: "{url}"}}
-            - {{provider: openai, model: lazy-codr, apiEndpoint: "{url}"}}
-            """,
-        judge=f'- {{provider: local, model: judge-7b, family: gamma, apiEndpoint: "{url}"}}',
-        downstream=f"downstream: {{enabled: true, tasks: [function_selection], "
-                   f"completionModel: local/task-7b, apiEndpoint: \"{url}\"}}")
+    out = _good_coder_and(pytester, url, '{provider: openai, model: lazy-codr, '
+                                         f'apiEndpoint: "{url}"}}', task="local/task-7b")
     result = _run(pytester)
     data = _assert_unhealthy(result, out, "openai/lazy-codr produced no summary")
     assert "404" in data["metadata"]["health"]["problems"][0]
@@ -185,3 +192,31 @@ def test_a_healthy_run_says_so_and_replaces_the_reports(
     assert data["metadata"]["health"]["healthy"] is True
     assert data["metadata"]["health"]["problems"] == []
     assert data["metadata"]["run"]["complete"] is True
+
+
+def test_a_task_model_of_some_tested_models_family_makes_the_run_unhealthy(
+        pytester: pytest.Pytester, fake_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new user's pass on ``rich``: a task model of the openai family, like one of the
+    two models under test, skips that model's downstream items (the family rule), so
+    downstream drops out of its overall score; the run said only "scored for only some
+    models" and stayed healthy with a winner."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-run-health")
+    provider = Provider()
+    server = fake_server(respond=provider)
+    url = server.base_url
+    out = _good_coder_and(pytester, url, "{provider: builtin, model: docstring}",
+                          task="openai/task-7b")
+    # The dry run, before anything is spent, says what the counted calls leave out.
+    dry = _run(pytester, "--sb-dry-run")
+    assert ("warning: task model openai/task-7b is of the same family (openai) as "
+            "openai/good-coder") in dry.stdout.str(), dry.stdout.str()
+    result = _run(pytester)
+    data = _assert_unhealthy(result, out, "downstream scored none of the items of "
+                                          "openai/good-coder")
+    problem = data["metadata"]["health"]["problems"][0]
+    assert "task model openai/task-7b is of the same family (openai)" in problem
+    assert "summarybench set-model openai/good-coder --family NAME" in problem
+    assert "--task-family NAME" in problem
+    # The skipped line of the report says why, not only that some models lack the family.
+    skipped = data["metadata"]["familiesSkipped"]["downstream in overall"]
+    assert "not for openai/good-coder" in skipped and "same family (openai)" in skipped

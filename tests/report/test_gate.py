@@ -64,6 +64,48 @@ def test_regression_against_a_results_json(tmp_path: Path) -> None:
                       Store(tmp_path / "s.sqlite")) == []
 
 
+def test_a_baseline_that_scores_models_another_way_is_not_compared_and_fails_the_gate(
+        tmp_path: Path) -> None:
+    """The new user's pass on rich: the baseline's overall scores left downstream out (it
+    scored only some models), the gated run's had it in (the models' families were fixed),
+    and maxRegression was applied to the deltas across them without a word."""
+    from pytest_summarybench.report.terminal import terminal_lines
+
+    data = json.loads(report_json(make_report()))
+    data["metadata"]["benchmarkId"] = "e20b2359aaaa"        # another configuration
+    family = data["metadata"]["familiesRun"][-1]
+    data["metadata"]["familiesSkipped"][f"{family} in overall"] = "scored for only some models"
+    for r in data["rankings"]:
+        r["overallScore"] += 0.3                           # which would read as a drop
+    (tmp_path / "other.json").write_text(json.dumps(data))
+    current = make_report()
+    messages = apply_gate(current, _settings(tmp_path, baseline="other.json",
+                                             maxRegression=0.05), Store(tmp_path / "s.sqlite"))
+    assert len(messages) == 1
+    here = current.metadata.benchmark_id[:8]
+    assert messages[0].startswith(
+        f"gate.baseline other.json (configuration e20b2359) scores models another way than "
+        f"this run ({here}): the families in the overall score differ ("), messages
+    assert messages[0].endswith(
+        f", {family} here), so no model was compared with it; point gate.baseline at a run "
+        "that scores the same way, or run once without it to make one")
+    assert current.baseline is not None and current.baseline.comparable is False
+    assert current.baseline.deltas == {} and current.baseline.tests == []
+    assert all(r.delta_from_baseline is None for r in current.rankings)
+    lines = terminal_lines(current)
+    assert messages[0] in lines
+    assert not any(line.startswith("baseline other.json:") for line in lines)
+    # Another configuration that scores the same way (another seed, sample or code) is
+    # compared, on the units both runs scored.
+    del data["metadata"]["familiesSkipped"][f"{family} in overall"]
+    (tmp_path / "seed.json").write_text(json.dumps(data))
+    again = make_report()
+    messages = apply_gate(again, _settings(tmp_path, baseline="seed.json",
+                                           maxRegression=0.05), Store(tmp_path / "s.sqlite"))
+    assert again.baseline is not None and again.baseline.comparable
+    assert again.baseline.deltas and not any("another way" in m for m in messages)
+
+
 @pytest.mark.parametrize(("baseline", "message"), [
     ("missing.json", "gate.baseline 'missing.json': no such file"),
     ("run-that-is-not-there", "gate.baseline 'run-that-is-not-there' is neither a "

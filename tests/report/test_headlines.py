@@ -200,3 +200,32 @@ def test_no_best_model_when_the_ranking_and_the_per_unit_test_disagree() -> None
                                "unit (mean per-unit difference -0.123, p = 0.0066")
     agreeing = test.model_copy(update={"mean_difference": 0.05})
     assert _best_overall(best, [other], [agreeing]).kind == "best_overall"
+
+
+def test_an_unhealthy_run_prints_no_verdict_and_counts_its_unscored_models() -> None:
+    """The new user's pass on rich: under `UNHEALTHY RUN` the terminal still printed
+    `top pair: ... (p=3.59e-19, significant)` and "50 scored for every model" while the
+    ranking showed openai/lazy-codr with 0 units."""
+    from pytest_summarybench.report.terminal import terminal_lines
+    from pytest_summarybench.schemas.report import RunHealth
+    from tests.report.synthetic_report import make_report
+
+    report = make_report()
+    lazy = report.rankings[-1]
+    lazy.units = 0
+    units = {r.units for r in report.rankings if r.units}
+    assert len(units) == 1
+    report.metadata.health = RunHealth(
+        healthy=False, problems=[f"{lazy.model_id} produced no summary: HTTP 404"],
+        min_summary_share=0.9, min_family_share=0.5)
+    lines = terminal_lines(report)
+    assert lines[0].endswith(f"{units.pop():,} scored per model that scored any; no unit "
+                             f"scored for 1 model ({lazy.model_id})"), lines[0]
+    assert not any("scored for every model" in line for line in lines)
+    top = next(line for line in lines if line.startswith("top pair:"))
+    assert "not a verdict: the run is unhealthy" in top
+    assert "significant" not in top
+    # A healthy run keeps its verdict.
+    report.metadata.health = None
+    top = next(line for line in terminal_lines(make_report()) if line.startswith("top pair:"))
+    assert "significant" in top and "not a verdict" not in top

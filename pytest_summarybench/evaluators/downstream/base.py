@@ -18,7 +18,12 @@ import pytest
 
 from ...core.errors import InputError
 from ...llm.families import family_of, same_family
-from ...roles.task import NO_TASK_MODEL, same_family_as_all
+from ...roles.task import (
+    NO_TASK_MODEL,
+    same_family_as_all,
+    same_family_as_some,
+    same_family_models,
+)
 from ..base import Answers, EvaluationError, Evaluator, MatrixItem
 from .prompts import PROMPT_VERSION
 from .tasks import Loaded, TaskFileError, TaskType
@@ -66,6 +71,16 @@ class DownstreamEvaluator(Evaluator, ABC):
                     f"(evaluation.downstream.tasksFile; see fixtures/tasks/README.md)")
         return None
 
+    def models_left_out(self, ctx: RunContext) -> dict[str, str]:
+        """The models under test of the task model's family (when not all are: then the
+        family is skipped), whose items ``evaluate`` skips."""
+        worker = self.task_model(ctx) if self.requested(ctx) else None
+        if worker is None:
+            return {}
+        models = ctx.settings.test_models()
+        why = same_family_as_some(worker, models)
+        return {} if why is None else {m.id: why for m in same_family_models(worker, models)}
+
     def items(self, ctx: RunContext) -> list[MatrixItem]:
         out = []
         for task_id, loaded in sorted(self.tasks(ctx).items()):
@@ -98,8 +113,8 @@ class DownstreamEvaluator(Evaluator, ABC):
         """The summaries the task shows, by the item's model (the sample may leave some of
         those units out: the controller has them written too)."""
         loaded = self.tasks(ctx).get(item.variant)
-        if loaded is None:
-            return []
+        if loaded is None or item.model_id in self.models_left_out(ctx):
+            return []       # no task is shown a summary of this model: none is written for it
         return [(uid, item.model_id) for uid in self.shown_units(loaded)]
 
     def requests(self, item: MatrixItem, ctx: RunContext,

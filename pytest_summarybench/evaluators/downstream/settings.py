@@ -39,6 +39,10 @@ class DownstreamSettings(FamilySection):
     a bare model name of a known family (``claude-3-5-sonnet-20241022``)."""
     api_endpoint: str | None = None
     """Base URL for a ``PROVIDER/MODEL`` task model (e.g. provider ``local``)."""
+    family: str | None = None
+    """The task model's family for the family rule (no task about a summary by a model of
+    its own family), when the one read from its name or provider is wrong; it overrides the
+    ``family:`` of a configured model named as the task model."""
     max_tokens: int = Field(default=1024, ge=64)
     """Output token limit of task-model calls (room for a whole function)."""
     tasks_file: str | None = None
@@ -53,5 +57,7 @@ class DownstreamSettings(FamilySection):
     the fields of ``sandbox.ConfiguredLimits``, in camelCase."""
 
     def configuration(self, settings: Settings) -> dict[str, Any]:
+        # The family only when set, so that configurations without it keep their id.
         return {"enabled": self.enabled, "tasks": list(self.tasks),
-                "completionModel": self.completion_model}
+                "completionModel": self.completion_model,
+                **({"family": self.family} if self.family else {})}

@@ -203,6 +203,26 @@ def test_a_model_of_the_task_models_family_is_skipped(fake_server: Callable[...,
     assert reason is not None and "as every model under test (openai/gpt-4o)" in reason
 
 
+def test_a_model_of_the_task_models_family_beside_others_has_no_summary_written_for_it(
+        fake_server: Callable[..., Any], make_ctx: Callable[..., RunContext]) -> None:
+    """The new user's pass on rich: the downstream items of the openai models were skipped,
+    yet their tasks' candidates were summarized for them all the same (105 summaries each
+    for a sample of 50). A model whose items are skipped is named with the reason and
+    asks for no summary."""
+    server = fake_server(respond=ScriptedTaskModel())
+    ctx = make_ctx(server, models=[{"provider": "openai", "model": "gpt-4o",
+                                    "apiEndpoint": server.base_url},
+                                   {"provider": "builtin", "model": "docstring"}],
+                   **{"evaluation.downstream.completionModel": "openai/gpt-4o-mini"})
+    evaluator = FunctionSelectionEvaluator()
+    assert evaluator.skip_reason(ctx) is None
+    [left_out] = evaluator.models_left_out(ctx)
+    assert left_out == "openai/gpt-4o"
+    items = {i.model_id: i for i in evaluator.items(ctx) if i.variant == "fs-vat-rate-lookup"}
+    assert evaluator.summaries(items["openai/gpt-4o"], ctx) == []
+    assert evaluator.summaries(items["builtin/docstring"], ctx)
+
+
 def test_answers_naming_no_candidate_score_zero_with_the_reason(
         fake_server: Callable[..., Any], make_ctx: Callable[..., RunContext]) -> None:
     server = fake_server(respond=lambda body: '{"predicted_file": "src/unknown.rs"}')
