@@ -80,7 +80,7 @@ def same_family_as_all(task: ModelConfig, models: Sequence[ModelConfig]) -> str 
     """Why ``task`` can perform no task: it shares a family with every model under test,
     whose summaries it would read (a task is never done by a model of the summarizer's own
     family); None when some model under test is of another family."""
-    if not models or not all(same_family(task, m) for m in models):
+    if not models or len(same_family_models(task, models)) < len(models):
         return None
     return (f"task model {task.id} is of the same family ({family_of(task)}) as every model "
             f"under test ({', '.join(m.id for m in models)}), whose summaries it would read: "
