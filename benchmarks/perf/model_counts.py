@@ -7,8 +7,10 @@ file named by ``SB_MODEL_COUNTS`` (rewritten after every batch too, so a run sto
 leaves its counts so far):
 
 - ``texts``: texts embedded (cache misses; a cached text costs nothing);
-- ``windows``: windows of at most 256 word pieces run through the model;
+- ``windows``: their windows of at most 256 word pieces run through the model;
 - ``pieces``: word pieces in those windows (``[CLS]`` and ``[SEP]`` included, no padding);
+- ``static_pieces``: word pieces distilled into static vectors (``embeddings/static.py``:
+  each new piece once, alone, as a window of 3), counted apart since they are cheap;
 - ``model_wall_s``: wall seconds inside ``embed_batch`` (the CPU is in the scripts' figures
   of the whole process: onnxruntime computes in threads of its own, and the warm-up
   embeds while the main thread works, so no clock isolates the model's CPU).
@@ -29,8 +31,9 @@ from typing import Any
 
 import pytest
 
-_COUNTS = {"texts": 0, "windows": 0, "pieces": 0, "model_wall_s": 0.0}
+_COUNTS = {"texts": 0, "windows": 0, "pieces": 0, "static_pieces": 0, "model_wall_s": 0.0}
 _LOCK = threading.Lock()
+_IN_TEXTS = threading.local()
 
 
 def _wrap() -> None:
@@ -42,9 +45,11 @@ def _wrap() -> None:
     @functools.wraps(embed_batch)
     def counted_embed(self: Any, texts: list[str]) -> Any:
         wall = time.monotonic()
+        _IN_TEXTS.on = True
         try:
             return embed_batch(self, texts)
         finally:
+            _IN_TEXTS.on = False
             with _LOCK:
                 _COUNTS["texts"] += len(texts)
                 _COUNTS["model_wall_s"] += time.monotonic() - wall
@@ -53,8 +58,11 @@ def _wrap() -> None:
     @functools.wraps(run_windows)
     def counted_run(self: Any, windows: list[list[int]]) -> Any:
         with _LOCK:
-            _COUNTS["windows"] += len(windows)
-            _COUNTS["pieces"] += sum(len(w) for w in windows)
+            if getattr(_IN_TEXTS, "on", False):
+                _COUNTS["windows"] += len(windows)
+                _COUNTS["pieces"] += sum(len(w) for w in windows)
+            else:
+                _COUNTS["static_pieces"] += len(windows)
         return run_windows(self, windows)
 
     MiniLMBackend.embed_batch = counted_embed  # type: ignore[method-assign]
@@ -96,5 +104,5 @@ def line(counts: dict[str, Any]) -> str:
     if not counts:
         return "model: no counts"
     return (f"model: {counts['texts']:,} texts, {counts['windows']:,} windows, "
-            f"{counts['pieces']:,} word pieces, {counts.get('model_wall_s', 0):.1f} s wall "
-            f"in it")
+            f"{counts['pieces']:,} word pieces ({counts.get('static_pieces', 0):,} pieces "
+            f"distilled), {counts.get('model_wall_s', 0):.1f} s wall in it")
