@@ -34,6 +34,7 @@ compares them with the former batching bit for bit.
 
 from __future__ import annotations
 
+import copy
 import functools
 import threading
 from pathlib import Path
@@ -138,6 +139,15 @@ class MiniLMBackend:
         session = ort.InferenceSession(str(path), sess_options=options,
                                        providers=["CPUExecutionProvider"])
         return tokenizer, session
+
+    def with_windows(self, max_windows: int) -> MiniLMBackend:
+        """This model embedding at most ``max_windows`` windows of each text (a cache key
+        of its own), sharing this one's loaded session: a second session would be some
+        200 MB more for the same weights."""
+        self.load()
+        other = copy.copy(self)
+        other.max_windows = max_windows
+        return other
 
     # -- embedding ----------------------------------------------------------------------
     @property
