@@ -160,6 +160,18 @@ def test_the_first_ctrl_c_stops_the_calls_and_a_rerun_reuses_the_answers(
         dict.fromkeys(answered, 1)
 
 
+def _interrupt(proc: subprocess.Popen[bytes]) -> float:
+    """Ctrl-C to the session's process group; the seconds until it ended (or until
+    ``EXIT_WITHIN_S``, if it did not)."""
+    os.killpg(proc.pid, signal.SIGINT)
+    interrupted = time.monotonic()
+    try:
+        proc.wait(timeout=EXIT_WITHIN_S)
+    except subprocess.TimeoutExpired:
+        pass
+    return time.monotonic() - interrupted
+
+
 @contextlib.contextmanager
 def _held_by_a_slow_answer(pytester: pytest.Pytester, fault: str,
                            config_text: str) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
@@ -196,13 +208,7 @@ def test_the_first_ctrl_c_stops_a_session_held_by_a_slow_answer(
     _project(pytester, "http://127.0.0.1:9/v1")
     config = (pytester.path / "summarybench.yaml").read_text()
     with _held_by_a_slow_answer(pytester, fault, config) as (proc, log):
-        os.killpg(proc.pid, signal.SIGINT)
-        interrupted = time.monotonic()
-        try:
-            proc.wait(timeout=EXIT_WITHIN_S)
-        except subprocess.TimeoutExpired:
-            pass
-        took = time.monotonic() - interrupted
+        took = _interrupt(proc)
     output = log.read_text()
     assert took < EXIT_WITHIN_S, f"still running {took:.1f} s after Ctrl-C\n{output}"
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
@@ -285,13 +291,7 @@ def test_a_ctrl_c_during_embedding_exits_as_interrupted_not_by_abort(
                                          for m in done.finditer(log.read_text()))
                              or proc.poll() is not None, 300), log.read_text()
             assert proc.poll() is None, log.read_text()
-            os.killpg(proc.pid, signal.SIGINT)
-            interrupted = time.monotonic()
-            try:
-                proc.wait(timeout=EXIT_WITHIN_S)
-            except subprocess.TimeoutExpired:
-                pass
-            took = time.monotonic() - interrupted
+            took = _interrupt(proc)
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
