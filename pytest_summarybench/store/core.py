@@ -143,8 +143,9 @@ class Store(Database):
         if not units:
             return
         with self.transaction() as conn:
+            # One unit's JSON at a time (a generator), not the batch's twice over.
             conn.executemany("INSERT OR REPLACE INTO units VALUES (?, ?)",
-                             [(u.id, u.model_dump_json(by_alias=True)) for u in units])
+                             ((u.id, u.model_dump_json(by_alias=True)) for u in units))
             conn.executemany("INSERT OR REPLACE INTO run_units VALUES (?, ?, ?, 0)",
                              [(run_id, start + i, u.id) for i, u in enumerate(units)])
 
