@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import math
 import random
 import re
 import socket
@@ -77,8 +78,12 @@ class RetryPolicy:
     """Backoff before the second attempt; doubles each time."""
     max_delay_s: float = 60.0
     """Upper bound of a computed backoff."""
-    max_retry_after_s: float = 300.0
-    """A Retry-After longer than this gives up instead of blocking the run."""
+    max_retry_after_s: float = 60.0
+    """The longest wait a provider may ask for (``Retry-After``, ``retry-after-ms``, an
+    HTTP date): a longer one ends the call at once, naming what was asked
+    (``wait_refused``), and pauses nobody; a per-minute limit never needs more, and a
+    provider asking for 999,999,999 s (or a date in 9999) held other calls of its model
+    for minutes without a line."""
 
 
 DEFAULT_POLICY = RetryPolicy()
@@ -123,21 +128,37 @@ def retry_after_seconds(headers: Any) -> float | None:
     try:
         ms = headers.get("retry-after-ms")
         if ms is not None:
-            return max(0.0, float(ms) / 1000.0)
+            return _seconds(float(ms) / 1000.0)
         value = headers.get("retry-after")
-    except (AttributeError, TypeError, ValueError):
+    except (AttributeError, TypeError, ValueError, OverflowError):
         return None
     if value is None:
         return None
     try:
-        return max(0.0, float(value))
-    except ValueError:
+        return _seconds(float(value))
+    except (ValueError, OverflowError):
         pass
     try:
         when = parsedate_to_datetime(str(value))
-    except (TypeError, ValueError):
+        return _seconds(when.timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
-    return max(0.0, when.timestamp() - time.time())
+
+
+def _seconds(value: float) -> float | None:
+    """A wait in seconds, never negative; None for NaN (no wait was said)."""
+    return None if math.isnan(value) else max(0.0, value)
+
+
+def wait_refused(policy: RetryPolicy, failure: Failure) -> str | None:
+    """Why the call does not wait as ``failure`` asked, when the provider asked for a
+    wait longer than ``policy.max_retry_after_s``."""
+    asked = failure.retry_after_s
+    if asked is None or asked <= policy.max_retry_after_s:
+        return None
+    said = f"{asked:,.0f} s" if math.isfinite(asked) else "for ever"
+    return (f"the provider asks to wait {said} (Retry-After), more than the "
+            f"{policy.max_retry_after_s:g} s a call waits")
 
 
 #: Library wording in exception texts that says nothing about the failure: litellm's

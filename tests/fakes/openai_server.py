@@ -120,7 +120,8 @@ class FakeOpenAIServer:
 
     def __init__(self, *, respond: Responder | None = None, latency_s: float = 0.0,
                  rate_limit_per_s: float | None = None, faults: FaultScript | None = None,
-                 fault_retry_after_s: float = 1.0, max_lifetime_s: float = 3600.0,
+                 fault_retry_after_s: float = 1.0, fault_retry_after: str | None = None,
+                 max_lifetime_s: float = 3600.0,
                  retry_after_ms: bool = True, limit_per_model: bool = False,
                  port: int = 0) -> None:
         self.respond: Responder = respond or default_respond
@@ -132,6 +133,9 @@ class FakeOpenAIServer:
         self.faults = faults
         self.fault_retry_after_s = fault_retry_after_s
         """The Retry-After of an injected ``"429"``."""
+        self.fault_retry_after = fault_retry_after
+        """The exact ``Retry-After`` of an injected ``"429"`` instead (a provider's own:
+        ``"999999999"``, an HTTP date in 9999, ``"nan"``), without ``retry-after-ms``."""
         self.retry_after_ms = retry_after_ms
         """Send ``retry-after-ms`` with a 429, besides ``Retry-After`` in whole seconds."""
         self.max_lifetime_s = max_lifetime_s
@@ -308,6 +312,8 @@ class _Handler(BaseHTTPRequestHandler):
             headers = {"Retry-After": str(math.ceil(retry_in))}
             if fake.retry_after_ms:
                 headers["retry-after-ms"] = str(int(retry_in * 1000))
+            if fault == "429" and fake.fault_retry_after is not None:
+                headers = {"Retry-After": fake.fault_retry_after}
             self._send_json(429, {"error": {"message": "rate limit exceeded",
                                             "type": "rate_limit_error"}}, headers)
             return
