@@ -12,7 +12,8 @@ and 404) fails at once and is marked ``dead_endpoint``, which ``llm/breaker.py``
 anything else (a bad request) fails at once too: retrying cannot help. An answer we
 refuse to keep (a body that is not UTF-8, text that is not valid Unicode or is far longer
 than ``max_tokens`` allows, a body over the transport's limit: ``llm/transport.py``) or
-cannot read (not JSON, JSON of the wrong types: litellm calls it an HTTP 500 of its own)
+cannot read (not JSON, JSON of the wrong types or with a number of thousands of digits:
+litellm calls it an HTTP 500 of its own)
 is retried once: a provider that sends it twice will keep sending it, and each attempt is
 paid.
 
@@ -216,7 +217,11 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 #: What litellm raised from when it could not read a 2xx answer: a body that is not JSON,
 #: JSON nested too deep for ``json``, or JSON whose types are wrong (``choices`` an object,
 #: ``content`` a list).
-_UNREADABLE = ("JSONDecodeError", "RecursionError", "ValidationError", "APIError")
+_UNREADABLE = ("JSONDecodeError", "RecursionError", "ValidationError", "APIError",
+               "ValueError")
+#: Python's words for a JSON number too long to read (``sys.set_int_max_str_digits``).
+_LONG_NUMBER = re.compile(r"Exceeds the limit \((\d+) digits\) for integer string "
+                          r"conversion(?:: value has (\d+) digits)?")
 #: litellm's words when a 2xx answer's JSON is not a chat completion at all (a list, a
 #: string, ``null``, ``message: null``), raised from its own code or an AttributeError.
 _UNREADABLE_TEXT = ("Empty or invalid response from LLM endpoint", "Invalid response object")
@@ -248,6 +253,12 @@ def _unreadable_reason(exc: BaseException) -> str:
     or, where it pasted a traceback into them, what its reading raised at the root
     (pydantic's first complaint: the field, what it should be, the type it got)."""
     text = str(exc)[:_MAX_EXCEPTION_CHARS]
+    long_number = _LONG_NUMBER.search(text)
+    if long_number:
+        digits = (f"{int(long_number.group(2)):,} digits" if long_number.group(2)
+                  else "too many digits")
+        return (f"the answer (HTTP 200) is not JSON we read: a number in it has {digits}, "
+                f"more than the {int(long_number.group(1)):,} allowed")
     if _TRACEBACK not in text:
         return _message(exc, text)
     root = list(_chain(exc))[-1]
