@@ -280,8 +280,10 @@ def _unreadable_reason(exc: BaseException) -> str:
 def _request_origin(exc: BaseException) -> str | None:
     """``scheme://host[:port]`` of the request that failed, from the httpx or openai
     exceptions in the chain (litellm's own carry a placeholder request). The path and
-    query are left out: some providers put the key in the query."""
-    for link in _chain(exc):
+    query are left out: some providers put the key in the query. The innermost one: after
+    a redirect, the openai exception holds the first request and httpx's the one that
+    failed."""
+    for link in reversed(list(_chain(exc))):
         if type(link).__module__.split(".")[0] not in ("httpx", "openai"):
             continue
         try:
@@ -303,10 +305,28 @@ def _host(where: str) -> str:
         return where
 
 
+def _redirected(exc: BaseException, where: str) -> str:
+    """``where``, or where a redirect from it led when the request that failed went
+    elsewhere (a 302 to a closed port is refused there, not at the endpoint)."""
+    origin = _request_origin(exc)
+    try:
+        parts = urlsplit(where)
+    except ValueError:
+        return where
+    if origin is None or not parts.scheme or origin == f"{parts.scheme}://{parts.netloc}":
+        return where
+    return f"{origin} (redirected from {where})"
+
+
 def _transport_failure(exc: BaseException, where: str) -> Failure | None:
     """What the socket said, when a connection could not be made or was lost."""
+    where = _redirected(exc, where)
     for link in _chain(exc):
         name = type(link).__name__
+        if name == "TooManyRedirects":  # httpx's and aiohttp's
+            return Failure(redact(f"redirect loop: {where} redirects again and again "
+                                  "(check the endpoint's URL)"), False,
+                           dead_endpoint=True)
         if isinstance(link, socket.gaierror) or name == "ClientConnectorDNSError":
             return Failure(redact(f"name resolution failed for host {_host(where)} "
                                   f"({getattr(link, 'strerror', None) or _message(link)})"),

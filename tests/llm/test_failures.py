@@ -261,3 +261,31 @@ def test_a_wait_over_the_cap_ends_the_call_and_holds_no_other_call(
                                  "asks to wait "), reason
         assert "(Retry-After), more than the 60 s a call waits (gave up after 1 attempts " \
             in reason, reason
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_redirect_loop_fails_at_once_naming_it(
+        key: str, fake_server: Any, mode: str, retried: list[float]) -> None:
+    """An endpoint that redirects to itself: before, litellm's "HTTP 500: Connection
+    error." retried six times (93 s a call in a hostile pass)."""
+    server: FakeOpenAIServer = fake_server(faults=lambda n, body: "redirect")
+    model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
+    with pytest.raises(ModelCallError) as info:
+        call(model, mode, RetryPolicy())
+    assert retried == []
+    assert info.value.reason == (f"redirect loop: {server.base_url} redirects again and "
+                                 "again (check the endpoint's URL)")
+    assert not info.value.retryable
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_redirect_to_a_closed_port_names_where_it_led(
+        key: str, fake_server: Any, refusing_port: int, mode: str) -> None:
+    server: FakeOpenAIServer = fake_server(
+        faults=lambda n, body: "redirect",
+        redirect_to=f"http://127.0.0.1:{refusing_port}/v1/chat/completions")
+    model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
+    with pytest.raises(ModelCallError) as info:
+        call(model, mode, RetryPolicy())
+    assert info.value.reason == (f"connection refused at http://127.0.0.1:{refusing_port} "
+                                 f"(redirected from {server.base_url})")
