@@ -225,6 +225,12 @@ class _Call:
                 reason += f" (gave up after {self.attempt} attempts in {self._spent()})"
             if failure.dead_endpoint:
                 reason = self._server_death() or reason
+            elif failure.unanswered and not routed:
+                # A whole call without an answer counts towards the breaker as a dead
+                # endpoint's attempt does: three such calls in a row and the model's
+                # other calls fail at once instead of each waiting out its attempts.
+                self.endpoints.breaker(self.model).failed(
+                    dataclasses.replace(failure, reason=reason, dead_endpoint=True))
             raise ModelCallError(self.model.id, reason, retryable=failure.retryable,
                                  status=failure.status) from None
         return delay

@@ -221,6 +221,8 @@ def test_hooks_record_score_and_ranking_gate(pytester: pytest.Pytester,
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--sb-model", "gpt-4o"], "*--sb-model 'gpt-4o': expected PROVIDER/MODEL*"),
+    (["--sb-model", "openai/\udc9bx\x1b[2J"],
+     "*--sb-model $'openai/\\x9bx\\x1b[2J': a model name holds no control characters*"),
     (["--sb-eval", "judge,vibes"], "*--sb-eval 'judge,vibes': expected a comma-separated*"),
     (["--sb-sample-size", "0"], "*--sb-sample-size*expected a positive integer, got '0'*"),
     (["--sb-config", "missing.yaml"], "*--sb-config *missing.yaml*: no such file*"),
