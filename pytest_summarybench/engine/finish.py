@@ -155,12 +155,16 @@ def finish_run(ctx: RunContext, session: SessionRecords,
                                                      explorer=explorer,
                                                      families=settings.families)
     except OSError as exc:
+        from ..report.files import PublishRefused
+
+        # A folder or FIFO in the way says what to move in its own words.
+        way_out = "" if isinstance(exc, PublishRefused) else (
+            "free space there or make it writable, or pass --sb-output DIR; ")
         outcome.error = (
             f"cannot write the reports to {shown_path(settings.output_dir)} "
             f"({exc.strerror or exc}): nothing was published, the reports there are "
-            "unchanged; free space there or make it writable, or pass --sb-output DIR; the "
-            "scores are "
-            f"in the store ({shown_path(settings.store_path)}), `summarybench report --run "
+            f"unchanged; {way_out}the scores are in the store "
+            f"({shown_path(settings.store_path)}), `summarybench report --run "
             f"{report.metadata.run.id}` writes them")
         return outcome
     outcome.report = report

@@ -42,7 +42,6 @@ from .state import (
 )
 
 if TYPE_CHECKING:
-
     from _pytest.terminal import TerminalReporter
 
     from ..engine.finish import RunOutcome

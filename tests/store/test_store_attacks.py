@@ -347,11 +347,11 @@ def test_full_disk_for_the_reports_is_one_line_and_publishes_nothing(
         before = _published(full)
         _fill(full)
         result = _run(pytester, "--sb-store", store, output="full")
+        assert _published(full) == before
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         _assert_one_error_line(result, "cannot write the reports", str(full),
                                "No space left on device", "nothing was published",
                                "summarybench report")
-        assert _published(full) == before
         assert sorted(p.name for p in full.iterdir()) == sorted([*_PUBLISHED, "filler"])
 
 
@@ -374,10 +374,10 @@ def test_full_disk_for_the_store_and_the_reports_publishes_nothing(
         with open(full / "filler", "wb") as fh:
             fh.write(b"\0" * max(free - 48 * 1024, 0))
         result = _run(pytester, output="full")
+        assert _published(full) == before
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         _assert_one_error_line(result, str(full / "store.sqlite"))
         assert "nothing was published" in result.stdout.str() + result.stderr.str()
-        assert _published(full) == before
 
 
 def test_a_fifo_and_a_folder_at_report_paths_publish_nothing(
@@ -397,11 +397,11 @@ def test_a_fifo_and_a_folder_at_report_paths_publish_nothing(
     before = _published(out)
     assert {"report.html", "explorer.html", "results.previous.json"} <= set(before)
     result = _run(pytester)  # never opens the FIFO: runpytest_subprocess's timeout holds
+    assert _published(out) == before
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     line = _assert_one_error_line(result, "cannot write the reports", "nothing was published",
                                   "summarybench report --run")
     assert "results.json there is a FIFO" in line, line
-    assert _published(out) == before
 
 
 _LOCKER = """
