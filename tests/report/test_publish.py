@@ -12,7 +12,9 @@ import os
 import re
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,44 +66,36 @@ def test_a_session_without_html_still_moves_the_earlier_html_aside(tmp_path: Pat
     assert (out / "report.previous.html").read_text() == "earlier report.html"
 
 
-def test_a_full_disk_while_writing_publishes_nothing(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    # Payload: the third temporary file cannot be written (ENOSPC). Before: the earlier
-    # reports were renamed *.previous.* when the session ended, whatever happened next.
-    out = _folder(tmp_path)
-    before = _state(out)
-    real = files.write_temporary
+def _failing(real: Callable[..., Any], at: int, error: OSError) -> Callable[..., Any]:
+    """``real``, except that its ``at``-th call raises ``error``."""
     calls = []
 
-    def full(path: Path, text: str) -> Path:
-        calls.append(path)
-        if len(calls) == 3:
-            raise OSError(28, "No space left on device")
-        return real(path, text)
+    def call(*args: Any) -> Any:
+        calls.append(args)
+        if len(calls) == at:
+            raise error
+        return real(*args)
 
-    monkeypatch.setattr(files, "write_temporary", full)
-    with pytest.raises(OSError, match="No space left"):
-        publish(out, NEW)
-    assert _state(out) == before
+    return call
 
 
-def test_a_rename_failing_half_way_is_undone_exactly(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    # Payload: the sixth rename fails (after the earlier results.json and its older
-    # previous were moved). Everything is put back, results.previous.json included.
+@pytest.mark.parametrize(("target", "at", "error"), [
+    # the third temporary file cannot be written (a full disk)
+    ("write_temporary", 3, OSError(28, "No space left on device")),
+    # the sixth rename fails, after the earlier results.json and its older previous were
+    # moved: everything is put back, results.previous.json included
+    ("replace", 6, OSError(5, "Input/output error")),
+])
+def test_a_failure_while_publishing_leaves_the_folder_byte_for_byte(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str, at: int,
+        error: OSError) -> None:
+    # Before: the earlier reports were renamed *.previous.* when the session ended,
+    # whatever happened next (a full disk left the folder without results.json).
     out = _folder(tmp_path)
     before = _state(out)
-    real = os.replace
-    calls = []
-
-    def flaky(src: object, dst: object) -> None:
-        calls.append((src, dst))
-        if len(calls) == 6:
-            raise OSError(5, "Input/output error")
-        real(src, dst)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(files.os, "replace", flaky)
-    with pytest.raises(OSError, match="Input/output error"):
+    owner = files if target == "write_temporary" else files.os
+    monkeypatch.setattr(owner, target, _failing(getattr(owner, target), at, error))
+    with pytest.raises(OSError, match=error.strerror):
         publish(out, NEW)
     monkeypatch.undo()
     assert _state(out) == before

@@ -4,9 +4,11 @@ short transaction) is waited for in silence."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,11 +25,19 @@ conn.execute("COMMIT")
 """
 
 
-def _lock(path: Path, seconds: float) -> subprocess.Popen[bytes]:
+@contextlib.contextmanager
+def _locked(path: Path, seconds: float, store: Store) -> Iterator[subprocess.Popen[bytes]]:
+    """Another process holding ``path``'s write lock for ``seconds`` (killed at the end,
+    when ``store`` is closed too)."""
     locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(path), str(seconds)],
                               stdout=subprocess.PIPE)
-    assert locker.stdout is not None and locker.stdout.readline() == b"locked\n"
-    return locker
+    try:
+        assert locker.stdout is not None and locker.stdout.readline() == b"locked\n"
+        yield locker
+    finally:
+        locker.kill()
+        locker.wait()
+        store.close()
 
 
 def _store(tmp_path: Path) -> Path:
@@ -38,22 +48,17 @@ def _store(tmp_path: Path) -> Path:
 
 def test_a_long_lock_ends_in_one_line_naming_the_holder(tmp_path: Path) -> None:
     # Payload: another process holds the write lock for 120 s. Before: each attempt
-    # waited SQLite's busy timeout (60 s) and was retried 20 times: the session waited as
-    # long as the lock lasted, silently.
+    # waited SQLite's busy timeout (60 s) and was retried 20 times: a session waited as
+    # long as the lock lasted (177 s for a 170 s lock), silently.
     path = _store(tmp_path)
-    locker = _lock(path, 120)
     said: list[str] = []
     store = Store(path, timeout_s=3, notice=said.append)
-    started = time.monotonic()
-    try:
+    with _locked(path, 120, store) as locker:
+        started = time.monotonic()
         with pytest.raises(StoreError) as caught:
             with store.transaction() as conn:
                 conn.execute("INSERT INTO meta VALUES ('k', 'v')")
         elapsed = time.monotonic() - started
-    finally:
-        locker.kill()
-        locker.wait()
-        store.close()
     assert 3 <= elapsed < 30, elapsed
     message = str(caught.value)
     assert message.startswith(f"store {path} stayed locked for ")
@@ -71,20 +76,15 @@ def test_a_process_that_gave_up_on_a_lock_does_not_wait_twice(tmp_path: Path) ->
     # A session stopped by the lock reads the store again on its way out: it waited the
     # whole wait a second time (two notices, twice the time).
     path = _store(tmp_path)
-    locker = _lock(path, 120)
     said: list[str] = []
     store = Store(path, timeout_s=2.5, notice=said.append)
-    try:
+    with _locked(path, 120, store):
         with pytest.raises(StoreError):
             store.execute("SELECT 1")
         started = time.monotonic()
         with pytest.raises(StoreError, match="stayed locked"):
             store.execute("SELECT 1")
         assert time.monotonic() - started < 1
-    finally:
-        locker.kill()
-        locker.wait()
-        store.close()
     assert len(said) == 1
 
 
@@ -92,30 +92,21 @@ def test_a_short_lock_is_waited_for_in_silence(tmp_path: Path) -> None:
     # Two sessions on one folder share the store: another's transaction of a second or so
     # is waited for, and nothing is printed.
     path = _store(tmp_path)
-    locker = _lock(path, 1.0)
     said: list[str] = []
     store = Store(path, timeout_s=30, notice=said.append)
-    try:
+    with _locked(path, 1.0, store):
         with store.transaction() as conn:
             conn.execute("INSERT INTO meta VALUES ('k', 'v')")
         assert store.execute("SELECT value FROM meta WHERE key = 'k'") == [("v",)]
-    finally:
-        locker.wait()
-        store.close()
     assert said == []
 
 
 def test_a_store_locked_before_it_is_opened_waits_boundedly_too(tmp_path: Path) -> None:
     # The lock taken before the session opens the store (its schema check needs a write).
     path = _store(tmp_path)
-    locker = _lock(path, 120)
     store = Store(path, timeout_s=2, check=True, notice=lambda line: None)
-    started = time.monotonic()
-    try:
+    with _locked(path, 120, store):
+        started = time.monotonic()
         with pytest.raises(StoreError, match="stayed locked"):
             store.execute("SELECT 1")
-    finally:
-        locker.kill()
-        locker.wait()
-        store.close()
-    assert time.monotonic() - started < 30
+        assert time.monotonic() - started < 30
