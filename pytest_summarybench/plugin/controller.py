@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from ..core.errors import InputError
+from ..core.errors import InputError, RunError
 from ..core.printable import shown_path
 from ..engine.warmup import WarmUp, import_model_layer
 from . import options
@@ -409,6 +409,17 @@ class Controller:
             return ""
         return nothing_selected(self.state.config, left_out, self.state.skipped_families)
 
+    def _skipped_file_lines(self) -> list[str]:
+        """The files extraction skipped for this run, from the store: listed whether this
+        session extracted the codebase or found it extracted by an earlier one."""
+        from ..engine.pipeline import skipped_file_lines, skipped_files
+
+        try:
+            skipped = skipped_files(self.state.store, self.state.context().run_id)
+        except (InputError, RunError, pytest.UsageError):
+            return []  # the store or the codebase failed: said where it failed
+        return skipped_file_lines(skipped)
+
     def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
         records = sorted(self.records, key=lambda r: (r.nodeid, r.benchmark))
         self.state.config.hook.pytest_summarybench_terminal_summary(
@@ -447,6 +458,8 @@ class Controller:
             say(tr, line, red=True)
         for line in terminal_lines(report):
             say(tr, line)
+        for line in self._skipped_file_lines():
+            say(tr, line, yellow=not line.startswith(" "))
         if report.validity is not None:
             from ..report.terminal import validity_lines
 
