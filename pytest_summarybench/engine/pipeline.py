@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 
 #: Units written to the store per transaction while extraction streams them.
 _STORE_BATCH = 2000
+#: Characters of units' content per transaction: a batch of long units is written sooner,
+#: so that storing holds a few MB of code, not 2,000 units' worth (docs/performance.md,
+#: "Memory per unit").
+_STORE_BATCH_CHARS = 4_000_000
 
 # Folders never worth stat-ing for the codebase fingerprint.
 _PRUNE = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
@@ -178,6 +182,7 @@ def _store_units(settings: Settings, store: Store, run_id: str, stream: UnitStre
     entries: list[tuple[str, str, str, str]] = []
     store.clear_units(run_id)
     batch: list[CodeUnit] = []
+    held = 0
     with progress.phase("summarybench storing units", stream.total, unit="unit") as phase:
         seen = 0
         for unit in stream.units:
@@ -185,9 +190,11 @@ def _store_units(settings: Settings, store: Store, run_id: str, stream: UnitStre
             if unit.type in wanted:
                 entries.append((unit.id, identity(unit), unit.language, unit.type))
                 batch.append(unit)
-            if len(batch) >= _STORE_BATCH or seen % _STORE_BATCH == 0:
+                held += len(unit.content)
+            if (len(batch) >= _STORE_BATCH or held >= _STORE_BATCH_CHARS
+                    or seen % _STORE_BATCH == 0):
                 store.add_units(run_id, len(entries) - len(batch), batch)
-                batch = []
+                batch, held = [], 0
                 phase.advance(seen - phase.done)
         store.add_units(run_id, len(entries) - len(batch), batch)
         phase.advance(seen - phase.done)
