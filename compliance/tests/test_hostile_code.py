@@ -10,6 +10,7 @@ code is measured by counting the interpreter's call events, which does not depen
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -87,6 +88,12 @@ HOSTILE: dict[str, tuple[str, str | None]] = {
     "many-logging-functions": (_logging_functions(4_000), None),
     # 0.9 KB: house's art. 15 rule followed its n**4 paths (465 characters took 67 s)
     "name-fan-out": (_name_fan_out(40), None),
+    # 150 KB and 120 KB: walking a function's body compared every child of the
+    # definition with every decorator (50,000 names: 96 s of scanner time; 30,000 calls:
+    # 54 s, now about 7 s, and 20,000 here to leave room under load: a call costs more
+    # than a name in every rule)
+    "stacked-decorators": ("ok\n" + "@d\n" * 50_000 + "def g(): pass\n", None),
+    "stacked-decorator-calls": ("@d(1)\n" * 20_000 + "def g(): pass\n", None),
 }
 
 
@@ -182,6 +189,35 @@ def test_a_scan_s_work_grows_linearly_with_the_code(shape: Callable[[int], str])
     # and the name fan-out did not end).
     small, large = (_call_events(lambda n=n: Scanner().scan(shape(n))) for n in (25, 100))
     assert large / small < 5, (small, large)
+
+
+class _CountingName(ast.Name):
+    """A name that counts how often it is compared for equality."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        type(self).compared += 1
+        return self is other
+
+    __hash__ = ast.Name.__hash__
+
+
+def test_a_function_s_body_is_walked_without_comparing_its_decorators() -> None:
+    # Each child of a definition was looked up in its decorator list by equality: n**2 / 2
+    # comparisons for n stacked decorators (50,000 of them: 96 s of scanner time).
+    from summarybench_compliance.scanner.flow import body_nodes
+
+    tree = ast.parse("@d\n" * 2_000 + "def g():\n    return h()\n")
+    function = tree.body[0]
+    assert isinstance(function, ast.FunctionDef)
+    for decorator in function.decorator_list:
+        decorator.__class__ = _CountingName
+    _CountingName.compared = 0
+    walked = list(body_nodes(function))
+    assert _CountingName.compared == 0
+    assert not any(isinstance(node, _CountingName) for node in walked)
+    assert any(isinstance(node, ast.Call) for node in walked)
 
 
 def test_the_size_cap_is_the_documented_one() -> None:

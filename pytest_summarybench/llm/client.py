@@ -49,6 +49,7 @@ from .retry import (
     RetryPolicy,
     backoff_delay,
     classify,
+    wait_refused,
 )
 from .router import RoutedModelConfig, routed_request
 from .types import Completion, ModelCallError
@@ -199,10 +200,11 @@ class _Call:
         """Seconds to wait before retrying; raises ModelCallError when giving up."""
         routed = isinstance(self.model, RoutedModelConfig)
         failure = classify(exc, self.timeout_s, None if routed else endpoint(self.model))
+        refused = wait_refused(self.policy, failure)
         if failure.rate_limited and self._limiter is not None:
-            after = failure.retry_after_s
-            self._limiter.rate_limited(self.slot, None if after is None
-                                       else min(after, self.policy.max_retry_after_s))
+            # A wait over the cap pauses nobody: this call ends, and the model's other
+            # calls go on (each ends alike if the provider keeps asking).
+            self._limiter.rate_limited(self.slot, None if refused else failure.retry_after_s)
         if routed and failure.dead_endpoint and failure.status is None:
             # One deployment is unreachable: the retry goes to another one.
             failure = dataclasses.replace(failure, retryable=True, dead_endpoint=False)
@@ -217,6 +219,8 @@ class _Call:
             delay = None
         if delay is None:
             reason = failure.reason
+            if refused:
+                reason += f": {refused}"
             if failure.retryable:
                 reason += f" (gave up after {self.attempt} attempts in {self._spent()})"
             if failure.dead_endpoint:

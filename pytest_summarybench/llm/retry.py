@@ -12,7 +12,8 @@ and 404) fails at once and is marked ``dead_endpoint``, which ``llm/breaker.py``
 anything else (a bad request) fails at once too: retrying cannot help. An answer we
 refuse to keep (a body that is not UTF-8, text that is not valid Unicode or is far longer
 than ``max_tokens`` allows, a body over the transport's limit: ``llm/transport.py``) or
-cannot read (not JSON, JSON of the wrong types: litellm calls it an HTTP 500 of its own)
+cannot read (not JSON, JSON of the wrong types or with a number of thousands of digits:
+litellm calls it an HTTP 500 of its own)
 is retried once: a provider that sends it twice will keep sending it, and each attempt is
 paid.
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import math
 import random
 import re
 import socket
@@ -77,8 +79,12 @@ class RetryPolicy:
     """Backoff before the second attempt; doubles each time."""
     max_delay_s: float = 60.0
     """Upper bound of a computed backoff."""
-    max_retry_after_s: float = 300.0
-    """A Retry-After longer than this gives up instead of blocking the run."""
+    max_retry_after_s: float = 60.0
+    """The longest wait a provider may ask for (``Retry-After``, ``retry-after-ms``, an
+    HTTP date): a longer one ends the call at once, naming what was asked
+    (``wait_refused``), and pauses nobody; a per-minute limit never needs more, and a
+    provider asking for 999,999,999 s (or a date in 9999) held other calls of its model
+    for minutes without a line."""
 
 
 DEFAULT_POLICY = RetryPolicy()
@@ -123,21 +129,37 @@ def retry_after_seconds(headers: Any) -> float | None:
     try:
         ms = headers.get("retry-after-ms")
         if ms is not None:
-            return max(0.0, float(ms) / 1000.0)
+            return _seconds(float(ms) / 1000.0)
         value = headers.get("retry-after")
-    except (AttributeError, TypeError, ValueError):
+    except (AttributeError, TypeError, ValueError, OverflowError):
         return None
     if value is None:
         return None
     try:
-        return max(0.0, float(value))
-    except ValueError:
+        return _seconds(float(value))
+    except (ValueError, OverflowError):
         pass
     try:
         when = parsedate_to_datetime(str(value))
-    except (TypeError, ValueError):
+        return _seconds(when.timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
-    return max(0.0, when.timestamp() - time.time())
+
+
+def _seconds(value: float) -> float | None:
+    """A wait in seconds, never negative; None for NaN (no wait was said)."""
+    return None if math.isnan(value) else max(0.0, value)
+
+
+def wait_refused(policy: RetryPolicy, failure: Failure) -> str | None:
+    """Why the call does not wait as ``failure`` asked, when the provider asked for a
+    wait longer than ``policy.max_retry_after_s``."""
+    asked = failure.retry_after_s
+    if asked is None or asked <= policy.max_retry_after_s:
+        return None
+    said = f"{asked:,.0f} s" if math.isfinite(asked) else "for ever"
+    return (f"the provider asks to wait {said} (Retry-After), more than the "
+            f"{policy.max_retry_after_s:g} s a call waits")
 
 
 #: Library wording in exception texts that says nothing about the failure: litellm's
@@ -195,7 +217,11 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 #: What litellm raised from when it could not read a 2xx answer: a body that is not JSON,
 #: JSON nested too deep for ``json``, or JSON whose types are wrong (``choices`` an object,
 #: ``content`` a list).
-_UNREADABLE = ("JSONDecodeError", "RecursionError", "ValidationError", "APIError")
+_UNREADABLE = ("JSONDecodeError", "RecursionError", "ValidationError", "APIError",
+               "ValueError")
+#: Python's words for a JSON number too long to read (``sys.set_int_max_str_digits``).
+_LONG_NUMBER = re.compile(r"Exceeds the limit \((\d+) digits\) for integer string "
+                          r"conversion(?:: value has (\d+) digits)?")
 #: litellm's words when a 2xx answer's JSON is not a chat completion at all (a list, a
 #: string, ``null``, ``message: null``), raised from its own code or an AttributeError.
 _UNREADABLE_TEXT = ("Empty or invalid response from LLM endpoint", "Invalid response object")
@@ -227,6 +253,12 @@ def _unreadable_reason(exc: BaseException) -> str:
     or, where it pasted a traceback into them, what its reading raised at the root
     (pydantic's first complaint: the field, what it should be, the type it got)."""
     text = str(exc)[:_MAX_EXCEPTION_CHARS]
+    long_number = _LONG_NUMBER.search(text)
+    if long_number:
+        digits = (f"{int(long_number.group(2)):,} digits" if long_number.group(2)
+                  else "too many digits")
+        return (f"the answer (HTTP 200) is not JSON we read: a number in it has {digits}, "
+                f"more than the {int(long_number.group(1)):,} allowed")
     if _TRACEBACK not in text:
         return _message(exc, text)
     root = list(_chain(exc))[-1]
@@ -248,8 +280,10 @@ def _unreadable_reason(exc: BaseException) -> str:
 def _request_origin(exc: BaseException) -> str | None:
     """``scheme://host[:port]`` of the request that failed, from the httpx or openai
     exceptions in the chain (litellm's own carry a placeholder request). The path and
-    query are left out: some providers put the key in the query."""
-    for link in _chain(exc):
+    query are left out: some providers put the key in the query. The innermost one: after
+    a redirect, the openai exception holds the first request and httpx's the one that
+    failed."""
+    for link in reversed(list(_chain(exc))):
         if type(link).__module__.split(".")[0] not in ("httpx", "openai"):
             continue
         try:
@@ -271,10 +305,28 @@ def _host(where: str) -> str:
         return where
 
 
+def _redirected(exc: BaseException, where: str) -> str:
+    """``where``, or where a redirect from it led when the request that failed went
+    elsewhere (a 302 to a closed port is refused there, not at the endpoint)."""
+    origin = _request_origin(exc)
+    try:
+        parts = urlsplit(where)
+    except ValueError:
+        return where
+    if origin is None or not parts.scheme or origin == f"{parts.scheme}://{parts.netloc}":
+        return where
+    return f"{origin} (redirected from {where})"
+
+
 def _transport_failure(exc: BaseException, where: str) -> Failure | None:
     """What the socket said, when a connection could not be made or was lost."""
+    where = _redirected(exc, where)
     for link in _chain(exc):
         name = type(link).__name__
+        if name == "TooManyRedirects":  # httpx's and aiohttp's
+            return Failure(redact(f"redirect loop: {where} redirects again and again "
+                                  "(check the endpoint's URL)"), False,
+                           dead_endpoint=True)
         if isinstance(link, socket.gaierror) or name == "ClientConnectorDNSError":
             return Failure(redact(f"name resolution failed for host {_host(where)} "
                                   f"({getattr(link, 'strerror', None) or _message(link)})"),

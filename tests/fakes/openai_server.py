@@ -26,7 +26,8 @@ scripted:
   Content-Length 100,000 bytes longer than the answer it sends, then silence) and
   ``"wrong_types"`` (a 200 whose JSON has the wrong types: ``choices`` an object,
   ``content`` a list, ``usage`` a string), ``"deep_json"`` (a 200 whose ``choices`` nest
-  100,000 lists deep: 200 KB). The server counts the body bytes it managed to
+  100,000 lists deep: 200 KB), ``"redirect"`` (a 307 to ``redirect_to``, by default to
+  the same path: a redirect loop). The server counts the body bytes it managed to
   send (``bytes_sent``).
 
 It counts everything (requests per path, status codes, successful completions per
@@ -57,7 +58,7 @@ from typing import Any
 
 FAULT_KINDS = ("400", "401", "403", "404", "429", "500", "503", "timeout", "reset",
                "malformed", "empty", "huge", "unsized", "gzip_bomb", "endless", "drip",
-               "stall", "wrong_types", "deep_json")
+               "stall", "wrong_types", "deep_json", "redirect")
 #: Hostile answers (``faults``): their sizes.
 HUGE_BYTES = 500 << 20
 BOMB_BYTES = 1 << 30
@@ -120,7 +121,8 @@ class FakeOpenAIServer:
 
     def __init__(self, *, respond: Responder | None = None, latency_s: float = 0.0,
                  rate_limit_per_s: float | None = None, faults: FaultScript | None = None,
-                 fault_retry_after_s: float = 1.0, max_lifetime_s: float = 3600.0,
+                 fault_retry_after_s: float = 1.0, fault_retry_after: str | None = None,
+                 max_lifetime_s: float = 3600.0, redirect_to: str | None = None,
                  retry_after_ms: bool = True, limit_per_model: bool = False,
                  port: int = 0) -> None:
         self.respond: Responder = respond or default_respond
@@ -132,6 +134,11 @@ class FakeOpenAIServer:
         self.faults = faults
         self.fault_retry_after_s = fault_retry_after_s
         """The Retry-After of an injected ``"429"``."""
+        self.fault_retry_after = fault_retry_after
+        self.redirect_to = redirect_to
+        """Where an injected ``"redirect"`` sends the client (None: the same path)."""
+        """The exact ``Retry-After`` of an injected ``"429"`` instead (a provider's own:
+        ``"999999999"``, an HTTP date in 9999, ``"nan"``), without ``retry-after-ms``."""
         self.retry_after_ms = retry_after_ms
         """Send ``retry-after-ms`` with a 429, besides ``Retry-After`` in whole seconds."""
         self.max_lifetime_s = max_lifetime_s
@@ -308,8 +315,14 @@ class _Handler(BaseHTTPRequestHandler):
             headers = {"Retry-After": str(math.ceil(retry_in))}
             if fake.retry_after_ms:
                 headers["retry-after-ms"] = str(int(retry_in * 1000))
+            if fault == "429" and fake.fault_retry_after is not None:
+                headers = {"Retry-After": fake.fault_retry_after}
             self._send_json(429, {"error": {"message": "rate limit exceeded",
                                             "type": "rate_limit_error"}}, headers)
+            return
+        if fault == "redirect":
+            self._note_fault(fault)
+            self._send_raw(307, b"", {"Location": fake.redirect_to or self.path})
             return
         if fault in _CLIENT_ERRORS:
             self._note_fault(fault)

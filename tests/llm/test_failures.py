@@ -11,7 +11,9 @@ what happened and where; transient failures are retried as before.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import socket
+import time
 from typing import Any
 
 import httpx
@@ -19,6 +21,7 @@ import openai
 import pytest
 
 from pytest_summarybench.llm import ModelCallError, RetryPolicy, acomplete, complete
+from pytest_summarybench.llm.endpoints import Endpoints
 from pytest_summarybench.llm.providers import litellm
 from pytest_summarybench.llm.retry import classify
 from pytest_summarybench.schemas import ModelConfig
@@ -215,3 +218,74 @@ def test_litellm_reports_a_refused_connection_as_http_500(refusing_port: int,
     assert getattr(info.value, "status_code", None) == 500
     assert "Connection error" in str(info.value)
     assert classify(info.value).dead_endpoint
+
+
+#: Waits a hostile pass's provider asked for with its 429s: 31 years, a date in 9999, for ever.
+HOSTILE_WAITS = ["999999999", "Fri, 31 Dec 9999 23:59:59 GMT", "inf"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("said", HOSTILE_WAITS, ids=["seconds", "date", "infinite"])
+def test_a_wait_over_the_cap_ends_the_call_and_holds_no_other_call(
+        key: str, fake_server: Any, mode: str, said: str) -> None:
+    """A 429 asking for a wait longer than the cap ends its call at once with one line
+    saying what was asked, and pauses nobody: the model's next calls (one session, one
+    rate limiter) are sent at once and end alike. Before, the first call ended but the
+    limiter paused the model's other calls for the whole cap (300 s) without a line: one
+    call of a hostile pass sat 280 s with timeoutS 10."""
+    server: FakeOpenAIServer = fake_server(faults=lambda n, body: "429",
+                                           fault_retry_after=said)
+    model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url,
+                        timeout_s=10)
+    endpoints = Endpoints()
+    reasons = []
+    started = time.monotonic()
+    for n in range(3):
+        messages = [{"role": "user", "content": f"Summarize: def f{n}(): pass"}]
+        with pytest.raises(ModelCallError) as info:
+            if mode == "sync":  # in a thread, so that a call held too long fails the test
+                pool = concurrent.futures.ThreadPoolExecutor(1)
+                try:
+                    pool.submit(complete, model, messages, endpoints=endpoints,
+                                retry_policy=FAST).result(timeout=30)
+                finally:
+                    pool.shutdown(wait=False)
+            else:
+                asyncio.run(asyncio.wait_for(
+                    acomplete(model, messages, endpoints=endpoints, retry_policy=FAST), 30))
+        reasons.append(info.value.reason)
+    assert server.chat_requests == 3
+    assert time.monotonic() - started < 30
+    for reason in reasons:
+        assert reason.startswith("rate limited (HTTP 429): rate limit exceeded: the provider "
+                                 "asks to wait "), reason
+        assert "(Retry-After), more than the 60 s a call waits (gave up after 1 attempts " \
+            in reason, reason
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_redirect_loop_fails_at_once_naming_it(
+        key: str, fake_server: Any, mode: str, retried: list[float]) -> None:
+    """An endpoint that redirects to itself: before, litellm's "HTTP 500: Connection
+    error." retried six times (93 s a call in a hostile pass)."""
+    server: FakeOpenAIServer = fake_server(faults=lambda n, body: "redirect")
+    model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
+    with pytest.raises(ModelCallError) as info:
+        call(model, mode, RetryPolicy())
+    assert retried == []
+    assert info.value.reason == (f"redirect loop: {server.base_url} redirects again and "
+                                 "again (check the endpoint's URL)")
+    assert not info.value.retryable
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_redirect_to_a_closed_port_names_where_it_led(
+        key: str, fake_server: Any, refusing_port: int, mode: str) -> None:
+    server: FakeOpenAIServer = fake_server(
+        faults=lambda n, body: "redirect",
+        redirect_to=f"http://127.0.0.1:{refusing_port}/v1/chat/completions")
+    model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
+    with pytest.raises(ModelCallError) as info:
+        call(model, mode, RetryPolicy())
+    assert info.value.reason == (f"connection refused at http://127.0.0.1:{refusing_port} "
+                                 f"(redirected from {server.base_url})")

@@ -16,6 +16,7 @@ from pytest_summarybench.llm.retry import (
     backoff_delay,
     classify,
     retry_after_seconds,
+    wait_refused,
 )
 
 
@@ -63,6 +64,24 @@ def test_retry_after_forms() -> None:
     assert 25 < retry_after_seconds({"retry-after": format_datetime(later, usegmt=True)}) <= 30
     assert retry_after_seconds({"retry-after": "soon"}) is None
     assert retry_after_seconds(None) is None
+    # a hostile provider's: no wait said, none asked, beyond any cap
+    assert retry_after_seconds({"retry-after": "nan"}) is None
+    assert retry_after_seconds({"retry-after-ms": "nan"}) is None
+    assert retry_after_seconds({"retry-after": "-5"}) == 0.0
+    assert retry_after_seconds({"retry-after": "Fri, 31 Dec 9999 23:59:59 GMT"}) > 10**10
+    assert retry_after_seconds({"retry-after": "1e999"}) == float("inf")
+
+
+def test_a_wait_over_the_cap_is_refused_in_one_line() -> None:
+    policy = RetryPolicy()
+    assert policy.max_retry_after_s == 60.0
+    assert wait_refused(policy, Failure("429", True, 429, retry_after_s=60.0)) is None
+    assert wait_refused(policy, Failure("429", True, 429)) is None
+    assert wait_refused(policy, Failure("429", True, 429, retry_after_s=999_999_999.0)) == (
+        "the provider asks to wait 999,999,999 s (Retry-After), more than the 60 s a call "
+        "waits")
+    assert "wait for ever" in wait_refused(policy, Failure("429", True, 429,
+                                                           retry_after_s=float("inf")))
 
 
 class StatusError(Exception):

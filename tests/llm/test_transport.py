@@ -106,9 +106,9 @@ def test_a_200_of_the_wrong_types_is_not_a_server_error(fake_server: Any) -> Non
         assert time.monotonic() - started < SECONDS
 
 
-#: 200 answers whose JSON is not a chat completion, as a hostile pass sent them: before,
-#: the first four went six attempts as "HTTP 500" (19-27 s a call), the last three
-#: printed litellm's traceback inside the reason.
+#: 200 answers whose JSON is not a chat completion, as hostile passes sent them: before,
+#: the first four and the last went six attempts as "HTTP 500" (19-28 s a call), the
+#: others printed litellm's traceback inside the reason.
 WRONG_SHAPES = {
     "a list": ("[1, 2, 3]", "Received: [1, 2, 3]"),
     "a string": ('"str"', "Received: 'str'"),
@@ -121,6 +121,15 @@ WRONG_SHAPES = {
     "content an object, usage a string": (
         '{"choices": [{"message": {"content": {"a": 1}}}], "usage": "x"}',
         "content: Input should be a valid string (got dict)"),
+    # before: "HTTP 500: Exceeds the limit (4300 digits) for integer string conversion ...
+    # use sys.set_int_max_str_digits() ..." after six attempts (20-28 s)
+    "a 50,000-digit token count": (
+        '{"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": '
+        '[{"index": 0, "message": {"role": "assistant", "content": "Sums."}, '
+        '"finish_reason": "stop"}], "usage": {"prompt_tokens": 1' + "0" * 50_000
+        + ', "completion_tokens": 2, "total_tokens": 3}}',
+        "the answer (HTTP 200) is not JSON we read: a number in it has 50,001 digits, "
+        "more than the 4,300 allowed"),
 }
 
 
