@@ -13,8 +13,10 @@ cost), with ``evaluation.contrastive.distractorSearch`` set through a configurat
 The sample is the same in both (it depends on the seed and the units only). Then it reads
 the distractor sets each run stored and the two results.json files and prints:
 
-- per method: wall and CPU time, and the vectors of the evaluation model in the store's
-  cache (code, summaries and queries: the run started on an empty folder);
+- per method: wall and CPU time, the vectors of the evaluation model in the store's
+  cache (code, summaries and queries: the run started on an empty folder), and what went
+  through the model (texts, windows, word pieces: ``model_counts.py``, counts that do not
+  depend on the machine's load);
 - mean cosine (evaluation model) of the semantic-tier distractors to their target, and of
   all distractors, and the difficulty labels;
 - the share of the exact method's semantic-tier distractors that the candidates method
@@ -40,6 +42,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).parent))
+
+import model_counts  # noqa: E402  (this folder's plugin: what went through the model)
 
 
 def run(method: str, codebase: Path, work: Path, per_target: int, sample: int,
@@ -60,19 +65,24 @@ def run(method: str, codebase: Path, work: Path, per_target: int, sample: int,
     config = work / f"{method}.yaml"
     config.write_text(json.dumps({"evaluation": {"contrastive": {
         "distractorSearch": method, "candidatesPerTarget": per_target}}}))
-    cmd = [sys.executable, "-m", "pytest", "-p", "summarybench", "benchmarks/summary", "-q",
-           "-p", "no:cacheprovider", "--sb-config", str(config), "--sb-codebase",
-           str(codebase), "--sb-output", str(out), "--sb-sample-size", str(sample)]
+    counts = work / f"{method}.counts.json"
+    counts.unlink(missing_ok=True)
+    env = {**os.environ, "SB_MODEL_COUNTS": str(counts),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), str(Path(__file__).parent)])}
+    cmd = [sys.executable, "-m", "pytest", "-p", "summarybench", "-p", "model_counts",
+           "benchmarks/summary", "-q", "-p", "no:cacheprovider", "--sb-config", str(config),
+           "--sb-codebase", str(codebase), "--sb-output", str(out), "--sb-sample-size",
+           str(sample)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     started = time.time()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
     wall = time.time() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{method} run failed ({proc.returncode}):\n{proc.stdout[-3000:]}"
                          f"\n{proc.stderr[-3000:]}")
-    return {"out": out, "wall_s": wall, "load": load,
+    return {"out": out, "wall_s": wall, "load": load, "counts": model_counts.read(counts),
             "cpu_s": after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime}
 
 
@@ -137,12 +147,21 @@ def main() -> None:
     parser.add_argument("--shared-cache", action="store_true",
                         help="keep the exact run's folder if there is one, and start the "
                              "candidates run from a copy of its store: the embeddings are "
-                             "computed once (the comparison holds; the timings are warm)")
+                             "computed once (the comparison holds; the timings are warm); "
+                             "an exact run that finished is not run again")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     codebase = args.codebase.resolve()
-    runs = {"exact": run("exact", codebase, args.work, args.candidates, args.sample,
-                         fresh=not (args.reuse or args.shared_cache))}
+    exact_out = args.work / "out-exact"
+    if args.shared_cache and (exact_out / "results.json").is_file():
+        # The exact run is done: compare again without running it (its timing and
+        # counts are those of the run that made it).
+        runs = {"exact": {"out": exact_out, "wall_s": float("nan"), "load": float("nan"),
+                          "cpu_s": float("nan"),
+                          "counts": model_counts.read(args.work / "exact.counts.json")}}
+    else:
+        runs = {"exact": run("exact", codebase, args.work, args.candidates, args.sample,
+                             fresh=not (args.reuse or args.shared_cache))}
     runs["candidates"] = run("candidates", codebase, args.work, args.candidates, args.sample,
                              fresh=not args.reuse,
                              cache_from=runs["exact"]["out"] if args.shared_cache else None)
@@ -156,6 +175,7 @@ def main() -> None:
               f"{r['load']:.1f}  cached vectors {stored[m]['vectors']:,}  tier-3 distractors "
               f"{d['tier3']}  mean cosine tier 3 {d['tier3_mean']:.4f}  all "
               f"{d['all_mean']:.4f}  difficulty {d['labels']}")
+        print(f"{'':<10} {model_counts.line(r['counts'])}")
     d_exact, d_cand = describe(sets["exact"]), describe(sets["candidates"])
     share3, share = recovered(sets["exact"], sets["candidates"])
     print(f"tier-3 mean cosine: candidates - exact = "

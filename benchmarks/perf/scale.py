@@ -28,7 +28,8 @@ another folder name). For each size, in fresh processes:
 the cost of the codebase's size without the calls, for the memory held per unit.
 
 Each run prints its wall time, CPU time (the run and its children) and peak resident
-memory (the pytest process's ``VmHWM``), and per phase (from ``memory_marks.py``: start to
+memory (the pytest process's ``VmHWM``), what went through the evaluation model (texts,
+windows, word pieces: ``model_counts.py``), and per phase (from ``memory_marks.py``: start to
 configure, extraction and sampling, the rest of collection, generation and preparation,
 the tests and the session end) wall and CPU seconds. The closing table fits growth
 exponents (slope of log time over log units) of the first run and of the first run minus
@@ -52,6 +53,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
+import model_counts  # noqa: E402
 from growth import estimated_units, exponent  # noqa: E402
 
 PACKAGES = ("django", "sympy", "pandas", "scipy", "numpy", "botocore")
@@ -119,12 +121,15 @@ def run(codebase: Path, output: Path, sample: int, marks: Path,
         timeout_s: float, collect_only: bool = False, checkout: Path = ROOT) -> dict[str, Any]:
     """One default offline run of ``checkout``'s package; its figures."""
     marks.unlink(missing_ok=True)
-    env = {**os.environ, "SB_MEMORY_MARKS": str(marks),
+    counts = marks.with_suffix(".counts.json")
+    counts.unlink(missing_ok=True)
+    env = {**os.environ, "SB_MEMORY_MARKS": str(marks), "SB_MODEL_COUNTS": str(counts),
            "PYTHONPATH": os.pathsep.join([str(checkout), str(HERE)])}
     # Run in the measured checkout, with its rootdir (whose pytest ``pythonpath`` puts it
     # first on sys.path) and its test file; -P keeps ``python -m`` from adding the
     # working directory.
     cmd = [sys.executable, "-P", "-m", "pytest", "-p", "summarybench", "-p", "memory_marks",
+           "-p", "model_counts",
            str(checkout / "benchmarks" / "summary"), "--rootdir", str(checkout),
            "-q", "-p", "no:cacheprovider",
            "--sb-codebase", str(codebase), "--sb-output", str(output),
@@ -149,6 +154,7 @@ def run(codebase: Path, output: Path, sample: int, marks: Path,
     return {"rc": rc, "wall_s": wall, "cpu_s": cpu, "load": load,
             "load_end": os.getloadavg()[0], "peak_mb": _peak(steps),
             "phases": phases(steps, started, wall), "tail": tail,
+            "model": model_counts.read(counts),
             "package": next((s["package"] for s in steps if "package" in s), "?")}
 
 
@@ -185,6 +191,7 @@ def show(size: int, units: int, kind: str, figures: dict[str, Any]) -> None:
           f"{figures['load_end']:.1f}  ({figures['package']})", flush=True)
     for label, (w, c) in figures["phases"].items():
         print(f"{'':>12}{label:<32} wall {w:7.1f} s  CPU {c:7.1f} s", flush=True)
+    print(f"{'':>12}{model_counts.line(figures['model'])}", flush=True)
     if figures["rc"] not in (0, 1):
         for line in figures["tail"]:
             print(f"{'':>12}| {line}")
