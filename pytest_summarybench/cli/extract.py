@@ -231,6 +231,16 @@ def run(args: argparse.Namespace) -> int:
         output.close(keep=written)
 
 
+def _separators(line: str) -> list[int]:
+    """Where ``": "`` occurs in ``line``."""
+    found = []
+    at = line.find(": ")
+    while at >= 0:
+        found.append(at)
+        at = line.find(": ", at + 1)
+    return found
+
+
 def _extract_to(config: Any, args: argparse.Namespace, output: _Output) -> int:
     """Extract ``config``'s codebase, writing each unit to ``output`` once it is built:
     each file's unit data is written aside as the file is extracted and read back one
@@ -283,9 +293,12 @@ def _extract_to(config: Any, args: argparse.Namespace, output: _Output) -> int:
         logger.removeHandler(handler)
         logger.propagate = propagate
     result = stream.result
+    # What each warning line may name (its text up to any ": "): a set, not a scan of
+    # every warning per skipped file.
+    warned = {w[:i] for w in result.warnings for i in _separators(w)}
     for skip in result.skipped:
         shown_skip = shown_path(skip.path)
-        if not any(w.startswith(f"{shown_skip}: ") for w in result.warnings):
+        if shown_skip not in warned:
             print(f"skipped: {shown_skip}: {neutralise(skip.reason, one_line=True)}",
                   file=sys.stderr)
     print_counts(counts, sys.stdout)
