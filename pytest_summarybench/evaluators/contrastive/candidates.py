@@ -21,7 +21,7 @@ share of the exact tier recovered) is measured by ``benchmarks/perf/distractor_s
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ...core.errors import RunError
 from ...core.heap import release_freed_memory
@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 #: group (together they bound the product's memory: 64 x 16,384 cosines).
 _BLOCK = 64
 _COLUMNS = 16_384
+#: Units whose vectors are made float32 at a time for the product (a 16,384-unit slice
+#: at once was 25 MB).
+_CAST = 2_048
 
 
 class _Stopped(RunError):
@@ -75,6 +78,7 @@ def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit],
                 lists.append((_Group(ids, paths, features, None), rows,
                               _shortlist(cheap, rows, per_target)))
                 del cheap
+                release_freed_memory()  # this group's texts and products, before the next
         model = _ModelVectors(ctx, embedder, stop)
         model.need([g.ids[p] for g, rows, short in lists
                     for pos in rows for p in (pos, *short[pos])])
@@ -108,14 +112,28 @@ def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str
     first ones are a fair sample to weigh the word pieces on (``StaticVectors.fit``)."""
     import numpy as np
 
-    from ...embeddings.static import DF_SAMPLE
+    from ...embeddings.static import DF_SAMPLE, DIM
 
     ids: list[str] = []
     paths: list[str] = []
     features: list[Features | None] = []
-    parts: list[Matrix] = []
+    # Filled in place as the units come (the store counted the group): no list of
+    # parts and then a copy of them all, which held the group's vectors twice (76 MB at
+    # the peak for a group of 50,000 units instead of 38).
+    cheap = np.empty((ctx.unit_groups.get((language, kind), 0), DIM), dtype=np.float16)
+    done = 0
     held: list[str] = []
     fitted = False
+
+    def add(vectors: Matrix) -> None:
+        nonlocal cheap, done
+        if done + len(vectors) > len(cheap):  # more units than counted: grow
+            grown = np.empty((done + len(vectors), DIM), dtype=np.float16)
+            grown[:done] = cheap[:done]
+            cheap = grown
+        cheap[done:done + len(vectors)] = vectors
+        done += len(vectors)
+
     for chunk in ctx.store.group_units(ctx.run_id, language, kind):
         if stop is not None and stop.is_set():
             raise _Stopped
@@ -133,17 +151,15 @@ def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str
         if not fitted:
             static.fit(held[:DF_SAMPLE])
             fitted = True
-        parts.append(static.embed(held).astype(np.float16))
+        add(static.embed(held))
         phase.advance(len(held))
         held = []
     if not fitted:
         static.fit(held)
     if held:
-        parts.append(static.embed(held).astype(np.float16))
+        add(static.embed(held))
         phase.advance(len(held))
-    dim = parts[0].shape[1] if parts else 1
-    return ids, paths, features, (np.concatenate(parts) if parts
-                                  else np.zeros((0, dim), dtype=np.float16))
+    return ids, paths, features, cast("Matrix", cheap[:done])  # float16, as before
 
 
 def _shortlist(cheap: Matrix, rows: list[int], per_target: int) -> dict[int, list[int]]:
@@ -164,11 +180,16 @@ def _shortlist(cheap: Matrix, rows: list[int], per_target: int) -> dict[int, lis
         best_sim = np.full((len(block), 0), -np.inf, dtype=np.float32)
         best_pos = np.zeros((len(block), 0), dtype=np.int64)
         for first in range(0, n, _COLUMNS):
-            part = cheap[first:first + _COLUMNS].astype(np.float32)
-            sims = queries @ part.T
-            cols = np.arange(first, first + part.shape[0])
+            width = min(_COLUMNS, n - first)
+            # float32 copies of a few columns at a time, not of the whole slice
+            sims = np.empty((len(block), width), dtype=np.float32)
+            for a in range(0, width, _CAST):
+                b = min(a + _CAST, width)
+                np.matmul(queries, cheap[first + a:first + b].astype(np.float32).T,
+                          out=sims[:, a:b])
+            cols = np.arange(first, first + width)
             mine = np.flatnonzero((np.asarray(block) >= first)
-                                  & (np.asarray(block) < first + part.shape[0]))
+                                  & (np.asarray(block) < first + width))
             sims[mine, np.asarray(block)[mine] - first] = -np.inf  # not itself
             merged_sim = np.concatenate([best_sim, sims], axis=1)
             merged_pos = np.concatenate([best_pos, np.broadcast_to(cols, sims.shape)],
