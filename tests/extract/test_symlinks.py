@@ -168,7 +168,8 @@ def test_following_links_out_is_bounded(tmp_path: Path, monkeypatch: pytest.Monk
     result = extract_units(ExtractionConfig(root_path=str(root), follow_external_symlinks=True))
 
     skipped = {s.path: s.reason for s in result.skipped}
-    assert skipped["rootlink"] == "symlink to a folder that holds the codebase root (/): not followed"
+    assert skipped["rootlink"] == ("symlink to a folder that holds the codebase root (/): "
+                                   "not followed")
     assert skipped["parentlink"].startswith("symlink to a folder that holds the codebase root")
     assert skipped["proc"] == "symlink into a system folder (/proc): not followed"
     assert skipped["env.py"].startswith("symlink into a system folder (/proc/")

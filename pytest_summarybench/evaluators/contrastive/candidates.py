@@ -21,7 +21,7 @@ share of the exact tier recovered) is measured by ``benchmarks/perf/distractor_s
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ...core.errors import RunError
 from ...core.heap import release_freed_memory
@@ -67,12 +67,13 @@ def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit],
         by_group.setdefault((t.language, t.type), []).append(t)
     lists: list[tuple[_Group, list[int], dict[int, list[int]]]] = []
     total = sum(ctx.unit_groups.get(key, 0) for key in by_group)
+    shared: dict[Any, Any] = {}  # equal paths and signature shapes: one object each
     try:
         with ctx.progress.phase("summarybench distractor candidates (static vectors)", total,
                                 unit="unit") as phase:
             for (language, kind), members in sorted(by_group.items()):
                 ids, paths, features, cheap = _read_group(ctx, static, language, kind, stop,
-                                                          phase)
+                                                          phase, shared)
                 where = {uid: pos for pos, uid in enumerate(ids)}
                 rows = [where[t.id] for t in members]
                 lists.append((_Group(ids, paths, features, None), rows,
@@ -105,7 +106,7 @@ def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit],
 
 
 def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str,
-                stop: threading.Event | None, phase: Phase
+                stop: threading.Event | None, phase: Phase, shared: dict[Any, Any]
                 ) -> tuple[list[str], list[str], list[Features | None], Matrix]:
     """The group's ids, paths and signature features, and each unit's static vector
     (float16), from one pass over the store. Units come sorted by id, a hash, so the
@@ -139,10 +140,14 @@ def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str
             raise _Stopped
         for uid, path, params, signature, returns, _ in chunk:
             ids.append(uid)
-            paths.append(path)
-            features.append(None if not signature else features_of(
+            # One object per distinct path (a file's units are in several groups) and per
+            # distinct signature shape (a few dozen in a group): a new frozenset per unit
+            # held some 16 MB for a group of 50,000 units, kept until every group is read.
+            paths.append(shared.setdefault(path, path))
+            shape = None if not signature else features_of(
                 None if params is None else [p.get("type") for p in json.loads(params)],
-                signature, returns))
+                signature, returns)
+            features.append(shared.setdefault(shape, shape))
         # Held until the word pieces are weighed: only what the static vectors read of
         # each unit (docs/evaluators.md#embedding-models), not every unit's whole code.
         held.extend(static.backend.clip([row[5] or "" for row in chunk]))
