@@ -160,6 +160,10 @@ class OutputSection(SBModel):
     formats: list[ReportFormat] = ["markdown", "json", "html"]
     store: str | None = None
     """The SQLite store; default ``<directory>/store.sqlite``."""
+    store_wait_s: float = Field(default=60.0, gt=0, le=86400)
+    """How long a session waits, per store operation, while another process holds the
+    store's lock, before it stops with one line (a line names the store and who has it
+    open after 2 s)."""
 
 
 class GateSection(SBModel):

@@ -20,7 +20,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from ..core.errors import EXIT_OK, EXIT_USAGE, SummarybenchError
 from ._common import CliError
@@ -67,9 +67,21 @@ def extension_commands() -> dict[str, Any]:
     return found
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors quote the command line escaped: its own
+    "unrecognized arguments: ..." and "invalid choice: ..." lines printed what was typed
+    raw, so an argument holding ``ESC]0;...BEL`` set the terminal's title. The commands'
+    parsers are made by ``add_subparsers`` with this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        from ..core.printable import shown_name
+
+        super().error(shown_name(message))
+
+
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     """The parser, and every command's module (built-in, then added) by name."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="summarybench",
         description="Benchmark LLMs on writing code summaries for RAG code search.",
         epilog="Exit codes: 0 success, 1 the command ran and failed, 2 bad usage or input.",

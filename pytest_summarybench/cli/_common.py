@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,11 @@ from ..core.printable import shown_path
 __all__ = ["CONFIG_FILE", "EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "CliError", "CliFailure"]
 
 CONFIG_FILE = "summarybench.yaml"
+#: What ``set-model`` and ``config`` take to remove a key from the file.
+UNSET = "none"
+#: Lone surrogates: the bytes of an argument that were not UTF-8 (``os.fsdecode``'s
+#: surrogateescape), which no YAML file can hold.
+_NOT_UTF8 = re.compile("[\ud800-\udfff]")
 
 
 class CliError(InputError):
@@ -24,6 +30,33 @@ class CliError(InputError):
 class CliFailure(RunError):
     """A command that ran and could not do what was asked (a run without an explorer):
     one line, exit code 1."""
+
+
+def text_arg(value: str) -> str:
+    """An argparse ``type`` for a name, an id, a family or a path written into the file:
+    ``value``, or an error (argparse names the option) when it holds bytes that are not
+    UTF-8, shown escaped. Before, ``add-model $'openai/\\xff-m'`` wrote an escape the
+    file could not read back and blamed a line of the user's valid YAML."""
+    bad = _NOT_UTF8.findall(value)
+    if bad:
+        raw = "".join(shown_path(char)[2:-1] for char in bad[:8])
+        raise argparse.ArgumentTypeError(
+            f"{shown_path(value)} holds bytes that are not UTF-8 ({raw}"
+            f"{'...' if len(bad) > 8 else ''}): a configuration file holds UTF-8 text only")
+    return value
+
+
+def endpoint_arg(value: str) -> str:
+    """An argparse ``type`` for an endpoint URL: ``text_arg``, then ``http://`` or
+    ``https://`` with a host and no space or control character (``UNSET`` passes)."""
+    from ..schemas.config import endpoint_problem
+
+    value = text_arg(value)
+    problem = None if value == UNSET else endpoint_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(
+            f"{shown_path(value)} is not a usable endpoint URL: {problem}")
+    return value
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:

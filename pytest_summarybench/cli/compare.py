@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ..core.printable import shown_name
-from ._common import EXIT_OK, CliError
+from ._common import EXIT_OK, CliError, text_arg
 from .report import add_store_arguments, explorer_of, load_report, store_path
 
 if TYPE_CHECKING:
@@ -23,10 +23,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "complete run or the one --run names (from the store).",
         epilog="example: summarybench compare openai/gpt-4o anthropic/claude-sonnet-4 "
                "--detailed")
-    parser.add_argument("model_a", metavar="A",
+    parser.add_argument("model_a", metavar="A", type=text_arg,
                         help="a model id, or a part of it no other model's id contains "
                              "(fake-alpha or alpha for openai/fake-alpha)")
-    parser.add_argument("model_b", metavar="B", help="another model, named the same way")
+    parser.add_argument("model_b", metavar="B", type=text_arg,
+                        help="another model, named the same way")
     parser.add_argument("--detailed", action="store_true",
                         help="also per-family tests, languages, code types and the units "
                              "where the two differ most, each with its address in the "

@@ -11,22 +11,23 @@ from ..evaluators.registry import BUILTIN_FAMILIES
 from ._common import (
     EXIT_FAILURE,
     EXIT_OK,
+    UNSET,
     CliError,
     add_config_argument,
     cli_families,
     config_file,
+    endpoint_arg,
     load_checked,
     load_document,
     save_document,
     section,
+    text_arg,
 )
 from .checks import config_warnings, say, warn
 
 #: The built-in families, for the help (``--eval`` also takes those the file configures).
 _NAMES = [f.name for f in BUILTIN_FAMILIES]
 
-#: What a flag takes to remove its key.
-UNSET = "none"
 
 
 def flow(items: list[str]) -> Any:
@@ -57,14 +58,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--eval", metavar="FAMILIES",
                    help="comma-separated families to enable (the others are disabled): "
                         f"{', '.join(_NAMES)}, those the file configures, or all")
-    p.add_argument("--task-model", metavar="PROVIDER/MODEL",
+    p.add_argument("--task-model", metavar="PROVIDER/MODEL", type=text_arg,
                    help="the model that performs the downstream tasks "
                         "(evaluation.downstream.completionModel): PROVIDER/MODEL, or the id "
                         f"of a configured model or judge; '{UNSET}' removes it")
-    p.add_argument("--task-endpoint", metavar="URL",
+    p.add_argument("--task-endpoint", metavar="URL", type=endpoint_arg,
                    help="base URL of the task model's OpenAI-compatible endpoint "
                         f"(evaluation.downstream.apiEndpoint); '{UNSET}' removes it")
-    p.add_argument("--task-family", metavar="NAME",
+    p.add_argument("--task-family", metavar="NAME", type=text_arg,
                    help="the task model's family for the family rule (evaluation.downstream."
                         "family), when the one read from its name or provider is shared "
                         f"with a model under test; '{UNSET}' removes it")

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ..core.printable import shown_path
-from ._common import CONFIG_FILE, EXIT_OK, CliError, load_checked
+from ._common import CONFIG_FILE, EXIT_OK, CliError, load_checked, text_arg
 from .checks import say
 
 TEMPLATE = """\
@@ -81,8 +81,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "init", help="write a commented summarybench.yaml and create the store",
         description="Create summarybench.yaml for a codebase and an empty store.",
         epilog='example: summarybench init --name "My Benchmark" --codebase ./src')
-    p.add_argument("--name", required=True, help="the benchmark's name")
-    p.add_argument("--codebase", required=True, metavar="PATH", help="the code to benchmark")
+    p.add_argument("--name", required=True, type=text_arg, help="the benchmark's name")
+    p.add_argument("--codebase", required=True, metavar="PATH", type=text_arg,
+                   help="the code to benchmark")
     p.add_argument("--config", metavar="PATH", default=CONFIG_FILE,
                    help=f"file to write (default: ./{CONFIG_FILE})")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")

@@ -21,13 +21,16 @@ from ..core.vocabulary import PROVIDERS
 from ..roles.task import task_warnings
 from ._common import (
     EXIT_OK,
+    UNSET,
     CliError,
     add_config_argument,
     config_file,
+    endpoint_arg,
     load_checked,
     load_document,
     save_document,
     section,
+    text_arg,
 )
 from .checks import family_warnings, name_warnings, say, warn
 
@@ -38,8 +41,6 @@ FAMILY_HELP = ("the model's family for the rule that no judge judges its own fam
 KEY_HELP = ("the environment variable that holds the model's key (default: the "
             "provider's, such as OPENAI_API_KEY; a model at a local --api-endpoint needs "
             "none unless this names one). The key itself is never written in the file")
-#: What ``set-model`` takes to remove a key from an entry.
-UNSET = "none"
 ROLES = {"test": "models under test", "judge": "judges"}
 
 
@@ -54,13 +55,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "the command warns when one would, and when litellm does not "
                         "list a hosted model's name.",
             epilog=f"example: summarybench {command} {example}")
-        p.add_argument("model", metavar="PROVIDER/MODEL")
-        p.add_argument("--api-endpoint", metavar="URL",
-                       help="base URL of an OpenAI-compatible endpoint")
-        p.add_argument("--api-key-env", metavar="VAR", help=KEY_HELP)
+        p.add_argument("model", metavar="PROVIDER/MODEL", type=text_arg)
+        p.add_argument("--api-endpoint", metavar="URL", type=endpoint_arg,
+                       help="base URL of an OpenAI-compatible endpoint (http:// or https://)")
+        p.add_argument("--api-key-env", metavar="VAR", type=text_arg, help=KEY_HELP)
         p.add_argument("--temperature", type=float, help="sampling temperature")
-        p.add_argument("--id", help="a distinct id when one model is listed twice")
-        p.add_argument("--family", metavar="NAME", help=FAMILY_HELP)
+        p.add_argument("--id", type=text_arg,
+                       help="a distinct id when one model is listed twice")
+        p.add_argument("--family", metavar="NAME", type=text_arg, help=FAMILY_HELP)
         add_config_argument(p)
         p.set_defaults(role=role, action="add")
 
@@ -70,11 +72,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     f"as `add-model` printed it). A value of '{UNSET}' removes the key "
                     "(--family none: read the family from the model name again).",
         epilog="example: summarybench set-model openai/fake-judge --family gamma")
-    p.add_argument("model", metavar="ID")
-    p.add_argument("--family", metavar="NAME", help=FAMILY_HELP)
-    p.add_argument("--api-endpoint", metavar="URL",
-                   help="base URL of an OpenAI-compatible endpoint")
-    p.add_argument("--api-key-env", metavar="VAR", help=KEY_HELP)
+    p.add_argument("model", metavar="ID", type=text_arg)
+    p.add_argument("--family", metavar="NAME", type=text_arg, help=FAMILY_HELP)
+    p.add_argument("--api-endpoint", metavar="URL", type=endpoint_arg,
+                   help="base URL of an OpenAI-compatible endpoint (http:// or https://)")
+    p.add_argument("--api-key-env", metavar="VAR", type=text_arg, help=KEY_HELP)
     p.add_argument("--temperature", type=float, help="sampling temperature")
     add_config_argument(p)
     p.set_defaults(role=None, action="set")
@@ -85,7 +87,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             description=f"Remove an entry of models.{role} (by its id) from "
                         "summarybench.yaml; comments stay where they were.",
             epilog=f"example: summarybench {command} openai/gpt-4o")
-        p.add_argument("model", metavar="ID")
+        p.add_argument("model", metavar="ID", type=text_arg)
         add_config_argument(p)
         p.set_defaults(role=role, action="remove")
 

@@ -17,6 +17,7 @@ from ._common import (
     load_with_codebase,
     pytest_extra,
     run_pytest,
+    text_arg,
 )
 
 
@@ -40,7 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         epilog="example: summarybench evaluate --only contrastive -- -n 2")
     which = e.add_mutually_exclusive_group(required=True)
     which.add_argument("--all", action="store_true", help="every enabled family")
-    which.add_argument("--only", metavar="FAMILY",
+    which.add_argument("--only", metavar="FAMILY", type=text_arg,
                        help="comma-separated families: "
                             f"{', '.join(f.name for f in BUILTIN_FAMILIES)} or a plugin's; "
                             "selects their items of the configured run (--sb-only, as -m "

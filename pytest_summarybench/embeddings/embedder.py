@@ -12,7 +12,7 @@ they exist, so a killed run keeps what it embedded and progress advances batch b
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from .base import EmbeddingBackend, EmbeddingError
@@ -20,10 +20,13 @@ from .base import EmbeddingBackend, EmbeddingError
 if TYPE_CHECKING:
     import threading
 
-    from ..core.progress import Progress
+    from ..core.progress import Phase, Progress
     from ..store import Store
     from .base import Matrix
 
+
+#: Texts ``Embedder.embed_read`` holds at a time (4 code units of 250 KB: 1 MB).
+READ_CHUNK = 4
 
 
 def text_hash(text: str) -> str:
@@ -93,19 +96,59 @@ class Embedder:
         progress = self.progress or Progress.off()
         with progress.phase(f"summarybench embedding {what} ({self.name})", len(pending),
                             unit="text") as phase:
-            for batch in batches:
-                if stop is not None and stop.is_set():
-                    return False
-                vectors = self.backend.embed_batch([t for _, t in batch])
-                if vectors.shape[0] != len(batch):
-                    raise EmbeddingError(f"{self.name} returned {vectors.shape[0]} "
-                                         f"vectors for {len(batch)} texts")
-                fresh = {h: vectors[i] for i, (h, _) in enumerate(batch)}
-                self._save(fresh)
-                found.update(fresh)
-                self.computed += len(batch)
-                phase.advance(len(batch))
+            return self._run(batches, found, phase, stop)
+
+    def _run(self, batches: list[list[tuple[str, str]]], found: dict[str, Matrix],
+             phase: Phase, stop: threading.Event | None) -> bool:
+        """Embed ``batches`` of (hash, text) into ``found`` and the cache; False when
+        ``stop`` cut it short (checked between batches)."""
+        for batch in batches:
+            if stop is not None and stop.is_set():
+                return False
+            vectors = self.backend.embed_batch([t for _, t in batch])
+            if vectors.shape[0] != len(batch):
+                raise EmbeddingError(f"{self.name} returned {vectors.shape[0]} "
+                                     f"vectors for {len(batch)} texts")
+            fresh = {h: vectors[i] for i, (h, _) in enumerate(batch)}
+            self._save(fresh)
+            found.update(fresh)
+            self.computed += len(batch)
+            phase.advance(len(batch))
         return True
+
+    def embed_read(self, keys: Sequence[str], read: Callable[[list[str]], dict[str, str]],
+                   what: str, stop: threading.Event | None = None,
+                   chunk: int = READ_CHUNK) -> dict[str, Matrix] | None:
+        """The vectors of the texts ``read`` gives for ``keys`` (``read(some_keys)``: key
+        -> text; a key it leaves out is the empty text), by key; None when ``stop`` cut
+        it short.
+
+        What ``embed`` does (the same cache, the same vectors), holding at most ``chunk``
+        texts at a time instead of all of them: long texts (code units of 250 KB) are
+        read twice, once to hash them and once, if the cache lacks them, to embed them.
+        """
+        from ..core.progress import Progress
+
+        hashes: dict[str, str] = {}
+        for part in _chunks(list(keys), chunk):
+            texts = read(part)
+            hashes.update((k, text_hash(texts.get(k) or "")) for k in part)
+        found = self._lookup(set(hashes.values()))
+        todo: dict[str, str] = {}  # a key per missing hash
+        for k in keys:
+            if hashes[k] not in found:
+                todo.setdefault(hashes[k], k)
+        progress = self.progress or Progress.off()
+        with progress.phase(f"summarybench embedding {what} ({self.name})", len(todo),
+                            unit="text") as phase:
+            for part in _chunks(list(todo.values()), chunk):
+                texts = read(part)
+                pending = sorted(((hashes[k], texts.get(k) or "") for k in part),
+                                 key=lambda item: -len(item[1]))
+                if not self._run(list(self.batches(pending)), found, phase, stop):
+                    return None
+                del texts, pending
+        return {k: found[hashes[k]] for k in keys}
 
     def batches(self, pending: list[tuple[str, str]]) -> Iterator[list[tuple[str, str]]]:
         """``pending`` (hash, text) in order, cut at ``batch_size`` texts or
@@ -159,6 +202,11 @@ class Embedder:
         self.store.embeddings.save(self.backend.cache_key, [
             (h, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
             for h, v in vectors.items()])
+
+
+def _chunks(keys: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(keys), max(1, size)):
+        yield keys[start:start + size]
 
 
 def even_order(batches: list[list[tuple[str, str]]]) -> list[list[tuple[str, str]]]:

@@ -24,7 +24,8 @@ call gets windows of similar length adding up to at most ``RUN_PIECES`` padded w
 (rows x width): a call's activations grow with that product, its attention tensors with
 rows x width x width. Embedding the fixture's 183 code units in calls of 32 windows (the
 former fixed count) took the process from 0.31 GB with the model loaded to 1.6 GB; calls of
-at most 1,024 pieces (4 full windows, or some 40 summaries) to 0.35 GB. The session's
+at most 1,024 pieces (4 full windows, or some 40 summaries) to 0.35 GB; calls of 512 (2
+full windows) cost long code 45 MB less again (``RUN_PIECES``). The session's
 memory pattern is off: it plans and keeps a block for each input shape, and nearly every
 call has a new one. A text's vector does not depend on which other windows share its call
 or on their padding (every row is computed on its own; padded positions are masked out),
@@ -34,6 +35,7 @@ compares them with the former batching bit for bit.
 
 from __future__ import annotations
 
+import copy
 import functools
 import threading
 from pathlib import Path
@@ -51,8 +53,11 @@ WINDOW = 254
 MAX_WINDOWS = 8
 #: Padded word pieces (rows x width) per onnxruntime call. Embedding the fixture's code in
 #: calls of 2,048 took 76 MB more (+109 against +33 MB over the loaded model), 4,096 and
-#: 8,192 far more (+282, +696 MB), and none was faster (docs/performance.md).
-RUN_PIECES = 1024
+#: 8,192 far more (+282, +696 MB), and none was faster (docs/performance.md). Long code
+#: fills every window: six units of 250 KB (8 full windows each) took +81 MB over the
+#: loaded model in calls of 1,024 (4 windows), +36 MB in calls of 512, +11 MB in calls
+#: of 256 (the vectors bit for bit the same).
+RUN_PIECES = 512
 #: Characters of text per ``embed_batch`` call (the embedder's batches): bounds the
 #: tokenizer's output and the window lists, and lets progress and the cache advance every
 #: few seconds instead of once per 1,024 texts.
@@ -138,6 +143,15 @@ class MiniLMBackend:
         session = ort.InferenceSession(str(path), sess_options=options,
                                        providers=["CPUExecutionProvider"])
         return tokenizer, session
+
+    def with_windows(self, max_windows: int) -> MiniLMBackend:
+        """This model embedding at most ``max_windows`` windows of each text (a cache key
+        of its own), sharing this one's loaded session: a second session would be some
+        200 MB more for the same weights."""
+        self.load()
+        other = copy.copy(self)
+        other.max_windows = max_windows
+        return other
 
     # -- embedding ----------------------------------------------------------------------
     @property

@@ -2,10 +2,9 @@
 is applied, the run is saved in the store and its reports are written.
 
 ``finish_run`` returns one ``RunOutcome``; the pytest plugin prints it and sets the exit
-status from it, and unit tests read it directly. ``OutputReports`` keeps the output
-directory's own reports honest: they are moved aside when a complete session starts
-evaluating (an earlier session's ``results.json`` must never pass for this one's), and
-put back when the session turns out partial.
+status from it, and unit tests read it directly. The output directory's own reports change
+only here, last, all or nothing (``report/files.py``: ``publish``): a session that fails
+before, or while, publishing leaves them as they were.
 """
 
 from __future__ import annotations
@@ -46,59 +45,6 @@ class RunOutcome:
     @property
     def results_path(self) -> Path | None:
         return self.report_paths.get("json")
-
-
-class OutputReports:
-    """The output directory's reports of the latest complete run (see the module
-    docstring): moved aside at most once per session, and only when ``replaces`` says the
-    session's reports are to become the directory's own and ``store_usable`` that the
-    store opened and passed its check. A session refused at the store's door (a folder,
-    a FIFO, random bytes, another schema version) renames nothing: moving
-    ``results.json`` aside would overwrite ``results.previous.json``, the baseline a gate
-    may compare with, for a session that never ran."""
-
-    def __init__(self, output_dir: Callable[[], Path | None],
-                 replaces: Callable[[], bool], notes: list[str],
-                 store_usable: Callable[[], bool] = lambda: True) -> None:
-        self._output_dir = output_dir
-        self._replaces = replaces
-        self._notes = notes
-        self._store_usable = store_usable
-        self.retired: dict[Path, Path] | None = None
-        """Moved path -> where it went, once moved (None: not yet asked)."""
-
-    def retire(self) -> dict[Path, Path]:
-        """Move the previous reports aside (once); where each went."""
-        if self.retired is None:
-            if not self._replaces() or not self._store_usable():
-                return {}
-            self.retired = {}
-            output_dir = self._output_dir()
-            if output_dir is None:
-                return self.retired  # no configuration, hence no output directory
-            from ..report.files import retire_reports
-
-            try:
-                self.retired = retire_reports(output_dir)
-            except OSError as exc:
-                self._notes.append(f"summarybench: the previous reports in "
-                                   f"{shown_path(output_dir)} "
-                                   f"could not be moved aside ({exc.strerror or exc})")
-        return self.retired
-
-    def restore(self) -> None:
-        """Put the reports moved aside back (the session turned out partial)."""
-        if not self.retired:
-            return
-        from ..report.files import restore_reports
-
-        try:
-            restore_reports(self.retired)
-        except OSError as exc:
-            output_dir = self._output_dir()
-            where = shown_path(output_dir) if output_dir is not None else "the output folder"
-            self._notes.append(f"summarybench: the previous reports could not be put back "
-                               f"from {where} ({exc.strerror or exc})")
 
 
 @dataclass
@@ -146,7 +92,7 @@ def summarize_evaluators(ctx: RunContext, records: list[ScoreRecord],
     return details
 
 
-def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
+def finish_run(ctx: RunContext, session: SessionRecords,
                ranking_hook: Callable[[BenchmarkReport], list[str]],
                notes: list[str] | None = None) -> RunOutcome:
     """The report of a session that scored (``session.records`` is not empty), gated,
@@ -180,9 +126,8 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
     if not health.healthy:
         report.recommendations = []
     # The configured gate first: it attaches the baseline comparison that ranking hooks
-    # may want to read. A baseline that was this directory's results.json is read where
-    # ``OutputReports.retire`` moved it.
-    failures = apply_gate(report, settings, ctx.store, moved=files.retire())
+    # may want to read (this directory's results.json is still the earlier session's).
+    failures = apply_gate(report, settings, ctx.store)
     if not health.healthy and gate_configured(settings.gate):
         failures.insert(0, f"the run is unhealthy ({health.problems[0]}); a gate passes only "
                            "a healthy run")
@@ -210,18 +155,19 @@ def finish_run(ctx: RunContext, session: SessionRecords, files: OutputReports,
                                                      explorer=explorer,
                                                      families=settings.families)
     except OSError as exc:
+        from ..report.files import PublishRefused
+
+        # A folder or FIFO in the way says what to move in its own words.
+        way_out = "" if isinstance(exc, PublishRefused) else (
+            "free space there or make it writable, or pass --sb-output DIR; ")
         outcome.error = (
             f"cannot write the reports to {shown_path(settings.output_dir)} "
-            f"({exc.strerror or exc}): "
-            "free space there or make it writable, or pass --sb-output DIR; the scores are "
-            f"in the store ({shown_path(settings.store_path)}), `summarybench report --run "
+            f"({exc.strerror or exc}): nothing was published, the reports there are "
+            f"unchanged; {way_out}the scores are in the store "
+            f"({shown_path(settings.store_path)}), `summarybench report --run "
             f"{report.metadata.run.id}` writes them")
         return outcome
     outcome.report = report
-    if not report.metadata.run.complete:
-        # Started as a complete run, stopped early: the reports moved aside at the start
-        # are still the latest complete run's.
-        files.restore()
     return outcome
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Iterable
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..context import RunContext
-from ..core.printable import shown_path, utf8_text
+from ..core.printable import neutralise, shown_path, utf8_text
 from ..core.progress import Progress
 from ..core.walk import walk_folders
 from ..schemas import BenchmarkRun, CodebaseInfo, CodeUnit
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
 
 #: Units written to the store per transaction while extraction streams them.
 _STORE_BATCH = 2000
+#: Characters of units' content per transaction: a batch of long units is written sooner,
+#: so that storing holds a few MB of code, not 2,000 units' worth (docs/performance.md,
+#: "Memory per unit").
+_STORE_BATCH_CHARS = 4_000_000
 
 # Folders never worth stat-ing for the codebase fingerprint.
 _PRUNE = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
@@ -177,6 +182,7 @@ def _store_units(settings: Settings, store: Store, run_id: str, stream: UnitStre
     entries: list[tuple[str, str, str, str]] = []
     store.clear_units(run_id)
     batch: list[CodeUnit] = []
+    held = 0
     with progress.phase("summarybench storing units", stream.total, unit="unit") as phase:
         seen = 0
         for unit in stream.units:
@@ -184,9 +190,11 @@ def _store_units(settings: Settings, store: Store, run_id: str, stream: UnitStre
             if unit.type in wanted:
                 entries.append((unit.id, identity(unit), unit.language, unit.type))
                 batch.append(unit)
-            if len(batch) >= _STORE_BATCH or seen % _STORE_BATCH == 0:
+                held += len(unit.content)
+            if (len(batch) >= _STORE_BATCH or held >= _STORE_BATCH_CHARS
+                    or seen % _STORE_BATCH == 0):
                 store.add_units(run_id, len(entries) - len(batch), batch)
-                batch = []
+                batch, held = [], 0
                 phase.advance(seen - phase.done)
         store.add_units(run_id, len(entries) - len(batch), batch)
         phase.advance(seen - phase.done)
@@ -196,3 +204,42 @@ def _store_units(settings: Settings, store: Store, run_id: str, stream: UnitStre
 def skipped_files(store: Store, run_id: str) -> list[tuple[str, str]]:
     """(path, reason) of files extraction skipped for this run."""
     return store.skipped_files.of(run_id)
+
+
+#: Skipped files a session's summary names one by one; the rest are counted by reason.
+SKIPPED_NAMED = 10
+#: A byte that was not UTF-8, as ``utf8_text`` stored it (``\xff``).
+_STORED_BYTE = re.compile(r"\\x([89a-f][0-9a-f])")
+
+
+def _reason_kind(reason: str) -> str:
+    """A skip reason without its particulars: ``not a regular file: FIFO`` -> ``not a
+    regular file``, ``too large (1,200,000 bytes; ...)`` -> ``too large``."""
+    return re.split(r": | \(", reason, maxsplit=1)[0]
+
+
+def skipped_file_lines(skipped: list[tuple[str, str]],
+                       named: int = SKIPPED_NAMED) -> list[str]:
+    """What a session prints of the files extraction skipped (``skipped_files``): a line,
+    the first ``named`` files with their reasons, and how many more for each reason.
+    Generated files are left out, as ``summarybench extract`` leaves them out of its
+    warnings. Names are quoted as a shell reads them back (a byte that was not UTF-8 as
+    ``\xff``, a control character escaped)."""
+    from ..extract.files import GENERATED
+
+    listed = [(path, reason) for path, reason in skipped if not reason.startswith(GENERATED)]
+    if not listed:
+        return []
+    n = len(listed)
+    out = [f"extraction skipped {n:,} file{'s' if n != 1 else ''} or folder"
+           f"{'s' if n != 1 else ''} of the codebase:"]
+    for path, reason in listed[:named]:
+        # the stored \xff back to the byte it stood for, which shown_path writes as \xff
+        raw = _STORED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), path)
+        out.append(f"  {shown_path(raw)}: {neutralise(reason, one_line=True)}")
+    rest = Counter(_reason_kind(reason) for _, reason in listed[named:])
+    if rest:
+        out.append(f"  ... and {n - named:,} more: " + "; ".join(
+            f"{count:,} {neutralise(kind, one_line=True)}" for kind, count in
+            sorted(rest.items(), key=lambda item: (-item[1], item[0]))))
+    return out

@@ -67,7 +67,7 @@ def prepare_run(ctx: RunContext, active: Mapping[str, Evaluator],
     :param ctx: the run's context, restricted to the selected models.
     :param warm_up: the evaluators' warm-up, joined before any ``prepare`` runs.
     :param before_evaluation: called once the evaluation is sure to start (the output
-        directory is checked and the previous reports moved aside there).
+        directory is checked there).
     :param bind: called with each fresher context (the tests of this process read it).
     """
     from ..generate.report import GenerationReport, ModelStats

@@ -44,6 +44,8 @@ class WarmUp:
         self.failed: dict[str, Exception] = {}
         """Warm-ups that raised (their evaluators' ``prepare`` reports the cause)."""
         self._thread: threading.Thread | None = None
+        self._done = threading.Event()
+        """Set when ``_run`` returned: what ``join`` waits on (see there)."""
 
     @property
     def started(self) -> bool:
@@ -65,18 +67,28 @@ class WarmUp:
             self.stop.set()
 
     def join(self) -> None:
-        """Wait until the warm-ups returned (at once when none was started)."""
+        """Wait until the warm-ups returned (at once when none was started).
+
+        It waits on an event the thread sets, not on ``Thread.join``: a ``Thread.join``
+        that a Ctrl-C interrupts (Python 3.11) marks the thread as ended while it still
+        runs, so the session's last ``join`` returned at once and the interpreter shut
+        down with the thread inside onnxruntime, which then died by abort ("terminate
+        called without an active exception", signal 6) instead of exiting as
+        interrupted. The thread stops between two batches once ``stop`` is set."""
         if self._thread is not None:
-            self._thread.join()
+            self._done.wait()
 
     def _run(self, ctx: RunContext, work: list[Evaluator]) -> None:
-        for ev in work:
-            if self.stop.is_set():
-                return
-            try:
-                ev.warm_up(ctx, self.stop)  # type: ignore[attr-defined]
-            except Exception as exc:  # noqa: BLE001 - prepare meets and reports the cause
-                self.failed[ev.name] = exc
+        try:
+            for ev in work:
+                if self.stop.is_set():
+                    return
+                try:
+                    ev.warm_up(ctx, self.stop)  # type: ignore[attr-defined]
+                except Exception as exc:  # noqa: BLE001 - prepare meets and reports it
+                    self.failed[ev.name] = exc
+        finally:
+            self._done.set()
 
 
 def import_model_layer(settings: Settings) -> threading.Thread | None:

@@ -8,7 +8,10 @@ breaker opens: the model's calls then fail at once with ``EndpointUnavailable``,
 one-line reason names the model, the endpoint and the cause ("connection refused at
 http://127.0.0.1:8000/v1"), and the run goes on with the other models. A success closes
 it again. Rate limits, server errors and timeouts never count: they are retried with
-backoff (the endpoint is there, only busy).
+backoff (the endpoint is there, only busy). A call that ended without an answer at every
+attempt (``llm/client.py``: timeouts, slow answers, lost connections) counts once, as a
+dead endpoint's failure does: a provider that accepts connections and never answers
+costs three calls' attempts, not every call's.
 
 While open, one call every ``probe_after_s`` is let through as a probe, so an endpoint
 that comes back (a local server that finished starting) is used again; the probe's

@@ -5,7 +5,8 @@ here, so they all get the same behaviour: a cache hit makes no call; an identica
 already in flight (in this process or another sharing the store) is waited for rather
 than made again (``llm/inflight.py``); otherwise the call waits for its slot under the
 model's rate limits, is retried on rate limits, server errors, timeouts and malformed
-bodies (honouring Retry-After), its answer is checked (``llm/answers.py``), priced from
+bodies (honouring Retry-After; at most three attempts without an answer and two with
+an unusable one, ``llm/retry.py``), its answer is checked (``llm/answers.py``), priced from
 the price table or the model's override, and cached the moment it succeeds. A dead
 endpoint (refused, unknown host, 401/403/404) is not retried, and after a few in a row the
 model's calls fail without being sent (``llm/breaker.py``). The limiters and breakers
@@ -42,6 +43,7 @@ from .redaction import neutralise, redact
 from .retry import (
     DEFAULT_POLICY,
     REJECTED_ANSWER_ATTEMPTS,
+    UNANSWERED_ATTEMPTS,
     MalformedResponse,
     RejectedAnswer,
     RetryPolicy,
@@ -125,6 +127,11 @@ class _Call:
         self.attempt = 0
         self.rejected = 0
         """Attempts whose answer was refused (``RejectedAnswer``)."""
+        self.unanswered = 0
+        """Attempts that ended without an answer (timeouts, slow answers, lost
+        connections)."""
+        self.started: float | None = None
+        """When the first attempt started (``time.monotonic()``)."""
         self.reserved = messages_tokens(messages) + int(self.params.get("max_tokens") or 0)
         self._rng = random.Random()
         self._limiter: RateLimiter | None = None
@@ -179,6 +186,8 @@ class _Call:
         """Start an attempt: the model's rate limiter to acquire a slot from. Raises
         ``EndpointUnavailable`` at once when the endpoint's breaker is open."""
         self.attempt += 1
+        if self.started is None:
+            self.started = time.monotonic()
         routed = isinstance(self.model, RoutedModelConfig)
         if not routed:  # the Router cools down a failing deployment by itself
             self.endpoints.breaker(self.model).check(self.model.id)
@@ -201,17 +210,31 @@ class _Call:
             self.endpoints.breaker(self.model).failed(failure)
         delay = backoff_delay(self.policy, failure, self.attempt, self._rng)
         self.rejected += failure.rejected
+        self.unanswered += failure.unanswered
         if failure.rejected and self.rejected >= REJECTED_ANSWER_ATTEMPTS:
+            delay = None
+        if failure.unanswered and self.unanswered >= UNANSWERED_ATTEMPTS:
             delay = None
         if delay is None:
             reason = failure.reason
             if failure.retryable:
-                reason += f" (gave up after {self.attempt} attempts)"
+                reason += f" (gave up after {self.attempt} attempts in {self._spent()})"
             if failure.dead_endpoint:
                 reason = self._server_death() or reason
+            elif failure.unanswered and not routed:
+                # A whole call without an answer counts towards the breaker as a dead
+                # endpoint's attempt does: three such calls in a row and the model's
+                # other calls fail at once instead of each waiting out its attempts.
+                self.endpoints.breaker(self.model).failed(
+                    dataclasses.replace(failure, reason=reason, dead_endpoint=True))
             raise ModelCallError(self.model.id, reason, retryable=failure.retryable,
                                  status=failure.status) from None
         return delay
+
+    def _spent(self) -> str:
+        """The time since the first attempt started, for a reason: ``0.4 s``, ``187 s``."""
+        seconds = time.monotonic() - (self.started or time.monotonic())
+        return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
 
     def _server_death(self, wait_s: float = SERVER_RECORD_WAIT_S) -> str | None:
         """For a model this process serves itself (GGUF weights), how its server ended,

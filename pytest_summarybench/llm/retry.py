@@ -3,7 +3,10 @@
 Rate limits (429), server errors (5xx), timeouts and dropped or reset connections are
 retried with exponential backoff and jitter; a
 ``Retry-After`` (or ``retry-after-ms``) from the provider is honoured as the minimum
-wait. A dead or misconfigured endpoint (connection refused, a host name that does not
+wait. Attempts that end without an answer (a timeout, a slow answer, a lost connection)
+are retried at most twice, whatever their mix (``UNANSWERED_ATTEMPTS``): each can cost a
+whole ``timeoutS``, and a provider that accepts connections and never answers held a call
+for six of them. A dead or misconfigured endpoint (connection refused, a host name that does not
 resolve, an unreachable network, a TLS certificate that does not verify, HTTP 401, 403
 and 404) fails at once and is marked ``dead_endpoint``, which ``llm/breaker.py`` counts;
 anything else (a bad request) fails at once too: retrying cannot help. An answer we
@@ -42,6 +45,10 @@ from .transport import AnswerRefused, SlowAnswer
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 #: Attempts that may end in a rejected answer before the call gives up.
 REJECTED_ANSWER_ATTEMPTS = 2
+#: Attempts that may end without an answer (a timeout, a slow answer, a lost connection)
+#: before the call gives up: a provider that accepts and never answers held a call for six
+#: attempts of ``timeoutS`` (6.5 minutes with the default 60 s).
+UNANSWERED_ATTEMPTS = 3
 #: Answers that say the endpoint, the key or the model name is wrong, not that it is busy.
 DEAD_STATUS = {401: "unauthorized", 403: "forbidden", 404: "not found"}
 _UNREACHABLE = {errno.ENETUNREACH: "network unreachable",
@@ -92,6 +99,9 @@ class Failure:
     dead_endpoint: bool = False
     """The endpoint refused, did not resolve or rejected the key or the model: the next
     call will fail the same way (``llm/breaker.py`` counts these)."""
+    unanswered: bool = False
+    """The attempt ended without an answer: it timed out, its answer was still arriving
+    at the deadline, or the connection was lost (``UNANSWERED_ATTEMPTS`` bounds these)."""
 
     @property
     def rate_limited(self) -> bool:
@@ -144,8 +154,11 @@ _NOISE = (
 )
 
 
-def _message(exc: BaseException) -> str:
-    text = " ".join(str(exc)[:_MAX_EXCEPTION_CHARS].split()) or type(exc).__name__
+def _message(exc: BaseException, text: str | None = None) -> str:
+    """``exc``'s text (or ``text``), one line, without library wording, keys or control
+    characters, at most ``_MAX_REASON`` characters."""
+    text = " ".join((str(exc) if text is None else text)[:_MAX_EXCEPTION_CHARS].split()) \
+        or type(exc).__name__
     # litellm prefixes its class names, sometimes twice ("litellm.X: X: ..."), and the
     # provider's ("OpenAIException - ...").
     text = re.sub(r"^(litellm\.)?(\w+Error|Timeout): (\2: )?", "", text)
@@ -183,6 +196,11 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 #: JSON nested too deep for ``json``, or JSON whose types are wrong (``choices`` an object,
 #: ``content`` a list).
 _UNREADABLE = ("JSONDecodeError", "RecursionError", "ValidationError", "APIError")
+#: litellm's words when a 2xx answer's JSON is not a chat completion at all (a list, a
+#: string, ``null``, ``message: null``), raised from its own code or an AttributeError.
+_UNREADABLE_TEXT = ("Empty or invalid response from LLM endpoint", "Invalid response object")
+#: Where litellm pastes a traceback into its message.
+_TRACEBACK = "Traceback (most recent call last)"
 
 
 def _unreadable_answer(exc: BaseException) -> bool:
@@ -196,9 +214,35 @@ def _unreadable_answer(exc: BaseException) -> bool:
            or isinstance(link, OSError) for link in links):
         return False
     root = links[-1]
-    return len(links) > 1 and type(root).__name__ in _UNREADABLE \
-        and (type(root).__name__ != "APIError"
-             or type(root).__module__.split(".")[0] == "litellm")
+    if len(links) > 1 and type(root).__name__ in _UNREADABLE \
+            and (type(root).__name__ != "APIError"
+                 or type(root).__module__.split(".")[0] == "litellm"):
+        return True
+    text = str(exc)[:_MAX_EXCEPTION_CHARS]
+    return any(marker in text for marker in _UNREADABLE_TEXT)
+
+
+def _unreadable_reason(exc: BaseException) -> str:
+    """What was wrong with an answer litellm could not read, in one line: its own words,
+    or, where it pasted a traceback into them, what its reading raised at the root
+    (pydantic's first complaint: the field, what it should be, the type it got)."""
+    text = str(exc)[:_MAX_EXCEPTION_CHARS]
+    if _TRACEBACK not in text:
+        return _message(exc, text)
+    root = list(_chain(exc))[-1]
+    errors = getattr(root, "errors", None)
+    detail = None
+    if type(root).__name__ == "ValidationError" and callable(errors):
+        try:
+            first = errors()[0]
+            where = ".".join(str(part) for part in first.get("loc", ())) or "the answer"
+            detail = (f"{where}: {first.get('msg', 'invalid')} "
+                      f"(got {type(first.get('input')).__name__})")
+        except (IndexError, TypeError, AttributeError, KeyError):
+            detail = None
+    if detail is None:
+        detail = f"{type(root).__name__}: {root}" if root is not exc else "unreadable"
+    return _message(exc, f"the answer (HTTP 200) is not a chat completion: {detail}")
 
 
 def _request_origin(exc: BaseException) -> str | None:
@@ -256,10 +300,10 @@ def _transport_failure(exc: BaseException, where: str) -> Failure | None:
                            dead_endpoint=True)
         if isinstance(link, (ConnectionResetError, ConnectionAbortedError,
                              BrokenPipeError)):
-            return Failure(redact(f"connection reset by {where}"), True)
+            return Failure(redact(f"connection reset by {where}"), True, unanswered=True)
         if name in ("RemoteProtocolError", "ServerDisconnectedError"):
             return Failure(redact(f"{where} closed the connection without an answer"),
-                           True)
+                           True, unanswered=True)
     return None
 
 
@@ -280,10 +324,12 @@ def classify(exc: BaseException, timeout_s: float | None = None,
         # The provider answered (200) with a body that cannot be used: asked once more,
         # not as a server error (six attempts, 37-50 s a call, for a body that will not
         # change).
-        return Failure(f"malformed response: {_message(exc)}", True, None, rejected=True)
+        return Failure(f"malformed response: {_unreadable_reason(exc)}", True, None,
+                       rejected=True)
     refused = next((link for link in _chain(exc) if isinstance(link, AnswerRefused)), None)
     if isinstance(refused, SlowAnswer):
-        return Failure(f"slow answer: {_message(refused)}", True, None, rejected=True)
+        return Failure(f"slow answer: {_message(refused)}", True, None, rejected=True,
+                       unanswered=True)
     if refused is not None:
         return Failure(f"rejected answer: {_message(refused)}", True, None, rejected=True)
     undecodable = _undecodable(exc)
@@ -297,7 +343,7 @@ def classify(exc: BaseException, timeout_s: float | None = None,
         return transport
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or "Timeout" in name:
         limit = f" after {timeout_s:g}s" if timeout_s else ""
-        return Failure(f"timed out{limit}", True, status or 408, after)
+        return Failure(f"timed out{limit}", True, status or 408, after, unanswered=True)
     if status == 429 or name == "RateLimitError":
         return Failure(f"rate limited (HTTP 429): {_message(exc)}", True, 429, after)
     if status in DEAD_STATUS:
@@ -305,7 +351,8 @@ def classify(exc: BaseException, timeout_s: float | None = None,
         return Failure(redact(f"HTTP {status} {DEAD_STATUS[status]} at {where}{hint}: "
                               f"{_message(exc)}"), False, status, after, dead_endpoint=True)
     if "APIConnectionError" in name or isinstance(exc, ConnectionError):
-        return Failure(f"connection failed: {_message(exc)}", True, status, after)
+        return Failure(f"connection failed: {_message(exc)}", True, status, after,
+                       unanswered=True)
     if status is not None:
         retryable = status in RETRYABLE_STATUS or status >= 500
         return Failure(f"HTTP {status}: {_message(exc)}", retryable, status, after)

@@ -20,6 +20,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..schemas import ModelConfig
 from ..schemas._base import SBModel
+from ..schemas.config import check_endpoint
 from .providers import PLACEHOLDER_KEY, api_key, endpoint, litellm, litellm_model_name
 from .redaction import register_secret_env
 
@@ -38,6 +39,11 @@ class Deployment(SBModel):
     """This deployment's request limit, kept by the Router."""
     tokens_per_minute: float | None = Field(default=None, gt=0)
     """This deployment's token limit, kept by the Router."""
+
+    @field_validator("api_endpoint")
+    @classmethod
+    def _endpoint(cls, v: str | None) -> str | None:
+        return check_endpoint(v)
 
     @field_validator("api_key_env")
     @classmethod

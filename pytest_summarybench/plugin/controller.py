@@ -10,10 +10,10 @@ also loads with ``-p no:xdist``.
 It fails closed: a store or output directory that cannot be used, or an input file that
 is malformed, stops the session with one ``ERROR:`` line and exit code 4 (``stop``); a
 configured gate never passes on a session that scored nothing or stopped early; and the
-previous reports are moved aside when a complete session writes its own (or ends failed),
-not before, so that the output directory's ``results.json`` is always that of the last
-complete session that finished, even when a session is killed (a partial session writes
-to ``runs/<id>/`` alone: ``report/runs.py``).
+output directory's reports change only when a complete session publishes its own, all or
+nothing (``report/files.py``: ``publish``), so that its ``results.json`` is always that
+of the last complete session that published, whether a later session failed, was refused
+or was killed (a partial session writes to ``runs/<id>/`` alone: ``report/runs.py``).
 
 Registered in ``pytest_configure``: pydantic-based modules are imported where used.
 """
@@ -26,9 +26,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from ..core.errors import InputError
+from ..core.errors import InputError, RunError
 from ..core.printable import shown_path
-from ..engine.finish import OutputReports
 from ..engine.warmup import WarmUp, import_model_layer
 from . import options
 from .errors import as_usage_error
@@ -43,8 +42,6 @@ from .state import (
 )
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from _pytest.terminal import TerminalReporter
 
     from ..engine.finish import RunOutcome
@@ -97,9 +94,6 @@ class Controller:
         """The code-summary benchmark was collected (items selected, or an empty matrix)."""
         self.notes: list[str] = []
         """Lines for the terminal summary when there is no report to show."""
-        self.reports = OutputReports(self._output_dir, self.replaces_latest, self.notes,
-                                     self._store_usable)
-        """The output directory's own reports (moved aside, put back)."""
         self.model_layer_imported = False
         """litellm's import was started (or found unneeded) at collection."""
         self.warm_up = WarmUp()
@@ -114,42 +108,10 @@ class Controller:
     # -- failing closed ----------------------------------------------------------------
     def stop(self, message: str) -> NoReturn:
         """Stop the session now: one ``ERROR: summarybench: ...`` line on stderr and exit
-        code 4 (pytest's usage error), the previous reports moved aside (unless the store
-        itself is what was refused: ``OutputReports``)."""
+        code 4 (pytest's usage error); the output directory's reports are left as they
+        were."""
         self.fatal = message = " ".join(message.split())  # one line, whatever it quotes
-        self.reports.retire()
         raise pytest.UsageError(f"summarybench: {message}")
-
-    def replaces_latest(self) -> bool:
-        """Whether this session's reports are to become the output directory's own: it
-        evaluates a complete selection (not a dry run, not ``--sb-generate-only``). Only
-        such a session moves the previous reports aside; a partial one writes to
-        ``runs/<id>/`` alone."""
-        config = self.state.config
-        if self.dry_run_done or config.getoption("sb_generate_only"):
-            return False
-        if self.selection is not None:
-            return self.selection.complete
-        from .selection import narrowing_options
-
-        return not narrowing_options(config)
-
-    def _store_usable(self) -> bool:
-        """Whether the store opens and passes its check (opened now if it was not yet):
-        the output directory's reports are renamed only then."""
-        from ..store import StoreError
-
-        try:
-            self.state.store.execute("SELECT 1")
-        except (StoreError, pytest.UsageError):
-            return False
-        return True
-
-    def _output_dir(self) -> Path | None:
-        try:
-            return self.state.settings.output_dir
-        except pytest.UsageError:
-            return None
 
     def _check_output_dir(self) -> None:
         """Stop now, not after the run, when the output directory cannot be written."""
@@ -251,8 +213,8 @@ class Controller:
 
         def before_evaluation() -> None:
             # The earlier session's reports stay where they are until this one's are
-            # written (``engine/finish.py``): a session killed or hung while it waits on
-            # a model leaves them in place (it used to leave no results.json at all).
+            # all written (``report/files.py``: ``publish``): a session killed, hung or
+            # failed leaves them in place (it used to leave no results.json at all).
             self._check_output_dir()
 
         try:
@@ -346,9 +308,9 @@ class Controller:
             return
         if self.fatal is not None or exitstatus == pytest.ExitCode.USAGE_ERROR:
             # Stopped with its one line (here, or a usage error of pytest's or a plugin's):
-            # nothing of this session may be written as if it had run.
+            # nothing of this session is published; the folder's reports stay as they were.
             if self.benchmark_ran or self.fatal is not None:
-                self.reports.retire()
+                self._nothing_published()
             return
         try:
             self._finish(session, exitstatus)
@@ -362,9 +324,22 @@ class Controller:
         self.fatal = message = " ".join(message.split())
         if self.outcome is not None:
             self.outcome.report = None
-        self.reports.retire()
         self.notes.append(f"ERROR: summarybench: {message}")
+        if self.outcome is None or self.outcome.error is None:
+            self._nothing_published()  # a failed publication says so in its own line
         session.exitstatus = InputError.pytest_exit_code
+
+    def _nothing_published(self) -> None:
+        """The line of a session that failed: the output directory's reports are as they
+        were (``report/files.py``: ``publish`` is all or nothing, and runs last)."""
+        try:
+            where = shown_path(self.state.settings.output_dir)
+        except pytest.UsageError:
+            return  # no configuration, hence no output directory
+        line = (f"summarybench: nothing was published: the reports in {where} are unchanged "
+                "(the last complete session's)")
+        if line not in self.notes:
+            self.notes.append(line)
 
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         from ..engine.finish import SessionRecords, finish_run, nothing_scored
@@ -393,10 +368,9 @@ class Controller:
                 reasons=["the selection is not known"]),
             started_at=self.started_at, stopped=_stopped_early(session, exitstatus))
         if not summary:
-            self.reports.retire()
             outcome = nothing_scored(ended, self.state.settings.gate)
         else:
-            outcome = finish_run(self.state.context(), ended, self.reports, self._ranking_hook,
+            outcome = finish_run(self.state.context(), ended, self._ranking_hook,
                                  notes=self.notes)
         self.notes[:] = [*self.notes, *(n for n in outcome.notes if n not in self.notes)]
         outcome.notes = self.notes
@@ -434,6 +408,17 @@ class Controller:
         if not left_out:
             return ""
         return nothing_selected(self.state.config, left_out, self.state.skipped_families)
+
+    def _skipped_file_lines(self) -> list[str]:
+        """The files extraction skipped for this run, from the store: listed whether this
+        session extracted the codebase or found it extracted by an earlier one."""
+        from ..engine.pipeline import skipped_file_lines, skipped_files
+
+        try:
+            skipped = skipped_files(self.state.store, self.state.context().run_id)
+        except (InputError, RunError, pytest.UsageError):
+            return []  # the store or the codebase failed: said where it failed
+        return skipped_file_lines(skipped)
 
     def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
         records = sorted(self.records, key=lambda r: (r.nodeid, r.benchmark))
@@ -473,6 +458,8 @@ class Controller:
             say(tr, line, red=True)
         for line in terminal_lines(report):
             say(tr, line)
+        for line in self._skipped_file_lines():
+            say(tr, line, yellow=not line.startswith(" "))
         if report.validity is not None:
             from ..report.terminal import validity_lines
 

@@ -23,6 +23,14 @@ CONFIG_FILE = "summarybench.yaml"
 
 
 def _check_model(flag: str, spec: str) -> None:
+    from ..core.printable import shown_path
+
+    if shown_path(spec).startswith("$'"):
+        # A byte that is not UTF-8 (a lone surrogate) or a control character: no
+        # provider names a model so, and pydantic's traceback was what printed it.
+        raise pytest.UsageError(
+            f"{flag} {shown_path(spec)}: a model name holds no control characters and "
+            "no bytes that are not UTF-8")
     provider, sep, name = spec.partition("/")
     if not sep or not name or provider not in PROVIDERS:
         raise pytest.UsageError(

@@ -190,7 +190,9 @@ class SummaryBenchState:
 
             # The controller checks the file when it first opens it: a damaged store stops
             # the session before anything reads half of it.
-            self._store = Store(self.settings.store_path, check=not self.is_worker)
+            self._store = Store(self.settings.store_path, check=not self.is_worker,
+                                timeout_s=self.settings.output.store_wait_s,
+                                notice=self.progress().write_line)
         return self._store
 
     @property

@@ -7,7 +7,6 @@ terminal summary and kept in the report's ``gateFailures``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,19 +62,13 @@ def scoring_basis(report: BenchmarkReport) -> dict[str, Any]:
                             for family, block in config.evaluations.items()}}
 
 
-def load_baseline(source: str, store: Store, *, base_dir: Path | None = None,
-                  moved: Mapping[Path, Path] | None = None) -> Baseline:
+def load_baseline(source: str, store: Store, *, base_dir: Path | None = None) -> Baseline:
     """A baseline from a results.json path, else from a run in the store: a run id (or a
     unique prefix of one) as ``summarybench runs`` lists them, or a ``benchmarkId``.
-
-    ``moved``: reports this session moved aside (``retire_reports``); a baseline that was
-    one of them is read where it went.
     """
     path = Path(source)
     if base_dir is not None and not path.is_absolute():
         path = base_dir / path
-    renamed = {p.resolve(): q for p, q in (moved or {}).items()}
-    path = renamed.get(path.resolve(), path)
     if path.is_file():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -201,18 +194,16 @@ def _nothing_scored(gate: GateSection, report: BenchmarkReport) -> list[str]:
             "passes only on a run that scored"]
 
 
-def apply_gate(report: BenchmarkReport, settings: Settings, store: Store,
-               moved: Mapping[Path, Path] | None = None) -> list[str]:
+def apply_gate(report: BenchmarkReport, settings: Settings, store: Store) -> list[str]:
     """Gate failure messages of the configured thresholds; attaches the baseline
-    comparison to the report first when one is configured. ``moved``: see
-    ``load_baseline``."""
+    comparison to the report first when one is configured (before the session publishes:
+    a baseline naming the output directory's results.json reads the earlier session's)."""
     gate = settings.gate
     messages = (_nothing_scored(gate, report) + _min_overall(gate, report)
                 + _min_family(gate, report))
     if gate.baseline:
         try:
-            baseline = load_baseline(gate.baseline, store, base_dir=Path(settings.base_dir),
-                                     moved=moved)
+            baseline = load_baseline(gate.baseline, store, base_dir=Path(settings.base_dir))
         except ReportError as exc:
             return [*messages, str(exc)]
         report.baseline = compare_to_baseline(report, baseline)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..schemas import BenchmarkReport
 from . import charts
-from .files import EXPLORER_FILE, FILE_NAMES, write_temporary
+from .files import EXPLORER_FILE, FILE_NAMES, publish
 from .json_report import report_json
 from .view import LOW_N, build_view, interval, md, num, pvalue, signed, usd
 
@@ -111,13 +110,14 @@ def render(report: BenchmarkReport, fmt: str, families: Iterable[Family] = ()) -
 
 def write_reports(report: BenchmarkReport, output_dir: Path, formats: Iterable[str], *,
                   copies: Iterable[Path] = (), explorer: str | None = None,
-                  families: Iterable[Family] = ()) -> dict[str, Path]:
+                  families: Iterable[Family] = (), rotate: bool = False) -> dict[str, Path]:
     """Write each format to its file in ``output_dir`` (and in each of ``copies``);
     format -> path in ``output_dir``. ``explorer``, the explorer's page, is written as
     ``EXPLORER_FILE`` beside the reports (key ``explorer``), and report.html links to it.
 
-    All or none: every file is written to a temporary one first, and only when all were
-    written are they moved into place (a full disk leaves no report of this session).
+    All or none, through ``files.publish``: with ``rotate`` (a complete session's reports
+    becoming the output directory's own) the earlier session's files are moved to
+    ``*.previous.*`` only once every new file is written.
     """
     names = {fmt: FILE_NAMES[fmt] for fmt in dict.fromkeys(formats)}
     declared = tuple(families)
@@ -126,16 +126,6 @@ def write_reports(report: BenchmarkReport, output_dir: Path, formats: Iterable[s
              for fmt in names}
     if explorer is not None:
         names["explorer"], texts["explorer"] = EXPLORER_FILE, explorer
-    written: dict[Path, Path] = {}
-    try:
-        for directory in (output_dir, *copies):
-            for fmt, text in texts.items():
-                target = directory / names[fmt]
-                written[target] = write_temporary(target, text)
-    except BaseException:
-        for tmp in written.values():
-            tmp.unlink(missing_ok=True)
-        raise
-    for target, tmp in written.items():
-        os.replace(tmp, target)
-    return {fmt: output_dir / names[fmt] for fmt in texts}
+    paths = publish(output_dir, {names[fmt]: text for fmt, text in texts.items()},
+                    copies=copies, rotate=rotate)
+    return {fmt: paths[names[fmt]] for fmt in texts}

@@ -74,9 +74,11 @@ def write_session_reports(report: BenchmarkReport, output_dir: Path,
                           formats: Iterable[str], *, explorer: str | None = None,
                           families: Iterable[Family] = ()) -> dict[str, Path]:
     """Write the session's reports (and ``explorer``, the explorer's page, beside them) to
-    ``runs/<id>/``, and, for a complete run, to the output directory too; format -> the
-    path that shows this run (top level when complete). Nothing is left behind when
-    writing fails (a full disk)."""
+    ``runs/<id>/``, and, for a complete run, to the output directory too (the earlier
+    session's moved to ``*.previous.*``); format -> the path that shows this run (top
+    level when complete). All or nothing (``files.publish``): when writing fails (a full
+    disk, a folder or FIFO at a report's path) no file of this session is left and the
+    output directory's reports are as they were."""
     from .render import write_reports
 
     run = report.metadata.run
@@ -85,7 +87,7 @@ def write_session_reports(report: BenchmarkReport, output_dir: Path,
     try:
         if run.complete:
             return write_reports(report, output_dir, formats, copies=[own],
-                                 explorer=explorer, families=families)
+                                 explorer=explorer, families=families, rotate=True)
         return write_reports(report, own, formats, explorer=explorer, families=families)
     except OSError:
         for folder in (own, own.parent):

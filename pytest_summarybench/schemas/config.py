@@ -3,7 +3,9 @@ docs/reports.md#the-results-file), with the scoring weights of docs/methods.md#w
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     ConfigDict,
@@ -18,6 +20,44 @@ from ..core.vocabulary import PROVIDERS, Provider
 from ._base import SBModel
 
 SamplingStrategy = Literal["random", "stratified", "all"]
+
+#: What no endpoint URL holds: C0 controls and the space, DEL, C1 controls, and the lone
+#: surrogates that stand for bytes that were not UTF-8.
+_URL_UNSAFE = re.compile("[\x00-\x20\x7f-\x9f\ud800-\udfff]")
+
+
+def endpoint_problem(url: str) -> str | None:
+    """Why ``url`` is no base URL a model can be called at (one phrase), or None: it must be
+    ``http://`` or ``https://`` with a host, without spaces or control characters (an ESC
+    in it reached the terminal and every request's URL)."""
+    bad = _URL_UNSAFE.search(url)
+    if bad is not None:
+        code = ord(bad.group())
+        what = ("a space" if code == 0x20 else
+                f"a byte that is not UTF-8 (\\x{code - 0xDC00:02x})"
+                if 0xDC80 <= code <= 0xDCFF else f"a control character (\\x{code:02x})"
+                if code < 0x100 else f"a lone surrogate (\\u{code:04x})")
+        return f"it holds {what} at character {bad.start() + 1}"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises for a port that is not a number
+    except ValueError as exc:
+        return f"it does not parse as a URL ({exc})"
+    if parts.scheme.lower() not in ("http", "https"):
+        return "expected http:// or https:// at its start"
+    if not parts.hostname:
+        return "it names no host"
+    return None
+
+
+def check_endpoint(url: str | None) -> str | None:
+    """``url`` if it is a usable endpoint (``endpoint_problem``), else a ValueError for a
+    configuration's validation."""
+    if url is not None:
+        problem = endpoint_problem(url)
+        if problem is not None:
+            raise ValueError(f"not a usable endpoint URL: {problem}")
+    return url
 
 
 class ModelConfig(SBModel):
@@ -60,6 +100,11 @@ class ModelConfig(SBModel):
         if not self.id:
             self.id = f"{self.provider}/{self.model_name}"
         return self
+
+    @field_validator("api_endpoint")
+    @classmethod
+    def _endpoint(cls, v: str | None) -> str | None:
+        return check_endpoint(v)
 
     @field_validator("temperature")
     @classmethod

@@ -12,12 +12,12 @@ import json
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
 
 from ..schemas import BenchmarkRun, CodeUnit, GeneratedSummary, ScoreRecord
-from .database import Database
+from .database import DEFAULT_WAIT_S, Database
 from .errors import store_error
 from .tables import (
     CallFailures,
@@ -36,9 +36,9 @@ class Store(Database):
     """A summarybench SQLite store at ``path`` (created on first use): the run's own tables
     here, and one attribute per table another part of the run keeps (``tables.py``)."""
 
-    def __init__(self, path: str | Path, *, timeout_s: float = 60.0,
-                 check: bool = False) -> None:
-        super().__init__(path, timeout_s=timeout_s, check=check)
+    def __init__(self, path: str | Path, *, timeout_s: float = DEFAULT_WAIT_S,
+                 check: bool = False, notice: Callable[[str], None] | None = None) -> None:
+        super().__init__(path, timeout_s=timeout_s, check=check, notice=notice)
         self._run_summaries: tuple[tuple[str, int, int],
                                    dict[tuple[str, str], GeneratedSummary | str]] | None = None
 
@@ -143,8 +143,9 @@ class Store(Database):
         if not units:
             return
         with self.transaction() as conn:
+            # One unit's JSON at a time (a generator), not the batch's twice over.
             conn.executemany("INSERT OR REPLACE INTO units VALUES (?, ?)",
-                             [(u.id, u.model_dump_json(by_alias=True)) for u in units])
+                             ((u.id, u.model_dump_json(by_alias=True)) for u in units))
             conn.executemany("INSERT OR REPLACE INTO run_units VALUES (?, ?, ?, 0)",
                              [(run_id, start + i, u.id) for i, u in enumerate(units)])
 

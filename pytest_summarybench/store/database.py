@@ -1,10 +1,20 @@
-"""The store's file: one SQLite connection per process in WAL mode with a busy timeout,
-short write transactions retried while another process holds the lock, reads, and every
-failure turned into a ``StoreError`` (``errors.py``)."""
+"""The store's file: one SQLite connection per process in WAL mode, short write
+transactions, reads, and every failure turned into a ``StoreError`` (``errors.py``).
+
+Several processes share a store (xdist workers, two sessions on one output folder): a
+process that finds it locked waits, in short steps, for at most ``timeout_s`` seconds in
+all (``output.storeWaitS``, default 60) per operation, not SQLite's busy timeout once per
+retry (a store held by another process for 170 s used to hold the session silently for
+177 s). After ``NOTICE_S`` seconds of waiting it says so once, naming the store and the
+processes that have it open (read from ``/proc`` where there is one); at the deadline it
+fails with one ``StoreError`` line (exit code 4 in a pytest session, 2 from the command
+line)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -21,21 +31,40 @@ from .schema import SCHEMA, SCHEMA_VERSION
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
+#: How long one store operation waits for a lock another process holds (seconds).
+DEFAULT_WAIT_S = 60.0
+#: After this long waiting, the process says once that it waits, and for whom (seconds).
+NOTICE_S = 2.0
+#: SQLite's own busy wait per attempt; the deadline and the notice are checked between.
+_STEP_S = 0.25
+#: At most this many processes that have the store open are named.
+_HOLDERS_SHOWN = 3
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
 
 class Database:
     """An SQLite file at ``path`` with every table of ``schema.py`` (created on first
     use): connection, transactions and reads, failing closed."""
 
-    def __init__(self, path: str | Path, *, timeout_s: float = 60.0,
-                 check: bool = False) -> None:
+    def __init__(self, path: str | Path, *, timeout_s: float = DEFAULT_WAIT_S,
+                 check: bool = False, notice: Callable[[str], None] | None = None) -> None:
         """``check``: run SQLite's ``quick_check`` when the file is first opened, so that a
         damaged store stops the session before anything reads half of it. The controller
         does (workers do not: it has checked the file by then); on the 208 MB store of a
         10,000-unit run it costs 0.17 s CPU from a warm page cache, 3 to 5 s wall from a
-        cold disk (docs/performance.md)."""
+        cold disk (docs/performance.md).
+
+        ``timeout_s``: how long an operation waits for another process's lock before it
+        fails; ``notice``: where the line saying that it waits goes (default stderr)."""
         self.path = Path(path)
         self._timeout_s = timeout_s
         self._check = check
+        self._notice = notice or _say
+        self._gave_up: StoreError | None = None
+        """The lock this process waited for in vain: later operations fail at once."""
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
 
@@ -50,14 +79,15 @@ class Database:
                     f"({exc.strerror or exc}): {_UNWRITABLE}") from None
             conn: sqlite3.Connection | None = None
             try:
-                conn = sqlite3.connect(self.path, timeout=self._timeout_s,
+                conn = sqlite3.connect(self.path, timeout=_STEP_S,
                                        isolation_level=None, check_same_thread=False)
+                opened = conn
                 if self._check:
-                    self._quick_check(conn)
-                conn.execute("PRAGMA journal_mode=WAL")
+                    self._waiting(lambda: self._quick_check(opened))
+                self._waiting(lambda: opened.execute("PRAGMA journal_mode=WAL"))
                 conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute(f"PRAGMA busy_timeout={int(self._timeout_s * 1000)}")
-                self._init_schema(conn)
+                conn.execute(f"PRAGMA busy_timeout={int(_STEP_S * 1000)}")
+                self._waiting(lambda: self._init_schema(opened))
             except (sqlite3.Error, StoreError) as exc:
                 if conn is not None:
                     conn.close()
@@ -77,7 +107,7 @@ class Database:
                              f"{problem}): {_DAMAGED.format(path=shown_path(self.path))}")
 
     def _init_schema(self, conn: sqlite3.Connection) -> None:
-        _retry(lambda: conn.executescript("BEGIN IMMEDIATE;" + SCHEMA + "COMMIT;"))
+        conn.executescript("BEGIN IMMEDIATE;" + SCHEMA + "COMMIT;")
         row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None:
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
@@ -91,14 +121,15 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction that commits on exit (``BEGIN IMMEDIATE``, retried when busy).
+        """A write transaction that commits on exit (``BEGIN IMMEDIATE``, waiting while
+        another process holds the lock: ``_waiting``).
 
         An SQLite error inside it, its own or the caller's, rolls back and comes out as a
         ``StoreError``."""
         with self._lock:
             conn = self._connect()
             try:
-                _retry(lambda: conn.execute("BEGIN IMMEDIATE"))
+                self._waiting(lambda: conn.execute("BEGIN IMMEDIATE"))
             except sqlite3.Error as exc:
                 raise store_error(self.path, exc) from None
             try:
@@ -125,7 +156,7 @@ class Database:
         with self._lock:
             conn = self._connect()
             try:
-                return conn.execute(sql, tuple(params)).fetchall()
+                return self._waiting(lambda: conn.execute(sql, tuple(params)).fetchall())
             except sqlite3.Error as exc:
                 raise store_error(self.path, exc) from None
 
@@ -137,11 +168,11 @@ class Database:
         self._connect()  # the file exists and has its tables
         try:
             conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
-                                   timeout=self._timeout_s, check_same_thread=False)
+                                   timeout=_STEP_S, check_same_thread=False)
         except sqlite3.Error as exc:
             raise store_error(self.path, exc) from None
         try:
-            cursor = conn.execute(sql, tuple(params))
+            cursor = self._waiting(lambda: conn.execute(sql, tuple(params)))
             while True:
                 rows = cursor.fetchmany(size)
                 if not rows:
@@ -166,14 +197,80 @@ class Database:
                 self._conn.close()
                 self._conn = None
 
+    def _waiting(self, fn: Callable[[], T]) -> T:
+        """``fn()``, tried again while another process holds the store's lock, for at most
+        ``timeout_s`` seconds; after ``NOTICE_S`` one line says who it waits for; at the
+        deadline a ``StoreError`` line. Any other SQLite error is raised as it is."""
+        if self._gave_up is not None:
+            raise self._gave_up  # a session that stopped on a lock does not wait twice
+        started = time.monotonic()
+        told = False
+        while True:
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc):
+                    raise
+                waited = time.monotonic() - started
+                if waited >= self._timeout_s:
+                    self._gave_up = StoreError(
+                        f"store {shown_path(self.path)} stayed locked for {waited:.0f} s, "
+                        f"{_held_by(self.path)}: wait for it to finish, or use another "
+                        "--sb-store (output.storeWaitS sets how long a session waits)")
+                    raise self._gave_up from None
+                if not told and waited >= NOTICE_S:
+                    told = True
+                    self._notice(f"summarybench: store {shown_path(self.path)} is locked, "
+                                 f"{_held_by(self.path)}; waiting up to "
+                                 f"{self._timeout_s:g} s (output.storeWaitS)")
+                time.sleep(0.05)
 
-def _retry(fn: Callable[[], T], attempts: int = 20, delay_s: float = 0.05) -> T:
-    """Run ``fn`` again when the database stayed locked beyond the busy timeout."""
-    for attempt in range(attempts):
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in str(exc)
+
+
+def holders(path: Path) -> list[str]:
+    """The other processes that have the store (or its ``-wal``, ``-shm``, ``-journal``)
+    open, each as ``pid N (its command line)``, read from ``/proc`` (empty where there is
+    none, or where their file descriptors cannot be read). SQLite does not say which of
+    them holds the lock; one of them does."""
+    real = os.path.realpath(path)
+    names = {real, *(real + tail for tail in ("-wal", "-shm", "-journal"))}
+    try:
+        pids = sorted(int(d) for d in os.listdir("/proc") if d.isdigit())
+    except OSError:
+        return []
+    found: list[str] = []
+    for pid in pids:
+        if pid == os.getpid():
+            continue
         try:
-            return fn()
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or attempt == attempts - 1:
-                raise
-            time.sleep(delay_s * (attempt + 1))
-    raise AssertionError("unreachable")
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if not any(_readlink(f"/proc/{pid}/fd/{fd}") in names for fd in fds):
+                continue
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                raw = fh.read(400)
+        except OSError:
+            continue  # gone, or not ours to read
+        command = " ".join(raw.decode("utf-8", "replace").replace("\0", " ").split())
+        command = command if len(command) <= 80 else command[:79] + "\u2026"
+        found.append(f"pid {pid} ({shown_name(command)})" if command else f"pid {pid}")
+    return found
+
+
+def _readlink(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
+
+
+def _held_by(path: Path) -> str:
+    """``held by another process (open in: pid 12 (...), ...)``, or without the list."""
+    found = holders(path)
+    if not found:
+        return "held by another process"
+    more = f" and {len(found) - _HOLDERS_SHOWN} more" if len(found) > _HOLDERS_SHOWN else ""
+    return f"held by another process (open in: {', '.join(found[:_HOLDERS_SHOWN])}{more})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -194,3 +195,18 @@ def test_every_command_help_has_an_example() -> None:
     missing = [name for name, p in sub.choices.items()
                if not (p.epilog or "").startswith("example")]
     assert missing == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["runs", "--sb-output", "\x1b]0;PWN\x07\x1b[2J\x9b"],
+    ["\x1b]0;PWN\x07"],
+])
+def test_usage_errors_quote_the_command_line_escaped(capsys, argv: list[str]) -> None:
+    """argparse's own lines ("unrecognized arguments", "invalid choice") printed what was
+    typed raw: an argument holding ESC]0;...BEL set the terminal's title."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "\\x1b]0;PWN\\x07" in err
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", err), err

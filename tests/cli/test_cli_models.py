@@ -461,3 +461,88 @@ def test_every_echo_writes_control_characters_as_escapes(
     assert main(["add-model", hostile, "--api-endpoint", "http://127.0.0.1:9/v1"]) == 0
     assert capsys.readouterr().out.startswith(
         "added openai/ev\\x1b]0;X\\x07il\\x1b[31m-good to models.test in ")
+
+
+#: Arguments as Python reads bytes that are not UTF-8 from argv (``os.fsdecode``).
+NOT_UTF8 = "\udcff\udcfe"
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["add-model", f"openai/{NOT_UTF8}-good"], "argument PROVIDER/MODEL"),
+    (["add-judge", "openai/j", "--id", "\udcff\x1b[2J"], "argument --id"),
+    (["add-model", "openai/m", "--family", f"f{NOT_UTF8}"], "argument --family"),
+    (["add-model", "openai/m", "--api-key-env", f"K{NOT_UTF8}"], "argument --api-key-env"),
+    (["set-model", f"x{NOT_UTF8}", "--family", "a"], "argument ID"),
+    (["remove-model", f"x{NOT_UTF8}"], "argument ID"),
+    (["remove-judge", f"x{NOT_UTF8}"], "argument ID"),
+    (["config", "--task-model", f"openai/t{NOT_UTF8}"], "argument --task-model"),
+    (["config", "--task-family", NOT_UTF8], "argument --task-family"),
+    (["config", "--task-endpoint", f"http://127.0.0.1:9/{NOT_UTF8}"],
+     "argument --task-endpoint"),
+    (["compare", f"a{NOT_UTF8}", "b"], "argument A"),
+])
+def test_an_argument_that_is_not_utf8_is_refused_naming_the_option(
+        project: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
+        option: str) -> None:
+    """``add-model $'openai/\\xff\\xfe-good'`` wrote an escape the file could not read back,
+    and the error blamed a line of the user's valid YAML (``summarybench.yaml:48: not
+    valid YAML: found invalid Unicode character escape code``). The argument is refused
+    before anything is written, naming the option and showing its bytes escaped."""
+    cfg = project / "summarybench.yaml"
+    before = cfg.read_bytes()
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    line = err.strip().splitlines()[-1]
+    assert f"error: {option}: " in line, err
+    assert "holds bytes that are not UTF-8 (\\xff" in line, err
+    assert "YAML" not in err and "\x1b" not in err and "\udcff" not in err
+    assert cfg.read_bytes() == before
+
+
+@pytest.mark.parametrize("endpoint, problem", [
+    ("http://127.0.0.1:9/v1\x1b[2J", "it holds a control character (\\x1b) at character 22"),
+    ("http://127.0.0.1:9/v1 x", "it holds a space at character 22"),
+    ("ftp://127.0.0.1/v1", "expected http:// or https:// at its start"),
+    ("127.0.0.1:8080/v1", "expected http:// or https:// at its start"),
+    ("http:///v1", "it names no host"),
+    ("http://127.0.0.1:99999/v1", "it does not parse as a URL"),
+])
+def test_an_endpoint_url_is_checked_at_the_cli_and_in_the_file(
+        project: Path, capsys: pytest.CaptureFixture[str], endpoint: str,
+        problem: str) -> None:
+    """``config --task-endpoint $'http://.../v1\\e[2J'`` was accepted and written. An
+    endpoint must be http:// or https:// with a host, without spaces or control
+    characters: at the command line (each option that takes one) and in the file."""
+    cfg = project / "summarybench.yaml"
+    before = cfg.read_bytes()
+    for argv, option in ((["add-model", "openai/m", "--api-endpoint", endpoint],
+                          "--api-endpoint"),
+                         (["set-model", "openai/m", "--api-endpoint", endpoint],
+                          "--api-endpoint"),
+                         (["config", "--task-endpoint", endpoint], "--task-endpoint")):
+        with pytest.raises(SystemExit):
+            main(argv)
+        line = capsys.readouterr().err.strip().splitlines()[-1]
+        assert f"error: argument {option}: " in line and problem in line, line
+        assert "\x1b" not in line
+        assert cfg.read_bytes() == before
+    # the same check when the file says it (a hand edit)
+    quoted = endpoint.replace("\x1b", "\\e")
+    cfg.write_text(cfg.read_text().replace(
+        "  test: []\n",
+        f'  test:\n    - {{provider: openai, model: m, apiEndpoint: "{quoted}"}}\n', 1))
+    assert main(["config"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "models.test.0.apiEndpoint" in err and "not a usable endpoint URL: " in err
+    assert problem in err and "\x1b" not in err
+
+
+def test_usable_endpoints_pass() -> None:
+    from pytest_summarybench.schemas.config import endpoint_problem
+
+    for url in ("http://localhost:11434", "https://api.example.com/v1",
+                "http://[::1]:8080/v1", "HTTPS://eu.example.com/openai/v1?x=1"):
+        assert endpoint_problem(url) is None, url

@@ -14,7 +14,6 @@ import pytest
 
 from pytest_summarybench.aggregate.scoring import scoring_from_config
 from pytest_summarybench.engine.finish import (
-    OutputReports,
     RunOutcome,
     SessionRecords,
     finish_run,
@@ -85,18 +84,13 @@ def _scored(make_run: Any, ev: Graded | None = None, models: list[Any] = MODELS,
         started_at=datetime.now(timezone.utc))
 
 
-def _files(ctx: Any, replaces: bool = True, notes: list[str] | None = None) -> OutputReports:
-    return OutputReports(lambda: ctx.settings.output_dir, lambda: replaces,
-                         notes if notes is not None else [])
-
-
 def _no_hook(report: Any) -> list[str]:
     return []
 
 
 def test_a_scored_session_is_ranked_saved_and_written(make_run) -> None:
     ctx, session = _scored(make_run)
-    outcome = finish_run(ctx, session, _files(ctx), _no_hook)
+    outcome = finish_run(ctx, session, _no_hook)
     assert outcome.error is None and outcome.gate_failures == []
     report = outcome.report
     assert report is not None
@@ -124,7 +118,7 @@ def test_the_gate_and_the_ranking_hooks_fail_the_run_together(make_run) -> None:
         seen.append(report)
         return ["identifiers must not rank second"]
 
-    outcome = finish_run(ctx, session, _files(ctx), hook)
+    outcome = finish_run(ctx, session, hook)
     assert len(outcome.gate_failures) == 2
     assert outcome.gate_failures[0].startswith("builtin/shuffled: overall 0.")
     assert "< gate.minOverall 0.500" in outcome.gate_failures[0]
@@ -141,17 +135,16 @@ def test_a_session_stopped_early_is_partial_and_fails_a_configured_gate(make_run
     out = ctx.settings.output_dir
     (out / "results.json").write_text('{"earlier": "complete run"}')
     session.stopped = "-x: the first failure stopped it"
-    files = _files(ctx)
-    outcome = finish_run(ctx, session, files, _no_hook)
+    outcome = finish_run(ctx, session, _no_hook)
     assert outcome.gate_failures == [
         "the session stopped early (-x: the first failure stopped it); a gate judges only "
         "a session that ran to the end"]
     run = outcome.report.metadata.run  # type: ignore[union-attr]
     assert run is not None and not run.complete
     assert run.reasons == ["stopped early: -x: the first failure stopped it"]
-    # written to its own folder; the complete run's report moved aside, then put back
+    # written to its own folder; the complete run's report never moved
     assert outcome.results_path == out / "runs" / "session-1" / "results.json"
-    assert files.retired == {out / "results.json": out / "results.previous.json"}
+    assert not list(out.glob("*.previous.*"))
     assert json.loads((out / "results.json").read_text()) == {"earlier": "complete run"}
 
 
@@ -160,9 +153,10 @@ def test_reports_that_cannot_be_written_end_in_one_error_naming_the_way_out(
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the output directory's parent should be")
     ctx, session = _scored(make_run, **{"output.directory": str(blocked / "out")})
-    outcome = finish_run(ctx, session, _files(ctx, replaces=False), _no_hook)
+    outcome = finish_run(ctx, session, _no_hook)
     assert outcome.report is None and outcome.error is not None
     assert outcome.error.startswith(f"cannot write the reports to {blocked / 'out'} (")
+    assert "nothing was published, the reports there are unchanged" in outcome.error
     assert "`summarybench report --run session-1` writes them" in outcome.error
 
 
@@ -174,7 +168,7 @@ def test_an_evaluator_summary_that_fails_says_so_and_costs_nothing_else(make_run
         "error": "summarize failed: ValueError: no breakdown for these records"}}
     assert notes == ["summarybench: toy/echo could not summarize its records (ValueError: "
                      "no breakdown for these records); its report section says so instead"]
-    outcome = finish_run(ctx, session, _files(ctx), _no_hook, notes=[])
+    outcome = finish_run(ctx, session, _no_hook, notes=[])
     assert outcome.report is not None and outcome.notes == notes
 
 
@@ -220,46 +214,6 @@ def test_run_selection_is_partial_when_stopped_or_nothing_scored(
         assert not got.complete and got.reasons == reasons
 
 
-def test_output_reports_move_aside_once_and_only_for_a_replacing_session(tmp_path: Path
-                                                                        ) -> None:
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "results.json").write_text("earlier")
-    (out / "report.md").write_text("earlier md")
-    notes: list[str] = []
-    partial = OutputReports(lambda: out, lambda: False, notes)
-    assert partial.retire() == {} and partial.retired is None
-    assert (out / "results.json").is_file()
-
-    files = OutputReports(lambda: out, lambda: True, notes)
-    moved = files.retire()
-    assert moved == {out / "results.json": out / "results.previous.json",
-                     out / "report.md": out / "report.previous.md"}
-    (out / "results.json").write_text("this session's")
-    assert files.retire() is moved  # once per session
-    files.restore()  # a file is there again: kept; the other put back
-    assert (out / "results.json").read_text() == "this session's"
-    assert (out / "report.md").read_text() == "earlier md"
-    assert notes == []
-
-
-def test_output_reports_without_a_directory_or_that_cannot_move_say_so(tmp_path: Path
-                                                                      ) -> None:
-    notes: list[str] = []
-    assert OutputReports(lambda: None, lambda: True, notes).retire() == {}
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "results.json").write_text("earlier")
-    (out / "results.previous.json").mkdir()  # in the way: os.replace fails
-    files = OutputReports(lambda: out, lambda: True, notes)
-    assert files.retire() == {}
-    assert len(notes) == 1
-    assert notes[0].startswith(f"summarybench: the previous reports in {out} could not be "
-                               "moved aside (")
-    files.restore()  # nothing was moved: nothing to put back, nothing more said
-    assert len(notes) == 1
-
-
 @pytest.mark.parametrize("fail", ["all", "models"])
 def test_a_session_whose_every_item_failed_is_partial_and_leaves_the_reports(
         make_run, fail: str) -> None:
@@ -274,7 +228,7 @@ def test_a_session_whose_every_item_failed_is_partial_and_leaves_the_reports(
         if fail == "all" or not is_ladder_model(r.model_id) else r for r in session.records]
     out = ctx.settings.output_dir
     (out / "results.json").write_text('{"earlier": "complete run"}')
-    outcome = finish_run(ctx, session, _files(ctx), _no_hook)
+    outcome = finish_run(ctx, session, _no_hook)
     assert outcome.report is not None and outcome.error is None
     run = outcome.report.metadata.run
     assert run is not None and not run.complete

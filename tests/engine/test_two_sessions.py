@@ -10,7 +10,9 @@ among part of the units, without an error. Each session now works in a folder of
 
 The order is forced, not left to timing: the first session builds its index and scores
 one retrieval item, then waits until the second session has built its own (its tests are
-about to start), then scores the rest.
+about to start), then scores the rest. The vectors are the lexical embedding's: the index
+and its folder are under test, not the embedding (MiniLM made most of both sessions' CPU
+time).
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ def test_two_sessions_on_one_output_folder_never_share_an_index(
           retrieval:
             enabled: true
             queriesFile: "{fixtures / 'queries' / 'sample_codebase.jsonl'}"
+            embeddingModel: builtin/hashing
         """))
     first = _session(pytester, "first")
     try:

@@ -2,7 +2,8 @@
 scenarios' two hook-provided evaluators (one reads summaries, one asks the judge through
 the model layer), and a ``summarybench.yaml`` whose models call a scripted fake server
 through deployments whose key comes from ``OPENAI_KEY_TEAM_A`` (docs/hosts.md's example: a
-name that does not end like a secret's)."""
+name that does not end like a secret's). Contrastive matching, the one built-in family
+these sessions run, uses the lexical embedding: the attacks are on the model layer."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ def make_project(pytester: pytest.Pytester, base_url: str, *, functions: int = 4
           sampleSize: {functions}
           parallel: 2
           judge: {{enabled: false}}
+          contrastive: {{embeddingModel: builtin/hashing}}
           retrieval: {{enabled: false}}
           downstream: {{enabled: false}}
         output:

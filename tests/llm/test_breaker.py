@@ -231,6 +231,41 @@ def test_concurrent_calls_to_a_rejecting_endpoint_stop_after_the_threshold(
     assert all(f"HTTP 401 unauthorized at {server.base_url}" in str(e) for e in errors)
 
 
+def test_calls_that_never_get_an_answer_open_the_breaker(fake_server: Any, key: str) -> None:
+    """A provider that accepts the connection and never answers: each call gives up after
+    three attempts, and three such calls in a row open the breaker, so the other calls
+    fail at once (before: every call waited out its three attempts, about three minutes a
+    call with the default timeoutS of 60 s, 77 minutes for 100 units 4 at a time). Counts,
+    not durations: at most the three calls that opened it and the three in flight beside
+    them are sent, each at most three times."""
+    server: FakeOpenAIServer = fake_server(faults=lambda n, body: "timeout")
+    model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
+    session = Endpoints()
+
+    async def run() -> list[BaseException]:
+        gate = asyncio.Semaphore(4)
+
+        async def one(i: int) -> BaseException:
+            async with gate:
+                try:
+                    await acomplete(model, [{"role": "user", "content": f"unit {i}"}],
+                                    retry_policy=FAST, timeout=0.5, endpoints=session)
+                except ModelCallError as exc:
+                    return exc
+            raise AssertionError("a silent endpoint answered")
+
+        return await asyncio.gather(*(one(i) for i in range(16)))
+
+    errors = asyncio.run(run())
+    assert server.chat_requests <= 6 * 3, server.chat_requests
+    unavailable = [e for e in errors if isinstance(e, EndpointUnavailable)]
+    assert len(unavailable) >= 16 - 6
+    line = str(unavailable[0])
+    assert "\n" not in line
+    assert "(gave up after 3 attempts in " in line
+    assert "(failed 3 times in a row; calls now fail at once without being sent)" in line
+
+
 def test_transient_failures_keep_being_retried(fake_server: Any, key: str) -> None:
     server: FakeOpenAIServer = fake_server(faults=lambda n, body: "503")
     model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)

@@ -2,7 +2,13 @@
 decodes to a string no UTF-8 writer accepts. It used to be cached, then crash the summary
 save with INTERNALERROR, on that run and on every re-run (0 calls, same crash) until the
 store was deleted. Now it is refused before the cache, and a store that already holds such
-an entry reads it as a miss."""
+an entry reads it as a miss.
+
+One pytest session shows the whole path (the refused answer is a generation error naming
+its reason, nothing poisoned reaches the store); the cache layer's own tests show the rest
+without a session each: a refused answer is never cached and is asked again by the next
+call (what a re-run does for that unit), and a poisoned entry an older version cached is a
+miss that the next good answer replaces."""
 
 from __future__ import annotations
 
@@ -13,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_summarybench.llm import cached_completion, complete
+from pytest_summarybench.llm import ModelCallError, RetryPolicy, cached_completion, complete
 from pytest_summarybench.llm.cache import cache_get, cache_reject
 from pytest_summarybench.llm.client import request_key
 from pytest_summarybench.schemas import ModelConfig
@@ -23,6 +29,8 @@ from tests.fakes.security_project import KEY_ENV, make_project, run
 
 #: What a provider sends: a JSON string whose escape decodes to a lone surrogate.
 POISON_JSON = '"Computes \\ud800 a price"'
+#: Retries without the default backoff of a second.
+FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
 
 
 def _completion_body(content_json: str) -> bytes:
@@ -58,58 +66,74 @@ def _rows(out: Path, sql: str) -> list[tuple[Any, ...]]:
 def test_a_lone_surrogate_summary_is_refused_and_never_cached(
         pytester: pytest.Pytester, fake_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Payload: the model under test answers one unit with ``"\\ud800"`` in its text.
-    Afterwards the run completes (that unit is a generation error naming the reason),
-    nothing holding the surrogate is in the store, and a re-run asks again instead of
-    crashing."""
+    Afterwards the run completes (that unit is a generation error naming the reason) and
+    nothing holding the surrogate is in the store. (That a re-run asks again rather than
+    crashing: ``test_a_refused_answer_is_never_cached_and_asked_again``.)"""
     responder = PoisonRule1()
     server: FakeOpenAIServer = fake_server(respond=responder)
     monkeypatch.setenv(KEY_ENV, "sk-unused-key-000000")
     make_project(pytester, server.base_url, functions=3)
-    for attempt in (1, 2):
-        result = run(pytester)
-        text = result.stdout.str() + result.stderr.str()
-        assert "INTERNALERROR" not in text and "Traceback" not in text, text
-        result.stdout.fnmatch_lines(["*error: openai/gpt-4o-mini: rejected answer: the answer "
-                                     "is not valid Unicode text (surrogates not allowed*"])
-        outcomes = result.parseoutcomes()
-        assert outcomes == {"passed": 4, "failed": 2}, (attempt, outcomes)
+    result = run(pytester)
+    text = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in text and "Traceback" not in text, text
+    result.stdout.fnmatch_lines(["*error: openai/gpt-4o-mini: rejected answer: the answer "
+                                 "is not valid Unicode text (surrogates not allowed*"])
+    assert result.parseoutcomes() == {"passed": 4, "failed": 2}
     out = pytester.path / "out"
     cached = [json.loads(t) for (t,) in _rows(out, "SELECT json FROM llm_cache")]
     assert cached and all("\ud800" not in c["text"] for c in cached)
     assert all("\\ud800" not in t for (t,) in _rows(out, "SELECT json FROM summaries"))
-    # Two runs, each asking twice (one retry of a rejected answer), none crashing.
-    assert responder.poisoned == 4
+    # Asked twice (one retry of a rejected answer), never crashing.
+    assert responder.poisoned == 2
     assert server.chat_requests > responder.poisoned
 
 
-def test_a_poisoned_entry_left_by_an_older_version_is_a_miss(
-        pytester: pytest.Pytester, fake_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Payload: a store whose response cache already holds a summary with a lone surrogate
-    (as written before this check existed), and whose run has not linked it yet.
-    Afterwards the run does not crash: it asks the provider again, and the fresh answer
-    replaces the poisoned entry."""
+def test_a_refused_answer_is_never_cached_and_asked_again(tmp_path: Path,
+                                                         fake_server: Any) -> None:
+    """The cache layer under the session above: an answer with a lone surrogate is a
+    rejected answer (retried once), nothing is written to the response cache, and the
+    next call for the same request (a re-run's) asks the provider again instead of
+    reading, or crashing on, a cached poison."""
+    server: FakeOpenAIServer = fake_server(
+        respond=lambda body: Reply("", raw=_completion_body(POISON_JSON)))
+    model = ModelConfig(provider="local", model_name="m", api_endpoint=server.base_url)
+    store = Store(tmp_path / "s.sqlite")
+    messages = [{"role": "user", "content": "Summarize rule_1."}]
+    for asked in (2, 4):
+        with pytest.raises(ModelCallError, match=r"rejected answer: the answer is not valid "
+                           r"Unicode text \(surrogates not allowed"):
+            complete(model, messages, cache=store, retry_policy=FAST)
+        assert server.chat_requests == asked
+        assert store.execute("SELECT COUNT(*) FROM llm_cache") == [(0,)]
+        assert cached_completion(model, messages, cache=store) is None
+
+
+def test_a_poisoned_entry_left_by_an_older_version_is_a_miss(tmp_path: Path,
+                                                             fake_server: Any) -> None:
+    """Payload: a response cache that already holds a summary with a lone surrogate (as
+    written before the check existed, ``json.dumps`` escaping it). It is a miss: the
+    request is asked again, and the fresh answer replaces the poisoned entry."""
     server: FakeOpenAIServer = fake_server()
-    monkeypatch.setenv(KEY_ENV, "sk-unused-key-000000")
-    make_project(pytester, server.base_url, functions=2)
-    assert run(pytester).ret == 0
-    first_calls = server.chat_requests
-    out = pytester.path / "out"
-    conn = sqlite3.connect(out / "store.sqlite")
-    with conn:
-        for key, text in conn.execute("SELECT key, json FROM llm_cache").fetchall():
-            entry = json.loads(text)
-            entry["text"] = entry["text"][:10] + "\ud800" + entry["text"][10:]
-            # json.dumps escapes the surrogate as the older version's cache did
-            conn.execute("UPDATE llm_cache SET json = ? WHERE key = ?", (json.dumps(entry), key))
-        conn.execute("DELETE FROM run_summaries")
-        conn.execute("DELETE FROM summaries")
-    conn.close()
-    result = run(pytester)
-    text = result.stdout.str() + result.stderr.str()
-    assert "INTERNALERROR" not in text and result.ret == 0, text
-    assert server.chat_requests > first_calls
-    for (entry,) in _rows(out, "SELECT json FROM llm_cache"):
-        assert "\\ud800" not in entry
+    model = ModelConfig(provider="local", model_name="m", api_endpoint=server.base_url)
+    store = Store(tmp_path / "s.sqlite")
+    messages = [{"role": "user", "content": "Summarize rule_1."}]
+    first = complete(model, messages, cache=store)
+    key = request_key(model, messages)
+    assert cache_get(store, key) is not None and server.chat_requests == 1
+    [(text,)] = store.execute("SELECT json FROM llm_cache WHERE key = ?", (key,))
+    entry = json.loads(text)
+    entry["text"] = entry["text"][:10] + "\ud800" + entry["text"][10:]
+    with store.transaction() as conn:
+        conn.execute("UPDATE llm_cache SET json = ? WHERE key = ?", (json.dumps(entry), key))
+
+    assert cache_get(store, key) is None
+    assert cached_completion(model, messages, cache=store) is None
+    again = complete(model, messages, cache=store)
+    assert not again.cached and again.text == first.text
+    assert server.chat_requests == 2
+    [(text,)] = store.execute("SELECT json FROM llm_cache WHERE key = ?", (key,))
+    assert "\\ud800" not in text and json.loads(text)["text"] == first.text
+    assert complete(model, messages, cache=store).cached and server.chat_requests == 2
 
 
 def test_unreadable_cache_rows_are_misses(tmp_path: Path, fake_server: Any) -> None:

@@ -148,8 +148,31 @@ def test_a_reset_connection_says_so_when_it_gives_up(key: str, fake_server: Any)
     model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
     with pytest.raises(ModelCallError) as info:
         complete(model, MESSAGES, retry_policy=RetryPolicy(max_attempts=2, base_delay_s=0.01))
-    assert info.value.reason == (f"connection reset by {server.base_url} "
-                                 "(gave up after 2 attempts)")
+    assert info.value.reason.startswith(f"connection reset by {server.base_url} "
+                                        "(gave up after 2 attempts in ")
+    assert info.value.reason.endswith(" s)") and info.value.retryable
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("script", [["timeout"], ["reset"], ["timeout", "reset", "drip"]],
+                         ids=["never-answers", "resets", "mixed"])
+def test_attempts_without_an_answer_are_retried_twice_at_most(
+        key: str, fake_server: Any, mode: str, script: list[str]) -> None:
+    """A provider that accepts the connection and never answers (or drops it, or drips
+    its answer): the third attempt without an answer ends the call, whatever the mix, and
+    the reason says how many attempts and how long (before: six attempts, 6.5 minutes a
+    call with the default timeoutS of 60 s). A 429 or a 500 is still retried as before
+    (``test_transient_failures_are_retried``, ``test_a_server_error_is_still_retried``)."""
+    server: FakeOpenAIServer = fake_server(
+        faults=lambda n, body: script[(n - 1) % len(script)])
+    model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
+    with pytest.raises(ModelCallError) as info:
+        if mode == "sync":
+            complete(model, MESSAGES, retry_policy=FAST, timeout=0.5)
+        else:
+            asyncio.run(acomplete(model, MESSAGES, retry_policy=FAST, timeout=0.5))
+    assert server.chat_requests == 3, info.value.reason
+    assert " (gave up after 3 attempts in " in info.value.reason, info.value.reason
     assert info.value.retryable
 
 

@@ -283,4 +283,6 @@ def test_each_session_has_its_own_limiters() -> None:
     first.limiter(model).acquire()  # the first session's one slot this second
     started = time.monotonic()
     second.limiter(model).acquire()  # is not the second session's
-    assert time.monotonic() - started < 0.5
+    # A shared limiter would hold this acquire for a whole second (60 per minute); a
+    # bound just under it holds on a loaded machine, where a thread waits for a core.
+    assert time.monotonic() - started < 0.9

@@ -153,11 +153,23 @@ def test_the_first_ctrl_c_stops_the_calls_and_a_rerun_reuses_the_answers(
     # The re-run asks for nothing that was answered before the Ctrl-C (the store is the
     # same in every mode: the re-run is plain).
     server.latency_s = 0.0
-    rerun = pytester.run(*_command(), timeout=120)
+    rerun = pytester.run(*_command(), timeout=600)  # a hung session, not a timing
     rerun.assert_outcomes(passed=UNITS * 2 + UNITS)  # pointwise per model, pairwise
     assert len(answered) >= ANSWERED_BEFORE
     assert {key: server.successes_by_fingerprint[key] for key in answered} == \
         dict.fromkeys(answered, 1)
+
+
+def _interrupt(proc: subprocess.Popen[bytes]) -> float:
+    """Ctrl-C to the session's process group; the seconds until it ended (or until
+    ``EXIT_WITHIN_S``, if it did not)."""
+    os.killpg(proc.pid, signal.SIGINT)
+    interrupted = time.monotonic()
+    try:
+        proc.wait(timeout=EXIT_WITHIN_S)
+    except subprocess.TimeoutExpired:
+        pass
+    return time.monotonic() - interrupted
 
 
 @contextlib.contextmanager
@@ -196,13 +208,7 @@ def test_the_first_ctrl_c_stops_a_session_held_by_a_slow_answer(
     _project(pytester, "http://127.0.0.1:9/v1")
     config = (pytester.path / "summarybench.yaml").read_text()
     with _held_by_a_slow_answer(pytester, fault, config) as (proc, log):
-        os.killpg(proc.pid, signal.SIGINT)
-        interrupted = time.monotonic()
-        try:
-            proc.wait(timeout=EXIT_WITHIN_S)
-        except subprocess.TimeoutExpired:
-            pass
-        took = time.monotonic() - interrupted
+        took = _interrupt(proc)
     output = log.read_text()
     assert took < EXIT_WITHIN_S, f"still running {took:.1f} s after Ctrl-C\n{output}"
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
@@ -240,3 +246,58 @@ def test_a_session_killed_while_it_waits_leaves_the_previous_results_in_place(
     assert json.loads((out / "results.previous.json").read_bytes()) == \
         json.loads(before["results.json"])
     assert not [p for p in dead if p.exists()]  # the dead session's folder is gone
+
+
+LONG_UNITS = 12
+"""Files of one long function each: 24 units of some 2,000 word pieces (8 windows) for the
+default embedding model, seconds of embedding on a 2-CPU machine."""
+
+
+def _long_function(n: int) -> str:
+    words = [f"name{(n * 7919 + i * 104729) % 99991}" for i in range(1500)]
+    body = "".join(f"    x{i} = a + {i}  # {' '.join(words[i * 10:i * 10 + 10])}\n"
+                   for i in range(150))
+    return f"def long{n}(a):\n{body}    return x149\n"
+
+
+def test_a_ctrl_c_during_embedding_exits_as_interrupted_not_by_abort(
+        pytester: pytest.Pytester) -> None:
+    """Ctrl-C while the default model (builtin/minilm, onnxruntime) embeds code in the
+    warm-up thread: the session exits as interrupted (exit code 2). It used to die by
+    abort (signal 6, "terminate called without an active exception"): the Ctrl-C cut the
+    controller's wait for the thread, the session's last wait then returned at once, and
+    the interpreter shut down with the thread inside onnxruntime. Offline: the builtin
+    baselines are the models."""
+    write_code(pytester, {f"m{n}.py": _long_function(n) for n in range(LONG_UNITS)})
+    write_bench_module(pytester)
+    pytester.makefile(".yaml", summarybench=textwrap.dedent("""
+        name: interrupt-embedding
+        codebase: {root: code, languages: [python]}
+        extraction: {types: [function, file]}
+        evaluation:
+          sampleSize: 2
+          judge: {enabled: false}
+          retrieval: {enabled: false}
+          downstream: {enabled: false}
+        """))
+    log = pytester.path / "embedding.log"
+    done = re.compile(r"embedding code \(builtin/minilm\):\s+\d+% ([1-9]\d*)/(\d+)")
+    with log.open("w") as out:
+        proc = _start(_command(), pytester.path, out)
+        try:
+            # The embedding line, not a fixed sleep: start-up takes seconds more on a
+            # loaded machine. Two texts done: the controller is waiting for the thread.
+            assert _wait_for(lambda: any(int(m[1]) >= 2 and int(m[1]) < int(m[2])
+                                         for m in done.finditer(log.read_text()))
+                             or proc.poll() is not None, 300), log.read_text()
+            assert proc.poll() is None, log.read_text()
+            took = _interrupt(proc)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    output = log.read_text()
+    assert took < EXIT_WITHIN_S, f"still running {took:.1f} s after Ctrl-C\n{output}"
+    assert "terminate called" not in output, output
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, (proc.returncode, output[-3000:])
+    assert "(interrupted)" in output

@@ -221,6 +221,8 @@ def test_hooks_record_score_and_ranking_gate(pytester: pytest.Pytester,
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--sb-model", "gpt-4o"], "*--sb-model 'gpt-4o': expected PROVIDER/MODEL*"),
+    (["--sb-model", "openai/\udc9bx\x1b[2J"],
+     "*--sb-model $'openai/\\x9bx\\x1b[2J': a model name holds no control characters*"),
     (["--sb-eval", "judge,vibes"], "*--sb-eval 'judge,vibes': expected a comma-separated*"),
     (["--sb-sample-size", "0"], "*--sb-sample-size*expected a positive integer, got '0'*"),
     (["--sb-config", "missing.yaml"], "*--sb-config *missing.yaml*: no such file*"),
@@ -305,3 +307,39 @@ def test_redact_masks_secret_looking_variables(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("FEATURE_KEY", "true")
     text = redact("got pa-0123456789abcdef and f00dfeedcafe1234, flag true")
     assert text == "got *** and ***, flag true"
+
+
+def test_files_skipped_during_extraction_are_listed_in_every_session(
+        pytester: pytest.Pytester) -> None:
+    """``summarybench extract`` warns about each file it skips; a benchmark session said
+    nothing (a name that is not UTF-8, a FIFO, a name with a terminal's escape sequence
+    were dropped without a line), and a later session, which finds the codebase extracted,
+    has no extraction to print from. Each session lists them from the store: the first
+    ten by name, escaped, and the rest counted by reason."""
+    import re
+
+    _project(pytester)
+    code = pytester.path / "code"
+    os.mkfifo(code / "pipe.py")
+    (code / "ev\x1b]0;X\x07il.py").write_text("def f(a):\n    b = a\n    return b\n")
+    os.mkfifo(code / "ev\x1b]0;X\x07il.py.fifo.py")
+    for n in range(12):
+        os.mkfifo(code / f"more{n:02}.py")
+    bad = os.fsencode(code) + b"/bad\xff.py"
+    with open(bad, "wb") as f:
+        f.write(b"def g(a):\n    b = a\n    return b\n")
+    for session in ("extracts", "finds it extracted"):
+        result = _run(pytester, "--sb-no-validate")
+        out = result.stdout.str()
+        assert result.ret == 0, (session, out)
+        raw = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+        assert not raw.search(out.replace("\n", "")), session
+        result.stdout.fnmatch_lines([
+            "extraction skipped 15 files or folders of the codebase:",
+            "  $'bad\\xff.py': file name is not valid UTF-8 (rename it to extract it)",
+            "  $'ev\\x1b]0;X\\x07il.py.fifo.py': not a regular file: a FIFO (named pipe)",
+        ])
+        listed = [line for line in out.splitlines()
+                  if line.startswith("  ") and ": not a regular file" in line]
+        assert len(listed) == 9, (session, listed)  # ten named, one is the bad name
+        result.stdout.fnmatch_lines(["  ... and 5 more: 5 not a regular file"])

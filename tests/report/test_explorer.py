@@ -23,7 +23,7 @@ from pytest_summarybench.report.explorer_data import (
     embed_json,
     explorer_data,
 )
-from pytest_summarybench.report.files import retire_reports
+from pytest_summarybench.report.files import publish
 from pytest_summarybench.report.render import render_html, write_reports
 from pytest_summarybench.schemas import BenchmarkReport
 
@@ -257,8 +257,9 @@ def test_report_links_into_the_explorer(run: tuple[BenchmarkReport, ReportInputs
     # Without an explorer, no link to one.
     assert "explorer.html" not in render_html(report)
     # The explorer of an earlier session is moved aside with its reports.
-    moved = retire_reports(tmp_path)
-    assert tmp_path / "explorer.html" in moved and not (tmp_path / "explorer.html").exists()
+    publish(tmp_path, {"results.json": "{}"})
+    assert (tmp_path / "explorer.previous.html").is_file()
+    assert not (tmp_path / "explorer.html").exists()
 
 
 def test_nearest_option_prefers_the_target_on_a_tie() -> None:

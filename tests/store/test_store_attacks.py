@@ -6,9 +6,10 @@ runs pytest with the plugin in a subprocess. What must hold afterwards: a non-ze
 (4, pytest's usage error, for an unusable store or output directory; 1 for a gate), one
 ``ERROR: summarybench: ...`` line naming the file and what to do, no traceback and no
 INTERNALERROR, a configured gate that never passes on a session that scored nothing or
-stopped early, and no ``results.json`` of an earlier session passing for the results of a
-session that ended failed (it is renamed ``results.previous.json``); a killed session
-leaves it in place, as the last complete session's.
+stopped early, and an output folder whose published reports are byte for byte what they
+were after a session that failed, was refused or was killed (publishing is all or
+nothing, and the last thing a session does): its ``results.json`` is always that of the
+last complete session that published.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ import contextlib
 import json
 import os
 import sqlite3
+import stat
 import subprocess
+import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,7 +82,7 @@ EVALUATOR = '''
 
 
 def _project(pytester: pytest.Pytester, gate: str = "{minOverall: 0.99}",
-             contrastive: bool = True) -> None:
+             contrastive: bool = True, output: str = "{}") -> None:
     write_code(pytester, CODE)
     pytester.makeconftest(textwrap.dedent(EVALUATOR))
     write_bench_module(pytester)
@@ -93,6 +97,7 @@ def _project(pytester: pytest.Pytester, gate: str = "{minOverall: 0.99}",
           retrieval: {{enabled: false}}
           downstream: {{enabled: false}}
         gate: {gate}
+        output: {output}
         """))
 
 
@@ -131,13 +136,6 @@ def _assert_one_error_line(result: pytest.RunResult, *needles: str) -> str:
     return errors[0]
 
 
-def _assert_previous_moved(out: Path, previous: dict) -> None:
-    """The earlier session's report no longer passes for the current one's."""
-    assert not (out / "results.json").exists()
-    assert json.loads((out / "results.previous.json").read_text()) == previous
-    assert not list(out.glob("*.tmp"))
-
-
 def _assert_untouched(out: Path, previous: dict) -> None:
     """A session refused when its store was opened renamed nothing: the earlier session's
     reports are where they were, and no ``results.previous.json`` (a gate's baseline) was
@@ -145,6 +143,22 @@ def _assert_untouched(out: Path, previous: dict) -> None:
     assert json.loads((out / "results.json").read_text()) == previous
     assert not (out / "results.previous.json").exists()
     assert not list(out.glob("*.tmp"))
+
+
+_PUBLISHED = ("results.json", "report.md", "report.html", "explorer.html")
+
+
+def _published(out: Path) -> dict[str, object]:
+    """The output folder's published reports, their ``*.previous.*`` and any temporary
+    file beside them: a regular file's bytes, else its kind (a FIFO is never opened)."""
+    names = {*_PUBLISHED, "results.previous.json", "report.previous.md",
+             "report.previous.html", "explorer.previous.html"}
+    found: dict[str, object] = {}
+    for path in sorted(out.iterdir()):
+        if path.name in names or path.name.endswith((".tmp", ".old")):
+            mode = os.lstat(path).st_mode
+            found[path.name] = path.read_bytes() if stat.S_ISREG(mode) else stat.S_IFMT(mode)
+    return found
 
 
 def _data_pages(store: Path, tables: tuple[str, ...]) -> list[int]:
@@ -317,24 +331,117 @@ def _fill(directory: Path) -> None:
             fh.flush()
 
 
-def test_full_disk_for_the_reports_is_one_line_and_leaves_no_half_file(
+def test_full_disk_for_the_reports_is_one_line_and_publishes_nothing(
         pytester: pytest.Pytester) -> None:
-    # Payload: the output directory is a 64 KiB tmpfs, filled up after an earlier
-    # session's results.json was put there; the store is on another disk, so the tests run
-    # and only the reports cannot be written. Before: INTERNALERROR, a results.json.tmp.
+    # Payload: the output directory is a 512 KiB tmpfs, filled up after an earlier
+    # session's reports were put there; the store is on another disk, so the tests run
+    # and only the reports cannot be written. Before: INTERNALERROR, a results.json.tmp;
+    # then the reports renamed *.previous.* and the folder left without a results.json.
     _project(pytester)
     store = str(pytester.path / "elsewhere" / "store.sqlite")
     _run(pytester, "--sb-store", store)
-    previous = json.loads((pytester.path / "out" / "results.json").read_text())
-    with _tmpfs(pytester.path / "full", "size=64k") as full:
-        (full / "results.json").write_text(json.dumps(previous))
+    out = pytester.path / "out"
+    with _tmpfs(pytester.path / "full", "size=512k") as full:
+        for name in _PUBLISHED:
+            (full / name).write_bytes((out / name).read_bytes())
+        before = _published(full)
         _fill(full)
         result = _run(pytester, "--sb-store", store, output="full")
+        assert _published(full) == before
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         _assert_one_error_line(result, "cannot write the reports", str(full),
-                               "No space left on device", "summarybench report")
-        _assert_previous_moved(full, previous)
-        assert sorted(p.name for p in full.iterdir()) == ["filler", "results.previous.json"]
+                               "No space left on device", "nothing was published",
+                               "summarybench report")
+        assert sorted(p.name for p in full.iterdir()) == sorted([*_PUBLISHED, "filler"])
+
+
+def test_full_disk_for_the_store_and_the_reports_publishes_nothing(
+        pytester: pytest.Pytester) -> None:
+    # Payload: a complete run's folder (store and reports) on an 8 MiB tmpfs, filled up
+    # to 48 KiB free: the store opens, then cannot grow. Before: the ERROR line was right
+    # (the disk is full) but results.json, report.md, report.html and explorer.html had
+    # been renamed *.previous.*: the folder had no results.json.
+    _project(pytester)
+    _healthy_run(pytester)
+    out = pytester.path / "out"
+    with _tmpfs(pytester.path / "full", "size=8m") as full:
+        for path in out.iterdir():
+            if path.is_file():
+                (full / path.name).write_bytes(path.read_bytes())
+        before = _published(full)
+        assert set(before) == set(_PUBLISHED)
+        free = os.statvfs(full).f_bavail * os.statvfs(full).f_frsize
+        with open(full / "filler", "wb") as fh:
+            fh.write(b"\0" * max(free - 48 * 1024, 0))
+        result = _run(pytester, output="full")
+        assert _published(full) == before
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        _assert_one_error_line(result, str(full / "store.sqlite"))
+        assert "nothing was published" in result.stdout.str() + result.stderr.str()
+
+
+def test_a_fifo_and_a_folder_at_report_paths_publish_nothing(
+        pytester: pytest.Pytester) -> None:
+    # Payload: results.json replaced by a FIFO and report.md by a folder, after two
+    # complete sessions (so the *.previous.* exist too). Before: one good ERROR line, but
+    # report.html and explorer.html renamed *.previous.* with no new ones, and
+    # explorer.html.PID.tmp, report.html.PID.tmp and report.md.PID.tmp left behind.
+    _project(pytester)
+    _healthy_run(pytester)
+    _run(pytester)
+    out = pytester.path / "out"
+    (out / "results.json").unlink()
+    os.mkfifo(out / "results.json")
+    (out / "report.md").unlink()
+    (out / "report.md").mkdir()
+    before = _published(out)
+    assert {"report.html", "explorer.html", "results.previous.json"} <= set(before)
+    result = _run(pytester)  # never opens the FIFO: runpytest_subprocess's timeout holds
+    assert _published(out) == before
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    line = _assert_one_error_line(result, "cannot write the reports", "nothing was published",
+                                  "summarybench report --run")
+    assert "results.json there is a FIFO" in line, line
+
+
+_LOCKER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+time.sleep(300)
+"""
+
+
+def test_a_store_locked_by_another_process_is_one_line_in_bounded_time(
+        pytester: pytest.Pytester) -> None:
+    # Payload: another process holds the store's write lock (BEGIN EXCLUSIVE) for 300 s
+    # while a session starts; output.storeWaitS is 4. Before: the session waited as long
+    # as the lock lasted (177 s for a 170 s lock), printing nothing.
+    _project(pytester, output="{storeWaitS: 4}")
+    _healthy_run(pytester)
+    out = pytester.path / "out"
+    before = _published(out)
+    locker = subprocess.Popen([sys.executable, "-c", _LOCKER, str(out / "store.sqlite")],
+                              stdout=subprocess.PIPE)
+    try:
+        assert locker.stdout is not None and locker.stdout.readline() == b"locked\n"
+        started = time.monotonic()
+        result = _run(pytester)
+        elapsed = time.monotonic() - started
+    finally:
+        locker.kill()
+        locker.wait()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    _assert_one_error_line(result, str(out / "store.sqlite"), "stayed locked",
+                           f"held by another process (open in: pid {locker.pid} (",
+                           "output.storeWaitS")
+    text = result.stdout.str() + result.stderr.str()
+    assert text.count(f"summarybench: store {out / 'store.sqlite'} is locked, held by "
+                      f"another process (open in: pid {locker.pid}") == 1, text
+    assert "waiting up to 4 s (output.storeWaitS)" in text
+    assert elapsed < 120, elapsed  # a session of its own takes ~10 s; the lock, 300 s
+    assert _published(out) == before
 
 
 def test_full_disk_for_the_store_is_one_line(pytester: pytest.Pytester) -> None:

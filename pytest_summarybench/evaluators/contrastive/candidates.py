@@ -37,6 +37,15 @@ if TYPE_CHECKING:
     from ...embeddings.static import StaticVectors
     from ...schemas import CodeUnit
 
+#: Windows (``embeddings/minilm.py``) of each unit that rank a shortlist cut from a group
+#: larger than ``candidatesPerTarget``; the targets and the distractors picked are then
+#: embedded whole. A group no larger keeps whole vectors throughout (the exact method's
+#: sets). Measured on 600 units of 250 KB, sample 20: see docs/performance.md, "Long units".
+RANKING_WINDOWS = 2
+#: Units read from the store at a time by the cheap stage, each with its whole code (of
+#: which it keeps a prefix): 8 units of 250 KB are 2 MB, where the store's default
+#: chunk of 1,000 held a whole group of such units (75 MB for 300).
+_READ_ROWS = 8
 #: Targets compared with their group per matrix product, and units per slice of the
 #: group (together they bound the product's memory: 64 x 16,384 cosines).
 _BLOCK = 64
@@ -81,21 +90,29 @@ def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit],
                 del cheap
                 release_freed_memory()  # this group's texts and products, before the next
         model = _ModelVectors(ctx, embedder, stop)
-        model.need([g.ids[p] for g, rows, short in lists
-                    for pos in rows for p in (pos, *short[pos])])
+        ranker = _ranking_vectors(ctx, embedder, stop) or model
+
+        def whole(group: _Group) -> bool:
+            """The shortlists are the whole group (every other unit)."""
+            return len(group.ids) - 1 <= per_target
+
+        for vectors, wanted in ((model, True), (ranker, False)):
+            vectors.need([g.ids[p] for g, rows, short in lists if whole(g) is wanted
+                          for pos in rows for p in (pos, *short[pos])])
         lo, hi = SEMANTIC_BAND
         picks: list[tuple[_Group, int, list[int], list[int]]] = []
         for group, rows, short in lists:
+            ranking = model if whole(group) else ranker
             for pos in rows:
                 cands = short[pos]
-                sims = model.cosines(group.ids[pos], [group.ids[c] for c in cands])
+                sims = ranking.cosines(group.ids[pos], [group.ids[c] for c in cands])
                 ranked = sorted((-s, c) for s, c in zip(sims, cands, strict=True)
                                 if lo < s < hi)
                 band = _Band([c for _, c in ranked], complete=True)
                 chosen, tiers = group.pick(pos, count, ctx.rng("distractors", group.ids[pos]),
                                            band)
                 picks.append((group, pos, chosen, tiers))
-        model.need([g.ids[p] for g, _, chosen, _ in picks for p in chosen])
+        model.need([g.ids[p] for g, pos, chosen, _ in picks for p in (pos, *chosen)])
     except _Stopped:
         return None
     finally:
@@ -135,7 +152,7 @@ def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str
         cheap[done:done + len(vectors)] = vectors
         done += len(vectors)
 
-    for chunk in ctx.store.group_units(ctx.run_id, language, kind):
+    for chunk in ctx.store.group_units(ctx.run_id, language, kind, size=_READ_ROWS):
         if stop is not None and stop.is_set():
             raise _Stopped
         for uid, path, params, signature, returns, _ in chunk:
@@ -210,15 +227,33 @@ def _shortlist(cheap: Matrix, rows: list[int], per_target: int) -> dict[int, lis
     return out
 
 
+def _ranking_vectors(ctx: RunContext, embedder: Embedder,
+                     stop: threading.Event | None) -> _ModelVectors | None:
+    """The vectors that rank the shortlists of groups larger than ``candidatesPerTarget``:
+    the evaluation model's over the first ``RANKING_WINDOWS`` windows of each unit (a
+    model that embeds in windows, builtin/minilm); None (the full vectors) for others."""
+    from ...embeddings import Embedder
+
+    backend = embedder.backend
+    limited = getattr(backend, "with_windows", None)
+    if limited is None or getattr(backend, "max_windows", 0) <= RANKING_WINDOWS:
+        return None
+    first = limited(RANKING_WINDOWS)
+    return _ModelVectors(ctx, Embedder(first, ctx.store, embedder.progress), stop,
+                         what=f"candidates' first {first.max_pieces} word pieces")
+
+
 class _ModelVectors:
     """The evaluation model's vectors of units, by id, embedded when first needed
-    (through the embedder's cache: a re-run embeds nothing)."""
+    (through the embedder's cache: a re-run embeds nothing). The units' code is read
+    from the store a few units at a time (``Embedder.embed_read``), never all at once."""
 
     def __init__(self, ctx: RunContext, embedder: Embedder,
-                 stop: threading.Event | None) -> None:
+                 stop: threading.Event | None, what: str = "code") -> None:
         self._ctx = ctx
         self._embedder = embedder
         self._stop = stop
+        self._what = what
         self._vectors: dict[str, Matrix] = {}
 
     def need(self, ids: list[str]) -> None:
@@ -227,13 +262,11 @@ class _ModelVectors:
         wanted = sorted({uid for uid in ids if uid not in self._vectors})
         if not wanted:
             return
-        texts = self._ctx.store.unit_contents(wanted)
-        ordered = [texts.get(uid) or "" for uid in wanted]
-        if self._stop is not None:
-            if not self._embedder.fill(ordered, what="code", stop=self._stop):
-                raise _Stopped
-        vectors = self._embedder.embed(ordered, what="code")
-        for uid, v in zip(wanted, vectors, strict=True):
+        found = self._embedder.embed_read(wanted, self._ctx.store.unit_contents,
+                                          what=self._what, stop=self._stop)
+        if found is None:
+            raise _Stopped
+        for uid, v in found.items():
             self._vectors[uid] = np.asarray(v, dtype=np.float32)
 
     def cosines(self, target: str, others: list[str]) -> list[float]:

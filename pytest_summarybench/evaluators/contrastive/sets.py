@@ -9,7 +9,7 @@ import json
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from .candidates import select_sampled
+from .candidates import RANKING_WINDOWS, select_sampled
 from .distractors import CandidatePool, DistractorSet, code_text
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def sets_key(ctx: RunContext, embedder_key: str) -> str:
     section = ctx.settings.evaluation.contrastive
     key = f"{embedder_key}|n{section.distractors}|s{ctx.seed}"
     if section.distractor_search == "candidates":
-        return f"v3|{key}|c{section.candidates_per_target}"
+        return f"v4|{key}|c{section.candidates_per_target}|w{RANKING_WINDOWS}"
     return f"v2|{key}"
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from ...sandbox.limits import ConfiguredLimits
 from ...schemas._base import SBModel
+from ...schemas.config import check_endpoint
 from ...settings import FamilySection
 
 if TYPE_CHECKING:
@@ -55,6 +56,11 @@ class DownstreamSettings(FamilySection):
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
     """Limits of the sandbox completion tests run in (``pytest_summarybench/sandbox``):
     the fields of ``sandbox.ConfiguredLimits``, in camelCase."""
+
+    @field_validator("api_endpoint")
+    @classmethod
+    def _endpoint(cls, v: str | None) -> str | None:
+        return check_endpoint(v)
 
     def configuration(self, settings: Settings) -> dict[str, Any]:
         # The family only when set, so that configurations without it keep their id.
