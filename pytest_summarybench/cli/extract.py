@@ -12,8 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
+import tempfile
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..core.errors import EXIT_OK, EXIT_USAGE
@@ -123,9 +126,9 @@ def _config_from(args: argparse.Namespace) -> Any:
     return ExtractionConfig.model_validate(data)
 
 
-def print_counts(units: list[CodeUnit], out: TextIO) -> None:
-    """A table of unit counts by language and type."""
-    counts: Counter[tuple[str, str]] = Counter((u.language, u.type) for u in units)
+def print_counts(counts: Counter[tuple[str, str]], out: TextIO) -> None:
+    """A table of unit counts by language and type (``counts``: units per (language,
+    type))."""
     types = ["file", "class", "function", "method"]
     languages = sorted({lang for lang, _ in counts})
     header = f"{'language':<12}" + "".join(f"{t:>10}" for t in types) + f"{'total':>10}"
@@ -143,11 +146,64 @@ def print_scan(result: ExtractionResult, shown: int, out: TextIO) -> None:
           f"{len(result.skipped)} skipped; {shown} units written", file=out)
 
 
+def _line(unit: CodeUnit) -> str:
+    """One unit as a line of the JSON-lines output."""
+    return json.dumps(unit.to_json_dict(), ensure_ascii=False) + "\n"
+
+
+class _Output:
+    """The JSON-lines file, written as units come: into a temporary file beside it,
+    renamed over it once every unit is written (a failed extraction leaves no half file).
+    Without ``--output``, a sink that writes nothing."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = Path(path) if path else None
+        self._fh: TextIO | None = None
+        self._tmp: Path | None = None
+
+    @property
+    def folder(self) -> Path | None:
+        """Where the file goes (extraction's working files go there too: a disk, not a
+        temporary file system that may live in memory)."""
+        return None if self.path is None else (self.path.parent if str(self.path.parent)
+                                               else Path("."))
+
+    def open(self) -> None:
+        if self.path is None:
+            return
+        self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        self._fh = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115 (close())
+
+    def write(self, line: str) -> None:
+        if self._fh is not None:
+            self._fh.write(line)
+
+    def close(self, keep: bool) -> None:
+        if self._fh is None or self._tmp is None or self.path is None:
+            return
+        self._fh.close()
+        self._fh = None
+        if keep:
+            os.replace(self._tmp, self.path)
+        else:
+            self._tmp.unlink(missing_ok=True)
+
+
+def _open_output(path: str | None) -> _Output | None:
+    """The output, opened before any work; None (the reason printed) if it cannot be."""
+    output = _Output(path)
+    try:
+        output.open()
+    except OSError as exc:
+        print(f"summarybench extract: cannot write {shown_path(path or '')} "
+              f"({neutralise(exc.strerror or str(exc), one_line=True)}): choose another "
+              "--output", file=sys.stderr)
+        return None
+    return output
+
+
 def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
-
-    from ..core.progress import Progress
-    from ..extract import extract_units, sample_units
 
     if args.languages:
         args.languages = [lang.strip() for item in args.languages for lang in item.split(",")
@@ -163,6 +219,37 @@ def run(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         print(f"summarybench extract: invalid options: {_option_error(exc)}", file=sys.stderr)
         return EXIT_USAGE
+    output = _open_output(args.output)
+    if output is None:
+        return EXIT_USAGE
+    written = False
+    try:
+        code = _extract_to(config, args, output)
+        written = code == EXIT_OK
+        return code
+    finally:
+        output.close(keep=written)
+
+
+def _separators(line: str) -> list[int]:
+    """Where ``": "`` occurs in ``line``."""
+    found = []
+    at = line.find(": ")
+    while at >= 0:
+        found.append(at)
+        at = line.find(": ", at + 1)
+    return found
+
+
+def _extract_to(config: Any, args: argparse.Namespace, output: _Output) -> int:
+    """Extract ``config``'s codebase, writing each unit to ``output`` once it is built:
+    each file's unit data is written aside as the file is extracted and read back one
+    file at a time (``extract/spill.py``, as the pytest session does), so what this
+    holds grows with the units' names and calls, not with their code."""
+    from ..core.progress import Progress
+    from ..extract.codebase import stream_units
+    from ..extract.sampling import choose, identity
+
     # The logger's lines are printed by this handler alone: not propagated to the root
     # handlers, and with a handler present logging's last-resort one stays quiet.
     logger = logging.getLogger("pytest_summarybench.extract")
@@ -170,31 +257,54 @@ def run(args: argparse.Namespace) -> int:
     handler = _Warnings()
     logger.addHandler(handler)
     logger.propagate = False
+    counts: Counter[tuple[str, str]] = Counter()
     try:
-        result = extract_units(config, Progress())
-    except NotADirectoryError as exc:
-        print(f"summarybench extract: {neutralise(str(exc), one_line=True)}", file=sys.stderr)
-        return EXIT_USAGE
+        with tempfile.TemporaryDirectory(prefix=".summarybench-extraction-",
+                                         dir=output.folder) as work:
+            try:
+                stream = stream_units(config, Progress(), Path(work))
+            except NotADirectoryError as exc:
+                print(f"summarybench extract: {neutralise(str(exc), one_line=True)}",
+                      file=sys.stderr)
+                return EXIT_USAGE
+            if args.sample is None:
+                for unit in stream.units:
+                    counts[(unit.language, unit.type)] += 1
+                    output.write(_line(unit))
+                shown = stream.total
+            else:
+                # Every unit's line aside, then the sample's: sampling reads light rows.
+                entries: list[tuple[str, str, str, str]] = []
+                every = Path(work) / "units.jsonl"
+                with open(every, "w", encoding="utf-8") as fh:
+                    for unit in stream.units:
+                        counts[(unit.language, unit.type)] += 1
+                        entries.append((unit.id, identity(unit), unit.language, unit.type))
+                        fh.write(_line(unit))
+                chosen = choose(entries, args.strategy, args.sample, args.seed)
+                ids = [e[0] for e in entries]
+                del entries
+                with open(every, encoding="utf-8") as fh:
+                    for uid, line in zip(ids, fh, strict=True):
+                        if uid in chosen:
+                            output.write(line)
+                shown = len(chosen)
     finally:
         logger.removeHandler(handler)
         logger.propagate = propagate
-    units = result.units
-    if args.sample is not None:
-        units = sample_units(units, args.strategy, args.sample, args.seed)
+    result = stream.result
+    # What each warning line may name (its text up to any ": "): a set, not a scan of
+    # every warning per skipped file.
+    warned = {w[:i] for w in result.warnings for i in _separators(w)}
     for skip in result.skipped:
-        shown = shown_path(skip.path)
-        if not any(w.startswith(f"{shown}: ") for w in result.warnings):
-            print(f"skipped: {shown}: {neutralise(skip.reason, one_line=True)}",
+        shown_skip = shown_path(skip.path)
+        if shown_skip not in warned:
+            print(f"skipped: {shown_skip}: {neutralise(skip.reason, one_line=True)}",
                   file=sys.stderr)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            for unit in units:
-                fh.write(json.dumps(unit.to_json_dict(), ensure_ascii=False))
-                fh.write("\n")
-    print_counts(result.units, sys.stdout)
-    print_scan(result, len(units), sys.stdout)
-    if len(units) < len(result.units):
-        print(f"sample: {len(units)} of {len(result.units)} units ({args.strategy}, seed "
+    print_counts(counts, sys.stdout)
+    print_scan(result, shown, sys.stdout)
+    if shown < stream.total:
+        print(f"sample: {shown} of {stream.total} units ({args.strategy}, seed "
               f"{args.seed}); the table counts every unit extracted", file=sys.stdout)
     return EXIT_OK
 
@@ -216,13 +326,21 @@ def _run_configured(args: argparse.Namespace) -> int:
     settings = load_with_codebase(path)
     store = Store(settings.store_path)
     ctx = ensure_units(settings, store)
-    units = ctx.all_units
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            for unit in units:
-                fh.write(json.dumps(unit.to_json_dict(), ensure_ascii=False))
-                fh.write("\n")
-    print_counts(units, sys.stdout)
-    print(f"run {ctx.run_id}: {len(ctx.units)} of {len(units)} units sampled "
-          f"({settings.evaluation.sampling}); stored in {shown_path(settings.store_path)}")
+    # Read back a batch at a time: the store holds the units, this holds a batch.
+    output = _open_output(args.output)
+    if output is None:
+        return EXIT_USAGE
+    try:
+        for batch in store.iter_units(ctx.run_id):
+            for unit in batch:
+                output.write(_line(unit))
+    except BaseException:
+        output.close(keep=False)
+        raise
+    output.close(keep=True)
+    counts = Counter(store.unit_groups(ctx.run_id))
+    print_counts(counts, sys.stdout)
+    print(f"run {ctx.run_id}: {len(store.sampled_unit_ids(ctx.run_id))} of "
+          f"{sum(counts.values())} units sampled ({settings.evaluation.sampling}); stored in "
+          f"{shown_path(settings.store_path)}")
     return EXIT_OK

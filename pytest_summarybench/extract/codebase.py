@@ -30,12 +30,26 @@ if TYPE_CHECKING:
 logger = logging.getLogger("pytest_summarybench.extract")
 
 
+MAX_WARNINGS_SHOWN = 200
+"""Warning lines logged one by one; past them, one line counts the rest (each is still in
+``ExtractionResult.warnings`` and each skipped file in ``skipped``)."""
+
+
 def _warn(result: ExtractionResult, path: str, reason: str) -> None:
     # The path is a repository's file name: quoted as a shell reads it back, control
     # characters escaped (a name may hold a newline or a terminal's escape sequence).
     line = f"{shown_path(path)}: {neutralise(reason, one_line=True)}"
     result.warnings.append(line)
-    logger.warning("summarybench extract: %s", line)
+    if len(result.warnings) <= MAX_WARNINGS_SHOWN:
+        logger.warning("summarybench extract: %s", line)
+
+
+def _warned_more(result: ExtractionResult) -> None:
+    more = len(result.warnings) - MAX_WARNINGS_SHOWN
+    if more > 0:
+        logger.warning("summarybench extract: %s more warnings like these not shown "
+                       "(%s files skipped in all; the first %s warnings are above)",
+                       f"{more:,}", f"{len(result.skipped):,}", MAX_WARNINGS_SHOWN)
 
 
 def _skip(result: ExtractionResult, path: str, reason: str, warn: bool = True) -> None:
@@ -138,6 +152,7 @@ def _extract_files(config: ExtractionConfig, progress: Progress | None,
                   f"{extracted.file_unit.end_line} lines > maxLines "
                   f"{config.filters.max_lines}; file unit left out, its smaller units kept")
         files.append(extracted)
+    _warned_more(result)
     return result, files
 
 

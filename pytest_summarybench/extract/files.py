@@ -113,7 +113,9 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
     skip_tests = config.filters.skip_tests
     follow = config.follow_symlinks
     real_root = os.path.realpath(root)
-    inside = _inside(real_root) if not config.follow_external_symlinks else None
+    within_root = _inside(real_root)
+    inside = within_root if not config.follow_external_symlinks else None
+    outside = _Outside(skipped)
     seen_dirs = {real_root}
     seen_files: dict[str, str] = {}
     found: list[SourceFile] = []
@@ -139,13 +141,28 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
                 if inside is not None and not inside(real):
                     skipped.append(SkippedFile(rel, _outside("folder", real)))
                     continue
+                refused = _refused_folder(real, real_root)
+                if refused:
+                    skipped.append(SkippedFile(rel, refused))
+                    continue
+                if not within_root(real) and outside.full:
+                    outside.left_out += 1
+                    continue
                 if real in seen_dirs:
                     skipped.append(SkippedFile(rel, "symlink to an already visited folder (loop "
                                                     f"or alias): {shown_path(real)}"))
                     continue
                 seen_dirs.add(real)
             else:
-                seen_dirs.add(os.path.join(folder.real, entry.name))
+                real = os.path.join(folder.real, entry.name)
+                if not within_root(real):  # below a followed link to outside the root
+                    if _system_folder(real):
+                        skipped.append(SkippedFile(rel, _SYSTEM.format(shown_path(real))))
+                        continue
+                    if outside.full:
+                        outside.left_out += 1
+                        continue
+                seen_dirs.add(real)
             kept_dirs.append(entry)
         folder.dirs[:] = kept_dirs
         for entry in sorted(folder.files, key=lambda e: e.name):
@@ -174,6 +191,9 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
                 if inside is not None and not inside(real):
                     skipped.append(SkippedFile(rel, _outside("file", real)))
                     continue
+                if _system_folder(real):
+                    skipped.append(SkippedFile(rel, _SYSTEM.format(shown_path(real))))
+                    continue
             else:
                 real = os.path.join(folder.real, f)
             kind = _kind(entry)
@@ -184,10 +204,78 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
                 skipped.append(SkippedFile(
                     rel, f"same file as {shown_path(seen_files[real])} (symlink)"))
                 continue
+            if not within_root(real) and not outside.take(rel, entry):
+                continue
             seen_files[real] = rel
             found.append(SourceFile(rel, entry.path, language))
+    outside.close()
     found.sort(key=lambda s: s.path)
     return found
+
+
+MAX_OUTSIDE_FILES = 10_000
+"""Files a walk reads through symlinks to outside the root (``followExternalSymlinks``)."""
+MAX_OUTSIDE_BYTES = 100_000_000
+"""Bytes of such files (each also under ``maxFileBytes``)."""
+SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")
+"""The kernel's and devices' folders: never source code, endless or unreadable files."""
+_SYSTEM = "symlink into a system folder ({}): not followed"
+
+
+def _system_folder(real: str) -> bool:
+    return any(real == top or real.startswith(top + "/") for top in SYSTEM_FOLDERS)
+
+
+def _refused_folder(real: str, real_root: str) -> str:
+    """Why a folder link is not followed even when links outside the root are: it holds
+    the codebase itself (``/``, a parent: the walk would cover the machine and come back
+    to the root), or it is a system folder. Empty when it may be followed."""
+    if real_root.startswith(real.rstrip(os.sep) + os.sep):
+        return (f"symlink to a folder that holds the codebase root ({shown_path(real)}): "
+                "not followed")
+    if _system_folder(real):
+        return _SYSTEM.format(shown_path(real))
+    return ""
+
+
+class _Outside:
+    """What files reached through symlinks to outside the root may add to a walk: at
+    most ``MAX_OUTSIDE_FILES`` files and ``MAX_OUTSIDE_BYTES`` bytes; past that, nothing
+    more from outside (not even listed folders), and one line says what was left out."""
+
+    def __init__(self, skipped: list[SkippedFile]) -> None:
+        self._skipped = skipped
+        self.files = 0
+        self.bytes = 0
+        self.full = False
+        self.left_out = 0
+        """Files and folders from outside the root not taken once ``full``."""
+        self._first = ""
+
+    def take(self, rel: str, entry: os.DirEntry[str]) -> bool:
+        """Whether the file ``rel`` from outside the root is within the bounds."""
+        if not self.full:
+            try:
+                size = entry.stat().st_size
+            except OSError:
+                size = 0
+            if self.files < MAX_OUTSIDE_FILES and self.bytes + size <= MAX_OUTSIDE_BYTES:
+                self.files += 1
+                self.bytes += size
+                return True
+            self.full = True
+            self._first = rel
+        self.left_out += 1
+        return False
+
+    def close(self) -> None:
+        if self.full:
+            self._skipped.append(SkippedFile(self._first, (
+                f"the walk read {self.files:,} files ({self.bytes / 1e6:.1f} MB) through "
+                f"symlinks to outside the codebase root, the most it reads that way "
+                f"({MAX_OUTSIDE_FILES:,} files, {MAX_OUTSIDE_BYTES / 1e6:.0f} MB): this "
+                f"file and {self.left_out - 1:,} more files and folders from outside left "
+                "out")))
 
 
 #: Why a file or folder whose name is not UTF-8 is skipped: unit ids, the store, the

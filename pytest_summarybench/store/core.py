@@ -163,6 +163,13 @@ class Store(Database):
         rows = self.execute(sql + " ORDER BY r.position", (run_id,))
         return [self.parse(CodeUnit, r[0]) for r in rows]
 
+    def iter_units(self, run_id: str, size: int = 1000) -> Iterator[list[CodeUnit]]:
+        """The run's units in order, ``size`` at a time (a caller holds one batch)."""
+        for rows in self.stream("SELECT u.json FROM run_units r JOIN units u "
+                                "ON u.id = r.unit_id WHERE r.run_id = ? ORDER BY r.position",
+                                (run_id,), size):
+            yield [self.parse(CodeUnit, r[0]) for r in rows]
+
     def load_units_by_id(self, run_id: str, ids: Iterable[str]) -> list[CodeUnit]:
         """The run's units of ``ids`` (those it has)."""
         wanted = sorted(set(ids))

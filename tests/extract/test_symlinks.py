@@ -140,3 +140,45 @@ def test_a_benchmark_run_never_stores_or_summarises_outside_code(
     assert stored and not [u for u in stored if SECRET in u or "private_" in u]
     assert summaries and not [s for s in summaries if SECRET in s or "private_" in s]
     assert "private_" not in (pytester.path / "out" / "results.json").read_text()
+
+
+def test_following_links_out_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 34 (the hostile pass's R6): with the option, a link to ``/`` walked the whole
+    machine (57,194 files, 26,350 warning lines, memory growing). A link to a folder that
+    holds the root, or into /proc, /sys or /dev, is refused with one line; what links out
+    bring in is capped (files and bytes) with one line; warnings past a number are one
+    count line."""
+    from pytest_summarybench.extract import codebase, files
+
+    root, outside = _tree(tmp_path)
+    os.symlink("/", root / "rootlink")
+    os.symlink(tmp_path, root / "parentlink")
+    os.symlink("/proc", root / "proc")
+    os.symlink("/proc/self/environ", root / "env.py")
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(30):
+        (many / f"m{i:02}.py").write_text(FUNC.format(name=f"many_{i}", doc="Many."))
+        (many / f"sub{i:02}").mkdir()
+    os.symlink(many, root / "many")
+    monkeypatch.setattr(files, "MAX_OUTSIDE_FILES", 10, raising=False)
+    monkeypatch.setattr(codebase, "MAX_WARNINGS_SHOWN", 3, raising=False)
+    caplog.set_level("WARNING", logger="pytest_summarybench.extract")
+    result = extract_units(ExtractionConfig(root_path=str(root), follow_external_symlinks=True))
+
+    skipped = {s.path: s.reason for s in result.skipped}
+    assert skipped["rootlink"] == ("symlink to a folder that holds the codebase root (/): "
+                                   "not followed")
+    assert skipped["parentlink"].startswith("symlink to a folder that holds the codebase root")
+    assert skipped["proc"] == "symlink into a system folder (/proc): not followed"
+    assert skipped["env.py"].startswith("symlink into a system folder (/proc/")
+    # 10 files from outside (the walk's order: the secret's link, 5 in "home", 4 of
+    # "many"); the other 26 files and the 30 folders of "many" are left out.
+    outside_names = {u.name for u in result.units if u.type == "function"} - {
+        "add_mine", "add_inner"}
+    assert len(outside_names) == 10 and "many_4" not in outside_names
+    capped = [r for r in skipped.values() if "through symlinks to outside" in r]
+    assert len(capped) == 1 and "(10 files, 100 MB)" in capped[0]
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 4 and "more warnings like these not shown" in lines[-1]

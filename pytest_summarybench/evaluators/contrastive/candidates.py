@@ -21,7 +21,7 @@ share of the exact tier recovered) is measured by ``benchmarks/perf/distractor_s
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from ...core.errors import RunError
 from ...core.heap import release_freed_memory
@@ -50,6 +50,9 @@ _READ_ROWS = 8
 #: group (together they bound the product's memory: 64 x 16,384 cosines).
 _BLOCK = 64
 _COLUMNS = 16_384
+#: Units whose vectors are made float32 at a time for the product (a 16,384-unit slice
+#: at once was 25 MB).
+_CAST = 2_048
 
 
 class _Stopped(RunError):
@@ -73,17 +76,19 @@ def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit],
         by_group.setdefault((t.language, t.type), []).append(t)
     lists: list[tuple[_Group, list[int], dict[int, list[int]]]] = []
     total = sum(ctx.unit_groups.get(key, 0) for key in by_group)
+    shared: dict[Any, Any] = {}  # equal paths and signature shapes: one object each
     try:
         with ctx.progress.phase("summarybench distractor candidates (static vectors)", total,
                                 unit="unit") as phase:
             for (language, kind), members in sorted(by_group.items()):
                 ids, paths, features, cheap = _read_group(ctx, static, language, kind, stop,
-                                                          phase)
+                                                          phase, shared)
                 where = {uid: pos for pos, uid in enumerate(ids)}
                 rows = [where[t.id] for t in members]
                 lists.append((_Group(ids, paths, features, None), rows,
                               _shortlist(cheap, rows, per_target)))
                 del cheap
+                release_freed_memory()  # this group's texts and products, before the next
         model = _ModelVectors(ctx, embedder, stop)
         ranker = _ranking_vectors(ctx, embedder, stop) or model
 
@@ -118,30 +123,48 @@ def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit],
 
 
 def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str,
-                stop: threading.Event | None, phase: Phase
+                stop: threading.Event | None, phase: Phase, shared: dict[Any, Any]
                 ) -> tuple[list[str], list[str], list[Features | None], Matrix]:
     """The group's ids, paths and signature features, and each unit's static vector
     (float16), from one pass over the store. Units come sorted by id, a hash, so the
     first ones are a fair sample to weigh the word pieces on (``StaticVectors.fit``)."""
     import numpy as np
 
-    from ...embeddings.static import DF_SAMPLE
+    from ...embeddings.static import DF_SAMPLE, DIM
 
     ids: list[str] = []
     paths: list[str] = []
     features: list[Features | None] = []
-    parts: list[Matrix] = []
+    # Filled in place as the units come (the store counted the group): no list of
+    # parts and then a copy of them all, which held the group's vectors twice (76 MB at
+    # the peak for a group of 50,000 units instead of 38).
+    cheap = np.empty((ctx.unit_groups.get((language, kind), 0), DIM), dtype=np.float16)
+    done = 0
     held: list[str] = []
     fitted = False
+
+    def add(vectors: Matrix) -> None:
+        nonlocal cheap, done
+        if done + len(vectors) > len(cheap):  # more units than counted: grow
+            grown = np.empty((done + len(vectors), DIM), dtype=np.float16)
+            grown[:done] = cheap[:done]
+            cheap = grown
+        cheap[done:done + len(vectors)] = vectors
+        done += len(vectors)
+
     for chunk in ctx.store.group_units(ctx.run_id, language, kind, size=_READ_ROWS):
         if stop is not None and stop.is_set():
             raise _Stopped
         for uid, path, params, signature, returns, _ in chunk:
             ids.append(uid)
-            paths.append(path)
-            features.append(None if not signature else features_of(
+            # One object per distinct path (a file's units are in several groups) and per
+            # distinct signature shape (a few dozen in a group): a new frozenset per unit
+            # held some 16 MB for a group of 50,000 units, kept until every group is read.
+            paths.append(shared.setdefault(path, path))
+            shape = None if not signature else features_of(
                 None if params is None else [p.get("type") for p in json.loads(params)],
-                signature, returns))
+                signature, returns)
+            features.append(shared.setdefault(shape, shape))
         # Held until the word pieces are weighed: only what the static vectors read of
         # each unit (docs/evaluators.md#embedding-models), not every unit's whole code.
         held.extend(static.backend.clip([row[5] or "" for row in chunk]))
@@ -150,17 +173,15 @@ def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str
         if not fitted:
             static.fit(held[:DF_SAMPLE])
             fitted = True
-        parts.append(static.embed(held).astype(np.float16))
+        add(static.embed(held))
         phase.advance(len(held))
         held = []
     if not fitted:
         static.fit(held)
     if held:
-        parts.append(static.embed(held).astype(np.float16))
+        add(static.embed(held))
         phase.advance(len(held))
-    dim = parts[0].shape[1] if parts else 1
-    return ids, paths, features, (np.concatenate(parts) if parts
-                                  else np.zeros((0, dim), dtype=np.float16))
+    return ids, paths, features, cast("Matrix", cheap[:done])  # float16, as before
 
 
 def _shortlist(cheap: Matrix, rows: list[int], per_target: int) -> dict[int, list[int]]:
@@ -181,11 +202,16 @@ def _shortlist(cheap: Matrix, rows: list[int], per_target: int) -> dict[int, lis
         best_sim = np.full((len(block), 0), -np.inf, dtype=np.float32)
         best_pos = np.zeros((len(block), 0), dtype=np.int64)
         for first in range(0, n, _COLUMNS):
-            part = cheap[first:first + _COLUMNS].astype(np.float32)
-            sims = queries @ part.T
-            cols = np.arange(first, first + part.shape[0])
+            width = min(_COLUMNS, n - first)
+            # float32 copies of a few columns at a time, not of the whole slice
+            sims = np.empty((len(block), width), dtype=np.float32)
+            for a in range(0, width, _CAST):
+                b = min(a + _CAST, width)
+                np.matmul(queries, cheap[first + a:first + b].astype(np.float32).T,
+                          out=sims[:, a:b])
+            cols = np.arange(first, first + width)
             mine = np.flatnonzero((np.asarray(block) >= first)
-                                  & (np.asarray(block) < first + part.shape[0]))
+                                  & (np.asarray(block) < first + width))
             sims[mine, np.asarray(block)[mine] - first] = -np.inf  # not itself
             merged_sim = np.concatenate([best_sim, sims], axis=1)
             merged_pos = np.concatenate([best_pos, np.broadcast_to(cols, sims.shape)],

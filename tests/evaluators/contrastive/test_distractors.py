@@ -266,6 +266,7 @@ def test_the_shortlist_compared_in_slices_is_the_brute_force_one(
     rows = [0, 7, 150, 299]
     monkeypatch.setattr(candidates, "_COLUMNS", 37)
     monkeypatch.setattr(candidates, "_BLOCK", 3)
+    monkeypatch.setattr(candidates, "_CAST", 5, raising=False)
     sliced = candidates._shortlist(cheap, rows, 12)
     full = cheap.astype(np.float32) @ cheap.astype(np.float32).T
     for pos in rows:
@@ -273,3 +274,29 @@ def test_the_shortlist_compared_in_slices_is_the_brute_force_one(
         sims[pos] = -np.inf
         expected = [int(p) for p in np.lexsort((np.arange(300), -sims))[:12]]
         assert sliced[pos] == expected
+
+
+def test_the_shortlist_holds_no_float32_copy_of_a_slice() -> None:
+    """Issue 34 (the hostile pass's R9: 682 MB for a sample of 3 out of 200,000 units):
+    the static stage compared a group's float16 vectors 16,384 units at a time, each
+    slice copied whole to float32 (25 MB, more than the group's own vectors here). Now a
+    few columns at a time: the product's memory is a fraction of the group's vectors."""
+    import tracemalloc
+
+    from pytest_summarybench.evaluators.contrastive import candidates
+
+    rng = np.random.default_rng(5)
+    cheap = rng.normal(size=(20_000, 384)).astype(np.float16)  # 15.4 MB
+    rows = [3, 9_999, 19_000]
+    tracemalloc.start()
+    try:
+        found = candidates._shortlist(cheap, rows, 50)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < cheap.nbytes / 3, (peak, cheap.nbytes)  # 35 MB before
+    full = cheap[rows].astype(np.float32) @ cheap.astype(np.float32).T
+    for i, pos in enumerate(rows):
+        sims = full[i].copy()
+        sims[pos] = -np.inf
+        assert found[pos] == [int(p) for p in np.lexsort((np.arange(20_000), -sims))[:50]]
