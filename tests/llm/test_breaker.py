@@ -201,6 +201,28 @@ def test_a_refusing_endpoint_stops_being_called(refusing_port: int, fake_server:
     assert Endpoints().open_breakers() == {}
 
 
+def _calls_four_at_a_time(model: ModelConfig, session: Endpoints, count: int,
+                          **options: Any) -> list[ModelCallError]:
+    """``count`` coroutines, 4 at a time, each one call of ``model`` that must fail; their
+    errors."""
+
+    async def run() -> list[ModelCallError]:
+        gate = asyncio.Semaphore(4)
+
+        async def one(i: int) -> ModelCallError:
+            async with gate:
+                try:
+                    await acomplete(model, [{"role": "user", "content": f"unit {i}"}],
+                                    retry_policy=FAST, endpoints=session, **options)
+                except ModelCallError as exc:
+                    return exc
+            raise AssertionError(f"{model.id} answered")
+
+        return await asyncio.gather(*(one(i) for i in range(count)))
+
+    return asyncio.run(run())
+
+
 def test_concurrent_calls_to_a_rejecting_endpoint_stop_after_the_threshold(
         fake_server: Any, key: str) -> None:
     """24 coroutines, 4 at a time, against an endpoint that answers 401: the breaker
@@ -208,23 +230,7 @@ def test_concurrent_calls_to_a_rejecting_endpoint_stop_after_the_threshold(
     server: FakeOpenAIServer = fake_server(faults=lambda n, body: "401")
     model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
 
-    session = Endpoints()
-
-    async def run() -> list[BaseException]:
-        gate = asyncio.Semaphore(4)
-
-        async def one(i: int) -> BaseException:
-            async with gate:
-                try:
-                    await acomplete(model, [{"role": "user", "content": f"unit {i}"}],
-                                    retry_policy=FAST, endpoints=session)
-                except ModelCallError as exc:
-                    return exc
-            raise AssertionError("a 401 endpoint answered")
-
-        return await asyncio.gather(*(one(i) for i in range(24)))
-
-    errors = asyncio.run(run())
+    errors = _calls_four_at_a_time(model, Endpoints(), 24)
     assert server.chat_requests <= 3 + 3           # the threshold, plus those in flight
     unavailable = [e for e in errors if isinstance(e, EndpointUnavailable)]
     assert len(unavailable) >= 24 - 6
@@ -240,23 +246,7 @@ def test_calls_that_never_get_an_answer_open_the_breaker(fake_server: Any, key: 
     them are sent, each at most three times."""
     server: FakeOpenAIServer = fake_server(faults=lambda n, body: "timeout")
     model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
-    session = Endpoints()
-
-    async def run() -> list[BaseException]:
-        gate = asyncio.Semaphore(4)
-
-        async def one(i: int) -> BaseException:
-            async with gate:
-                try:
-                    await acomplete(model, [{"role": "user", "content": f"unit {i}"}],
-                                    retry_policy=FAST, timeout=0.5, endpoints=session)
-                except ModelCallError as exc:
-                    return exc
-            raise AssertionError("a silent endpoint answered")
-
-        return await asyncio.gather(*(one(i) for i in range(16)))
-
-    errors = asyncio.run(run())
+    errors = _calls_four_at_a_time(model, Endpoints(), 16, timeout=0.5)
     assert server.chat_requests <= 6 * 3, server.chat_requests
     unavailable = [e for e in errors if isinstance(e, EndpointUnavailable)]
     assert len(unavailable) >= 16 - 6
