@@ -9,6 +9,7 @@ import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from ..core.errors import InputError
 from ..core.walk import file_kind
 
 #: File name of each format inside the output directory.
@@ -19,9 +20,11 @@ EXPLORER_FILE = "explorer.html"
 PUBLISHED = (*FILE_NAMES.values(), EXPLORER_FILE)
 
 
-class PublishRefused(OSError):
+class PublishRefused(InputError, OSError):
     """A published path (or where its earlier version goes) is something publishing must
-    not replace: a folder, a FIFO, a device, a socket. Nothing was written."""
+    not replace: a folder, a FIFO, a device, a socket. Nothing was written. An input
+    error (the output folder's content), and an ``OSError`` as every other failure to
+    write the reports, which the session's end catches as one."""
 
 
 def write_temporary(path: Path, text: str) -> Path:
