@@ -74,3 +74,57 @@ def test_a_judge_that_refuses_connections_does_not_hold_up_the_run(
     for ranking in data["rankings"]:           # the other family scored every unit
         assert set(ranking["scores"]) == {"contrastive"}
         assert ranking["scoredItems"] == FUNCTIONS and ranking["errors"] == FUNCTIONS
+
+
+def test_a_model_answering_server_errors_to_everything_stops_being_called(
+        pytester: pytest.Pytester, fake_server: Any) -> None:
+    """A model under test whose server answers HTTP 500 to every request. Each call is
+    retried (six attempts, about 25 s of backoff), and before issue 34 so was every call
+    of the model: 12 units, 72 requests, some 80 s 4 at a time (100 units: 600 requests,
+    40 minutes one at a time). Three calls in a row that gave up open the model's breaker,
+    so at most the calls in flight beside them are still tried; the built-in model is
+    scored as usual and one line at the end names the model and why. Counts, not
+    durations."""
+    server = fake_server(faults=lambda n, body: "500")
+    write_code(pytester, {"rules.py": "".join(function_source(i) for i in range(FUNCTIONS))})
+    write_bench_module(pytester)
+    pytester.makefile(".yaml", summarybench=textwrap.dedent(f"""
+        name: broken-model
+        codebase:
+          root: code
+          languages: [python]
+        extraction:
+          types: [function]
+        models:
+          test:
+            - {{provider: builtin, model: docstring}}
+            - {{provider: local, model: broken, apiEndpoint: "{server.base_url}"}}
+        evaluation:
+          sampling: all
+          sampleSize: {FUNCTIONS}
+          parallel: 4
+          judge: {{enabled: false}}
+          contrastive: {{enabled: true, distractors: 3}}
+          retrieval: {{enabled: false}}
+          downstream: {{enabled: false}}
+        """))
+    result = pytester.runpytest_subprocess("-p", "summarybench", "-p", "no:cacheprovider",
+                                           "-p", "no:randomly", "--sb-output", "out")
+    output = result.stdout.str()
+    # Three calls gave up (6 attempts each); the others in flight beside them (parallel 4)
+    # end at their next attempt.
+    assert server.chat_requests <= 6 * 6 < 6 * FUNCTIONS, (server.chat_requests, output)
+    result.stdout.fnmatch_lines([
+        f"dead endpoint: local/broken ({server.base_url}): HTTP 500: upstream failure "
+        "(gave up after 6 attempts in *) (failed 3 times in a row; calls now fail at once "
+        "without being sent)"])
+    outcomes = result.parseoutcomes()
+    failed = [line for line in output.splitlines() if line.startswith("FAILED ")]
+    assert outcomes.get("failed", 0) == len(failed) == FUNCTIONS, output
+    assert all("-local/broken-contrastive/embedding]" in line for line in failed), failed
+    data: dict[str, Any] = session_results(result)
+    rankings = {r["modelId"]: r for r in data["rankings"]}
+    assert rankings["builtin/docstring"]["scoredItems"] == FUNCTIONS
+    assert rankings["builtin/docstring"]["errors"] == 0
+    counted = {(e["modelId"], e["evaluator"]): e["count"] for e in data["errors"]}
+    assert counted == {("local/broken", "contrastive/embedding"): FUNCTIONS}, counted
