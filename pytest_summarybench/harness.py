@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .plugin.state import SummaryBenchState
     from .store import Store
 
-__all__ = ["PLUGIN", "Harness", "ProgressPhase", "harness", "load", "table_lines"]
+__all__ = ["PLUGIN", "Harness", "ProgressPhase", "harness", "load", "read_input", "table_lines"]
 
 PLUGIN = "summarybench"
 """The harness's pytest plugin (entry point) name: ``-p summarybench``, ``-p no:...``."""
@@ -198,6 +198,18 @@ def _store_stops_session() -> Iterator[None]:
         yield
     except StoreError as exc:
         raise usage_error(exc, where="summarybench: ") from None
+
+
+def read_input(path: str | Path, limit: int) -> bytes:
+    """The bytes of an input file a user names (a dataset), read as the harness reads its
+    own: a regular file only (a link to one is followed), at most ``limit`` bytes, the
+    bound kept while reading. A FIFO, a device (a link to ``/dev/zero`` read 21.8 GB), a
+    folder or a larger file raises ``OSError`` whose ``str`` says what it is
+    (``not a regular file: a character device``, ``file too large: ...``), as does a
+    file that cannot be opened."""
+    from .core.regular import read_regular
+
+    return read_regular(path, limit)
 
 
 def table_lines(headers: Sequence[object], rows: Sequence[Sequence[object]],

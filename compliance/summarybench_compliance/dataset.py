@@ -22,6 +22,10 @@ NO_VIOLATION = "none"
 _FIELD_LINE = re.compile(r"^(ARTICLE|SEVERITY):[ \t]*(\S+)[ \t]*$", re.MULTILINE)
 
 
+MAX_DATASET_BYTES = 64 << 20
+"""The largest dataset file read (64 MiB: the shipped ones are under 100 KB); a larger
+file, a FIFO or a device is refused with one line, the bound kept while reading."""
+
 DATA_DIR = Path(__file__).resolve().parent / "data"
 """The labelled datasets shipped inside the package (README, "Data")."""
 EVAL_DATA = DATA_DIR / "eval_data.jsonl"
@@ -86,6 +90,8 @@ def parse_line(text: str, path: Path, line: int) -> Example:
         obj = json.loads(text)
     except json.JSONDecodeError as err:
         raise _fail(path, line, f"not valid JSON ({err.msg} at column {err.colno})") from None
+    except RecursionError:  # json's decoder recurses per level: 100,000 ``[`` gave a traceback
+        raise _fail(path, line, "JSON nested too deeply to read") from None
     if not isinstance(obj, dict):
         raise _fail(path, line, f"expected a JSON object, got {type(obj).__name__}")
     instruction = _require(obj, "instruction", str, path, line)
@@ -142,11 +148,19 @@ def load_examples(path: str | Path, *, limit: int | None = None) -> list[Example
     naming the file and line. ``limit`` keeps the first N examples (the seed's test
     mode uses 10).
     """
+    from pytest_summarybench.harness import read_input
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_input(path, MAX_DATASET_BYTES)
     except OSError as err:
-        raise DatasetError(f"cannot read dataset {path}: {err.strerror}") from None
+        raise DatasetError(f"cannot read dataset {path}: {err.strerror or err}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise _fail(path, line, f"not UTF-8 text (byte 0x{data[err.start]:02x})") from None
+    del data
     examples = [parse_line(raw, path, number)
                 for number, raw in enumerate(text.splitlines(), start=1) if raw.strip()]
     if not examples:

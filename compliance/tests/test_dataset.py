@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -160,6 +161,50 @@ def test_loader_rejects_duplicate_ids_and_empty_files(tmp_path: Path) -> None:
         load_examples(_write(tmp_path, [""]))
     with pytest.raises(DatasetError, match="cannot read dataset"):
         load_examples(tmp_path / "missing.jsonl")
+
+
+def test_a_line_nested_too_deeply_is_that_lines_error(tmp_path: Path) -> None:
+    # Payload: 100,000 ``[`` on line 2. Before: a RecursionError traceback.
+    path = _write(tmp_path, [json.dumps(GOOD), "[" * 100_000 + "]" * 100_000])
+    with pytest.raises(DatasetError, match=re.escape(f"{path}:2: JSON nested too deeply")):
+        load_examples(path)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to a fifo", "folder"])
+def test_a_dataset_that_is_not_a_regular_file_is_refused_at_once(
+        tmp_path: Path, kind: str) -> None:
+    # Payload: ``--data`` a link to /dev/zero read 21.8 GB until the OOM killer came; a
+    # FIFO without a writer blocked. Here a FIFO (a link to one stands for the device).
+    import os
+    import time
+
+    target = tmp_path / "pipe"
+    path = tmp_path / "data.jsonl"
+    if kind == "folder":
+        path.mkdir()
+        what = "a folder"
+    else:
+        os.mkfifo(target)
+        if kind == "fifo":
+            target.rename(path)
+        else:
+            path.symlink_to(target)
+        what = "a FIFO (named pipe)"
+    started = time.monotonic()
+    with pytest.raises(DatasetError, match=re.escape(
+            f"cannot read dataset {path}: not a regular file: {what}")):
+        load_examples(path)
+    assert time.monotonic() - started < 10
+
+
+def test_a_dataset_over_the_cap_is_refused(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import summarybench_compliance.dataset as dataset
+
+    path = _write(tmp_path, [json.dumps(GOOD)] * 50)
+    monkeypatch.setattr(dataset, "MAX_DATASET_BYTES", 4096)
+    with pytest.raises(DatasetError, match=r"file too large: \d+ bytes > 4096"):
+        load_examples(path)
 
 
 def test_test_mode_spreads_over_the_file() -> None:

@@ -17,6 +17,7 @@ from summarybench_compliance.metrics import (
     confusion,
     framework_accuracy,
     intervals,
+    macro_f1,
     overall_metrics,
 )
 from summarybench_compliance.scanner import scan_code
@@ -134,3 +135,51 @@ def test_intervals_are_seeded_and_agree_with_scipy() -> None:
     assert low <= accuracy <= high
     f1_low, f1_high = first["macro_f1"]
     assert f1_low <= overall_metrics(outcomes)["macro_f1"] <= f1_high
+
+
+def test_the_macro_f1_interval_resamples_counts_not_examples(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Payload: 20,000 copies of one example (6.2 MB) reached 1.1 GB and did not finish in
+    # 200 s: scipy's bootstrap called macro_f1 on each of 2,000 resamples of every example,
+    # holding a resamples-by-examples index array. Now the interval comes from each
+    # article's tp/fp/fn counts: it never calls macro_f1 per resample, its memory does
+    # not grow with the examples, and it agrees with resampling examples one by one.
+    import tracemalloc
+
+    import summarybench_compliance.metrics as metrics
+
+    truth, predicted = _random_case(5)
+    small = _outcomes(truth, predicted)
+    # the statistic of the sums is macro_f1 itself
+    sums = np.asarray(metrics._f1_rows(small)).sum(axis=0)[None, :]
+    assert metrics._macro_f1_of_sums(sums)[0] == pytest.approx(macro_f1(small))
+    # and the interval matches a bootstrap that resamples examples (scipy, 2,000 draws)
+    reference = stats.bootstrap(
+        (np.arange(len(small)),), lambda idx: macro_f1([small[int(i)] for i in idx]),
+        n_resamples=2000, method="percentile", vectorized=False,
+        rng=np.random.default_rng(1)).confidence_interval
+    low, high = intervals(small, seed=3)["macro_f1"]
+    assert low == pytest.approx(reference.low, abs=0.05)
+    assert high == pytest.approx(reference.high, abs=0.05)
+
+    calls = []
+    real = metrics.macro_f1
+
+    def counted(outcomes: list[Outcome]) -> float:
+        calls.append(len(outcomes))
+        if len(calls) > 3:
+            raise AssertionError("macro_f1 called once per resample")
+        return real(outcomes)
+
+    monkeypatch.setattr(metrics, "macro_f1", counted)
+    many = small * 100  # 6,000 examples
+    tracemalloc.start()
+    try:
+        big = intervals(many, seed=3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert calls == []
+    # before: a 2,000 x 6,000 index array alone was 96 MB
+    assert peak < 24 * 2**20, peak
+    assert big["macro_f1"][0] <= real(many) <= big["macro_f1"][1]

@@ -79,11 +79,12 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISDIR, "a folder"))
+          (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"))
 
 
 def file_kind(mode: int) -> str | None:
-    """What a non-regular file is (``a FIFO (named pipe)``...); None for a regular file."""
+    """What a non-regular file is (``a FIFO (named pipe)``...; ``a symbolic link`` for a
+    mode from ``lstat``); None for a regular file."""
     if stat.S_ISREG(mode):
         return None
     for test, kind in _KINDS:

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from ..core.errors import InputError
 from ..core.printable import shown_path
+from ..core.regular import UnreadableFile, read_regular
 from ..core.walk import file_kind, walk_folders
 from .config import ExtractionConfig
 from .languages import language_for
@@ -332,59 +332,15 @@ def _declared_encoding(src: bytes) -> str | None:
     return None
 
 
-class _Unreadable(InputError):
-    """A file that is not read, and why (the message); caught here, the file is listed as
-    skipped."""
-
-
-_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
-"""Opening never blocks (a FIFO without a writer) nor takes a terminal as ours."""
-_CHUNK = 1 << 20
-
-
-def _read_regular(path: str, limit: int) -> bytes:
-    """The bytes of the regular file at ``path``, at most ``limit`` of them.
-
-    Anything else is refused with its kind before it is opened (a FIFO blocks, a device
-    such as ``/dev/zero`` never ends) and again after (the file may have been replaced).
-    The limit is kept while reading, not by a size checked first: a device reports size
-    0, and a file may grow.
-    """
-    kind = file_kind(os.stat(path).st_mode)
-    if kind is not None:
-        raise _Unreadable(f"not a regular file: {kind}")
-    fd = os.open(path, _OPEN_FLAGS)
-    try:
-        st = os.fstat(fd)
-        kind = file_kind(st.st_mode)
-        if kind is not None:
-            raise _Unreadable(f"not a regular file: {kind}")
-        if st.st_size > limit:
-            raise _Unreadable(f"file too large: {st.st_size} bytes > maxFileBytes {limit}")
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > limit:
-                raise _Unreadable(f"file too large: more than maxFileBytes {limit} bytes "
-                                  "(it grew while read)")
-    finally:
-        os.close(fd)
-
-
 def read_source(file: SourceFile, config: ExtractionConfig) -> tuple[bytes | None, str]:
     """The file's bytes, or None and the reason it cannot be extracted.
 
     Reasons starting with ``GENERATED`` are filters doing their job, not bad input.
     """
     try:
-        src = _read_regular(file.abspath, config.filters.max_file_bytes)
-    except _Unreadable as exc:
+        src = read_regular(file.abspath, config.filters.max_file_bytes,
+                           limit_name="maxFileBytes")
+    except UnreadableFile as exc:
         return None, str(exc)
     except OSError as exc:
         return None, f"cannot read: {exc.strerror or exc}"
