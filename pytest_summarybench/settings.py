@@ -27,6 +27,7 @@ from .extract.config import (
     ExtractionConfig,
     ExtractionFilters,
     ExtractionTypes,
+    known_languages,
 )
 from .llm.router import Deployment
 from .schemas import BenchmarkConfig, EvalWeights, ModelConfig, ScoringConfig
@@ -60,6 +61,13 @@ class CodebaseSection(SBModel):
     follow_external_symlinks: bool = False
     """Follow symlinks whose target is outside ``root`` (off: they are skipped and listed,
     so that a link to a home directory or a key file never reaches a model)."""
+
+    @field_validator("languages")
+    @classmethod
+    def _known_languages(cls, v: list[str]) -> list[str]:
+        # Here, not only when extracting: a run failed at collection with a traceback
+        # while doctor said the file was fine.
+        return known_languages(v)
 
 
 class ExtractionSection(SBModel):
@@ -360,6 +368,31 @@ def settings_model(families: tuple[Family, ...]) -> type[Settings]:
         scoring=(scoring_config, Field(default_factory=scoring_config)))
 
 
+def read_config(path: Path) -> str:
+    """The text of the configuration file ``path``: a regular file (or a link to one) of
+    at most ``MAX_YAML_BYTES`` bytes of UTF-8, read with that bound; else a
+    ``SettingsError`` naming the path and what it is. A FIFO, a link to ``/dev/zero`` or
+    a folder there was taken for no configuration, and the default benchmark ran."""
+    from .core.input_files import MAX_YAML_BYTES
+    from .core.printable import shown_path
+    from .core.regular import UnreadableFile, read_regular
+
+    try:
+        data = read_regular(path, MAX_YAML_BYTES)
+    except UnreadableFile as exc:
+        raise SettingsError(f"cannot read config file {shown_path(path)}: {exc} (a "
+                            f"configuration is a file of at most {MAX_YAML_BYTES} "
+                            "bytes)") from None
+    except OSError as exc:
+        raise SettingsError(f"cannot read config file {shown_path(path)}: "
+                            f"{exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"config file {shown_path(path)} is not UTF-8 text "
+                            f"({exc.reason} at byte {exc.start})") from None
+
+
 def load_settings(path: str | Path | None, overrides: dict[str, Any] | None = None,
                   *, families: Iterable[Family], base_dir: str | Path = ".") -> Settings:
     """Load ``summarybench.yaml`` (or defaults when ``path`` is None) and apply overrides.
@@ -381,14 +414,7 @@ def load_settings(path: str | Path | None, overrides: dict[str, Any] | None = No
     data: dict[str, Any] = {}
     if path is not None:
         p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise SettingsError(f"cannot read config file {shown_path(p)}: "
-                                f"{exc.strerror}") from exc
-        except UnicodeDecodeError as exc:
-            raise SettingsError(f"config file {shown_path(p)} is not UTF-8 text "
-                                f"({exc.reason} at byte {exc.start})") from None
+        text = read_config(p)
         try:
             loaded = load_yaml(text, str(p))
         except InputFileError as exc:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,8 @@ from ..core.printable import shown_path
 __all__ = ["CONFIG_FILE", "EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "CliError", "CliFailure"]
 
 CONFIG_FILE = "summarybench.yaml"
+#: How long a command editing the configuration waits for another one editing it.
+EDIT_WAIT_S = 30.0
 #: What ``set-model`` and ``config`` take to remove a key from the file.
 UNSET = "none"
 #: Lone surrogates: the bytes of an argument that were not UTF-8 (``os.fsdecode``'s
@@ -59,15 +63,39 @@ def endpoint_arg(value: str) -> str:
     return value
 
 
+def output_path(given: str | None, *, instead: str = "choose another --output") -> Path | None:
+    """The file an ``--output`` names, checked before any work: it may be absent or a
+    regular file, which the command then replaces (through a temporary file and a
+    rename). Anything else is a CliError naming the path and what it is: a rename over a
+    FIFO, a device or a link replaced it (``--output /dev/stdout`` replaced the link
+    ``/dev/stdout`` with a file). ``instead`` says what to do."""
+    from ..core.regular import target_kind
+
+    if given is None:
+        return None
+    kind = target_kind(given)
+    if kind is not None:
+        raise CliError(f"cannot write {shown_path(given)}: it is {kind}, and only a regular "
+                       f"file is replaced: {instead}")
+    return Path(given)
+
+
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="PATH", default=CONFIG_FILE,
                         help=f"the benchmark's configuration (default: ./{CONFIG_FILE})")
 
 
+def config_present(path: Path) -> bool:
+    """Whether anything is at ``path`` (a FIFO, a folder, a broken link too): reading it
+    then says what is wrong with it. Before, only a regular file counted, and a
+    ``summarybench.yaml`` that was a FIFO or a folder was taken for none."""
+    return os.path.lexists(path)
+
+
 def config_file(args: argparse.Namespace) -> Path:
     """The existing configuration file, or a CliError saying how to create one."""
     path = Path(args.config)
-    if not path.is_file():
+    if not config_present(path):
         raise CliError(f"no configuration at {path}: run `summarybench init --name NAME "
                        f"--codebase PATH` first (or pass --config PATH)")
     return path
@@ -87,8 +115,9 @@ def load_document(path: Path) -> Any:
     from ruamel.yaml import YAMLError
 
     from ..core.input_files import load_yaml
+    from ..settings import read_config
 
-    text = path.read_text(encoding="utf-8")
+    text = read_config(path)
     # The bounded loader first (depth, aliases, duplicate keys): ruamel's composer
     # recurses without a limit. Its InputFileError is the command's one-line error.
     load_yaml(text, str(path))
@@ -103,18 +132,57 @@ def load_document(path: Path) -> Any:
     return doc
 
 
-def save_document(path: Path, doc: Any) -> None:
-    """Write the edited document, then validate it; on a validation error the previous
-    file is restored and the error names the key."""
-    from ..settings import SettingsError
+@contextmanager
+def edited_document(path: Path) -> Iterator[Any]:
+    """The round-trip document of ``path``, saved (``save_document``) when the block ends
+    without an error. The read, the change and the write hold the file's lock (the file
+    ``.NAME.lock`` beside it): two ``add-model`` run at once each read the file before
+    the other wrote it, and one model was lost. A command that waits more than
+    ``EDIT_WAIT_S`` for the lock stops with one line."""
+    from filelock import FileLock, Timeout
 
-    previous = path.read_text(encoding="utf-8")
-    with path.open("w", encoding="utf-8") as fh:
-        yaml_rt().dump(doc, fh)
+    target = path.resolve()  # through a link, the file it names (its lock beside it)
+    lock = FileLock(str(target.with_name(f".{target.name}.lock")), timeout=EDIT_WAIT_S)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise CliError(f"{shown_path(path)} is being edited by another command (its lock "
+                       f"{shown_path(lock.lock_file)} was held for {EDIT_WAIT_S:.0f} s): "
+                       "run this one again when it is done") from None
+    except OSError as exc:
+        raise CliError(f"cannot lock {shown_path(path)} to edit it "
+                       f"({exc.strerror or exc}): make its folder writable") from None
+    try:
+        doc = load_document(path)
+        yield doc
+        save_document(path, doc)
+    finally:
+        lock.release()
+
+
+def save_document(path: Path, doc: Any) -> None:
+    """Write the edited document in one step (a temporary file renamed over the file a
+    link names, its mode kept), then validate it; on a validation error the previous
+    file is put back and the error names the key. Call it under ``edited_document``'s
+    lock."""
+    import io
+    import stat
+
+    from ..report.files import write_text_atomic
+    from ..settings import SettingsError, read_config
+
+    target = path.resolve()
+    previous = read_config(target)
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    text = io.StringIO()
+    yaml_rt().dump(doc, text)
+    write_text_atomic(target, text.getvalue())
+    os.chmod(target, mode)
     try:
         load_checked(path)
     except SettingsError:
-        path.write_text(previous, encoding="utf-8")
+        write_text_atomic(target, previous)
+        os.chmod(target, mode)
         raise
 
 
@@ -140,12 +208,12 @@ def cli_families(path: Path) -> tuple[Any, ...]:
     from ..core.family import Family, FamilyError
     from ..core.input_files import InputFileError, load_yaml
     from ..evaluators.registry import BUILTIN_FAMILIES
-    from ..settings import EvaluationSection, PluginSection
+    from ..settings import EvaluationSection, PluginSection, SettingsError, read_config
 
     builtin = [f.name for f in BUILTIN_FAMILIES]
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, UnicodeDecodeError, InputFileError):
+        data = load_yaml(read_config(path), str(path))
+    except (SettingsError, InputFileError):
         return tuple(BUILTIN_FAMILIES)  # load_settings says what is wrong with the file
     if not isinstance(data, dict):
         return tuple(BUILTIN_FAMILIES)
@@ -180,9 +248,9 @@ def found_config(given: str | None, missing: str) -> Path | None:
     A ``given`` path that does not exist is a CliError ending with ``missing`` (what to do).
     """
     if given is None:
-        return Path(CONFIG_FILE) if Path(CONFIG_FILE).is_file() else None
+        return Path(CONFIG_FILE) if config_present(Path(CONFIG_FILE)) else None
     path = Path(given)
-    if not path.is_file():
+    if not config_present(path):
         raise CliError(f"no configuration at {path}: {missing}")
     return path
 

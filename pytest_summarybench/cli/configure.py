@@ -16,10 +16,9 @@ from ._common import (
     add_config_argument,
     cli_families,
     config_file,
+    edited_document,
     endpoint_arg,
     load_checked,
-    load_document,
-    save_document,
     section,
     text_arg,
 )
@@ -117,45 +116,44 @@ def run(args: argparse.Namespace) -> int:
         except ValueError:
             raise CliError(f"--eval {args.eval!r}: expected a comma-separated list of "
                            f"{', '.join(names)} or 'all'") from None
-    doc = load_document(path)
-    evaluation = section(doc, "evaluation")
-    changes = []
-    if args.sample_size is not None:
-        evaluation["sampleSize"] = args.sample_size
-        changes.append(f"sampleSize={args.sample_size}")
-    if args.sampling is not None:
-        evaluation["sampling"] = args.sampling
-        changes.append(f"sampling={args.sampling}")
-    if args.seed is not None:
-        evaluation["seed"] = args.seed
-        changes.append(f"seed={args.seed}")
-    if chosen is not None:
-        for family in names:
-            section(doc, "evaluation", family)["enabled"] = family in chosen
-        changes.append(f"families={','.join(chosen)}")
-    downstream = section(doc, "evaluation", "downstream")
-    for key, value in (("completionModel", args.task_model),
-                       ("apiEndpoint", args.task_endpoint),
-                       ("family", args.task_family)):
-        if value is None:
-            continue
-        label = "task model family" if key == "family" else key
-        if value == UNSET:
-            downstream.pop(key, None)
-            changes.append(f"{label} removed")
-        else:
-            downstream[key] = value
-            changes.append(f"{label}={value}")
-    if args.tasks is not None:
-        downstream["tasks"] = flow(_listed(args.tasks, "--tasks",
-                                           choices("downstream", "tasks")))
-        changes.append(f"tasks={','.join(downstream['tasks'])}")
-    if args.contrastive_methods is not None:
-        methods = _listed(args.contrastive_methods, "--contrastive-methods",
-                          choices("contrastive", "methods"))
-        section(doc, "evaluation", "contrastive")["methods"] = flow(methods)
-        changes.append(f"contrastive methods={','.join(methods)}")
-    save_document(path, doc)
+    with edited_document(path) as doc:
+        evaluation = section(doc, "evaluation")
+        changes = []
+        if args.sample_size is not None:
+            evaluation["sampleSize"] = args.sample_size
+            changes.append(f"sampleSize={args.sample_size}")
+        if args.sampling is not None:
+            evaluation["sampling"] = args.sampling
+            changes.append(f"sampling={args.sampling}")
+        if args.seed is not None:
+            evaluation["seed"] = args.seed
+            changes.append(f"seed={args.seed}")
+        if chosen is not None:
+            for family in names:
+                section(doc, "evaluation", family)["enabled"] = family in chosen
+            changes.append(f"families={','.join(chosen)}")
+        downstream = section(doc, "evaluation", "downstream")
+        for key, value in (("completionModel", args.task_model),
+                           ("apiEndpoint", args.task_endpoint),
+                           ("family", args.task_family)):
+            if value is None:
+                continue
+            label = "task model family" if key == "family" else key
+            if value == UNSET:
+                downstream.pop(key, None)
+                changes.append(f"{label} removed")
+            else:
+                downstream[key] = value
+                changes.append(f"{label}={value}")
+        if args.tasks is not None:
+            downstream["tasks"] = flow(_listed(args.tasks, "--tasks",
+                                               choices("downstream", "tasks")))
+            changes.append(f"tasks={','.join(downstream['tasks'])}")
+        if args.contrastive_methods is not None:
+            methods = _listed(args.contrastive_methods, "--contrastive-methods",
+                              choices("contrastive", "methods"))
+            section(doc, "evaluation", "contrastive")["methods"] = flow(methods)
+            changes.append(f"contrastive methods={','.join(methods)}")
     say(f"updated {path}: {', '.join(changes)}")
     # The whole file is checked, not only what changed: it may have been edited by hand.
     settings = load_checked(path)

@@ -186,8 +186,10 @@ def _memory(settings: Settings) -> Path:
 
 
 def _seen(settings: Settings) -> dict[str, Any]:
-    try:
-        data = json.loads(_memory(settings).read_text(encoding="utf-8"))
+    from ..core.regular import read_regular
+
+    try:  # a FIFO or a device planted there is no memory, and never blocks
+        data = json.loads(read_regular(_memory(settings), 1 << 20))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -195,11 +197,13 @@ def _seen(settings: Settings) -> dict[str, Any]:
 
 def remember(settings: Settings, *, checked: bool) -> None:
     """Note that this configuration's models were checked (or that doctor was offered)."""
+    from ..report.files import write_text_atomic
+
     seen = _seen(settings)
     seen[fingerprint(settings)] = {"checked": checked, "at": time.time()}
     try:
         settings.output_dir.mkdir(parents=True, exist_ok=True)
-        _memory(settings).write_text(json.dumps(seen, indent=1), encoding="utf-8")
+        write_text_atomic(_memory(settings), json.dumps(seen, indent=1))
     except OSError:
         pass  # a read-only output directory: the offer comes again, nothing else is lost
 

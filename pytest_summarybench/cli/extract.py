@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..core.errors import EXIT_OK, EXIT_USAGE
 from ..core.printable import neutralise, shown_name, shown_path
+from ..core.regular import create_fresh, target_kind
+from ._common import CliError, output_path
 
 if TYPE_CHECKING:
     from ..extract.result import ExtractionResult
@@ -172,7 +174,7 @@ class _Output:
         if self.path is None:
             return
         self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        self._fh = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115 (close())
+        self._fh = open(create_fresh(self._tmp), "w", encoding="utf-8")  # noqa: SIM115
 
     def write(self, line: str) -> None:
         if self._fh is not None:
@@ -183,15 +185,18 @@ class _Output:
             return
         self._fh.close()
         self._fh = None
-        if keep:
+        if keep and target_kind(self.path) is None:
             os.replace(self._tmp, self.path)
-        else:
-            self._tmp.unlink(missing_ok=True)
+            return
+        self._tmp.unlink(missing_ok=True)
+        if keep:  # something else took the name while extracting: it is not replaced
+            output_path(str(self.path))
 
 
 def _open_output(path: str | None) -> _Output | None:
-    """The output, opened before any work; None (the reason printed) if it cannot be."""
-    output = _Output(path)
+    """The output, opened before any work; None (the reason printed) if it cannot be.
+    Only a regular file or nothing is replaced (``output_path``: a CliError)."""
+    output = _Output(str(output_path(path)) if path else None)
     try:
         output.open()
     except OSError as exc:
@@ -313,14 +318,19 @@ def _run_configured(args: argparse.Namespace) -> int:
     """Extract the configured benchmark's codebase into its store (what ``generate`` uses)."""
 
     from ..engine.pipeline import ensure_units
+    from ..extract.config import known_languages
     from ..store import Store
-    from ._common import config_file, load_document, load_with_codebase, save_document, section
+    from ._common import config_file, edited_document, load_with_codebase, section
 
+    output_path(args.output)  # before any work, as with PATH
     path = config_file(args)
     if args.languages:
-        doc = load_document(path)
-        section(doc, "codebase")["languages"] = args.languages
-        save_document(path, doc)
+        try:
+            known_languages(args.languages)  # before the file is touched
+        except ValueError as exc:
+            raise CliError(f"--languages: {exc}") from None
+        with edited_document(path) as doc:
+            section(doc, "codebase")["languages"] = args.languages
         print(f"{shown_path(path)}: codebase.languages set to "
               f"{shown_name(', '.join(args.languages))}")
     settings = load_with_codebase(path)

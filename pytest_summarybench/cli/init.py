@@ -7,7 +7,16 @@ import json
 from pathlib import Path
 
 from ..core.printable import shown_path
-from ._common import CONFIG_FILE, EXIT_OK, CliError, load_checked, text_arg
+from ..report.files import write_text_atomic
+from ._common import (
+    CONFIG_FILE,
+    EXIT_OK,
+    CliError,
+    config_present,
+    load_checked,
+    output_path,
+    text_arg,
+)
 from .checks import say
 
 TEMPLATE = """\
@@ -95,12 +104,13 @@ def run(args: argparse.Namespace) -> int:
     if not codebase.is_dir():
         raise CliError(f"codebase {shown_path(args.codebase)} is not a readable directory: "
                        "pass the folder that holds the code")
-    if config.exists() and not args.force:
-        raise CliError(f"{config} already exists: edit it, or pass --force to overwrite it")
+    if config_present(config) and not args.force:
+        raise CliError(f"{shown_path(config)} already exists: edit it, or pass --force to "
+                       "overwrite it")
+    output_path(args.config, instead="move it away, or pass another --config")
     root = Path(_relative(codebase.resolve(), config.resolve().parent))
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(TEMPLATE.format(name=json.dumps(args.name),
-                                      root=json.dumps(root.as_posix())), encoding="utf-8")
+    write_text_atomic(config, TEMPLATE.format(name=json.dumps(args.name),
+                                              root=json.dumps(root.as_posix())))
     settings = load_checked(config)
     from ..store import Store
 

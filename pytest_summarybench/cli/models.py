@@ -25,10 +25,9 @@ from ._common import (
     CliError,
     add_config_argument,
     config_file,
+    edited_document,
     endpoint_arg,
     load_checked,
-    load_document,
-    save_document,
     section,
     text_arg,
 )
@@ -153,32 +152,31 @@ def _add(args: argparse.Namespace) -> int:
     family = _family(args.family)
     key_env = _key_env(args.api_key_env)
     path = config_file(args)
-    doc = load_document(path)
-    models = section(doc, "models")
-    if models.get(args.role) is None:
-        models[args.role] = []
-    entries = models[args.role]
-    wanted_id = args.id or f"{provider}/{name}"
-    for entry in entries:
-        if entry_id(entry) == wanted_id:
-            raise CliError(f"{wanted_id} is already in models.{args.role} of {path}; "
-                           f"change its entry with `summarybench set-model {wanted_id} "
-                           "--family NAME` (or --api-endpoint URL, --api-key-env VAR)")
-    from ruamel.yaml.comments import CommentedMap
+    with edited_document(path) as doc:
+        models = section(doc, "models")
+        if models.get(args.role) is None:
+            models[args.role] = []
+        entries = models[args.role]
+        wanted_id = args.id or f"{provider}/{name}"
+        for entry in entries:
+            if entry_id(entry) == wanted_id:
+                raise CliError(f"{wanted_id} is already in models.{args.role} of {path}; "
+                               f"change its entry with `summarybench set-model {wanted_id} "
+                               "--family NAME` (or --api-endpoint URL, --api-key-env VAR)")
+        from ruamel.yaml.comments import CommentedMap
 
-    entry = CommentedMap(provider=provider, model=name)
-    if args.id:
-        entry["id"] = args.id
-    if args.api_endpoint:
-        entry["apiEndpoint"] = args.api_endpoint
-    if key_env and key_env != UNSET:
-        entry["apiKeyEnv"] = key_env
-    if args.temperature is not None:
-        entry["temperature"] = args.temperature
-    if family:
-        entry["family"] = family
-    append_entry(entries, entry)
-    save_document(path, doc)
+        entry = CommentedMap(provider=provider, model=name)
+        if args.id:
+            entry["id"] = args.id
+        if args.api_endpoint:
+            entry["apiEndpoint"] = args.api_endpoint
+        if key_env and key_env != UNSET:
+            entry["apiKeyEnv"] = key_env
+        if args.temperature is not None:
+            entry["temperature"] = args.temperature
+        if family:
+            entry["family"] = family
+        append_entry(entries, entry)
     say(f"added {wanted_id} to models.{args.role} in {path}")
     _after_change(args.command, path, wanted_id, args.role)
     return EXIT_OK
@@ -188,7 +186,9 @@ def _after_change(command: str, path: Any, model_id: str, role: str) -> None:
     """The warnings about the entry as it now is, and the key it will need."""
     settings = load_checked(path)
     listed = settings.judge_models() if role == "judge" else settings.test_models()
-    changed = next(m for m in listed if m.id == model_id)
+    changed = next((m for m in listed if m.id == model_id), None)
+    if changed is None:
+        return  # removed since by another command: nothing to warn about
     for text in [*name_warnings([changed]), *family_warnings(settings, changed),
                  *task_warnings(settings)]:
         warn(command, text)
@@ -223,11 +223,10 @@ def _set(args: argparse.Namespace) -> int:
         raise CliError("nothing to change: pass --family, --api-endpoint, --api-key-env or "
                        "--temperature")
     path = config_file(args)
-    doc = load_document(path)
-    found = _find(doc, args.model, path, ("test", "judge"))
-    for role, index in found:
-        set_keys(doc["models"][role][index], changes, UNSET)
-    save_document(path, doc)
+    with edited_document(path) as doc:
+        found = _find(doc, args.model, path, ("test", "judge"))
+        for role, index in found:
+            set_keys(doc["models"][role][index], changes, UNSET)
     said = ", ".join(f"{k} removed" if v == UNSET else f"{k}={v}" for k, v in changes.items())
     say(f"updated {args.model} in {', '.join(f'models.{r}' for r, _ in found)} of {path}: "
         f"{said}")
@@ -238,10 +237,9 @@ def _set(args: argparse.Namespace) -> int:
 
 def _remove(args: argparse.Namespace) -> int:
     path = config_file(args)
-    doc = load_document(path)
-    [(role, index)] = _find(doc, args.model, path, (args.role,))[:1]
-    remove_entry(doc["models"], role, index)
-    save_document(path, doc)
+    with edited_document(path) as doc:
+        [(role, index)] = _find(doc, args.model, path, (args.role,))[:1]
+        remove_entry(doc["models"], role, index)
     say(f"removed {args.model} from models.{role} in {path}")
     settings = load_checked(path)
     task = settings.evaluation.downstream.completion_model

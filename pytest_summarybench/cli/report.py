@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._common import CONFIG_FILE, EXIT_OK, CliError, load_checked
+from ..core.printable import shown_path
+from ._common import CONFIG_FILE, EXIT_OK, CliError, config_present, load_checked, output_path
 
 if TYPE_CHECKING:
     from ..schemas import BenchmarkReport
@@ -36,7 +37,7 @@ def store_path(args: argparse.Namespace) -> Path:
     """``--store``, else the configured store of ./summarybench.yaml, else the default."""
     if args.store:
         return Path(args.store)
-    if Path(CONFIG_FILE).is_file():
+    if config_present(Path(CONFIG_FILE)):
         return Path(load_checked(Path(CONFIG_FILE)).store_path)
     return DEFAULT_STORE
 
@@ -44,7 +45,7 @@ def store_path(args: argparse.Namespace) -> Path:
 def output_dir(args: argparse.Namespace) -> Path:
     """The output directory of the configured run (./summarybench.yaml's ``output``), or
     without one the store's own directory (the default layout keeps them together)."""
-    if not args.store and Path(CONFIG_FILE).is_file():
+    if not args.store and config_present(Path(CONFIG_FILE)):
         return Path(load_checked(Path(CONFIG_FILE)).output_dir)
     return store_path(args).parent
 
@@ -76,7 +77,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def open_store(args: argparse.Namespace) -> Store:
     """The store ``--store`` (or the configuration) names, or a one-line CliError when
     there is none yet."""
-    from ..core.printable import shown_path
     from ..core.walk import file_kind
     from ..store import Store
 
@@ -130,15 +130,17 @@ def run(args: argparse.Namespace) -> int:
     from ..report.files import write_text_atomic
     from ..report.render import render_html
 
+    output = output_path(args.output, instead="choose another --output, or leave it out "
+                                               "to print the report")
     report = load_report(args)
     text = (render_html(report, explorer_href=explorer_href(args, report))
             if args.format == "html" else render(report, args.format))
-    if args.output is None:
+    if output is None:
         sys.stdout.write(text)
         return EXIT_OK
     try:
-        path = write_text_atomic(Path(args.output), text)
+        path = write_text_atomic(output, text)
     except OSError as exc:
-        raise CliError(f"cannot write {args.output}: {exc.strerror}") from None
-    print(f"{args.format} report: {path}")
+        raise CliError(f"cannot write {shown_path(output)}: {exc.strerror or exc}") from None
+    print(f"{args.format} report: {shown_path(path)}")
     return EXIT_OK

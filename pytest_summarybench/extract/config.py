@@ -73,8 +73,14 @@ class ExtractionConfig(SBModel):
     @field_validator("languages")
     @classmethod
     def _known_languages(cls, v: list[str]) -> list[str]:
-        unknown = [lang for lang in v if lang not in LANGUAGES]
-        if unknown:
-            raise ValueError(
-                f"unknown language(s) {unknown}; accepted: {', '.join(LANGUAGES)}")
-        return v
+        return known_languages(v)
+
+
+def known_languages(languages: list[str]) -> list[str]:
+    """``languages`` when each is one we extract, else a ``ValueError`` naming the others
+    (control characters escaped) and the accepted ones. Checked wherever a list of
+    languages is taken: the options, ``codebase.languages`` of the configuration."""
+    unknown = [lang for lang in languages if lang not in LANGUAGES]
+    if unknown:
+        raise ValueError(f"unknown language(s) {unknown}; accepted: {', '.join(LANGUAGES)}")
+    return languages

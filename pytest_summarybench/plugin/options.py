@@ -7,6 +7,7 @@ and what is accepted.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..core.family import FamilyError, check_families, parse_families
+from ..core.printable import shown_path
 from ..core.vocabulary import PROVIDERS, VALIDATE
 
 if TYPE_CHECKING:
@@ -112,8 +114,8 @@ def validate_options(config: pytest.Config, families: Sequence[Family]) -> None:
             if key == "summarybench_sample_size" and number <= 0:
                 raise pytest.UsageError(f"ini {key} = {value!r}: expected a positive integer")
     path = config_path(config)
-    if path is not None and not path.is_file():
-        raise pytest.UsageError(f"--sb-config {str(path)!r}: no such file")
+    if path is not None and not os.path.lexists(path):
+        raise pytest.UsageError(f"--sb-config {shown_path(path)}: no such file")
 
 
 def config_path(config: pytest.Config) -> Path | None:
@@ -123,7 +125,9 @@ def config_path(config: pytest.Config) -> Path | None:
         p = Path(given)
         return p if p.is_absolute() else Path(config.invocation_params.dir) / p
     default = config.rootpath / CONFIG_FILE
-    return default if default.is_file() else None
+    # Anything there (a FIFO, a folder too) is the configuration: reading it says what
+    # is wrong with it, where a FIFO used to be taken for none and the default run began.
+    return default if os.path.lexists(default) else None
 
 
 def engaged(config: pytest.Config) -> bool:

@@ -5,12 +5,12 @@ aside and the new ones moved in; on any failure the folder is left as it was).""
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ..core.errors import InputError
-from ..core.walk import file_kind
+from ..core.printable import shown_path
+from ..core.regular import create_fresh, target_kind
 
 #: File name of each format inside the output directory.
 FILE_NAMES = {"json": "results.json", "markdown": "report.md", "html": "report.html"}
@@ -34,9 +34,7 @@ def write_temporary(path: Path, text: str) -> Path:
     FIFO there cannot block the write."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-                 0o666)
+    fd = create_fresh(tmp)
     try:
         with open(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -50,7 +48,9 @@ def write_temporary(path: Path, text: str) -> Path:
 
 def write_text_atomic(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` through a temporary file: a reader sees the old file or
-    the whole new one, never half."""
+    the whole new one, never half. Only a regular file or nothing is replaced
+    (``PublishRefused`` otherwise, nothing written)."""
+    _check_replaceable(path)
     os.replace(write_temporary(path, text), path)
     return path
 
@@ -67,12 +67,13 @@ def publish(output_dir: Path, texts: Mapping[str, str], *, copies: Iterable[Path
     all or nothing; file name -> its path in ``output_dir``.
 
     The one place that replaces a session's published files: (1) every path it will
-    replace or move is checked to be a regular file, a symbolic link or absent (a folder,
+    replace or move is checked to be a regular file or absent (a symbolic link, folder,
     FIFO, device or socket there is a ``PublishRefused`` naming it; nothing is opened, so
-    a FIFO cannot block); (2) every new file is written to a temporary name and flushed
-    to disk; (3) only then, with ``rotate``, each earlier file of ``PUBLISHED`` is renamed
-    to its ``previous_name`` (the older ``*.previous.*`` are replaced) and the new files
-    are renamed in. A failure at any step removes the temporaries and undoes the renames
+    a FIFO cannot block; a rename over a link would replace the link the user made);
+    (2) every new file is written to a temporary name and flushed to disk; (3) only
+    then, with ``rotate``, each earlier file of ``PUBLISHED`` is renamed to its
+    ``previous_name`` (the older ``*.previous.*`` are replaced) and the new files are
+    renamed in. A failure at any step removes the temporaries and undoes the renames
     already made, so the folder's published files are byte for byte what they were.
     A reader sees the old set or the new one; a process killed before (3) leaves the old
     set in place.
@@ -127,15 +128,12 @@ def publish(output_dir: Path, texts: Mapping[str, str], *, copies: Iterable[Path
 
 
 def _check_replaceable(path: Path) -> None:
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return
-    if stat.S_ISLNK(mode):
-        return  # renaming a link moves the link, never what it points to
-    kind = file_kind(mode)
+    """A ``PublishRefused`` when something other than a regular file is at ``path`` (a
+    link included: the rename would replace the link, not the file it points to)."""
+    kind = target_kind(path)
     if kind is not None:
-        raise PublishRefused(f"{path.name} there is {kind}, not a file: move it away")
+        raise PublishRefused(f"{shown_path(path.name)} there is {kind}, not a file: move it "
+                             "away")
 
 
 def _move(source: Path, target: Path, moves: list[tuple[Path, Path]]) -> None:

@@ -101,7 +101,7 @@ def test_a_failure_while_publishing_leaves_the_folder_byte_for_byte(
     assert _state(out) == before
 
 
-@pytest.mark.parametrize("kind", ["fifo", "folder", "previous folder"])
+@pytest.mark.parametrize("kind", ["fifo", "folder", "previous folder", "symlink"])
 def test_a_path_that_is_not_a_file_publishes_nothing_and_never_blocks(
         tmp_path: Path, kind: str) -> None:
     # Payload: a FIFO or a folder where a report (or its previous) goes. Before: the
@@ -115,6 +115,12 @@ def test_a_path_that_is_not_a_file_publishes_nothing_and_never_blocks(
         (out / "report.md").unlink()
         (out / "report.md").mkdir()
         says = "report.md there is a folder, not a file: move it away"
+    elif kind == "symlink":
+        # Before: the rename replaced the user's link with a regular file.
+        (out / "report.md").unlink()
+        (tmp_path / "elsewhere.md").write_text("theirs", encoding="utf-8")
+        (out / "report.md").symlink_to(tmp_path / "elsewhere.md")
+        says = "report.md there is a symbolic link, not a file: move it away"
     else:
         (out / "report.previous.html").mkdir()
         says = "report.previous.html there is a folder"
