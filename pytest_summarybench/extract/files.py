@@ -10,12 +10,12 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 
 from ..core.errors import InputError
 from ..core.printable import shown_path
 from ..core.walk import file_kind, walk_folders
 from .config import ExtractionConfig
+from .globs import compile_globs
 from .languages import language_for
 from .result import SkippedFile
 
@@ -44,50 +44,6 @@ class SourceFile:
     """Relative to the root, with forward slashes."""
     abspath: str
     language: str
-
-
-@cache
-def _glob_regex(pattern: str) -> str:
-    """Translate a ``**``-aware glob into a regex (``*`` never crosses ``/``)."""
-    out: list[str] = []
-    i = 0
-    n = len(pattern)
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            close = pattern.find("]", i + 1)
-            if close < 0:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                body = pattern[i + 1:close].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = close + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
-
-
-def compile_globs(patterns: list[str]) -> re.Pattern[str] | None:
-    """One regex matching any of ``patterns`` against a whole relative path."""
-    if not patterns:
-        return None
-    return re.compile("(?:" + "|".join(_glob_regex(p.lstrip("./")) for p in patterns) + r")\Z")
 
 
 def is_test_path(path: str) -> bool:

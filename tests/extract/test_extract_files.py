@@ -12,7 +12,8 @@ from pytest_summarybench.extract import (
     ExtractionTypes,
     extract_units,
 )
-from pytest_summarybench.extract.files import compile_globs, is_test_path
+from pytest_summarybench.extract.files import is_test_path
+from pytest_summarybench.extract.globs import compile_globs
 
 FUNC = "def f(a):\n    b = a + 1\n    return b\n"
 JS = "function f(a) {\n  const b = a + 1;\n  return b;\n}\n"
@@ -97,3 +98,44 @@ def test_glob_and_test_path_rules() -> None:
         assert is_test_path(path), path
     for path in ("src/testing.py", "latest.py", "contest/x.go", "Attestation.java"):
         assert not is_test_path(path), path
+
+
+def test_hostile_glob_is_linear(tmp_path: Path) -> None:
+    """``*a*a*a*a*a*a*b`` against a 250-character name backtracked for minutes (``re``
+    and ``fnmatch`` alike); the automaton of ``extract/globs.py`` reads each path once."""
+    import time
+
+    name = "a" * 250
+    tree(tmp_path, {f"{name}.py": FUNC, f"{name}b/x.py": FUNC})
+    hostile = "*a*a*a*a*a*a*a*a*b"
+    started = time.process_time()
+    kept = paths(ExtractionConfig(root_path=str(tmp_path), include_patterns=[hostile]))
+    dropped = paths(ExtractionConfig(root_path=str(tmp_path), include_patterns=["**/*.py"],
+                                     exclude_patterns=[hostile + "/"]))
+    assert time.process_time() - started < 5  # about 0.01 s; minutes with a backtracking regex
+    assert kept == []
+    assert dropped == [f"{name}.py"]
+    rx = compile_globs([hostile])
+    assert rx is not None and rx.match("a" * 20 + "b") and not rx.match("a" * 5000)
+
+
+def test_glob_syntax() -> None:
+    """The syntax docs/configuration.md states, one case each."""
+    cases = {
+        "*.py": (["a.py", ".py"], ["d/a.py", "a.pyc"]),
+        "**/*.py": (["a.py", "d/e/a.py"], ["a.js"]),
+        "src/**": (["src/a", "src/d/a.py"], ["srcx/a"]),
+        "a/**/b": (["a/b", "a/x/y/b"], ["ab", "a/xb"]),
+        "?.go": (["x.go"], ["/.go", "xy.go"]),
+        "[ab]*.rs": (["a.rs", "bz.rs"], ["c.rs"]),
+        "[!ab]*.rs": (["c.rs"], ["a.rs"]),
+        "[]x": (["[]x"], ["x"]),
+        "./lib/*.ts": (["lib/a.ts"], ["./lib/a.ts"]),
+    }
+    for pattern, (good, bad) in cases.items():
+        rx = compile_globs([pattern])
+        assert rx is not None
+        for path in good:
+            assert rx.match(path), (pattern, path)
+        for path in bad:
+            assert not rx.match(path), (pattern, path)
