@@ -55,6 +55,8 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
 
     Directory symlinks are followed (when configured) but never into a directory already
     visited, which ends symlink loops; those and broken links are reported in ``skipped``.
+    A file reached by several names (symlinks, hard links: one device and inode) is read
+    once, under its first name; the others are reported as the same file.
     A link (folder or file) whose target resolves outside the root is skipped and reported
     unless ``follow_external_symlinks`` is set. Only regular files are extracted: a FIFO,
     a device or a socket with a wanted name is reported with its kind. The walk keeps its
@@ -74,6 +76,7 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
     outside = _Outside(skipped)
     seen_dirs = {real_root}
     seen_files: dict[str, str] = {}
+    seen_inodes: dict[tuple[int, int], str] = {}
     found: list[SourceFile] = []
 
     def on_error(err: OSError) -> None:
@@ -160,9 +163,16 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
                 skipped.append(SkippedFile(
                     rel, f"same file as {shown_path(seen_files[real])} (symlink)"))
                 continue
+            inode = _inode(entry)
+            if inode is not None and inode in seen_inodes:
+                skipped.append(SkippedFile(
+                    rel, f"same file as {shown_path(seen_inodes[inode])} (hard link)"))
+                continue
             if not within_root(real) and not outside.take(rel, entry):
                 continue
             seen_files[real] = rel
+            if inode is not None:
+                seen_inodes[inode] = rel
             found.append(SourceFile(rel, entry.path, language))
     outside.close()
     found.sort(key=lambda s: s.path)
@@ -247,6 +257,16 @@ def _utf8(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _inode(entry: os.DirEntry[str]) -> tuple[int, int] | None:
+    """(device, inode) of a file with more than one name (a hard link's target), through
+    a symlink too; None for the usual file with one name (then no other path reads it)."""
+    try:
+        st = entry.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if st.st_nlink > 1 else None
 
 
 def _kind(entry: os.DirEntry[str]) -> str | None:

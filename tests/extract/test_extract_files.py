@@ -14,6 +14,7 @@ from pytest_summarybench.extract import (
 )
 from pytest_summarybench.extract.files import is_test_path
 from pytest_summarybench.extract.globs import compile_globs
+from pytest_summarybench.extract.result import SkippedFile
 
 FUNC = "def f(a):\n    b = a + 1\n    return b\n"
 JS = "function f(a) {\n  const b = a + 1;\n  return b;\n}\n"
@@ -139,3 +140,18 @@ def test_glob_syntax() -> None:
             assert rx.match(path), (pattern, path)
         for path in bad:
             assert not rx.match(path), (pattern, path)
+
+
+def test_hard_links_are_read_once(tmp_path: Path) -> None:
+    # Payload: 2,000 hard links to one 454 KB file; each was read and extracted again
+    # (more than 10 minutes at 3 files/s).
+    big = "".join(f"def f{i}(a):\n    b = a + {i}\n    return b\n\n\n" for i in range(200))
+    tree(tmp_path, {"a.py": big, "lone.py": FUNC})
+    (tmp_path / "d").mkdir()
+    for i in range(300):
+        os.link(tmp_path / "a.py", tmp_path / "d" / f"l{i:03}.py")
+    result = extract_units(ExtractionConfig(root_path=str(tmp_path)))
+    assert sorted({u.path for u in result.units}) == ["a.py", "lone.py"]
+    assert len(result.skipped) == 300
+    assert result.skipped[0] == SkippedFile("d/l000.py", "same file as a.py (hard link)")
+    assert {s.reason for s in result.skipped} == {"same file as a.py (hard link)"}
