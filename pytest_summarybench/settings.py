@@ -492,6 +492,7 @@ def _fields_at(path: tuple[int | str, ...],
 def _describe(exc: ValidationError, path: str | Path | None, model: type[Settings]) -> str:
     from .core.input_files import clip, clip_text
     from .core.printable import shown_name, shown_path
+    from .llm.redaction import redact
 
     where = f" in {shown_path(path)}" if path else ""
     lines = []
@@ -508,4 +509,5 @@ def _describe(exc: ValidationError, path: str | Path | None, model: type[Setting
                      f"{clip_text(msg, 300)}")
     if len(errors) > _MAX_ERRORS:
         lines.append(f"and {len(errors) - _MAX_ERRORS} more")
-    return "invalid summarybench configuration: " + "; ".join(lines)
+    # A value may hold a secret (a password in an endpoint's URL): masked as in any line.
+    return redact("invalid summarybench configuration: " + "; ".join(lines))
