@@ -137,8 +137,6 @@ def test_a_later_session_asks_again_what_could_not_be_used(
         **{("verdict", n, False): 1 for n in GARBLED}})
 
     # -- usable answers stay cached: nothing is asked ---------------------------------------
-    # (The calls are the controller's in either mode, made before any test runs: a plain
-    # session asks what a session of two workers would, at a third of its processes.)
-    third = _run(pytester, [])
+    third = _run(pytester, run_mode)
     assert third.parseoutcomes() == {"passed": 6}, third.stdout.str()
     assert llama.take() == Counter()
