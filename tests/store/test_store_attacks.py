@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.project import TEST_MODULE, session_results
+from tests.fakes.project import TEST_MODULE, run_session, session_results
 
 CODE = {
     "shop/pricing.py": '''
@@ -128,26 +128,13 @@ def healthy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     below 0.99; it leaves results.json behind), run once for the module: most attacks
     damage the store or the output folder of such a run, and each test takes a copy of it
     (``_healthy_copy``) instead of running that session again (a pytest session of its
-    own, about 2 s of CPU each). The session is started as
-    ``runpytest_subprocess`` starts one, with the environment the test-scoped fixtures
-    give a test's children (tests/conftest.py): no xdist worker's variables, no keys."""
-    root = tmp_path_factory.mktemp("healthy")
-    project = root / "project"
+    own, some 1.5 s of CPU each)."""
+    project = tmp_path_factory.mktemp("healthy") / "project"
     project.mkdir()
     _write_project(project)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("PYTEST_XDIST_") and not k.endswith("_API_KEY")
-           and k not in ("PYTEST_ADDOPTS", "PYTHONDONTWRITEBYTECODE")}
-    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", PY_COLORS="0", HOME=str(root),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(project),
-                                                        os.environ.get("PYTHONPATH")])))
-    done = subprocess.run([sys.executable, "-m", "pytest", f"--basetemp={root / 'basetemp'}",
-                           "-p", "summarybench", "-p", "no:cacheprovider", "--sb-output",
-                           "out"], cwd=project, env=env, capture_output=True, text=True,
-                          timeout=300)
-    result = pytest.RunResult(done.returncode, done.stdout.splitlines(),
-                              done.stderr.splitlines(), 0.0)
-    assert result.ret == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+    result = run_session(project, "-p", "summarybench", "-p", "no:cacheprovider",
+                         "--sb-output", "out")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["GATE FAILED: builtin/shuffled: overall * < gate.minOverall*"])
     return project
 
