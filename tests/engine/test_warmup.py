@@ -21,7 +21,7 @@ class Waiting:
         self.release = threading.Event()
         self.saw_stop: bool | None = None
 
-    def warm_up(self, ctx: Any, stop: threading.Event) -> None:
+    def warm_up(self, ctx: Any, stop: threading.Event, publish: Any) -> None:
         self.started.set()
         while not stop.is_set() and not self.release.is_set():
             stop.wait(0.01)
@@ -71,7 +71,7 @@ def test_the_warm_up_thread_reads_the_run_s_units(make_run) -> None:
     class Counting:
         name = "toy/count"
 
-        def warm_up(self, ctx: Any, stop: threading.Event) -> None:
+        def warm_up(self, ctx: Any, stop: threading.Event, publish: Any) -> None:
             seen.append(len(ctx.all_units))
 
     warm = WarmUp()
