@@ -300,3 +300,61 @@ def test_the_shortlist_holds_no_float32_copy_of_a_slice() -> None:
         sims = full[i].copy()
         sims[pos] = -np.inf
         assert found[pos] == [int(p) for p in np.lexsort((np.arange(20_000), -sims))[:50]]
+
+
+def _three_groups() -> list[CodeUnit]:
+    """Topic units in three groups (language, type) of 24, 10 and 6 units."""
+    units = _topic_units(40)
+    return [u.model_copy(update={"type": "method"}) if 24 <= i < 34
+            else u.model_copy(update={"language": "javascript"}) if i >= 34 else u
+            for i, u in enumerate(units)]
+
+
+def test_sets_searched_group_by_group_are_those_of_one_search(
+        make_context: ContextFactory) -> None:
+    """Issue 32: the warm-up stores and publishes the sets one group at a time, cheapest
+    per target first; a set depends on its target only, so they are the sets of one
+    search over every group (today's), and a search stopped after a group and taken up
+    again by a later session ends with the same sets."""
+    import threading
+
+    from pytest_summarybench.evaluators.contrastive.candidates import select_sampled
+    from pytest_summarybench.evaluators.contrastive.sets import embed_codebase, set_name
+
+    overrides = {"evaluation.contrastive.candidatesPerTarget": 8}
+    units = _three_groups()
+    # 12 of the 24 python functions (24 texts for 12 sets), 1 of the 10 methods (10 texts
+    # for 1), the 6 javascript functions (6 for 6): javascript first, methods last
+    sample = [*units[0:24:2], units[24], *units[34:]]
+    one_ctx = make_context(units=units, overrides=overrides).with_units(sample)
+    one = select_sampled(one_ctx, get_embedder("builtin/hashing", one_ctx.store),
+                         list(one_ctx.units), 9, 8)
+    assert one is not None and len({(u.language, u.type) for u in one_ctx.units}) == 3
+
+    ctx = make_context(units=units, overrides=overrides).with_units(sample)
+    embedder = get_embedder("builtin/hashing", ctx.store)
+    stop = threading.Event()
+    published: list[list[str]] = []
+
+    def publish_once(names: list[str]) -> None:  # the session stops after one group
+        published.append(list(names))
+        if names:
+            stop.set()
+
+    embed_codebase(ctx, embedder, stop, publish_once)
+    stored = load_distractor_sets(ctx, embedder.backend.cache_key)
+    # nothing was stored at first; then the group cheapest per target, not the first one
+    # of the sample
+    assert published[0] == [] and len(published) == 2
+    assert {u.id for u in units[34:]} == set(stored)
+    assert published[1] == [set_name(uid) for uid in stored]
+
+    resumed: list[str] = []
+    embed_codebase(ctx, embedder, threading.Event(), resumed.extend)
+    assert sorted(resumed) == sorted(set_name(u.id) for u in ctx.units)
+    groups = [n.split()[-1] for n in resumed[len(stored):]]  # after the stored ones
+    assert groups == [u.id for u in sample[:12]] + [units[24].id]
+    again = load_distractor_sets(ctx, embedder.backend.cache_key)
+    assert again.keys() == one.keys()
+    for uid, dset in one.items():
+        assert again[uid] == dset
