@@ -138,7 +138,10 @@ class CallRun:
         """The controller built evaluator ``name``'s artefacts (its ``prepare`` ran)."""
         loop, event = self._loop, self._built.get(name)
         if loop is not None and event is not None:
-            loop.call_soon_threadsafe(event.set)
+            try:
+                loop.call_soon_threadsafe(event.set)
+            except RuntimeError:  # the loop is closed: every call was made without it
+                pass
 
     def join(self) -> None:
         """Wait for every call; interrupted while waiting (Ctrl-C), ``stop`` the run first."""

@@ -195,6 +195,30 @@ def test_an_item_whose_part_is_published_is_asked_before_the_artefacts_are_built
     assert len(asked) == len(items) >= 2
 
 
+def test_built_after_every_item_went_on_published_parts_is_harmless(make_run,
+                                                                     server) -> None:
+    """Every item's part published: the run ends before ``prepare`` says it built the
+    artefacts, and saying so then (to a closed event loop) is no error."""
+    from pytest_summarybench.engine.warmup import Published
+
+    class ReadsParts(Toy):
+        requests_need_prepare = True
+
+        def requests_read(self, item: MatrixItem, ctx: Any) -> str:
+            return f"part {item.unit_id}"
+
+    ctx = make_run(judges=[served(server, "gamma")])
+    toy = ReadsParts(Log())
+    published = Published()
+    published.add([f"part {u.id}" for u in ctx.units])
+    run = CallRun(plan_calls(ctx, {toy.name: toy}, toy.items(ctx)),
+                  Scheduler(ctx.store, session="engine-test"), GenerationReport(models={}),
+                  published).start()
+    run.join()
+    assert server.chat_requests == len(toy.items(ctx))
+    run.built(toy.name)
+
+
 def test_stop_abandons_the_calls_on_their_way_and_starts_no_new_one(make_run) -> None:
     release = threading.Event()
     first = threading.Event()
