@@ -83,9 +83,9 @@ def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit],
             for (language, kind), members in sorted(by_group.items()):
                 # A group no larger than a shortlist is every target's shortlist: the
                 # model ranks it whole, in any order, so it needs no static vectors.
-                ranked = ctx.unit_groups.get((language, kind), 0) - 1 > per_target
+                cut = ctx.unit_groups.get((language, kind), 0) - 1 > per_target
                 ids, paths, features, cheap = _read_group(
-                    ctx, static if ranked else None, language, kind, stop, phase, shared)
+                    ctx, static if cut else None, language, kind, stop, phase, shared)
                 where = {uid: pos for pos, uid in enumerate(ids)}
                 rows = [where[t.id] for t in members]
                 lists.append((_Group(ids, paths, features, None), rows,
