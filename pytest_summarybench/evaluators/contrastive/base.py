@@ -45,7 +45,7 @@ class ContrastiveEvaluator(Evaluator):
 
     def warm_up(self, ctx: RunContext, stop: threading.Event,
                 publish: Callable[[Iterable[str]], None]) -> None:
-        """The distractor sets, stored and published group by group (``set_name``; with
+        """The distractor sets, stored and published step by step (``set_name``; with
         the exact search, every unit's code into the embedding cache for ``prepare``),
         unless this run's sets are already stored."""
         embed_codebase(ctx, self.embedder(ctx), stop, publish)

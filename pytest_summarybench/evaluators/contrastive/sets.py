@@ -3,9 +3,9 @@ and read by every process. ``distractorSearch: exact`` selects with ``distractor
 pool over every unit's vector; ``candidates`` (the default) with ``candidates.py``
 (docs/methods.md#semantic-candidates).
 
-The default search stores and publishes the sets one group (language and type) at a time,
-cheapest per target first, so that the contrastive-LLM calls of a group start while the
-next groups are searched (``Evaluator.requests_read``). A set depends on its target, the
+The default search stores and publishes the sets a few groups (language and type) at a
+time, cheapest per target first, so that the contrastive-LLM calls of those groups start
+while the next ones are searched (``Evaluator.requests_read``). A set depends on its target, the
 seed and the codebase only, never on the order of the groups or on which of them were
 stored by an earlier, interrupted session."""
 
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 #: evaluation model, to weigh a group's cost when ordering them: 10,087 units in 2.4 s
 #: against 243 s for all of them through the model (docs/performance.md).
 CHEAP_PER_MODEL_TEXT = 100
+#: Steps in which the sets are searched, stored and published (``groups_in_order``).
+STEPS = 8
 
 
 def sets_key(ctx: RunContext, embedder_key: str) -> str:
@@ -53,8 +55,9 @@ def embed_codebase(ctx: RunContext, embedder: Embedder, stop: threading.Event,
                    publish: Publish | None = None) -> None:
     """``ensure_distractor_sets`` ahead of the evaluators' ``prepare`` (their ``warm_up``),
     publishing the sets already stored at once: nothing more when they all are. The
-    default search selects, stores and publishes the sets group by group; the exact
-    method embeds every unit's code into the cache, for ``prepare`` to select from."""
+    default search selects, stores and publishes the sets step by step
+    (``groups_in_order``); the exact method embeds every unit's code into the cache, for
+    ``prepare`` to select from."""
     existing = load_distractor_sets(ctx, embedder.backend.cache_key)
     if publish is not None:
         publish([set_name(uid) for uid in existing])
@@ -97,21 +100,34 @@ def ensure_distractor_sets(ctx: RunContext, embedder: Embedder,
 
 def groups_in_order(ctx: RunContext, targets: list[CodeUnit], per_target: int
                     ) -> list[list[CodeUnit]]:
-    """``targets`` by group (language and type), the group whose sets cost least per
-    target first, so that the most sets are ready soonest (the calls that wait for them
-    go as each group is stored). A group's cost: the texts the evaluation model embeds
-    (each target with its ``per_target`` candidates, at most the whole group) and the
-    units the cheap stage reads (the whole group). Equal costs keep the sample's order."""
+    """``targets`` in about ``STEPS`` steps of whole groups (language and type), stored and
+    published one step at a time. The groups go cheapest per target first, so that the
+    most sets are ready soonest (the calls that wait for them go as each step is
+    stored); a step takes groups until it holds a ``STEPS``-th of the whole cost, so that
+    a sample spread over many small groups is a few searches (and a few progress bars),
+    not one per group. A group's cost: the texts the evaluation model embeds (each target
+    with its ``per_target`` candidates, at most the whole group) and the units the cheap
+    stage reads (the whole group). Equal costs keep the sample's order."""
     by_group: dict[tuple[str, str], list[CodeUnit]] = {}
     for t in targets:
         by_group.setdefault((t.language, t.type), []).append(t)
 
-    def cost_per_target(members: list[CodeUnit]) -> float:
+    def cost(members: list[CodeUnit]) -> float:
         size = ctx.unit_groups.get((members[0].language, members[0].type), len(members))
-        model = min(size, len(members) * (per_target + 1))
-        return (model + size / CHEAP_PER_MODEL_TEXT) / len(members)
+        return min(size, len(members) * (per_target + 1)) + size / CHEAP_PER_MODEL_TEXT
 
-    return sorted(by_group.values(), key=cost_per_target)  # stable: the sample's order
+    groups = sorted(by_group.values(), key=lambda g: cost(g) / len(g))  # stable
+    step_cost = sum(cost(g) for g in groups) / STEPS
+    steps: list[list[CodeUnit]] = []
+    held: list[CodeUnit] = []
+    weight = 0.0
+    for members in groups:
+        held += members
+        weight += cost(members)
+        if weight >= step_cost:
+            steps.append(held)
+            held, weight = [], 0.0
+    return [*steps, held] if held else steps
 
 
 def _store(ctx: RunContext, embedder: Embedder, sets: dict[str, DistractorSet],

@@ -312,10 +312,10 @@ def _three_groups() -> list[CodeUnit]:
 
 def test_sets_searched_group_by_group_are_those_of_one_search(
         make_context: ContextFactory) -> None:
-    """Issue 32: the warm-up stores and publishes the sets one group at a time, cheapest
-    per target first; a set depends on its target only, so they are the sets of one
-    search over every group (today's), and a search stopped after a group and taken up
-    again by a later session ends with the same sets."""
+    """Issue 32: the warm-up stores and publishes the sets in steps of whole groups,
+    cheapest per target first (here a group a step); a set depends on its target only,
+    so they are the sets of one search over every group (today's), and a search stopped
+    after a step and taken up again by a later session ends with the same sets."""
     import threading
 
     from pytest_summarybench.evaluators.contrastive.candidates import select_sampled
@@ -336,7 +336,7 @@ def test_sets_searched_group_by_group_are_those_of_one_search(
     stop = threading.Event()
     published: list[list[str]] = []
 
-    def publish_once(names: list[str]) -> None:  # the session stops after one group
+    def publish_once(names: list[str]) -> None:  # the session stops after one step
         published.append(list(names))
         if names:
             stop.set()
@@ -358,3 +358,23 @@ def test_sets_searched_group_by_group_are_those_of_one_search(
     assert again.keys() == one.keys()
     for uid, dset in one.items():
         assert again[uid] == dset
+
+
+def test_many_small_groups_are_searched_in_a_few_steps_of_whole_groups() -> None:
+    """``groups_in_order``: 40 groups of 3 units (2 targets each) are about ``STEPS``
+    searches, not 40; every step holds whole groups, and a group that costs more per
+    target (here 10 units for 1 target) comes last."""
+    from types import SimpleNamespace
+
+    from pytest_summarybench.evaluators.contrastive.sets import STEPS, groups_in_order
+
+    targets = [SimpleNamespace(id=f"{g}-{i}", language="python", type=f"t{g}")
+               for g in range(40) for i in range(2)]
+    big = SimpleNamespace(id="big-0", language="python", type="big")
+    ctx = SimpleNamespace(unit_groups={**{("python", f"t{g}"): 3 for g in range(40)},
+                                       ("python", "big"): 10})
+    steps = groups_in_order(ctx, [big, *targets], 50)  # type: ignore[arg-type]
+    assert STEPS - 1 <= len(steps) <= STEPS + 1
+    assert [t.id for step in steps for t in step] == [t.id for t in [*targets, big]]
+    assert all(len({t.type for t in step}) * 2 == len(step) for step in steps[:-1])
+    assert steps[-1][-1] is big
