@@ -283,7 +283,6 @@ class CallRun:
                     raise result
                 answers[request.key] = result
 
-
     async def _artefacts(self, ev: Evaluator, item: MatrixItem) -> None:
         """Until the item's requests can read ``ev``'s artefacts: the warm-up published the
         item's part (``requests_read``), or ``ev``'s ``prepare`` ran (which also covers a

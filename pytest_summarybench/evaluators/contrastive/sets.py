@@ -5,9 +5,9 @@ pool over every unit's vector; ``candidates`` (the default) with ``candidates.py
 
 The default search stores and publishes the sets a few groups (language and type) at a
 time, cheapest per target first, so that the contrastive-LLM calls of those groups start
-while the next ones are searched (``Evaluator.requests_read``). A set depends on its target, the
-seed and the codebase only, never on the order of the groups or on which of them were
-stored by an earlier, interrupted session."""
+while the next ones are searched (``Evaluator.requests_read``). A set depends on its
+target, the seed and the codebase only, never on the order of the groups or on which of
+them an earlier, interrupted session stored."""
 
 from __future__ import annotations
 
