@@ -3,8 +3,9 @@ one line that does not repeat the password, and masked wherever a URL is printed
 
 Before: ``doctor`` printed ``connection refused at http://127.0.0.1:1 (redirected from
 http://user:hunter2SECRET@...)`` (a redirect that never happened, the password in clear),
-the store kept the URL as written, and with a live port ``doctor`` said ok while every
-call of the run failed as ``HTTP 500: Connection error`` after 6 attempts."""
+the store kept the URL as written, and with a live port ``doctor`` said ok (httpx sent the
+credentials) while every call of the run failed as ``HTTP 500: Connection error`` after 6
+attempts (aiohttp refuses credentials in the URL beside an ``Authorization`` header)."""
 
 from __future__ import annotations
 
