@@ -45,7 +45,7 @@ def main() -> None:
     store = Store(args.store)
     conn = sqlite3.connect(args.store)
     run_id = conn.execute("SELECT run_id FROM run_units LIMIT 1").fetchone()[0]
-    ctx = SimpleNamespace(store=store, run_id=run_id)
+    ctx = SimpleNamespace(store=store, run_id=run_id, unit_groups=store.unit_groups(run_id))
     groups: dict[tuple[str, str], list[str]] = {}
     for uid in store.sampled_unit_ids(run_id):
         unit = json.loads(conn.execute("SELECT json FROM units WHERE id = ?",
@@ -56,7 +56,7 @@ def main() -> None:
     targets: set[str] = set()
     with Progress.off().phase("static", 1) as phase:
         for (language, kind), members in sorted(groups.items()):
-            ids, _, _, cheap = _read_group(ctx, static, language, kind, None, phase)
+            ids, _, _, cheap = _read_group(ctx, static, language, kind, None, phase, {})
             where = {uid: pos for pos, uid in enumerate(ids)}
             rows = [where[t] for t in members]
             targets.update(members)

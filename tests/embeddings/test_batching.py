@@ -172,3 +172,37 @@ def test_session_plans_no_memory_per_shape(minilm: MiniLMBackend) -> None:
     options = session.get_session_options()
     assert options.enable_mem_pattern is False  # a plan per (rows, width) would be kept
     assert options.enable_cpu_mem_arena is True  # without it malloc fragments more
+
+
+def test_a_window_runs_once_and_its_remembered_vector_is_the_same(
+        minilm: MiniLMBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The distractor search ranks units on their first windows and then embeds some of
+    them whole: the first windows run once (the memo), and the whole vectors are bit for
+    bit those of a backend that ran every window."""
+    texts = sample_texts()
+    expected = former_embed_batch(minilm, texts)
+    backend = MiniLMBackend()
+    first = backend.with_windows(1)
+    assert first.memo is backend.memo
+    ran: list[int] = []
+    run_windows = MiniLMBackend.run_windows
+
+    def counted(self: MiniLMBackend, windows: list[list[int]]) -> Matrix:
+        ran.append(len(windows))
+        return run_windows(self, windows)
+
+    monkeypatch.setattr(MiniLMBackend, "run_windows", counted)
+    Embedder(first).embed(texts)
+    firsts = {tuple(w) for w in first.windows(texts)[0]}
+    assert sum(ran) == len(firsts)  # "" and "x"-like duplicates run once too
+    ran.clear()
+    got = Embedder(backend).embed(texts)
+    every = {tuple(w) for w in backend.windows(texts)[0]}
+    assert sum(ran) == len(every - firsts) > 0
+    assert backend.memo.hits >= len(firsts)
+    assert np.array_equal(got, expected)
+    # A memo smaller than the work keeps the most recent windows only.
+    small = MiniLMBackend()
+    small.memo.size = 2
+    assert np.array_equal(Embedder(small).embed(texts), expected)
+    assert len(small.memo._vectors) == 2
