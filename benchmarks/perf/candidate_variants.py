@@ -106,7 +106,7 @@ def main() -> None:
             setattr(candidates, name, value)
         candidates.RANKING_WINDOWS = v.get("w", defaults["RANKING_WINDOWS"])
         if "p" in v:
-            candidates.RANKING_PIECES = v["p"]
+            candidates.RANKING_PIECES = v["p"] - 2  # [CLS] and [SEP]
         if "r" in v:
             candidates.RERANK = v["r"]
         ranked: list[str] = []

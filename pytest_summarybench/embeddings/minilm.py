@@ -39,8 +39,11 @@ import array
 import copy
 import functools
 import hashlib
+import itertools
+import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,7 +92,7 @@ class MiniLMBackend:
     def __init__(self, *, model_path: str | Path | None = None, batch_size: int = 1024,
                  batch_chars: int = BATCH_CHARS, run_pieces: int = RUN_PIECES,
                  window: int = WINDOW, max_windows: int = MAX_WINDOWS,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, lanes: int | None = None) -> None:
         self._model_path = Path(model_path) if model_path is not None else None
         self._batch_size = batch_size
         self._batch_chars = batch_chars
@@ -98,7 +101,10 @@ class MiniLMBackend:
         this still gets a call of its own."""
         self.window = window
         self.max_windows = max_windows
-        self._threads = threads
+        self.lanes = lanes or LANES
+        """Model calls run at once, each on ``threads`` intra-op threads (default: the
+        cores shared out among the lanes)."""
+        self._threads = threads or max(1, (os.cpu_count() or 1) // self.lanes)
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
@@ -151,19 +157,25 @@ class MiniLMBackend:
         # The arena stays on (without it, malloc's fragmentation cost more: measured), the
         # per-shape memory plans go (see the module docstring).
         options.enable_mem_pattern = False
-        if self._threads:
-            options.intra_op_num_threads = self._threads
+        # One model call per lane at a time, each on its share of the cores: on 2 cores,
+        # two calls of one thread each did 1.7 times the windows per CPU-second of one
+        # call on two threads, whose threads spin-wait at every operator's end
+        # (``benchmarks/perf/model_throughput.py``; the vectors are bit for bit the same).
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
         session = ort.InferenceSession(str(path), sess_options=options,
                                        providers=["CPUExecutionProvider"])
         return tokenizer, session
 
-    def with_windows(self, max_windows: int) -> MiniLMBackend:
-        """This model embedding at most ``max_windows`` windows of each text (a cache key
-        of its own), sharing this one's loaded session: a second session would be some
-        200 MB more for the same weights."""
+    def with_windows(self, max_windows: int, window: int | None = None) -> MiniLMBackend:
+        """This model embedding at most ``max_windows`` windows (of ``window`` pieces:
+        the same by default) of each text (a cache key of its own), sharing this one's
+        loaded session: a second session would be some 200 MB more for the same
+        weights."""
         self.load()
         other = copy.copy(self)
         other.max_windows = max_windows
+        other.window = window or self.window
         return other
 
     # -- embedding ----------------------------------------------------------------------
@@ -277,6 +289,35 @@ class MiniLMBackend:
             runs.append(current)
         return runs
 
+    def _each(self, work: Callable[[list[int]], None], runs: list[list[int]]) -> None:
+        """``work(run)`` for every run, on ``lanes`` threads at once (this one among
+        them), each taking the next run when it is free. onnxruntime releases the GIL
+        while it computes, and a session may be run from several threads."""
+        if self.lanes <= 1 or len(runs) <= 1:
+            for rows in runs:
+                work(rows)
+            return
+        turn = itertools.count()  # next() on it is atomic: each run is taken once
+        errors: list[BaseException] = []
+
+        def lane() -> None:
+            try:
+                while not errors and (i := next(turn)) < len(runs):
+                    work(runs[i])
+            except BaseException as exc:  # the caller raises it, after every lane stopped
+                errors.append(exc)
+
+        helpers = [threading.Thread(target=lane, name=f"summarybench-minilm-{n}",
+                                    daemon=True)
+                   for n in range(min(self.lanes, len(runs)) - 1)]
+        for t in helpers:
+            t.start()
+        lane()
+        for t in helpers:
+            t.join()  # each ends after its current call: no call outlives this method
+        if errors:
+            raise errors[0]
+
     def embed_batch(self, texts: list[str]) -> Matrix:
         import numpy as np
 
@@ -294,11 +335,14 @@ class MiniLMBackend:
             elif key not in todo:
                 todo[key] = j
         fresh = list(todo.values())
-        for run in self.runs([windows[j] for j in fresh]):
-            rows = [fresh[r] for r in run]
+        runs = [[fresh[r] for r in run] for run in self.runs([windows[j] for j in fresh])]
+
+        def run(rows: list[int]) -> None:
             part = self.run_windows([windows[j] for j in rows])
             vectors[rows] = part
             self.memo.put([keys[j] for j in rows], part)
+
+        self._each(run, runs)
         for j, key in enumerate(keys):
             if todo.get(key, j) != j:
                 vectors[j] = vectors[todo[key]]
@@ -306,6 +350,15 @@ class MiniLMBackend:
         for j, i in enumerate(owner):
             out[i] += vectors[j] * (len(windows[j]) - 2 or 1)
         return normalize_rows(out)
+
+
+def _lanes() -> int:
+    """Model calls at once by default: one per core, at most 4 (more lanes than texts'
+    calls in a batch would idle)."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+LANES = _lanes()
 
 
 def window_key(window: list[int]) -> bytes:
