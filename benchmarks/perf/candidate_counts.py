@@ -4,7 +4,7 @@ them (on their first 1 or 2 windows) or embedding them whole would take (issue 3
 
 Usage::
 
-    python benchmarks/perf/candidate_counts.py STORE [--per-target 50 25]
+    python benchmarks/perf/candidate_counts.py STORE [--per-target 35 50 25]
 
 ``STORE`` is the ``store.sqlite`` of a run that stored its units and sample (any default
 run, even one stopped after collection; work on a copy if a run still uses it). The
@@ -40,7 +40,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("store", type=Path)
-    parser.add_argument("--per-target", type=int, nargs="+", default=[50, 25])
+    parser.add_argument("--per-target", type=int, nargs="+", default=[35, 50, 25])
     args = parser.parse_args()
     store = Store(args.store)
     conn = sqlite3.connect(args.store)

@@ -21,9 +21,9 @@ and what a fresh run would put through the model for the search (units ranked, t
 windows and word pieces; units embedded whole; counted by the tokenizer).
 
 A setting is ``K=<candidatesPerTarget>,w=<RANKING_WINDOWS>`` with optional
-``,p=<ranking pieces>`` (rank on the first p word pieces, one window) and ``,r=<K2>``
-(rank on the model only the K2 best of the K by static cosine; ``RERANK``). The scores a
-setting gives need a run: ``distractor_search.py``.
+``,p=<ranking pieces>`` (rank on windows of p word pieces, ``[CLS]`` and ``[SEP]``
+included: ``RANKING_PIECES``). The scores a setting gives need a run:
+``distractor_search.py``.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def main() -> None:
           f"{d_exact['all_mean']:.4f}, {d_exact['labels']}", flush=True)
     pieces_of: dict[str, int] = {}
     defaults = {name: getattr(candidates, name) for name in
-                ("RANKING_WINDOWS", "RANKING_PIECES", "RERANK") if hasattr(candidates, name)}
+                ("RANKING_WINDOWS", "RANKING_PIECES")}
     for spec in args.variants:
         v = parse(spec)
         for name, value in defaults.items():
@@ -107,14 +107,13 @@ def main() -> None:
         candidates.RANKING_WINDOWS = v.get("w", defaults["RANKING_WINDOWS"])
         if "p" in v:
             candidates.RANKING_PIECES = v["p"] - 2  # [CLS] and [SEP]
-        if "r" in v:
-            candidates.RERANK = v["r"]
         ranked: list[str] = []
         whole: list[str] = []
         record = candidates._ModelVectors.need
 
-        def need(self: Any, ids: list[str], _record: Any = record) -> None:
-            (whole if self._what == "code" else ranked).extend(ids)
+        def need(self: Any, ids: list[str], _record: Any = record,
+                 _whole: list[str] = whole, _ranked: list[str] = ranked) -> None:
+            (_whole if self._what == "code" else _ranked).extend(ids)
             _record(self, ids)
 
         candidates._ModelVectors.need = need  # type: ignore[method-assign]

@@ -18,8 +18,9 @@ steadier reading on a shared machine), and whether its vectors are bit for bit t
 
 Variants (``--variants``, names below; ``base`` is always run):
 
-- ``base``: the layer's defaults (``RUN_PIECES`` padded pieces a call, every graph
-  optimisation, onnxruntime's default intra-op threads, sequential execution);
+- ``base``: one call at a time of ``RUN_PIECES`` padded pieces, every graph
+  optimisation, onnxruntime's default intra-op threads (one per core), sequential
+  execution: the layer before its calls ran on lanes;
 - ``pieces=N``: calls of at most N padded pieces;
 - ``threads=N``: N intra-op threads;
 - ``nospin``: intra-op threads that sleep instead of spinning between calls
@@ -27,7 +28,8 @@ Variants (``--variants``, names below; ``base`` is always run):
 - ``opt=basic`` / ``opt=extended``: a lower graph optimisation level;
 - ``parallel``: onnxruntime's parallel execution mode;
 - ``lanes=N``: N Python threads calling one session at once, each call on one intra-op
-  thread (``threads=1``), the calls dealt out in turn.
+  thread (``threads=1``), each thread taking the next call: what the layer does now
+  (``MiniLMBackend.lanes``, one per core).
 """
 
 from __future__ import annotations

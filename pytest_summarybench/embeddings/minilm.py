@@ -31,6 +31,14 @@ call has a new one. A text's vector does not depend on which other windows share
 or on their padding (every row is computed on its own; padded positions are masked out),
 so the sizes change the memory and not the vectors: ``tests/embeddings/test_batching.py``
 compares them with the former batching bit for bit.
+
+For the same reason a window's vector can be kept and reused (``WindowMemo``: the
+distractor search ranks units on their first window, then embeds some of them whole),
+and a batch's calls can run at once: ``lanes`` threads (one per core, at most 4), each
+call on its share of the cores' onnxruntime threads. On 2 cores two calls of one thread
+each did 1.7 times the windows per CPU-second of one call on two threads, which spend
+much of their time waiting for each other at every operator of a model this small
+(docs/performance.md, "Distractor search, third pass").
 """
 
 from __future__ import annotations
