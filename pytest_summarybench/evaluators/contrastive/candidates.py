@@ -39,10 +39,13 @@ if TYPE_CHECKING:
 
 #: Windows (``embeddings/minilm.py``) of each unit that rank a shortlist cut from a group
 #: larger than ``candidatesPerTarget``; the targets and the distractors picked are then
-#: embedded whole. A group no larger keeps whole vectors throughout (the exact method's
-#: sets). Measured on 600 units of 250 KB, sample 20: see docs/performance.md, "Long units".
+#: embedded whole (the window already run is not run again: the model's window memo). A
+#: group no larger keeps whole vectors throughout (the exact method's sets). Measured on
+#: the 1k and 50k codebases: docs/performance.md, "Distractor search, third pass".
 RANKING_WINDOWS = 1
-#: Word pieces of each ranking window (None: the model's ``WINDOW``).
+#: Word pieces of each ranking window (None: the model's ``WINDOW``). Measured at 126
+#: (128 with ``[CLS]`` and ``[SEP]``) with 50 candidates: tier-3 mean cosine 0.026 below
+#: the exact method's on the 1k codebase, over the 0.02 bar (docs/performance.md).
 RANKING_PIECES: int | None = None
 #: Units read from the store at a time by the cheap stage, each with its whole code (of
 #: which it keeps a prefix): 8 units of 250 KB are 2 MB, where the store's default
@@ -189,8 +192,11 @@ def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str
 
 
 def _shortlist(cheap: Matrix, rows: list[int], per_target: int) -> dict[int, list[int]]:
-    """Each target's ``per_target`` nearest units by static cosine (itself excluded),
-    nearest first (equal cosines by position). The float16 vectors are compared a slice
+    """Each target's ``per_target`` nearest units by the cosine of the centred static
+    vectors (itself excluded), nearest first (equal cosines by position). Centred: the
+    group's mean vector taken off each, as averaged word vectors share one large common
+    direction that long units lie nearest (plain cosines made them everybody's
+    neighbours: docs/methods.md#semantic-candidates). The float16 vectors are compared a slice
     of ``_COLUMNS`` units at a time, keeping each target's best so far, so that no float32
     copy of the whole group is made."""
     import numpy as np
@@ -265,7 +271,8 @@ def _ranking_vectors(ctx: RunContext, embedder: Embedder,
     if limited is None or (getattr(backend, "max_windows", 0) <= RANKING_WINDOWS
                            and RANKING_PIECES is None):
         return None
-    first = limited(RANKING_WINDOWS, RANKING_PIECES)
+    first = (limited(RANKING_WINDOWS) if RANKING_PIECES is None
+             else limited(RANKING_WINDOWS, RANKING_PIECES))
     return _ModelVectors(ctx, Embedder(first, ctx.store, embedder.progress), stop,
                          what=f"candidates' first {first.max_pieces} word pieces")
 
