@@ -8,6 +8,7 @@ on 127.0.0.1 with an ephemeral port in a background thread and counts chat reque
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -23,8 +24,13 @@ class FakeOllama:
 
     def __init__(self, *, models: tuple[str, ...] = ("air-compliance-v2:latest",),
                  respond: Responder | None = None, chat_status: int = 200,
-                 delay_s: float = 0.0, refuse_schema: bool = False) -> None:
+                 delay_s: float = 0.0, refuse_schema: bool = False,
+                 drip_headers: bool = False) -> None:
         self.models = models
+        self.drip_headers = drip_headers
+        """True: a chat gets its status line, then a header a byte every 0.2 s that never
+        ends (each read of the client gets a byte well within its socket timeout)."""
+        self._stopping = threading.Event()
         # True: a chat whose ``format`` is a JSON schema gets HTTP 400, as an Ollama older
         # than 0.5 (which knew only ``format: "json"``) answers it.
         self.refuse_schema = refuse_schema
@@ -75,7 +81,22 @@ class FakeOllama:
                     with server._lock:
                         server.active -= 1
 
+            def _drip(self) -> None:
+                self.close_connection = True
+                head = [b"HTTP/1.1 200 OK\r\nX-Drip: "]
+                try:
+                    for piece in itertools.chain(head, iter(lambda: b"a", None)):
+                        self.wfile.write(piece)
+                        self.wfile.flush()
+                        if server._stopping.wait(0.2):
+                            return
+                except OSError:
+                    return  # the client hung up
+
             def _chat(self, body: dict[str, Any]) -> None:
+                if server.drip_headers:
+                    self._drip()
+                    return
                 if server.refuse_schema and isinstance(body.get("format"), dict):
                     self._send(400, {"error": "invalid format: expected \"json\""})
                     return
@@ -102,6 +123,7 @@ class FakeOllama:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)

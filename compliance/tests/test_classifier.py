@@ -3,6 +3,8 @@ and the availability probe that decides whether the LLM tests run."""
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -133,3 +135,34 @@ def test_structured_output_only_where_the_provider_takes_a_schema() -> None:
     # an OpenAI-compatible server of unknown abilities: JSON mode only, so the text prompt
     assert structured_format(parse_model("local/my-model", "http://127.0.0.1:1/v1")) is None
     assert LLMClassifier(parse_model(DEFAULT_MODEL), structured=False).response_format is None
+
+
+def test_a_server_dripping_its_headers_ends_at_the_timeout() -> None:
+    """A server that sends its status line and then its headers a byte every 0.2 s: each
+    read is well within the socket timeout, so before the model layer bounded its sync
+    sockets on the wall clock the classifier's call never ended. With ``timeout_s=2`` each
+    attempt ends 2 s after its request, the call gives up after its second with one line
+    naming the model and the reason; the call runs in a daemon thread given 60 s (generous
+    on purpose, for a loaded machine), so that a hang fails the test instead of holding it."""
+    outcome: dict[str, Any] = {}
+
+    def classify() -> None:
+        try:
+            outcome["answer"] = LLMClassifier(model, timeout_s=2.0).classify("x = 1")
+        except ModelCallError as exc:
+            outcome["error"] = exc
+
+    with FakeOllama(drip_headers=True) as server:
+        model = parse_model(DEFAULT_MODEL, server.url)
+        started = time.monotonic()
+        worker = threading.Thread(target=classify, daemon=True)
+        worker.start()
+        worker.join(60.0)
+        assert not worker.is_alive(), "the classifier's call did not end within 60 s"
+        seconds = time.monotonic() - started
+        requests = len(server.chat_requests)
+    error = outcome["error"]
+    assert str(error).startswith(f"{model.id}: slow answer: the answer was still arriving "
+                                 "2 s after the request (timeoutS), "), error
+    assert "bytes of it so far (gave up after 2 attempts in " in str(error), error
+    assert requests == 2 and seconds < 60.0

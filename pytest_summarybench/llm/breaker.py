@@ -7,11 +7,13 @@ after a slow DNS look-up or TLS handshake. After ``threshold`` such failures in 
 breaker opens: the model's calls then fail at once with ``EndpointUnavailable``, whose
 one-line reason names the model, the endpoint and the cause ("connection refused at
 http://127.0.0.1:8000/v1"), and the run goes on with the other models. A success closes
-it again. Rate limits, server errors and timeouts never count: they are retried with
-backoff (the endpoint is there, only busy). A call that ended without an answer at every
-attempt (``llm/client.py``: timeouts, slow answers, lost connections) counts once, as a
-dead endpoint's failure does: a provider that accepts connections and never answers
-costs three calls' attempts, not every call's.
+it again. A rate limit, a server error or a timeout at one attempt never counts: it is
+retried with backoff (the endpoint is there, maybe only busy). A call that gave up on
+them (``llm/client.py``: no answer at any attempt, or a server error at each of its six)
+counts once, as a dead endpoint's failure does: a provider that accepts connections and
+never answers, or answers HTTP 500 to everything, costs three calls' attempts, not every
+call's (100 calls of a model answering 500: 600 attempts, some 50 minutes of backoff,
+before). A call that gave up on rate limits does not count.
 
 While open, one call every ``probe_after_s`` is let through as a probe, so an endpoint
 that comes back (a local server that finished starting) is used again; the probe's

@@ -8,7 +8,8 @@ model's rate limits, is retried on rate limits, server errors, timeouts and malf
 bodies (honouring Retry-After; at most three attempts without an answer and two with
 an unusable one, ``llm/retry.py``), its answer is checked (``llm/answers.py``), priced from
 the price table or the model's override, and cached the moment it succeeds. A dead
-endpoint (refused, unknown host, 401/403/404) is not retried, and after a few in a row the
+endpoint (refused, unknown host, 401/403/404) is not retried, and after a few in a row
+(or a few calls in a row that each gave up on server errors or without an answer) the
 model's calls fail without being sent (``llm/breaker.py``). The limiters and breakers
 are the session's (``llm/endpoints.py``): a caller passes its session's ``Endpoints``
 (``ctx.endpoints``); a call given none has limiters and breakers of its own. ``complete``
@@ -44,6 +45,7 @@ from .retry import (
     DEFAULT_POLICY,
     REJECTED_ANSWER_ATTEMPTS,
     UNANSWERED_ATTEMPTS,
+    Failure,
     MalformedResponse,
     RejectedAnswer,
     RetryPolicy,
@@ -225,10 +227,12 @@ class _Call:
                 reason += f" (gave up after {self.attempt} attempts in {self._spent()})"
             if failure.dead_endpoint:
                 reason = self._server_death() or reason
-            elif failure.unanswered and not routed:
-                # A whole call without an answer counts towards the breaker as a dead
-                # endpoint's attempt does: three such calls in a row and the model's
-                # other calls fail at once instead of each waiting out its attempts.
+            elif _counts_as_dead(failure) and not routed:
+                # A whole call that failed for good counts towards the breaker as a dead
+                # endpoint's attempt does: three such calls in a row with no success
+                # between and the model's other calls fail at once instead of each
+                # waiting out its attempts (six for a server error, up to 31 s of
+                # backoff each, for every call of a model whose server is broken).
                 self.endpoints.breaker(self.model).failed(
                     dataclasses.replace(failure, reason=reason, dead_endpoint=True))
             raise ModelCallError(self.model.id, reason, retryable=failure.retryable,
@@ -297,6 +301,16 @@ class _Call:
         if self.cache is not None:
             cache_put(self.cache, self.key, self.model.id, self.tag, completion)
         return completion
+
+
+def _counts_as_dead(failure: Failure) -> bool:
+    """Whether a call that gave up on ``failure`` counts towards its model's breaker: it
+    got no answer, or a server error (5xx, 408...) at every attempt. A rate limit does
+    not (the endpoint is busy, not broken), nor an answer refused for its content (too
+    long for ``max_tokens``: another prompt may be answered well)."""
+    if failure.unanswered:
+        return True
+    return failure.retryable and not failure.rate_limited and not failure.rejected
 
 
 def _tokens(value: object) -> int | None:

@@ -2,7 +2,9 @@
 answers at all, and in the form its role needs (``summarybench doctor``).
 
 The request is a few tokens each way, never cached (an earlier answer says nothing of
-the endpoint now), not retried beyond one attempt after a transient failure, and read the
+the endpoint now), not retried beyond one attempt after a transient failure, each attempt
+ended on the wall clock at the model's ``timeoutS`` (at most ``PROBE_TIMEOUT_S``) however
+slowly the endpoint sends its answer (``llm/transport.py``), and read the
 way the run would read it: plain text for a model under test, a JSON object for a judge,
 the helper and the task model, whose answers are parsed as JSON. What the endpoint
 answered is put in words a user can act on (model not found, bad key, refused
@@ -22,6 +24,7 @@ PROBE_PROMPT = ('Reply with exactly this JSON object and nothing else: {"ok": tr
 PLAIN_PROMPT = "Reply with the single word: ok"
 #: Room for the answer, and for a model that thinks aloud before it.
 PROBE_MAX_TOKENS = 64
+#: The longest an attempt of the probe waits (a model's smaller ``timeoutS`` is kept).
 PROBE_TIMEOUT_S = 30.0
 #: One retry after a rate limit or an outage; a dead endpoint is not retried at all.
 PROBE_RETRY = RetryPolicy(max_attempts=2, base_delay_s=1.0, max_delay_s=5.0,
@@ -67,8 +70,10 @@ def failure_words(reason: str, status: int | None) -> str:
 
 
 def probe(model: ModelConfig, *, json_needed: bool,
-          timeout_s: float = PROBE_TIMEOUT_S) -> ProbeResult:
-    """Ask ``model`` the probe and say what came back (see the module docstring)."""
+          timeout_s: float | None = None) -> ProbeResult:
+    """Ask ``model`` the probe and say what came back (see the module docstring).
+    ``timeout_s`` bounds each attempt (default: the model's ``timeoutS``, at most
+    ``PROBE_TIMEOUT_S``)."""
     from .client import complete
     from .json_answer import JSONAnswerError, extract_json_object
     from .providers import connection_kwargs, litellm
@@ -78,6 +83,8 @@ def probe(model: ModelConfig, *, json_needed: bool,
         connection_kwargs(model)  # a missing key is said without calling
     except ValueError as exc:
         return ProbeResult(model.id, False, failure_words(str(exc), None))
+    if timeout_s is None:
+        timeout_s = min(model.timeout_s, PROBE_TIMEOUT_S)
     prompt = PROBE_PROMPT if json_needed else PLAIN_PROMPT
     litellm()  # imported once, before the clock starts: its import is not the model's time
     started = time.perf_counter()

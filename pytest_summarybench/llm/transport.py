@@ -17,10 +17,15 @@ each response before its body is read and bound it:
 - the whole exchange ends within the request's read timeout (``timeoutS``), counted on
   the wall clock from the moment the request is sent, not per socket read: a server
   sending a byte a second, or a ``Content-Length`` longer than what it sends and then
-  silence, held a call for 60 s an attempt and six attempts (407 s a call). A body
-  still arriving then is a ``SlowAnswer`` (the reading is cut: the socket is shut down
-  for the sync client, the wait cancelled for the async one), and a stream that does
-  not end is cut at the limit.
+  silence, held a call for 60 s an attempt and six attempts (407 s a call). An answer
+  still arriving then is a ``SlowAnswer``, and a stream that does not end is cut at the
+  limit. The sync client's sockets are bounded themselves (``DeadlineStream``): every
+  read and write waits at most until the deadline of the request its thread is making,
+  so a server that sends its status line and then its headers a byte at a time is cut
+  too (each byte came well within the socket timeout: ``summarybench doctor`` and the
+  compliance classifier never ended). The async client's body wait is cancelled at the
+  deadline; its headers are bounded by the call's backstop (``llm/client.py``), which
+  cancels the whole attempt.
 
 A refused answer raises ``AnswerRefused``; litellm reports it as a connection error whose
 cause it is, and ``retry.classify`` finds it there: a rejected answer (asked once more),
@@ -32,7 +37,6 @@ from __future__ import annotations
 
 import functools
 import re
-import socket
 import threading
 import time
 import zlib
@@ -120,35 +124,47 @@ class _Decoder:
                 return
 
 
+class _Deadline:
+    """When one exchange must have ended: ``timeout`` seconds (the request's read timeout,
+    ``timeoutS``) after its request was sent, on the wall clock."""
+
+    def __init__(self, timeout: float | None, sent_at: float | None = None) -> None:
+        self.timeout = timeout
+        start = sent_at if sent_at is not None else time.monotonic()
+        self.at = (start + timeout) if timeout else None
+        self.received = 0
+        """Bytes read from the socket for this exchange (headers and body)."""
+
+    def remaining(self) -> float | None:
+        """Seconds left (None: no deadline)."""
+        return None if self.at is None else max(0.0, self.at - time.monotonic())
+
+    def passed(self) -> bool:
+        return self.at is not None and time.monotonic() >= self.at
+
+    def slow(self, got: int) -> SlowAnswer:
+        return SlowAnswer(f"the answer was still arriving {self.timeout:g} s after the "
+                          f"request (timeoutS), {got:,} bytes of it so far")
+
+
 class _Reading:
     """The state of one body being read: limit, encoding, deadline, counts."""
 
-    def __init__(self, limit: int, encoding: str, read_timeout: float | None,
-                 sent_at: float | None = None) -> None:
+    def __init__(self, limit: int, encoding: str, deadline: _Deadline) -> None:
         self.limit = limit
         self.decoder = _Decoder(encoding)
-        self.timeout = read_timeout
-        start = sent_at if sent_at is not None else time.monotonic()
-        self.deadline = (start + read_timeout) if read_timeout else None
+        self.deadline = deadline
         self.raw = 0
         self.decoded = 0
-        self.expired = False
-        """Set when the deadline passed while the body was being read."""
-
-    def remaining(self) -> float | None:
-        """Seconds left before the deadline (None: no deadline)."""
-        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
 
     def slow(self) -> SlowAnswer:
-        self.expired = True
-        return SlowAnswer(f"the answer was still arriving {self.timeout:g} s after the "
-                          f"request (timeoutS), {self.raw:,} bytes of it so far")
+        return self.deadline.slow(self.raw)
 
     def take(self, chunk: bytes) -> Iterator[bytes]:
         self.raw += len(chunk)
         if self.raw > self.limit:
             raise _too_large(self.limit, f"over {self.limit:,} bytes and still coming")
-        if self.deadline is not None and time.monotonic() > self.deadline:
+        if self.deadline.passed():
             raise self.slow()
         for piece in self.decoder.feed(chunk, self.limit - self.decoded):
             self.decoded += len(piece)
@@ -179,17 +195,33 @@ def _prepare(response: Any) -> _Reading:
         # Decoded here: httpx must not decode it again, and its length is the encoded one.
         del response.headers["content-encoding"]
         response.headers.pop("content-length", None)
+    return _Reading(limit, encoding or "identity", _deadline_of(request))
+
+
+def _deadline_of(request: Any) -> _Deadline:
     timeout = (request.extensions.get("timeout") or {}).get("read")
-    return _Reading(limit, encoding or "identity", timeout, request.extensions.get(SENT_AT))
+    return _Deadline(timeout, request.extensions.get(SENT_AT))
 
 
-def _on_request(request: Any) -> None:
+#: The exchange the calling thread is making through the bounded sync client: its
+#: request hook sets it, the sockets of that client (``DeadlineStream``) read it. httpx's
+#: sync client runs a request's hooks and its socket operations in the calling thread.
+_current = threading.local()
+
+
+def _stamp(request: Any) -> None:
+    """Ask for the encodings decoded here, and note when the request was sent."""
     request.headers["Accept-Encoding"] = ACCEPT_ENCODING
     request.extensions[SENT_AT] = time.monotonic()
 
 
+def _on_request(request: Any) -> None:
+    _stamp(request)
+    _current.deadline = _deadline_of(request)
+
+
 async def _on_request_async(request: Any) -> None:
-    _on_request(request)
+    _stamp(request)
 
 
 def _on_response(response: Any) -> None:
@@ -198,8 +230,7 @@ def _on_response(response: Any) -> None:
     except AnswerRefused:
         response.close()
         raise
-    response.stream = _stream_classes()[0](response.stream, reading,
-                                           response.extensions.get("network_stream"))
+    response.stream = _stream_classes()[0](response.stream, reading)
 
 
 async def _on_response_async(response: Any) -> None:
@@ -218,44 +249,16 @@ def _stream_classes() -> tuple[type, type]:
     import httpx
 
     class Bounded(httpx.SyncByteStream):
-        """A response body read through a ``_Reading``; at its deadline a watchdog shuts
-        the socket down, which ends a read blocked on a silent server."""
+        """A response body read through a ``_Reading`` (its sockets end each read at the
+        deadline: ``DeadlineStream``)."""
 
-        def __init__(self, raw: Any, reading: _Reading, network: Any = None) -> None:
+        def __init__(self, raw: Any, reading: _Reading) -> None:
             self._raw = raw
             self._reading = reading
-            self._network = network
-
-        def _cut(self) -> None:
-            self._reading.expired = True
-            sock = None
-            try:
-                sock = self._network.get_extra_info("socket") if self._network else None
-                if sock is not None:
-                    sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass  # already closed: the read has ended
 
         def __iter__(self) -> Iterator[bytes]:
-            left = self._reading.remaining()
-            if left is not None and left <= 0:
-                raise self._reading.slow()
-            watchdog = threading.Timer(left, self._cut) if left is not None else None
-            if watchdog is not None:
-                watchdog.daemon = True
-                watchdog.start()
-            try:
-                for chunk in self._raw:
-                    yield from self._reading.take(chunk)
-            except (httpx.TransportError, OSError) as exc:
-                if self._reading.expired:
-                    raise self._reading.slow() from exc
-                raise
-            finally:
-                if watchdog is not None:
-                    watchdog.cancel()
-            if self._reading.expired:  # the shut-down socket read as the body's end
-                raise self._reading.slow()
+            for chunk in self._raw:
+                yield from self._reading.take(chunk)
 
         def close(self) -> None:
             self._raw.close()
@@ -274,7 +277,7 @@ def _stream_classes() -> tuple[type, type]:
             while True:
                 try:
                     chunk = await asyncio.wait_for(chunks.__anext__(),
-                                                   self._reading.remaining())
+                                                   self._reading.deadline.remaining())
                 except StopAsyncIteration:
                     return
                 except asyncio.TimeoutError:
@@ -286,6 +289,105 @@ def _stream_classes() -> tuple[type, type]:
             await self._raw.aclose()
 
     return Bounded, AsyncBounded
+
+
+@functools.cache
+def _socket_classes() -> tuple[type, type]:
+    """The network backend and stream of the bounded sync client (made on first use)."""
+    import httpcore
+
+    class DeadlineStream(httpcore.NetworkStream):
+        """A socket whose reads and writes wait at most until the deadline of the exchange
+        its thread is making (``_current``). At the deadline, an answer that had started
+        is a ``SlowAnswer``; one that had not is httpcore's timeout, as before (a provider
+        that accepts and never answers is a timeout, ``llm/retry.py``)."""
+
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        @staticmethod
+        def _expired(deadline: _Deadline, timeout: type[Exception]) -> Exception:
+            if deadline.received:
+                return deadline.slow(deadline.received)
+            return timeout(f"no answer {deadline.timeout:g} s after the request")
+
+        def _wait(self, timeout: float | None,
+                  kind: type[Exception]) -> tuple[_Deadline | None, float | None]:
+            deadline: _Deadline | None = getattr(_current, "deadline", None)
+            left = deadline.remaining() if deadline is not None else None
+            if deadline is None or left is None:
+                return None, timeout
+            if left <= 0:
+                raise self._expired(deadline, kind)
+            return deadline, left if timeout is None else min(timeout, left)
+
+        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            deadline, wait = self._wait(timeout, httpcore.ReadTimeout)
+            try:
+                data: bytes = self._inner.read(max_bytes, wait)
+            except httpcore.ReadTimeout:
+                if deadline is not None and deadline.passed():
+                    raise self._expired(deadline, httpcore.ReadTimeout) from None
+                raise
+            if deadline is not None:
+                deadline.received += len(data)
+            return data
+
+        def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            deadline, wait = self._wait(timeout, httpcore.WriteTimeout)
+            try:
+                self._inner.write(buffer, wait)
+            except httpcore.WriteTimeout:
+                if deadline is not None and deadline.passed():
+                    raise self._expired(deadline, httpcore.WriteTimeout) from None
+                raise
+
+        def close(self) -> None:
+            self._inner.close()
+
+        def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                      timeout: float | None = None) -> Any:
+            return DeadlineStream(self._inner.start_tls(ssl_context, server_hostname,
+                                                        timeout))
+
+        def get_extra_info(self, info: str) -> Any:
+            return self._inner.get_extra_info(info)
+
+    class DeadlineBackend(httpcore.NetworkBackend):
+        """httpcore's sync backend, whose connections are ``DeadlineStream``s."""
+
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        def connect_tcp(self, *args: Any, **kwargs: Any) -> Any:
+            return DeadlineStream(self._inner.connect_tcp(*args, **kwargs))
+
+        def connect_unix_socket(self, *args: Any, **kwargs: Any) -> Any:
+            return DeadlineStream(self._inner.connect_unix_socket(*args, **kwargs))
+
+        def sleep(self, seconds: float) -> None:
+            self._inner.sleep(seconds)
+
+    return DeadlineBackend, DeadlineStream
+
+
+def bound_sockets(client: Any) -> int:
+    """Give the connection pools of the sync httpx ``client`` (its transport and those
+    mounted for proxies) the deadline backend; the number of pools bounded. httpx takes
+    no network backend, so it is set on the pool it made (``tests/llm`` checks that the
+    default client's is)."""
+    backend_class = _socket_classes()[0]
+    bounded = 0
+    transports = [client._transport, *getattr(client, "_mounts", {}).values()]
+    for transport in transports:
+        pool: Any = getattr(transport, "_pool", None)
+        inner = getattr(pool, "_network_backend", None)
+        if inner is None:
+            continue
+        if not isinstance(inner, backend_class):
+            pool._network_backend = backend_class(inner)
+        bounded += 1
+    return bounded
 
 
 class _Clients:
@@ -304,6 +406,7 @@ class _Clients:
         self.sync: Any = sync or httpx.Client(follow_redirects=True)
         self.async_: Any = async_ or httpx.AsyncClient(follow_redirects=True)
         self.sync.event_hooks = {"request": [_on_request], "response": [_on_response]}
+        bound_sockets(self.sync)
         self.async_.event_hooks = {"request": [_on_request_async],
                                    "response": [_on_response_async]}
         self._handlers: dict[bool, Any] = {}

@@ -16,6 +16,7 @@ from pytest_summarybench.cli import main
 from pytest_summarybench.cli.doctor import offer
 from pytest_summarybench.evaluators.registry import BUILTIN_FAMILIES
 from pytest_summarybench.settings import load_settings
+from tests.fakes.hostile import ends_within
 from tests.fakes.openai_server import Reply
 
 
@@ -113,3 +114,30 @@ def test_the_first_use_offers_doctor_once_and_never_waits_without_a_terminal(
     assert "FAIL openai/lazy-codr (model under test): model not found" in out
     seen = json.loads((settings.output_dir / ".summarybench-doctor.json").read_text())
     assert len(seen) == 2 and [v["checked"] for v in seen.values()] == [False, True]
+
+
+def test_a_provider_dripping_its_headers_ends_at_the_models_timeout(
+        project: Path, fake_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """A provider that sends its status line and then its headers a byte every 0.2 s:
+    every read is well within the socket timeout, so before the sync client's sockets were
+    bounded on the wall clock ``summarybench doctor`` never ended. With ``timeoutS: 2`` each
+    attempt ends 2 s after its request and the probe gives up after its second, with one
+    line naming the model and the reason (the bound of 60 s is generous on purpose: a
+    loaded machine, the embedding model loaded after)."""
+    server = fake_server(faults=lambda n, body: "drip_headers")
+    assert main(["add-model", "openai/dripper", "--api-endpoint", server.base_url,
+                 "--api-key-env", "DRIPPER_KEY"]) == 0
+    config = project / "summarybench.yaml"
+    config.write_text(config.read_text().replace(
+        f"apiEndpoint: {server.base_url}\n",
+        f"apiEndpoint: {server.base_url}\n      timeoutS: 2\n", 1))
+    assert "timeoutS: 2" in config.read_text()
+    capsys.readouterr()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("DRIPPER_KEY", "sk-fake-dripper-key")
+        assert ends_within(60.0, lambda: main(["doctor"])) == 1
+    [line] = [line for line in _lines(capsys) if "openai/dripper" in line]
+    assert line.startswith("FAIL openai/dripper (model under test): slow answer: the answer "
+                           "was still arriving 2 s after the request (timeoutS), "), line
+    assert "bytes of it so far (gave up after 2 attempts in " in line, line
+    assert server.chat_requests == 2

@@ -12,8 +12,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = "def ok(a):\n    b = a\n    return b\n"
@@ -166,3 +170,26 @@ def calls_in_child(mode: str, max_tokens: int, kinds: list[str],
         raise RuntimeError(done.stderr[-3000:])
     found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return found
+
+
+def ends_within(seconds: float, call: Callable[[], T]) -> T:
+    """``call()``'s result (or its exception), run in a daemon thread so that a call that
+    never ends fails the test after ``seconds`` instead of hanging it (and, being a daemon,
+    does not hold the test process at its exit). Raises ``AssertionError`` then."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="ends-within", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise AssertionError(f"the call did not end within {seconds:g} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    value: T = outcome["value"]
+    return value

@@ -22,7 +22,9 @@ scripted:
   Hostile providers: ``"huge"`` (a 500 MB body, its Content-Length says so),
   ``"unsized"`` (the same without a length, until the connection closes),
   ``"gzip_bomb"`` (1 MB of gzip that expands to 1 GiB), ``"endless"`` (a chunked body
-  that never ends), ``"drip"`` (a chunked body of one byte every 0.2 s), ``"stall"`` (a
+  that never ends), ``"drip"`` (a chunked body of one byte every 0.2 s),
+  ``"drip_headers"`` (the status line, then a header one byte every 0.2 s, never ending
+  the headers: each read gets a byte well within any socket timeout), ``"stall"`` (a
   Content-Length 100,000 bytes longer than the answer it sends, then silence) and
   ``"wrong_types"`` (a 200 whose JSON has the wrong types: ``choices`` an object,
   ``content`` a list, ``usage`` a string), ``"deep_json"`` (a 200 whose ``choices`` nest
@@ -58,7 +60,7 @@ from typing import Any
 
 FAULT_KINDS = ("400", "401", "403", "404", "429", "500", "503", "timeout", "reset",
                "malformed", "empty", "huge", "unsized", "gzip_bomb", "endless", "drip",
-               "stall", "wrong_types", "deep_json", "redirect")
+               "stall", "wrong_types", "deep_json", "redirect", "drip_headers")
 #: Hostile answers (``faults``): their sizes.
 HUGE_BYTES = 500 << 20
 BOMB_BYTES = 1 << 30
@@ -548,6 +550,23 @@ def _stall(handler: _Handler) -> None:
             itertools.chain([body], silence()))
 
 
+def _drip_headers(handler: _Handler) -> None:
+    """The status line, then one header a byte at a time, never ending the headers: the
+    client's socket timeout never fires, only a wall-clock bound ends the exchange."""
+    fake = handler.fake
+    handler.close_connection = True
+    try:
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\nX-Drip: ")
+        handler.wfile.flush()
+        while not fake._stopping.wait(0.2):
+            handler.wfile.write(b"a")
+            handler.wfile.flush()
+            with fake.lock:
+                fake.bytes_sent += 1
+    except OSError:
+        pass  # the client hung up: what a bounded client does
+
+
 _HOSTILE: dict[str, Callable[[_Handler], None]] = {
     "huge": _huge, "unsized": _unsized, "gzip_bomb": _bomb, "endless": _endless,
-    "drip": _drip, "stall": _stall}
+    "drip": _drip, "stall": _stall, "drip_headers": _drip_headers}

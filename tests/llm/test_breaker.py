@@ -257,7 +257,73 @@ def test_calls_that_never_get_an_answer_open_the_breaker(fake_server: Any, key: 
 
 
 def test_transient_failures_keep_being_retried(fake_server: Any, key: str) -> None:
-    server: FakeOpenAIServer = fake_server(faults=lambda n, body: "503")
+    """A server error at an attempt is retried and never counts towards the breaker: every
+    call's first attempt gets a 503 and its second an answer."""
+    server: FakeOpenAIServer = fake_server(faults=lambda n, body: "503" if n % 2 else None)
+    model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
+    session = Endpoints()
+    for _ in range(5):
+        assert complete(model, MESSAGES, retry_policy=FAST, endpoints=session).attempts == 2
+    assert server.chat_requests == 10 and not session.breaker(model).is_open
+
+
+def _broken(n: int, body: dict[str, Any]) -> str | None:
+    """HTTP 500 to every request for the model ``broken``; the others are answered."""
+    return "500" if body.get("model") == "broken" else None
+
+
+def test_calls_that_give_up_on_server_errors_open_the_breaker(fake_server: Any,
+                                                              key: str) -> None:
+    """A model whose server answers 500 to everything: each call is retried six times, and
+    before issue 34 so was every call (10 calls: 60 requests; 100 calls of the default
+    policy: 600 requests, about 41 minutes). Three calls in a row that gave up open its
+    breaker: 18 requests, and the other calls fail at once with one line naming the model
+    and why. Another model on the same server is called as usual."""
+    server: FakeOpenAIServer = fake_server(faults=_broken)
+    broken = ModelConfig(provider="openai", model_name="broken", api_endpoint=server.base_url)
+    session = Endpoints()
+    errors = []
+    for i in range(10):
+        with pytest.raises(ModelCallError) as info:
+            complete(broken, [{"role": "user", "content": f"unit {i}"}], retry_policy=FAST,
+                     endpoints=session)
+        errors.append(info.value)
+    assert server.chat_requests == 3 * 6
+    assert not any(isinstance(e, EndpointUnavailable) for e in errors[:3])
+    assert all(isinstance(e, EndpointUnavailable) for e in errors[3:])
+    line = str(errors[-1])
+    assert "\n" not in line
+    assert line.startswith("openai/broken: HTTP 500: upstream failure (gave up after 6 "
+                           "attempts in "), line
+    assert line.endswith("(failed 3 times in a row; calls now fail at once without being "
+                         "sent)"), line
+    alive = ModelConfig(provider="openai", model_name="alive", api_endpoint=server.base_url)
+    assert complete(alive, MESSAGES, endpoints=session).attempts == 1
+
+
+def test_a_success_between_calls_that_gave_up_keeps_the_breaker_closed(
+        fake_server: Any, key: str) -> None:
+    """Calls that gave up count only in a row: two, an answer, two more leave it closed."""
+    server: FakeOpenAIServer = fake_server(
+        faults=lambda n, body: None if "unit 3" in str(body) else "500")
+    model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
+    session = Endpoints()
+    for i in range(1, 6):
+        messages = [{"role": "user", "content": f"unit {i}"}]
+        if i == 3:
+            assert complete(model, messages, retry_policy=FAST, endpoints=session).text
+            continue
+        with pytest.raises(ModelCallError) as info:
+            complete(model, messages, retry_policy=FAST, endpoints=session)
+        assert not isinstance(info.value, EndpointUnavailable)
+    assert server.chat_requests == 4 * 6 + 1 and not session.breaker(model).is_open
+
+
+def test_calls_that_give_up_on_rate_limits_do_not_open_it(fake_server: Any,
+                                                          key: str) -> None:
+    """A provider that keeps answering 429 is busy, not broken: its calls keep being made."""
+    server: FakeOpenAIServer = fake_server(faults=lambda n, body: "429",
+                                           fault_retry_after_s=0.01)
     model = ModelConfig(provider="openai", model_name="gpt-4o", api_endpoint=server.base_url)
     policy = RetryPolicy(max_attempts=2, base_delay_s=0.01, max_delay_s=0.02)
     session = Endpoints()
@@ -266,3 +332,17 @@ def test_transient_failures_keep_being_retried(fake_server: Any, key: str) -> No
             complete(model, MESSAGES, retry_policy=policy, endpoints=session)
         assert not isinstance(info.value, EndpointUnavailable)
     assert server.chat_requests == 10
+
+
+def test_concurrent_calls_to_a_broken_server_stop_after_the_threshold(
+        fake_server: Any, key: str) -> None:
+    """16 coroutines, 4 at a time, against a model answering 500 to everything: at most the
+    three calls that opened the breaker and the three in flight beside them are sent, each
+    at most six times (before: 16 calls, 96 requests)."""
+    server: FakeOpenAIServer = fake_server(faults=_broken)
+    model = ModelConfig(provider="openai", model_name="broken", api_endpoint=server.base_url)
+    errors = _calls_four_at_a_time(model, Endpoints(), 16)
+    assert server.chat_requests <= 6 * 6, server.chat_requests
+    unavailable = [e for e in errors if isinstance(e, EndpointUnavailable)]
+    assert len(unavailable) >= 16 - 6
+    assert all("HTTP 500: upstream failure" in str(e) for e in errors)

@@ -13,6 +13,7 @@ an HTTP 500 (37-50 s a call).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -27,7 +28,7 @@ from pytest_summarybench.llm.transport import (
     call_client,
 )
 from pytest_summarybench.schemas import ModelConfig
-from tests.fakes.hostile import calls_in_child
+from tests.fakes.hostile import calls_in_child, ends_within
 from tests.fakes.openai_server import FakeOpenAIServer
 
 SECONDS = 30.0
@@ -84,6 +85,60 @@ def test_a_slow_answer_ends_at_the_timeout_and_is_asked_once_more(mode: str) -> 
                                          "after the request (timeoutS), "), (kind, call)
         assert "(gave up after 2 attempts in " in call["reason"], (kind, call)
         assert call["seconds"] < SECONDS, (kind, call)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_headers_dripped_a_byte_at_a_time_end_at_the_timeout(mode: str,
+                                                            fake_server: Any) -> None:
+    """The status line, then a header a byte every 0.2 s that never ends: each socket read
+    gets a byte well within the timeout, so before the sync client's sockets were bounded
+    on the wall clock a sync call (``summarybench doctor``, the compliance classifier)
+    never ended. Now each attempt ends ``timeoutS`` after its request: a slow answer,
+    asked once more. The async path's backstop ends the attempt ``timeoutS`` + 2 s after
+    it started, a timeout (its client reads through aiohttp). Run in a daemon thread given
+    60 s, so that a hang fails the test."""
+    from pytest_summarybench.llm.providers import litellm
+
+    litellm()  # imported before the clock starts
+    server: FakeOpenAIServer = fake_server(faults=lambda n, body: "drip_headers")
+    model = ModelConfig(provider="local", model_name="m", api_endpoint=server.base_url,
+                        timeout_s=2, max_tokens=100)
+    messages = [{"role": "user", "content": "x"}]
+
+    def call() -> ModelCallError:
+        try:
+            if mode == "sync":
+                complete(model, messages)
+            else:
+                asyncio.run(acomplete(model, messages))
+        except ModelCallError as exc:
+            return exc
+        raise AssertionError("the dripping server answered")
+
+    reason = ends_within(60.0, call).reason
+    if mode == "sync":
+        assert reason.startswith("slow answer: the answer was still arriving 2 s after the "
+                                 "request (timeoutS), "), reason
+        assert "bytes of it so far (gave up after 2 attempts in " in reason, reason
+        assert server.chat_requests == 2
+    else:
+        assert reason.startswith("timed out after 2s (gave up after 3 attempts in "), reason
+        assert server.chat_requests == 3
+
+
+def test_the_sync_clients_sockets_are_bounded() -> None:
+    """The deadline backend sits in the pool of the sync client every provider reads
+    through: httpx takes none, so it is set on the pool httpx made, which an upgrade of
+    httpx or litellm could move."""
+    from pytest_summarybench.llm.providers import litellm
+    from pytest_summarybench.llm.transport import _get, _socket_classes, bound_sockets
+
+    litellm()
+    client = _get().sync
+    assert bound_sockets(client) >= 1
+    assert isinstance(client._transport._pool._network_backend, _socket_classes()[0])
+    handler = call_client("anthropic", asynchronous=False)["client"]
+    assert handler.client is client
 
 
 def test_a_200_of_the_wrong_types_is_not_a_server_error(fake_server: Any) -> None:
