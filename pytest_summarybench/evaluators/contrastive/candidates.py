@@ -86,12 +86,17 @@ def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit],
         with ctx.progress.phase("summarybench distractor candidates (static vectors)", total,
                                 unit="unit") as phase:
             for (language, kind), members in sorted(by_group.items()):
-                ids, paths, features, cheap = _read_group(ctx, static, language, kind, stop,
-                                                          phase, shared)
+                # A group no larger than a shortlist is every target's shortlist: the
+                # model ranks it whole, in any order, so it needs no static vectors.
+                cut = ctx.unit_groups.get((language, kind), 0) - 1 > per_target
+                ids, paths, features, cheap = _read_group(
+                    ctx, static if cut else None, language, kind, stop, phase, shared)
                 where = {uid: pos for pos, uid in enumerate(ids)}
                 rows = [where[t.id] for t in members]
                 lists.append((_Group(ids, paths, features, None), rows,
-                              _shortlist(cheap, rows, per_target)))
+                              _shortlist(cheap, rows, per_target) if cheap is not None
+                              else {pos: [p for p in range(len(ids)) if p != pos]
+                                    for pos in rows}))
                 del cheap
                 release_freed_memory()  # this group's texts and products, before the next
         model = _ModelVectors(ctx, embedder, stop)
@@ -127,12 +132,13 @@ def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit],
             for group, pos, chosen, tiers in picks}
 
 
-def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str,
+def _read_group(ctx: RunContext, static: StaticVectors | None, language: str, kind: str,
                 stop: threading.Event | None, phase: Phase, shared: dict[Any, Any]
-                ) -> tuple[list[str], list[str], list[Features | None], Matrix]:
+                ) -> tuple[list[str], list[str], list[Features | None], Matrix | None]:
     """The group's ids, paths and signature features, and each unit's static vector
-    (float16), from one pass over the store. Units come sorted by id, a hash, so the
-    first ones are a fair sample to weigh the word pieces on (``StaticVectors.fit``)."""
+    (float16; None without ``static``), from one pass over the store. Units come sorted
+    by id, a hash, so the first ones are a fair sample to weigh the word pieces on
+    (``StaticVectors.fit``)."""
     import numpy as np
 
     from ...embeddings.static import DF_SAMPLE, DIM
@@ -143,7 +149,8 @@ def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str
     # Filled in place as the units come (the store counted the group): no list of
     # parts and then a copy of them all, which held the group's vectors twice (76 MB at
     # the peak for a group of 50,000 units instead of 38).
-    cheap = np.empty((ctx.unit_groups.get((language, kind), 0), DIM), dtype=np.float16)
+    counted = ctx.unit_groups.get((language, kind), 0) if static is not None else 0
+    cheap = np.empty((counted, DIM), dtype=np.float16)
     done = 0
     held: list[Any] = []  # word pieces (int32), tokenized once for weights and vectors
     fitted = False
@@ -170,6 +177,9 @@ def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str
                 None if params is None else [p.get("type") for p in json.loads(params)],
                 signature, returns)
             features.append(shared.setdefault(shape, shape))
+        if static is None:
+            phase.advance(len(chunk))
+            continue
         # Held until the word pieces are weighed: each unit's pieces (at most 2,032, as
         # int32: 8 KB), not its code, tokenized once (it was three times: to clip the
         # code, to weigh the pieces and to embed; the tokenizer was 80% of this stage).
@@ -183,6 +193,8 @@ def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str
         add(static.embed_pieces(held))
         phase.advance(len(held))
         held = []
+    if static is None:
+        return ids, paths, features, None
     if not fitted:
         static.fit_pieces(held)
     if held:
