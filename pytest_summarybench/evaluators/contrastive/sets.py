@@ -42,7 +42,7 @@ def sets_key(ctx: RunContext, embedder_key: str) -> str:
     section = ctx.settings.evaluation.contrastive
     key = f"{embedder_key}|n{section.distractors}|s{ctx.seed}"
     if section.distractor_search == "candidates":
-        return f"v4|{key}|c{section.candidates_per_target}|w{RANKING_WINDOWS}"
+        return f"v5|{key}|c{section.candidates_per_target}|w{RANKING_WINDOWS}"
     return f"v2|{key}"
 
 

@@ -257,6 +257,14 @@ def test_candidate_search_embeds_the_sample_not_the_codebase(
     assert load_distractor_sets(ctx, embedder.backend.cache_key) == sets
 
 
+def centered(cheap: np.ndarray) -> np.ndarray:
+    """Static vectors as the shortlist compares them: less the group's mean, unit length
+    (the brute force, in float64)."""
+    out = cheap.astype(np.float64)
+    out -= out.mean(axis=0)
+    return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
 def test_the_shortlist_compared_in_slices_is_the_brute_force_one(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from pytest_summarybench.evaluators.contrastive import candidates
@@ -268,7 +276,7 @@ def test_the_shortlist_compared_in_slices_is_the_brute_force_one(
     monkeypatch.setattr(candidates, "_BLOCK", 3)
     monkeypatch.setattr(candidates, "_CAST", 5, raising=False)
     sliced = candidates._shortlist(cheap, rows, 12)
-    full = cheap.astype(np.float32) @ cheap.astype(np.float32).T
+    full = centered(cheap) @ centered(cheap).T
     for pos in rows:
         sims = full[pos].copy()
         sims[pos] = -np.inf
@@ -295,7 +303,7 @@ def test_the_shortlist_holds_no_float32_copy_of_a_slice() -> None:
     finally:
         tracemalloc.stop()
     assert peak < cheap.nbytes / 3, (peak, cheap.nbytes)  # 35 MB before
-    full = cheap[rows].astype(np.float32) @ cheap.astype(np.float32).T
+    full = centered(cheap)[rows] @ centered(cheap).T
     for i, pos in enumerate(rows):
         sims = full[i].copy()
         sims[pos] = -np.inf
