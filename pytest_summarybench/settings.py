@@ -518,6 +518,7 @@ def _fields_at(path: tuple[int | str, ...],
 def _describe(exc: ValidationError, path: str | Path | None, model: type[Settings]) -> str:
     from .core.input_files import clip, clip_text
     from .core.printable import shown_name, shown_path
+    from .llm.redaction import redact
 
     where = f" in {shown_path(path)}" if path else ""
     lines = []
@@ -530,7 +531,10 @@ def _describe(exc: ValidationError, path: str | Path | None, model: type[Setting
         msg = err["msg"]
         if err["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
             msg = "unknown key" + _did_you_mean(err["loc"], model)
-        lines.append(f"{clip_text(key, 120)} = {clip(err.get('input'))}{where}: "
+        value = err.get("input")
+        # A value may hold a secret (a password in an endpoint's URL): masked as anywhere.
+        value = redact(value) if isinstance(value, str) else value
+        lines.append(f"{clip_text(key, 120)} = {clip(value)}{where}: "
                      f"{clip_text(msg, 300)}")
     if len(errors) > _MAX_ERRORS:
         lines.append(f"and {len(errors) - _MAX_ERRORS} more")

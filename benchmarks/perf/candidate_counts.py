@@ -4,7 +4,7 @@ them (on their first 1 or 2 windows) or embedding them whole would take (issue 3
 
 Usage::
 
-    python benchmarks/perf/candidate_counts.py STORE [--per-target 50 25]
+    python benchmarks/perf/candidate_counts.py STORE [--per-target 35 50 25]
 
 ``STORE`` is the ``store.sqlite`` of a run that stored its units and sample (any default
 run, even one stopped after collection; work on a copy if a run still uses it). The
@@ -40,12 +40,12 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("store", type=Path)
-    parser.add_argument("--per-target", type=int, nargs="+", default=[50, 25])
+    parser.add_argument("--per-target", type=int, nargs="+", default=[35, 50, 25])
     args = parser.parse_args()
     store = Store(args.store)
     conn = sqlite3.connect(args.store)
     run_id = conn.execute("SELECT run_id FROM run_units LIMIT 1").fetchone()[0]
-    ctx = SimpleNamespace(store=store, run_id=run_id)
+    ctx = SimpleNamespace(store=store, run_id=run_id, unit_groups=store.unit_groups(run_id))
     groups: dict[tuple[str, str], list[str]] = {}
     for uid in store.sampled_unit_ids(run_id):
         unit = json.loads(conn.execute("SELECT json FROM units WHERE id = ?",
@@ -56,7 +56,7 @@ def main() -> None:
     targets: set[str] = set()
     with Progress.off().phase("static", 1) as phase:
         for (language, kind), members in sorted(groups.items()):
-            ids, _, _, cheap = _read_group(ctx, static, language, kind, None, phase)
+            ids, _, _, cheap = _read_group(ctx, static, language, kind, None, phase, {})
             where = {uid: pos for pos, uid in enumerate(ids)}
             rows = [where[t] for t in members]
             targets.update(members)

@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/perf/eval_throughput.py [--units 40] [--limit 20] [--latency 1.0]
-        [--parallel 20] [--workers 0]
+        [--parallel 20] [--workers 0] [--checkout DIR]
 
 The configuration of issue 20: an OpenAI-compatible fake provider on 127.0.0.1 that
 accepts ``--limit`` requests of each model in any one-second window (429 with
@@ -18,8 +18,13 @@ subprocess on a fresh output directory.
 It prints, from the provider's own log of the requests it answered: calls per phase; the
 evaluation phase's calls per second (its requests from the first to the last, against
 the limit); the whole run's calls per second; start-up (process start to first request);
-and the wall time against ``calls / limit`` and the bar ``1.25 * calls / limit +
-start-up``.
+the wall time against ``calls / limit`` and the bar ``1.25 * calls / limit +
+start-up``; and, per evaluation phase, how many of its calls arrived before the last call
+of the other evaluation phases (the contrastive-LLM calls made among the judge's, a count
+that depends less on the machine's load than the rates do).
+
+``--checkout DIR`` runs the session in another checkout of the repository (its package
+and its ``benchmarks/summary``), to alternate with it side by side.
 """
 
 from __future__ import annotations
@@ -42,11 +47,12 @@ from tests.fakes.scripted_provider import ScriptedProvider  # noqa: E402
 
 
 def config(base_url: str, out: Path, args: argparse.Namespace) -> str:
+    root = Path(args.checkout).resolve() if args.checkout else ROOT
     rpm = 60 * args.limit
     model = ("{{provider: local, model: {name}, apiEndpoint: '{url}', family: {family}, "
              "requestsPerMinute: {rpm}, temperature: 0.3}}")
     return "\n".join([
-        "codebase: {root: '%s'}" % (ROOT / "fixtures" / "sample_codebase"),
+        "codebase: {root: '%s'}" % (root / "fixtures" / "sample_codebase"),
         "models:",
         "  test:",
         "    - " + model.format(name="alpha-7b", url=base_url, family="alpha", rpm=rpm),
@@ -74,6 +80,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--no-contrastive", action="store_true",
                         help="judge family only (no embedding work competing for the CPU)")
+    parser.add_argument("--checkout", default=None,
+                        help="run the session in this checkout of the repository")
     parser.add_argument("--shared-limit", action="store_true",
                         help="one window for all models (default: one per model, as "
                              "providers limit each model)")
@@ -84,14 +92,15 @@ def main() -> None:
             limit_per_model=not args.shared_limit, max_lifetime_s=3600) as server:
         work = Path(tmp)
         (work / "summarybench.yaml").write_text(config(server.base_url, work / "out", args))
+        root = Path(args.checkout).resolve() if args.checkout else ROOT
         command = [sys.executable, "-m", "pytest", "-p", "summarybench",
-                   str(ROOT / "benchmarks" / "summary"), "--sb-config",
+                   str(root / "benchmarks" / "summary"), "--sb-config",
                    str(work / "summarybench.yaml"), "-q", "-p", "no:cacheprovider",
-                   "--rootdir", str(ROOT)]
+                   "--rootdir", str(root)]
         if args.workers:
             command += ["-n", str(args.workers)]
         started = time.monotonic()
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
+        done = subprocess.run(command, cwd=root, capture_output=True, text=True,
                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
         wall = time.monotonic() - started
         results = work / "out" / "results.json"
@@ -126,8 +135,14 @@ def main() -> None:
           f"{bar:.1f} s: {'met' if wall <= bar else 'not met'}")
     for phase in counts:
         times = [t - started for t, p in arrivals if p == phase]
-        if times:
-            print(f"  {phase}: {len(times)} calls from {times[0]:.1f} s to {times[-1]:.1f} s")
+        if not times:
+            continue
+        line = f"  {phase}: {len(times)} calls from {times[0]:.1f} s to {times[-1]:.1f} s"
+        others = [t - started for t, p in arrivals if p not in (phase, "generation")]
+        if phase != "generation" and others:
+            among = sum(1 for t in times if t <= others[-1])
+            line += f"; {among} of {len(times)} before the other phases' last call"
+        print(line)
     print("ranking: " + ", ".join(f"{r['modelId']} {r['overallScore']:.3f}" for r in ranking))
     # The run's own progress lines (stderr): how long its embedding phases took.
     for line in done.stderr.splitlines():

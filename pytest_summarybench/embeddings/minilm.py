@@ -31,13 +31,27 @@ call has a new one. A text's vector does not depend on which other windows share
 or on their padding (every row is computed on its own; padded positions are masked out),
 so the sizes change the memory and not the vectors: ``tests/embeddings/test_batching.py``
 compares them with the former batching bit for bit.
+
+For the same reason a window's vector can be kept and reused (``WindowMemo``: the
+distractor search ranks units on their first window, then embeds some of them whole),
+and a batch's calls can run at once: ``lanes`` threads (one per core, at most 4), each
+call on its share of the cores' onnxruntime threads. On 2 cores two calls of one thread
+each did 1.7 times the windows per CPU-second of one call on two threads, which spend
+much of their time waiting for each other at every operator of a model this small
+(docs/performance.md, "Distractor search, third pass").
 """
 
 from __future__ import annotations
 
+import array
 import copy
 import functools
+import hashlib
+import itertools
+import os
 import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +61,8 @@ if TYPE_CHECKING:
     from .base import Matrix
 
 TOKENIZER_PATH = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
+#: The model's vector size.
+DIM = 384
 #: Word pieces per window, without ``[CLS]`` and ``[SEP]`` (the model's limit is 256).
 WINDOW = 254
 #: Windows per text; pieces beyond ``WINDOW * MAX_WINDOWS`` are dropped.
@@ -70,6 +86,12 @@ CLIP_CHARS_PER_PIECE = 8
 #: Characters per ``encode_batch`` call: bounds the tokenizer's output (its encodings hold
 #: offsets and strings per piece, some 100 bytes each) whatever the number of texts.
 TOKENIZE_CHARS = 262_144
+#: Window vectors kept for reuse, the most recently used (about 1.6 KB each with their
+#: keys: 13 MB). A text embedded on its first windows and then whole (the distractor
+#: search ranks units on their first windows, then embeds the distractors it picks whole)
+#: runs those first windows once. More than the windows one search ranks at sample 100 on
+#: a 50,000-unit codebase, so that none is dropped before its unit is embedded whole.
+MEMO_WINDOWS = 8_192
 
 
 class MiniLMBackend:
@@ -78,7 +100,7 @@ class MiniLMBackend:
     def __init__(self, *, model_path: str | Path | None = None, batch_size: int = 1024,
                  batch_chars: int = BATCH_CHARS, run_pieces: int = RUN_PIECES,
                  window: int = WINDOW, max_windows: int = MAX_WINDOWS,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, lanes: int | None = None) -> None:
         self._model_path = Path(model_path) if model_path is not None else None
         self._batch_size = batch_size
         self._batch_chars = batch_chars
@@ -87,11 +109,16 @@ class MiniLMBackend:
         this still gets a call of its own."""
         self.window = window
         self.max_windows = max_windows
-        self._threads = threads
+        self.lanes = lanes or LANES
+        """Model calls run at once, each on ``threads`` intra-op threads (default: the
+        cores shared out among the lanes)."""
+        self._threads = threads or max(1, (os.cpu_count() or 1) // self.lanes)
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
         self._feeds: tuple[str, ...] = ()
+        self.memo = WindowMemo(MEMO_WINDOWS)
+        """Window vectors already computed (shared with ``with_windows`` copies)."""
 
     @property
     def name(self) -> str:
@@ -138,19 +165,25 @@ class MiniLMBackend:
         # The arena stays on (without it, malloc's fragmentation cost more: measured), the
         # per-shape memory plans go (see the module docstring).
         options.enable_mem_pattern = False
-        if self._threads:
-            options.intra_op_num_threads = self._threads
+        # One model call per lane at a time, each on its share of the cores: on 2 cores,
+        # two calls of one thread each did 1.7 times the windows per CPU-second of one
+        # call on two threads, whose threads spin-wait at every operator's end
+        # (``benchmarks/perf/model_throughput.py``; the vectors are bit for bit the same).
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
         session = ort.InferenceSession(str(path), sess_options=options,
                                        providers=["CPUExecutionProvider"])
         return tokenizer, session
 
-    def with_windows(self, max_windows: int) -> MiniLMBackend:
-        """This model embedding at most ``max_windows`` windows of each text (a cache key
-        of its own), sharing this one's loaded session: a second session would be some
-        200 MB more for the same weights."""
+    def with_windows(self, max_windows: int, window: int | None = None) -> MiniLMBackend:
+        """This model embedding at most ``max_windows`` windows (of ``window`` pieces:
+        the same by default) of each text (a cache key of its own), sharing this one's
+        loaded session: a second session would be some 200 MB more for the same
+        weights."""
         self.load()
         other = copy.copy(self)
         other.max_windows = max_windows
+        other.window = window or self.window
         return other
 
     # -- embedding ----------------------------------------------------------------------
@@ -264,23 +297,111 @@ class MiniLMBackend:
             runs.append(current)
         return runs
 
+    def _each(self, work: Callable[[list[int]], None], runs: list[list[int]]) -> None:
+        """``work(run)`` for every run, on ``lanes`` threads at once (this one among
+        them), each taking the next run when it is free. onnxruntime releases the GIL
+        while it computes, and a session may be run from several threads."""
+        if self.lanes <= 1 or len(runs) <= 1:
+            for rows in runs:
+                work(rows)
+            return
+        turn = itertools.count()  # next() on it is atomic: each run is taken once
+        errors: list[BaseException] = []
+
+        def lane() -> None:
+            try:
+                while not errors and (i := next(turn)) < len(runs):
+                    work(runs[i])
+            except BaseException as exc:  # the caller raises it, after every lane stopped
+                errors.append(exc)
+
+        helpers = [threading.Thread(target=lane, name=f"summarybench-minilm-{n}",
+                                    daemon=True)
+                   for n in range(min(self.lanes, len(runs)) - 1)]
+        for t in helpers:
+            t.start()
+        lane()
+        for t in helpers:
+            t.join()  # each ends after its current call: no call outlives this method
+        if errors:
+            raise errors[0]
+
     def embed_batch(self, texts: list[str]) -> Matrix:
         import numpy as np
 
         if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
+            return np.zeros((0, DIM), dtype=np.float32)
         windows, owner = self.windows(texts)
-        vectors: Matrix | None = None
-        for run in self.runs(windows):
-            part = self.run_windows([windows[j] for j in run])
-            if vectors is None:
-                vectors = np.empty((len(windows), part.shape[1]), dtype=np.float32)
-            vectors[run] = part
-        assert vectors is not None  # every text has at least one window
-        out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+        vectors = np.empty((len(windows), DIM), dtype=np.float32)
+        keys = [window_key(w) for w in windows]
+        # Each distinct window the memo lacks runs once; the others are copied.
+        todo: dict[bytes, int] = {}
+        for j, key in enumerate(keys):
+            known = self.memo.get(key)
+            if known is not None:
+                vectors[j] = known
+            elif key not in todo:
+                todo[key] = j
+        fresh = list(todo.values())
+        runs = [[fresh[r] for r in run] for run in self.runs([windows[j] for j in fresh])]
+
+        def run(rows: list[int]) -> None:
+            part = self.run_windows([windows[j] for j in rows])
+            vectors[rows] = part
+            self.memo.put([keys[j] for j in rows], part)
+
+        self._each(run, runs)
+        for j, key in enumerate(keys):
+            if todo.get(key, j) != j:
+                vectors[j] = vectors[todo[key]]
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
         for j, i in enumerate(owner):
             out[i] += vectors[j] * (len(windows[j]) - 2 or 1)
         return normalize_rows(out)
+
+
+def _lanes() -> int:
+    """Model calls at once by default: one per core, at most 4 (more lanes than texts'
+    calls in a batch would idle)."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+LANES = _lanes()
+
+
+def window_key(window: list[int]) -> bytes:
+    """A window's identity in the memo: a digest of its word-piece ids."""
+    return hashlib.blake2b(array.array("i", window).tobytes(), digest_size=16).digest()
+
+
+class WindowMemo:
+    """The vectors of the last ``size`` windows the model ran, by ``window_key``.
+
+    A window's vector does not depend on the call it ran in (see the module docstring),
+    so a vector from the memo is the one the model would give again, bit for bit."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._vectors: OrderedDict[bytes, Matrix] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        """Windows served from the memo (for tests and the perf scripts)."""
+
+    def get(self, key: bytes) -> Matrix | None:
+        with self._lock:
+            vector = self._vectors.get(key)
+            if vector is not None:
+                self._vectors.move_to_end(key)
+                self.hits += 1
+            return vector
+
+    def put(self, keys: list[bytes], vectors: Matrix) -> None:
+        with self._lock:
+            for key, vector in zip(keys, vectors, strict=True):
+                self._vectors[key] = vector.copy()
+                self._vectors.move_to_end(key)
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
 
 
 def _prefix(text: str, budget: int) -> str:

@@ -103,29 +103,44 @@ class StaticVectors:
 
     def fit(self, texts: Sequence[str]) -> None:
         """Set the pieces' weights from ``texts`` (a sample of those to be embedded)."""
+        self.fit_pieces(self._pieces(texts))
+
+    def fit_pieces(self, pieces: Sequence[Sequence[int]]) -> None:
+        """``fit`` from the texts' word pieces (``backend.pieces``), already tokenized."""
         import numpy as np
 
         tokenizer, _ = self.backend.load()
         df = np.zeros(tokenizer.get_vocab_size(), dtype=np.float64)
-        for ids in self._pieces(texts):
+        for ids in pieces:
             df[np.unique(np.asarray(ids, dtype=np.int64))] += 1
-        n = max(len(texts), 1)
+        n = max(len(pieces), 1)
         self._idf = (np.log((n + 1) / (df + 1)) + 1.0).astype(np.float32)
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         """Unit-length static vectors of ``texts``."""
         import numpy as np
+
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        for start in range(0, len(texts), _BATCH):
+            part = texts[start:start + _BATCH]
+            out[start:start + len(part)] = self.embed_pieces(self._pieces(part))
+        return out
+
+    def embed_pieces(self, pieces: Sequence[Sequence[int]]) -> Matrix:
+        """``embed`` from the texts' word pieces (``backend.pieces``): the cheap stage
+        tokenizes each unit once, for the weights and the vectors both."""
+        import numpy as np
         from scipy import sparse
 
         out: Matrix | None = None
-        for start in range(0, len(texts), _BATCH):
-            chunk = self._pieces(texts[start:start + _BATCH])
+        for start in range(0, len(pieces), _BATCH):
+            chunk = pieces[start:start + _BATCH]
             indptr = [0]
-            cols: list[int] = []
+            cols: list[np.ndarray] = []
             for ids in chunk:
-                cols.extend(ids)
-                indptr.append(len(cols))
-            col = np.asarray(cols, dtype=np.int64)
+                cols.append(np.asarray(ids, dtype=np.int64))
+                indptr.append(indptr[-1] + len(ids))
+            col = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
             table = self._ensure(col)
             idf = self._idf if self._idf is not None else np.ones(table.shape[0],
                                                                    dtype=np.float32)
@@ -133,7 +148,7 @@ class StaticVectors:
                                         shape=(len(chunk), table.shape[0]))
             part = np.asarray(weights @ table, dtype=np.float32)
             if out is None:
-                out = np.empty((len(texts), table.shape[1]), dtype=np.float32)
+                out = np.empty((len(pieces), table.shape[1]), dtype=np.float32)
             norms = np.linalg.norm(part, axis=1, keepdims=True)
             out[start:start + len(chunk)] = part / np.clip(norms, 1e-12, None)
         return out if out is not None else np.zeros((0, DIM), dtype=np.float32)

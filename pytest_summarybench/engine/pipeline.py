@@ -96,21 +96,23 @@ def ensure_units(settings: Settings, store: Store,
                  progress: Progress | None = None) -> RunContext:
     """Extract and sample the codebase once per configuration; return the run context,
     whose long phases report to ``progress`` (default: stderr)."""
-    from filelock import FileLock, Timeout
+    from ..core.locks import acquire_file_lock
 
     progress = progress or Progress()
     run_id = run_id_for(settings)
-    lock = FileLock(str(store.path) + ".lock", timeout=600)
+    lock_file = str(store.path) + ".lock"
     try:
-        lock.acquire()
-    except Timeout:
-        raise StoreError(f"store {store.path} stayed locked by another process for 600 s "
-                         f"(lock file {lock.lock_file}): wait for the other run to finish, "
-                         "or use another --sb-store") from None
+        # Another session extracting this configuration holds it; a stuck one, or any
+        # process holding the file, is named after 2 s and given up on at storeWaitS.
+        lock = acquire_file_lock(lock_file, wait_s=settings.output.store_wait_s,
+                                 notice=progress.write_line, what="extraction into the store",
+                                 setting="output.storeWaitS")
     except OSError as exc:
+        if isinstance(exc, TimeoutError):  # LockWaitError: one line already
+            raise
         # Opening the store names the problem best (read-only, missing directory...).
         store.execute("SELECT 1")
-        raise StoreError(f"cannot create the store's lock file {lock.lock_file} "
+        raise StoreError(f"cannot create the store's lock file {shown_path(lock_file)} "
                          f"({exc.strerror or exc}): make its directory writable, or point "
                          "--sb-store (output.store) at a writable path") from None
     try:

@@ -6,7 +6,9 @@ the evaluators they belong to. ``CallRun`` makes everything the plan needs throu
 ``Scheduler`` in an event loop of its own: the summaries (built-in ones at once, the
 models' by calls), the evaluators' run-wide calls (retrieval's queries) and every item's
 calls (judge verdicts, contrastive picks, downstream tasks), round after round. An item's
-calls start as soon as the summaries it reads exist, so judging overlaps generation. The
+calls start as soon as the summaries it reads exist, so judging overlaps generation, and,
+when they read an evaluator's artefacts, as soon as the warm-up published the item's part
+(its unit's distractor set) or ``prepare`` built them all. The
 tests then score from the answers in the response cache (``evaluators.base.gather``): one
 test per item as before, and the same records with and without xdist.
 
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from ..context import RunContext
     from ..generate.report import GenerationReport
     from ..schemas import CodeUnit, GeneratedSummary
+    from .warmup import Published
 
 
 @dataclass
@@ -97,10 +100,14 @@ class CallRun:
     model layer writes the cache when an answer arrives), so a re-run reuses it.
     """
 
-    def __init__(self, plan: CallPlan, scheduler: Scheduler, report: GenerationReport) -> None:
+    def __init__(self, plan: CallPlan, scheduler: Scheduler, report: GenerationReport,
+                 published: Published | None = None) -> None:
         self.plan = plan
         self.scheduler = scheduler
         self.report = report
+        self.published = published
+        """What the warm-up has stored so far (``Evaluator.requests_read``); None: the
+        items that read artefacts wait for ``built``."""
         self.summaries_ready = threading.Event()
         self.prepared: dict[str, threading.Event] = {
             name: threading.Event() for name in plan.evaluators}
@@ -131,7 +138,10 @@ class CallRun:
         """The controller built evaluator ``name``'s artefacts (its ``prepare`` ran)."""
         loop, event = self._loop, self._built.get(name)
         if loop is not None and event is not None:
-            loop.call_soon_threadsafe(event.set)
+            try:
+                loop.call_soon_threadsafe(event.set)
+            except RuntimeError:  # the loop is closed: every call was made without it
+                pass
 
     def join(self) -> None:
         """Wait for every call; interrupted while waiting (Ctrl-C), ``stop`` the run first."""
@@ -252,7 +262,7 @@ class CallRun:
         needed = [ready[key] for key in summaries_of(ev, item, self.plan.ctx) if key in ready]
         await asyncio.gather(*needed, return_exceptions=True)
         if ev.name in self._built:
-            await self._built[ev.name].wait()
+            await self._artefacts(ev, item)
         ctx = dataclasses.replace(self.plan.ctx, fresh=self.fresh)
         answers: Answers = {}
         for _ in range(MAX_ROUNDS):
@@ -273,6 +283,24 @@ class CallRun:
                     raise result
                 answers[request.key] = result
 
+    async def _artefacts(self, ev: Evaluator, item: MatrixItem) -> None:
+        """Until the item's requests can read ``ev``'s artefacts: the warm-up published the
+        item's part (``requests_read``), or ``ev``'s ``prepare`` ran (which also covers a
+        warm-up that stopped or failed before it got there)."""
+        built = self._built[ev.name]
+        read = getattr(ev, "requests_read", None)
+        name = read(item, self.plan.ctx) if self.published is not None and read else None
+        if name is None or self.published is None:
+            await built.wait()
+            return
+        waits = [asyncio.ensure_future(built.wait()),
+                 asyncio.ensure_future(self.published.wait(name))]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
+
 
 def _by_phase(requests: Iterable[ModelRequest]) -> dict[str, int]:
     counts: dict[str, int] = {}
@@ -281,9 +309,10 @@ def _by_phase(requests: Iterable[ModelRequest]) -> dict[str, int]:
     return counts
 
 
-def start_calls(plan: CallPlan, report: GenerationReport, *, progress: ProgressBoard | None
-                ) -> CallRun:
-    """Start making ``plan``'s calls with a scheduler set up from the run's settings."""
+def start_calls(plan: CallPlan, report: GenerationReport, *, progress: ProgressBoard | None,
+                published: Published | None = None) -> CallRun:
+    """Start making ``plan``'s calls with a scheduler set up from the run's settings
+    (``published``: the warm-up's, see ``CallRun``)."""
     from ..generate.calls import announce_cap, warn_unpriced
 
     ctx = plan.ctx
@@ -293,4 +322,4 @@ def start_calls(plan: CallPlan, report: GenerationReport, *, progress: ProgressB
                           max_cost_usd=settings.evaluation.max_cost_usd, progress=progress,
                           session=ctx.session, on_cap=announce_cap,
                           endpoints=ctx.endpoints)
-    return CallRun(plan, scheduler, report).start()
+    return CallRun(plan, scheduler, report, published).start()

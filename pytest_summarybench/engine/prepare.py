@@ -90,7 +90,7 @@ def prepare_run(ctx: RunContext, active: Mapping[str, Evaluator],
     settings = ctx.settings
     report = GenerationReport(models={m.id: ModelStats(m.id) for m in ctx.models},
                               max_cost_usd=settings.evaluation.max_cost_usd)
-    run = start_calls(plan, report, progress=ctx.progress)
+    run = start_calls(plan, report, progress=ctx.progress, published=warm_up.published)
     if generate_only:
         run.join()
         report.elapsed_s = run.summaries_s

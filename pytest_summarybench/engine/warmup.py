@@ -18,12 +18,17 @@ would be read. Otherwise it runs to the end, so that what it caches is exactly w
 evaluator runs only after ``join``: an evaluator must not compute concurrently what its
 warm-up is computing.
 
+A warm-up may publish what it has stored as it goes (``Published``: names such as one
+unit's distractor set), so that the calls that read it start then instead of after every
+``prepare`` (``Evaluator.requests_read``, ``plan.CallRun``).
+
 A warm-up that fails is not reported here: its evaluator's ``prepare`` meets the same
 cause and reports it with the evaluator's name.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -34,11 +39,57 @@ if TYPE_CHECKING:
     from ..settings import Settings
 
 
+class Published:
+    """Names of what the warm-ups have stored so far (thread-safe): published from the
+    warm-up thread, awaited in the call engine's event loop."""
+
+    def __init__(self) -> None:
+        self._names: set[str] = set()
+        self._lock = threading.Lock()
+        self._waiting: dict[str, list[tuple[asyncio.AbstractEventLoop,
+                                             asyncio.Future[None]]]] = {}
+
+    def __contains__(self, name: object) -> bool:
+        with self._lock:
+            return name in self._names
+
+    def add(self, names: Iterable[str]) -> None:
+        """``names`` are stored: wake whoever waits for one of them."""
+        woken = []
+        with self._lock:
+            for name in names:
+                if name not in self._names:
+                    self._names.add(name)
+                    woken += self._waiting.pop(name, [])
+        for loop, future in woken:
+            try:
+                loop.call_soon_threadsafe(_settle, future)
+            except RuntimeError:  # its loop is closed: the call run has ended
+                pass
+
+    async def wait(self, name: str) -> None:
+        """Return once ``name`` is published (at once if it is)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if name in self._names:
+                return
+            future: asyncio.Future[None] = loop.create_future()
+            self._waiting.setdefault(name, []).append((loop, future))
+        await future
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():  # not cancelled meanwhile
+        future.set_result(None)
+
+
 class WarmUp:
     """The warm-up thread of one session (controller only)."""
 
     def __init__(self) -> None:
         self.stop = threading.Event()
+        self.published = Published()
+        """What the warm-ups have stored so far, by name (``Evaluator.requests_read``)."""
         self.names: list[str] = []
         """The evaluators whose warm-up was started, in order."""
         self.failed: dict[str, Exception] = {}
@@ -84,7 +135,7 @@ class WarmUp:
                 if self.stop.is_set():
                     return
                 try:
-                    ev.warm_up(ctx, self.stop)  # type: ignore[attr-defined]
+                    ev.warm_up(ctx, self.stop, self.published.add)  # type: ignore[attr-defined]
                 except Exception as exc:  # noqa: BLE001 - prepare meets and reports it
                     self.failed[ev.name] = exc
         finally:

@@ -17,7 +17,7 @@ from ..core.vocabulary import PAIR_SEP
 
 if TYPE_CHECKING:
     import threading
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from ..context import RunContext
     from ..llm.requests import ModelRequest
@@ -111,7 +111,8 @@ class Evaluator(Protocol):
     sets chosen from the code) is built while the summaries are still being written."""
     requests_need_prepare: ClassVar[bool] = False
     """Its ``requests`` read what ``prepare`` builds (contrastive/llm's distractor sets):
-    the controller makes its items' calls only once ``prepare`` is done."""
+    the controller makes an item's calls only once ``prepare`` is done, or once a warm-up
+    published what the item reads (``requests_read``), whichever comes first."""
 
     def skip_reason(self, ctx: RunContext) -> str | None:
         """Why this evaluator cannot run with this configuration (None when it can).
@@ -163,7 +164,8 @@ class Evaluator(Protocol):
         writing retrieval's queries), made before ``prepare``."""
         return []
 
-    def warm_up(self, ctx: RunContext, stop: threading.Event) -> None:
+    def warm_up(self, ctx: RunContext, stop: threading.Event,
+                publish: Callable[[Iterable[str]], None]) -> None:
         """Optional: work ``prepare`` will need that reads only the code (not the summaries,
         not the selection), such as embedding every unit's code into the store's cache.
 
@@ -171,8 +173,17 @@ class Evaluator(Protocol):
         while pytest still collects and before the first model call (``engine/warmup.py``), and
         runs ``prepare`` only after it returned. Return soon after ``stop`` is set (the
         evaluator's items were all deselected, or the session ends early); a failure is
-        left for ``prepare`` to meet and report.
+        left for ``prepare`` to meet and report. ``publish(names)`` says that what the
+        names stand for is stored (one unit's distractor set): the items whose
+        ``requests_read`` is one of them make their calls from then on.
         """
+        return None
+
+    def requests_read(self, item: MatrixItem, ctx: RunContext) -> str | None:
+        """With ``requests_need_prepare``: the name a warm-up publishes once what the item's
+        ``requests`` read is stored (contrastive: its unit's distractor set), so that its
+        calls start then rather than after ``prepare``. None (the default): after
+        ``prepare``."""
         return None
 
     def prepare(self, ctx: RunContext) -> None:

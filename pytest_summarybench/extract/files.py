@@ -10,12 +10,12 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 
 from ..core.printable import shown_path
 from ..core.regular import UnreadableFile, read_regular
 from ..core.walk import file_kind, walk_folders
 from .config import ExtractionConfig
+from .globs import compile_globs
 from .languages import language_for
 from .result import SkippedFile
 
@@ -46,50 +46,6 @@ class SourceFile:
     language: str
 
 
-@cache
-def _glob_regex(pattern: str) -> str:
-    """Translate a ``**``-aware glob into a regex (``*`` never crosses ``/``)."""
-    out: list[str] = []
-    i = 0
-    n = len(pattern)
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            close = pattern.find("]", i + 1)
-            if close < 0:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                body = pattern[i + 1:close].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = close + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
-
-
-def compile_globs(patterns: list[str]) -> re.Pattern[str] | None:
-    """One regex matching any of ``patterns`` against a whole relative path."""
-    if not patterns:
-        return None
-    return re.compile("(?:" + "|".join(_glob_regex(p.lstrip("./")) for p in patterns) + r")\Z")
-
-
 def is_test_path(path: str) -> bool:
     return _TEST_PATH.search(path) is not None
 
@@ -99,6 +55,8 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
 
     Directory symlinks are followed (when configured) but never into a directory already
     visited, which ends symlink loops; those and broken links are reported in ``skipped``.
+    A file reached by several names (symlinks, hard links: one device and inode) is read
+    once, under its first name; the others are reported as the same file.
     A link (folder or file) whose target resolves outside the root is skipped and reported
     unless ``follow_external_symlinks`` is set. Only regular files are extracted: a FIFO,
     a device or a socket with a wanted name is reported with its kind. The walk keeps its
@@ -118,6 +76,7 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
     outside = _Outside(skipped)
     seen_dirs = {real_root}
     seen_files: dict[str, str] = {}
+    seen_inodes: dict[tuple[int, int], str] = {}
     found: list[SourceFile] = []
 
     def on_error(err: OSError) -> None:
@@ -204,9 +163,16 @@ def walk(config: ExtractionConfig, skipped: list[SkippedFile]) -> list[SourceFil
                 skipped.append(SkippedFile(
                     rel, f"same file as {shown_path(seen_files[real])} (symlink)"))
                 continue
+            inode = _inode(entry)
+            if inode is not None and inode in seen_inodes:
+                skipped.append(SkippedFile(
+                    rel, f"same file as {shown_path(seen_inodes[inode])} (hard link)"))
+                continue
             if not within_root(real) and not outside.take(rel, entry):
                 continue
             seen_files[real] = rel
+            if inode is not None:
+                seen_inodes[inode] = rel
             found.append(SourceFile(rel, entry.path, language))
     outside.close()
     found.sort(key=lambda s: s.path)
@@ -291,6 +257,16 @@ def _utf8(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _inode(entry: os.DirEntry[str]) -> tuple[int, int] | None:
+    """(device, inode) of a file with more than one name (a hard link's target), through
+    a symlink too; None for the usual file with one name (then no other path reads it)."""
+    try:
+        st = entry.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if st.st_nlink > 1 else None
 
 
 def _kind(entry: os.DirEntry[str]) -> str | None:

@@ -383,10 +383,17 @@ class ServerPool:
 
     @contextlib.contextmanager
     def _locked(self, lock_path: Path) -> Iterator[None]:
-        from filelock import FileLock
+        from ..core.locks import acquire_file_lock
 
-        with FileLock(str(lock_path), timeout=self.options.start_timeout_s + 30):
+        # Another process of this session starting the same server holds it meanwhile.
+        lock = acquire_file_lock(lock_path, wait_s=self.options.start_timeout_s + 30,
+                                 notice=lambda line: print(line, file=sys.stderr, flush=True),
+                                 what="a local model server's start",
+                                 setting=f"{START_TIMEOUT_ENV} (+30 s)")
+        try:
             yield
+        finally:
+            lock.release()
 
     def base_url(self, model: ModelConfig) -> str:
         """The ``api_base`` of ``model``'s server, starting it when none runs; raises

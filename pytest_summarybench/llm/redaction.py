@@ -15,7 +15,8 @@ keys by the *name* of their variable missed keys named like ``OPENAI_KEY_TEAM_A`
   that ``FEATURE_KEY=true`` does not mask "true" everywhere;
 
 in their plain, JSON-escaped, percent-encoded and HTML-escaped forms, in any case, plus
-anything shaped like a key or a bearer token. ``neutralise`` (``core/printable.py``, where
+anything shaped like a key or a bearer token, and the password of any URL
+(``http://user:***@host``). ``neutralise`` (``core/printable.py``, where
 ``shown_path`` and ``shown_name`` quote paths and names for the terminal) turns C0/C1 control
 characters (but newline and tab), escape sequences, bidirectional overrides and lone
 surrogates into visible ``\\x1b`` style text, so that an answer cannot clear a screen,
@@ -162,11 +163,17 @@ def redact(text: str, *, shapes: bool = True) -> str:
     return _redact(text, _value_pattern(secret_values()), shapes)
 
 
+#: The password of a URL's user information (``http://user:password@host``).
+_URL_PASSWORD = re.compile(r"(?<=://)([^\s/?#@:\"'<>]*):[^\s/?#@\"'<>]+@")
+
+
 def _redact(text: str, pattern: re.Pattern[str] | None, shapes: bool) -> str:
     if not text:
         return text
     if pattern is not None:
         text = pattern.sub(MASK, text)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(rf"\1:{MASK}@", text)
     return _KEY_SHAPES.sub(MASK, text) if shapes else text
 
 

@@ -313,7 +313,9 @@ def _redirected(exc: BaseException, where: str) -> str:
         parts = urlsplit(where)
     except ValueError:
         return where
-    if origin is None or not parts.scheme or origin == f"{parts.scheme}://{parts.netloc}":
+    # httpx's origin never holds user information; the endpoint may (an older store's)
+    host = parts.netloc.rpartition("@")[2]
+    if origin is None or not parts.scheme or origin == f"{parts.scheme}://{host}":
         return where
     return f"{origin} (redirected from {where})"
 

@@ -47,6 +47,12 @@ def endpoint_problem(url: str) -> str | None:
         return "expected http:// or https:// at its start"
     if not parts.hostname:
         return "it names no host"
+    if parts.username is not None or parts.password is not None:
+        # It would reach the store, the reports and every error that names the endpoint;
+        # and aiohttp (a run's calls) refuses it beside the key's Authorization header,
+        # while httpx (doctor's probe) sends it (docs/hosts.md).
+        return ("it holds a user name or password (user:password@host): give the key "
+                "in the environment variable apiKeyEnv names, not in the URL")
     return None
 
 

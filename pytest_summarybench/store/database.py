@@ -24,6 +24,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from ..core.locks import NOTICE_S, held_by, open_in
 from ..core.printable import shown_name, shown_path
 from .errors import _DAMAGED, _UNWRITABLE, StoreError, store_error
 from .schema import SCHEMA, SCHEMA_VERSION
@@ -33,12 +34,8 @@ M = TypeVar("M", bound=BaseModel)
 
 #: How long one store operation waits for a lock another process holds (seconds).
 DEFAULT_WAIT_S = 60.0
-#: After this long waiting, the process says once that it waits, and for whom (seconds).
-NOTICE_S = 2.0
 #: SQLite's own busy wait per attempt; the deadline and the notice are checked between.
 _STEP_S = 0.25
-#: At most this many processes that have the store open are named.
-_HOLDERS_SHOWN = 3
 
 
 def _say(line: str) -> None:
@@ -233,44 +230,12 @@ def _busy(exc: sqlite3.OperationalError) -> bool:
 
 def holders(path: Path) -> list[str]:
     """The other processes that have the store (or its ``-wal``, ``-shm``, ``-journal``)
-    open, each as ``pid N (its command line)``, read from ``/proc`` (empty where there is
-    none, or where their file descriptors cannot be read). SQLite does not say which of
-    them holds the lock; one of them does."""
+    open, each as ``pid N (its command line)`` (``core/locks.py``). SQLite does not say
+    which of them holds the lock; one of them does."""
     real = os.path.realpath(path)
-    names = {real, *(real + tail for tail in ("-wal", "-shm", "-journal"))}
-    try:
-        pids = sorted(int(d) for d in os.listdir("/proc") if d.isdigit())
-    except OSError:
-        return []
-    found: list[str] = []
-    for pid in pids:
-        if pid == os.getpid():
-            continue
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-            if not any(_readlink(f"/proc/{pid}/fd/{fd}") in names for fd in fds):
-                continue
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                raw = fh.read(400)
-        except OSError:
-            continue  # gone, or not ours to read
-        command = " ".join(raw.decode("utf-8", "replace").replace("\0", " ").split())
-        command = command if len(command) <= 80 else command[:79] + "\u2026"
-        found.append(f"pid {pid} ({shown_name(command)})" if command else f"pid {pid}")
-    return found
-
-
-def _readlink(path: str) -> str:
-    try:
-        return os.readlink(path)
-    except OSError:
-        return ""
+    return open_in([real, *(real + tail for tail in ("-wal", "-shm", "-journal"))])
 
 
 def _held_by(path: Path) -> str:
     """``held by another process (open in: pid 12 (...), ...)``, or without the list."""
-    found = holders(path)
-    if not found:
-        return "held by another process"
-    more = f" and {len(found) - _HOLDERS_SHOWN} more" if len(found) > _HOLDERS_SHOWN else ""
-    return f"held by another process (open in: {', '.join(found[:_HOLDERS_SHOWN])}{more})"
+    return held_by(holders(path), "open in: ")

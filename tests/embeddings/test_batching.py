@@ -172,3 +172,70 @@ def test_session_plans_no_memory_per_shape(minilm: MiniLMBackend) -> None:
     options = session.get_session_options()
     assert options.enable_mem_pattern is False  # a plan per (rows, width) would be kept
     assert options.enable_cpu_mem_arena is True  # without it malloc fragments more
+
+
+def test_a_window_runs_once_and_its_remembered_vector_is_the_same(
+        minilm: MiniLMBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The distractor search ranks units on their first windows and then embeds some of
+    them whole: the first windows run once (the memo), and the whole vectors are bit for
+    bit those of a backend that ran every window."""
+    texts = sample_texts()
+    expected = former_embed_batch(minilm, texts)
+    backend = MiniLMBackend()
+    first = backend.with_windows(1)
+    assert first.memo is backend.memo
+    ran: list[int] = []
+    run_windows = MiniLMBackend.run_windows
+
+    def counted(self: MiniLMBackend, windows: list[list[int]]) -> Matrix:
+        ran.append(len(windows))
+        return run_windows(self, windows)
+
+    monkeypatch.setattr(MiniLMBackend, "run_windows", counted)
+    Embedder(first).embed(texts)
+    firsts = {tuple(w) for w in first.windows(texts)[0]}
+    assert sum(ran) == len(firsts)  # "" and "x"-like duplicates run once too
+    ran.clear()
+    got = Embedder(backend).embed(texts)
+    every = {tuple(w) for w in backend.windows(texts)[0]}
+    assert sum(ran) == len(every - firsts) > 0
+    assert backend.memo.hits >= len(firsts)
+    assert np.array_equal(got, expected)
+    # A memo smaller than the work keeps the most recent windows only.
+    small = MiniLMBackend()
+    small.memo.size = 2
+    assert np.array_equal(Embedder(small).embed(texts), expected)
+    assert len(small.memo._vectors) == 2
+
+
+def test_calls_run_on_several_lanes_give_the_same_vectors(
+        minilm: MiniLMBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Model calls of one batch run on ``lanes`` threads at once (one onnxruntime thread
+    each by default on 2 cores): the vectors are bit for bit those of one call at a time,
+    and a failing call is raised in the caller after every lane stopped."""
+    import threading
+
+    texts = sample_texts()
+    expected = former_embed_batch(minilm, texts)
+    lanes = MiniLMBackend(run_pieces=300, lanes=3)
+    names: set[str] = set()
+    run_windows = MiniLMBackend.run_windows
+
+    def recorded(self: MiniLMBackend, windows: list[list[int]]) -> Matrix:
+        names.add(threading.current_thread().name)
+        return run_windows(self, windows)
+
+    monkeypatch.setattr(MiniLMBackend, "run_windows", recorded)
+    assert np.array_equal(Embedder(lanes).embed(texts), expected)
+    assert len(names) >= 2 and any(n.startswith("summarybench-minilm-") for n in names)
+
+    def failing(self: MiniLMBackend, windows: list[list[int]]) -> Matrix:
+        if threading.current_thread().name.startswith("summarybench-minilm-"):
+            raise RuntimeError("a lane failed")
+        return run_windows(self, windows)
+
+    monkeypatch.setattr(MiniLMBackend, "run_windows", failing)
+    lanes.memo = type(lanes.memo)(0)  # nothing remembered: every window runs
+    with pytest.raises(RuntimeError, match="a lane failed"):
+        lanes.embed_batch(texts)
+    assert not [t for t in threading.enumerate() if t.name.startswith("summarybench-minilm-")]

@@ -110,3 +110,53 @@ def test_a_lock_file_that_cannot_be_created_is_a_store_error_naming_it(
     message = str(info.value)
     assert message.startswith("cannot create the store's lock file ")
     assert "store.sqlite.lock" in message and "--sb-store" in message
+
+
+FLOCKER = """
+import fcntl, sys, time
+fh = open(sys.argv[1], "a")
+fcntl.flock(fh, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_held_lock_file_is_named_then_given_up_on(codebase: Path, tmp_path: Path) -> None:
+    # Payload: `flock store.sqlite.lock sleep 200` beside the store. Before: the session
+    # waited 600 s in silence (the SQLite lock had a notice and storeWaitS, the lock file
+    # none).
+    import subprocess
+    import sys
+    import time
+
+    from pytest_summarybench.core.locks import LockWaitError
+
+    settings = _settings(codebase, tmp_path, **{"output.storeWaitS": 3})
+    settings.output_dir.mkdir(parents=True)
+    lock_file = f"{settings.store_path}.lock"
+    holder = subprocess.Popen([sys.executable, "-c", FLOCKER, lock_file],
+                              stdout=subprocess.PIPE)
+    store = Store(settings.store_path)
+    said: list[str] = []
+    progress = Progress(enabled=False)
+    progress.write_line = said.append  # type: ignore[method-assign]
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"locked\n"
+        started = time.monotonic()
+        with pytest.raises(LockWaitError) as caught:
+            ensure_units(settings, store, progress)
+        elapsed = time.monotonic() - started
+    finally:
+        holder.kill()
+        holder.wait()
+        store.close()
+    assert 3 <= elapsed < 30, elapsed
+    message = str(caught.value)
+    assert message.startswith(f"lock file {lock_file} (extraction into the store) stayed "
+                              "locked for 3 s, held by another process (pid "
+                              f"{holder.pid} (")
+    assert message.endswith("raise output.storeWaitS") and "\n" not in message
+    assert said == [said[0]] and said[0].startswith(
+        f"summarybench: lock file {lock_file} (extraction into the store) is held by "
+        f"another process (pid {holder.pid} (")
+    assert said[0].endswith("waiting up to 3 s (output.storeWaitS)")

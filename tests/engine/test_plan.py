@@ -154,6 +154,71 @@ def test_calls_that_read_artefacts_wait_until_they_are_built(make_run, server) -
     assert server.chat_requests == len(toy.items(ctx))
 
 
+def test_an_item_whose_part_is_published_is_asked_before_the_artefacts_are_built(
+        make_run) -> None:
+    """``requests_read``: an item goes once the warm-up published what it reads; the
+    others still wait for ``built``."""
+    from pytest_summarybench.engine.warmup import Published
+
+    asked: list[str] = []
+    first = threading.Event()
+
+    def respond(body: dict[str, Any]) -> str:
+        if phase_of(body) == PHASE:
+            asked.append(str(body["messages"][-1]["content"]))
+            first.set()
+            return "yes"
+        return "Adds tax and splits bills."
+
+    class ReadsParts(Toy):
+        requests_need_prepare = True
+
+        def requests_read(self, item: MatrixItem, ctx: Any) -> str:
+            return f"part {item.unit_id}"
+
+    with FakeOpenAIServer(respond=respond) as server:
+        ctx = make_run(judges=[served(server, "gamma")])
+        toy = ReadsParts(Log())
+        items = [i for i in toy.items(ctx) if i.model_id == "builtin/docstring"]
+        published = Published()
+        plan = plan_calls(ctx, {toy.name: toy}, items)
+        run = CallRun(plan, Scheduler(ctx.store, session="engine-test"),
+                      GenerationReport(models={}), published).start()
+        assert run.prepared[toy.name].wait(EVENT_WAIT_S)
+        published.add([f"part {items[0].unit_id}"])
+        assert first.wait(EVENT_WAIT_S)
+        early = list(asked)
+        run.built(toy.name)  # the rest go once the artefacts are all built
+        run.join()
+    # only the published item was asked before ``built``; then every other one
+    assert len(early) == 1 and f"TOY ITEM {items[0].unit_id} " in early[0]
+    assert len(asked) == len(items) >= 2
+
+
+def test_built_after_every_item_went_on_published_parts_is_harmless(make_run,
+                                                                     server) -> None:
+    """Every item's part published: the run ends before ``prepare`` says it built the
+    artefacts, and saying so then (to a closed event loop) is no error."""
+    from pytest_summarybench.engine.warmup import Published
+
+    class ReadsParts(Toy):
+        requests_need_prepare = True
+
+        def requests_read(self, item: MatrixItem, ctx: Any) -> str:
+            return f"part {item.unit_id}"
+
+    ctx = make_run(judges=[served(server, "gamma")])
+    toy = ReadsParts(Log())
+    published = Published()
+    published.add([f"part {u.id}" for u in ctx.units])
+    run = CallRun(plan_calls(ctx, {toy.name: toy}, toy.items(ctx)),
+                  Scheduler(ctx.store, session="engine-test"), GenerationReport(models={}),
+                  published).start()
+    run.join()
+    assert server.chat_requests == len(toy.items(ctx))
+    run.built(toy.name)
+
+
 def test_stop_abandons_the_calls_on_their_way_and_starts_no_new_one(make_run) -> None:
     release = threading.Event()
     first = threading.Event()

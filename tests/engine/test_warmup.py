@@ -21,7 +21,7 @@ class Waiting:
         self.release = threading.Event()
         self.saw_stop: bool | None = None
 
-    def warm_up(self, ctx: Any, stop: threading.Event) -> None:
+    def warm_up(self, ctx: Any, stop: threading.Event, publish: Any) -> None:
         self.started.set()
         while not stop.is_set() and not self.release.is_set():
             stop.wait(0.01)
@@ -71,7 +71,7 @@ def test_the_warm_up_thread_reads_the_run_s_units(make_run) -> None:
     class Counting:
         name = "toy/count"
 
-        def warm_up(self, ctx: Any, stop: threading.Event) -> None:
+        def warm_up(self, ctx: Any, stop: threading.Event, publish: Any) -> None:
             seen.append(len(ctx.all_units))
 
     warm = WarmUp()
@@ -92,3 +92,29 @@ def test_the_model_layer_is_imported_ahead_only_for_models_that_call(make_run, s
     assert thread is not None and thread.name == "summarybench-import-litellm"
     thread.join()
     assert "litellm" in sys.modules
+
+
+def test_published_names_wake_their_waiters_and_only_theirs() -> None:
+    """``Published``: a name published before the wait returns at once, one published
+    later (from another thread) wakes its waiter, and a name never published keeps its
+    waiter waiting."""
+    import asyncio
+
+    from pytest_summarybench.engine.warmup import Published
+
+    board = Published()
+    board.add(["set a"])
+    assert "set a" in board and "set b" not in board
+
+    async def scenario() -> tuple[bool, bool]:
+        await asyncio.wait_for(board.wait("set a"), 60)
+        later = asyncio.ensure_future(board.wait("set b"))
+        never = asyncio.ensure_future(board.wait("set c"))
+        threading.Thread(target=board.add, args=(["set b"],)).start()
+        await asyncio.wait_for(later, 60)
+        done = never.done()
+        never.cancel()
+        return later.done(), done
+
+    assert asyncio.run(scenario()) == (True, False)
+    board.add(["set c"])  # its waiter was cancelled with its loop: nothing to wake

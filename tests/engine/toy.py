@@ -107,7 +107,7 @@ class Toy(Evaluator):
                                   role="judge", phase=PREPARE_PHASE, tag="toy-1")
                 for i in range(self.setup_calls)]
 
-    def warm_up(self, ctx: RunContext, stop: threading.Event) -> None:
+    def warm_up(self, ctx: RunContext, stop: threading.Event, publish: Any) -> None:
         if self.warm:
             self.log.add(f"{self.name} warm-up")
 

@@ -12,7 +12,9 @@ from pytest_summarybench.extract import (
     ExtractionTypes,
     extract_units,
 )
-from pytest_summarybench.extract.files import compile_globs, is_test_path
+from pytest_summarybench.extract.files import is_test_path
+from pytest_summarybench.extract.globs import compile_globs
+from pytest_summarybench.extract.result import SkippedFile
 
 FUNC = "def f(a):\n    b = a + 1\n    return b\n"
 JS = "function f(a) {\n  const b = a + 1;\n  return b;\n}\n"
@@ -97,3 +99,59 @@ def test_glob_and_test_path_rules() -> None:
         assert is_test_path(path), path
     for path in ("src/testing.py", "latest.py", "contest/x.go", "Attestation.java"):
         assert not is_test_path(path), path
+
+
+def test_hostile_glob_is_linear(tmp_path: Path) -> None:
+    """``*a*a*a*a*a*a*b`` against a 250-character name backtracked for minutes (``re``
+    and ``fnmatch`` alike); the automaton of ``extract/globs.py`` reads each path once."""
+    import time
+
+    name = "a" * 250
+    tree(tmp_path, {f"{name}.py": FUNC, f"{name}b/x.py": FUNC})
+    hostile = "*a*a*a*a*a*a*a*a*b"
+    started = time.process_time()
+    kept = paths(ExtractionConfig(root_path=str(tmp_path), include_patterns=[hostile]))
+    dropped = paths(ExtractionConfig(root_path=str(tmp_path), include_patterns=["**/*.py"],
+                                     exclude_patterns=[hostile + "/"]))
+    assert time.process_time() - started < 5  # about 0.01 s; minutes with a backtracking regex
+    assert kept == []
+    assert dropped == [f"{name}.py"]
+    rx = compile_globs([hostile])
+    assert rx is not None and rx.match("a" * 20 + "b") and not rx.match("a" * 5000)
+
+
+def test_glob_syntax() -> None:
+    """The syntax docs/configuration.md states, one case each."""
+    cases = {
+        "*.py": (["a.py", ".py"], ["d/a.py", "a.pyc"]),
+        "**/*.py": (["a.py", "d/e/a.py"], ["a.js"]),
+        "src/**": (["src/a", "src/d/a.py"], ["srcx/a"]),
+        "a/**/b": (["a/b", "a/x/y/b"], ["ab", "a/xb"]),
+        "?.go": (["x.go"], ["/.go", "xy.go"]),
+        "[ab]*.rs": (["a.rs", "bz.rs"], ["c.rs"]),
+        "[!ab]*.rs": (["c.rs"], ["a.rs"]),
+        "[]x": (["[]x"], ["x"]),
+        "./lib/*.ts": (["lib/a.ts"], ["./lib/a.ts"]),
+    }
+    for pattern, (good, bad) in cases.items():
+        rx = compile_globs([pattern])
+        assert rx is not None
+        for path in good:
+            assert rx.match(path), (pattern, path)
+        for path in bad:
+            assert not rx.match(path), (pattern, path)
+
+
+def test_hard_links_are_read_once(tmp_path: Path) -> None:
+    # Payload: 2,000 hard links to one 454 KB file; each was read and extracted again
+    # (more than 10 minutes at 3 files/s).
+    big = "".join(f"def f{i}(a):\n    b = a + {i}\n    return b\n\n\n" for i in range(200))
+    tree(tmp_path, {"a.py": big, "lone.py": FUNC})
+    (tmp_path / "d").mkdir()
+    for i in range(300):
+        os.link(tmp_path / "a.py", tmp_path / "d" / f"l{i:03}.py")
+    result = extract_units(ExtractionConfig(root_path=str(tmp_path)))
+    assert sorted({u.path for u in result.units}) == ["a.py", "lone.py"]
+    assert len(result.skipped) == 300
+    assert result.skipped[0] == SkippedFile("d/l000.py", "same file as a.py (hard link)")
+    assert {s.reason for s in result.skipped} == {"same file as a.py (hard link)"}

@@ -4,7 +4,10 @@ bench module whose one test evaluates each matrix case (``sb_case``)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
@@ -52,3 +55,23 @@ def session_results(result: pytest.RunResult) -> dict[str, Any]:
     found = re.search(r"^results: (.+)$", result.stdout.str(), re.MULTILINE)
     assert found is not None, result.stdout.str()
     return json.loads(Path(found.group(1)).read_text())
+
+
+def run_session(project: Path, *args: str) -> pytest.RunResult:
+    """A pytest session in ``project``, started as ``pytester.runpytest_subprocess`` starts
+    one, for a fixture wider than a test (a module's shared run, which ``pytester`` cannot
+    give): a base temporary folder beside ``project``, its own HOME, ``project`` first on
+    the path, and the environment tests/conftest.py gives a test's children (no xdist
+    worker's variables, no keys, bytecode written)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PYTEST_XDIST_") and not k.endswith("_API_KEY")
+           and k not in ("PYTEST_ADDOPTS", "PYTHONDONTWRITEBYTECODE")}
+    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", PY_COLORS="0",
+               HOME=str(project.parent),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(project),
+                                                        os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-m", "pytest",
+                           f"--basetemp={project.parent / 'basetemp'}", *args],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    return pytest.RunResult(done.returncode, done.stdout.splitlines(),
+                            done.stderr.splitlines(), 0.0)

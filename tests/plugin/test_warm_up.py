@@ -30,7 +30,7 @@ class _Recorder:
         self.wait = wait
         self.fail = fail
 
-    def warm_up(self, ctx: Any, stop: threading.Event) -> None:
+    def warm_up(self, ctx: Any, stop: threading.Event, publish: Any) -> None:
         self.log.append(f"{self.name} start")
         if self.wait:
             stop.wait(10)
@@ -151,7 +151,7 @@ class Warming(Evaluator):
     def __init__(self):
         self.warmed = False
 
-    def warm_up(self, ctx, stop):
+    def warm_up(self, ctx, stop, publish):
         note("warm start", units=len(ctx.all_units))
         stopped = stop.wait(3)
         self.warmed = not stopped

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
-from test_session_reports import _cli_each, _project, _run
+from test_session_reports import _cli_each, _project, _run, _write_project
 
 from pytest_summarybench.cli._common import CliError
 from pytest_summarybench.cli.compare import resolve_model
+from tests.fakes.project import run_session
 
 TOP = ("results.json", "report.md", "report.html", "explorer.html")
 
@@ -41,11 +43,36 @@ def _runs(out: Path) -> dict[str, dict]:
             for p in sorted((out / "runs").iterdir())}
 
 
+@pytest.fixture(scope="module")
+def complete(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project after one complete plain session, run once for the module: the tests
+    that start from such a run take a copy of it (``_complete_copy``) instead of running
+    that session again."""
+    project = tmp_path_factory.mktemp("complete") / "project"
+    project.mkdir()
+    _write_project(project)
+    result = run_session(project, "-p", "summarybench", "-p", "no:cacheprovider",
+                         "--sb-output", "out")
+    assert result.ret == 0, result.stdout.str()
+    return project
+
+
+def _complete_copy(pytester: pytest.Pytester, complete: Path) -> Path:
+    """This test's project: a copy of the complete session's (files, store, reports and
+    run folders); its output folder."""
+    shutil.copytree(complete, pytester.path, dirs_exist_ok=True)
+    return pytester.path / "out"
+
+
 def test_a_partial_run_is_kept_apart_and_labelled(pytester: pytest.Pytester,
-                                                  run_mode: list[str]) -> None:
-    _project(pytester)
-    out = pytester.path / "out"
-    assert _run(pytester, *run_mode).ret == 0
+                                                  run_mode: list[str],
+                                                  request: pytest.FixtureRequest) -> None:
+    if run_mode:  # the complete session with two workers too
+        _project(pytester)
+        out = pytester.path / "out"
+        assert _run(pytester, *run_mode).ret == 0
+    else:
+        out = _complete_copy(pytester, request.getfixturevalue("complete"))
     complete = json.loads((out / "results.json").read_text())
     run = complete["metadata"]["run"]
     assert run["complete"] is True and run["deselectedItems"] == 0
@@ -100,10 +127,9 @@ def test_a_partial_run_is_kept_apart_and_labelled(pytester: pytest.Pytester,
         "-k 'identifiers and retrieval'")
 
 
-def test_runs_report_and_compare_pick_a_run_by_prefix(pytester: pytest.Pytester) -> None:
-    _project(pytester)
-    out = pytester.path / "out"
-    assert _run(pytester).ret == 0
+def test_runs_report_and_compare_pick_a_run_by_prefix(pytester: pytest.Pytester,
+                                                      complete: Path) -> None:
+    out = _complete_copy(pytester, complete)
     assert _run(pytester, "-k", "lead and contrastive").ret == 0
     runs = _runs(out)
     meta = json.loads((out / "results.json").read_text())["metadata"]
@@ -168,12 +194,11 @@ def test_runs_report_and_compare_pick_a_run_by_prefix(pytester: pytest.Pytester)
     assert "runs of different configurations do not compare" in text
 
 
-def test_dry_run_and_validity_ladder_leave_the_reports(pytester: pytest.Pytester) -> None:
+def test_dry_run_and_validity_ladder_leave_the_reports(pytester: pytest.Pytester,
+                                                       complete: Path) -> None:
     # Before: a dry run moved the reports aside (results.previous.json) and left none; the
     # ladder alone (`summarybench validate`) replaced them with an empty ranking.
-    _project(pytester)
-    out = pytester.path / "out"
-    assert _run(pytester).ret == 0
+    out = _complete_copy(pytester, complete)
     before = _top_level(out)
     assert _run(pytester, "--sb-dry-run").ret == 0
     assert _top_level(out) == before and not (out / "results.previous.json").exists()
@@ -216,14 +241,12 @@ Contrastive.evaluate = _evaluate
 
 
 def test_a_session_stopped_early_is_partial_and_puts_the_reports_back(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, complete: Path) -> None:
     # Before: -x left a results.json of the items it reached at the top, passing for a
     # complete run's.
-    _project(pytester)
+    out = _complete_copy(pytester, complete)
     conftest = pytester.path / "conftest.py"
     conftest.write_text(conftest.read_text() + STOPPING)
-    out = pytester.path / "out"
-    assert _run(pytester).ret == 0
     before = _top_level(out)
     monkeypatch.setenv("SB_STOP", "1")
     result = _run(pytester, "-x")

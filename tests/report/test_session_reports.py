@@ -96,15 +96,16 @@ EVALUATOR = '''
 '''
 
 
-def _project(pytester: pytest.Pytester, *, degraded: tuple[str, ...] = (),
-             gate: str = "") -> None:
+def _write_project(root: Path, *, degraded: tuple[str, ...] = (), gate: str = "") -> None:
     for rel, text in CODE.items():
-        path = pytester.path / "code" / rel
+        path = root / "code" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
-    pytester.makeconftest(f"DEGRADED = {set(degraded)!r}\n" + textwrap.dedent(EVALUATOR))
-    pytester.makepyfile(test_bench="def test_summary(sb_case):\n    assert sb_case.evaluate()\n")
-    pytester.makefile(".yaml", summarybench=textwrap.dedent("""
+    (root / "conftest.py").write_text(f"DEGRADED = {set(degraded)!r}\n"
+                                      + textwrap.dedent(EVALUATOR))
+    (root / "test_bench.py").write_text(
+        "def test_summary(sb_case):\n    assert sb_case.evaluate()\n")
+    (root / "summarybench.yaml").write_text(textwrap.dedent("""
         name: report-test
         codebase:
           root: code
@@ -116,6 +117,11 @@ def _project(pytester: pytest.Pytester, *, degraded: tuple[str, ...] = (),
           judge: {enabled: false}
           downstream: {enabled: false}
         """) + textwrap.dedent(gate))
+
+
+def _project(pytester: pytest.Pytester, *, degraded: tuple[str, ...] = (),
+             gate: str = "") -> None:
+    _write_project(pytester.path, degraded=degraded, gate=gate)
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import sqlite3
 import stat
 import subprocess
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.project import session_results, write_bench_module, write_code
+from tests.fakes.project import TEST_MODULE, run_session, session_results
 
 CODE = {
     "shop/pricing.py": '''
@@ -81,12 +82,15 @@ EVALUATOR = '''
 '''
 
 
-def _project(pytester: pytest.Pytester, gate: str = "{minOverall: 0.99}",
-             contrastive: bool = True, output: str = "{}") -> None:
-    write_code(pytester, CODE)
-    pytester.makeconftest(textwrap.dedent(EVALUATOR))
-    write_bench_module(pytester)
-    pytester.makefile(".yaml", summarybench=textwrap.dedent(f"""
+def _write_project(root: Path, gate: str = "{minOverall: 0.99}", contrastive: bool = True,
+                   output: str = "{}") -> None:
+    for rel, text in CODE.items():
+        path = root / "code" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    (root / "conftest.py").write_text(textwrap.dedent(EVALUATOR))
+    (root / "test_bench.py").write_text(textwrap.dedent(TEST_MODULE))
+    (root / "summarybench.yaml").write_text(textwrap.dedent(f"""
         name: store-attacks
         codebase: {{root: code, languages: [python]}}
         extraction: {{minLines: 2}}
@@ -101,6 +105,11 @@ def _project(pytester: pytest.Pytester, gate: str = "{minOverall: 0.99}",
         """))
 
 
+def _project(pytester: pytest.Pytester, gate: str = "{minOverall: 0.99}",
+             contrastive: bool = True, output: str = "{}") -> None:
+    _write_project(pytester.path, gate, contrastive, output)
+
+
 def _run(pytester: pytest.Pytester, *args: str, output: str = "out",
          env: dict[str, str] | None = None) -> pytest.RunResult:
     mp = pytest.MonkeyPatch()
@@ -113,12 +122,30 @@ def _run(pytester: pytest.Pytester, *args: str, output: str = "out",
         mp.undo()
 
 
-def _healthy_run(pytester: pytest.Pytester) -> dict:
-    """A first, healthy session: its gate fails (builtin/shuffled scores below 0.99), and
-    it leaves results.json behind."""
-    result = _run(pytester)
+@pytest.fixture(scope="module")
+def healthy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project after one healthy session (its gate fails: builtin/shuffled scores
+    below 0.99; it leaves results.json behind), run once for the module: most attacks
+    damage the store or the output folder of such a run, and each test takes a copy of it
+    (``_healthy_copy``) instead of running that session again (a pytest session of its
+    own, some 1.5 s of CPU each)."""
+    project = tmp_path_factory.mktemp("healthy") / "project"
+    project.mkdir()
+    _write_project(project)
+    result = run_session(project, "-p", "summarybench", "-p", "no:cacheprovider",
+                         "--sb-output", "out")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["GATE FAILED: builtin/shuffled: overall * < gate.minOverall*"])
+    return project
+
+
+def _healthy_copy(pytester: pytest.Pytester, healthy: Path, output: str | None = None) -> dict:
+    """This test's project: a copy of the healthy session's (its store, reports and
+    files; with ``output``, its configuration's ``output`` section rewritten); the copied
+    results.json."""
+    shutil.copytree(healthy, pytester.path, dirs_exist_ok=True)
+    if output is not None:
+        _write_project(pytester.path, output=output)
     return json.loads((pytester.path / "out" / "results.json").read_text())
 
 
@@ -168,13 +195,12 @@ def _data_pages(store: Path, tables: tuple[str, ...]) -> list[int]:
 
 
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["plain", "n2"])
-def test_three_garbage_pages_stop_the_session(pytester: pytest.Pytester,
+def test_three_garbage_pages_stop_the_session(pytester: pytest.Pytester, healthy: Path,
                                               mode: list[str]) -> None:
     # Payload: three 4 KiB pages of random bytes in the tables a session reads first
     # (units, the run's unit list, summaries). Before: "1 skipped", exit 0, the gate that
     # fails on a healthy store passed, the old results.json stayed in place.
-    _project(pytester)
-    previous = _healthy_run(pytester)
+    previous = _healthy_copy(pytester, healthy)
     store = pytester.path / "out" / "store.sqlite"
     pages = _data_pages(store, ("units", "run_units", "summaries"))[:3]
     assert len(pages) == 3
@@ -192,11 +218,11 @@ def test_three_garbage_pages_stop_the_session(pytester: pytest.Pytester,
     _assert_untouched(pytester.path / "out", previous)
 
 
-def test_truncated_store_is_one_line_with_advice(pytester: pytest.Pytester) -> None:
+def test_truncated_store_is_one_line_with_advice(pytester: pytest.Pytester,
+                                                 healthy: Path) -> None:
     # Payload: the store cut to half its size (a copy interrupted, a disk that filled up).
     # Before: a 30-line traceback and no advice.
-    _project(pytester)
-    previous = _healthy_run(pytester)
+    previous = _healthy_copy(pytester, healthy)
     store = pytester.path / "out" / "store.sqlite"
     os.truncate(store, store.stat().st_size // 2)
 
@@ -225,12 +251,12 @@ def _refused_stores(out: Path) -> dict[str, tuple[Path, str]]:
             "schema version 999": (newer, "has schema version 999")}
 
 
-def test_a_store_refused_when_opened_renames_nothing(pytester: pytest.Pytester) -> None:
+def test_a_store_refused_when_opened_renames_nothing(pytester: pytest.Pytester,
+                                                      healthy: Path) -> None:
     # Payload: the store is a folder, a FIFO, random bytes or a store of schema version
     # 999. Before: each session had already renamed results.json and both reports to
     # *.previous.*, overwriting results.previous.json, the gate's baseline.
-    _project(pytester)
-    previous = _healthy_run(pytester)
+    previous = _healthy_copy(pytester, healthy)
     out = pytester.path / "out"
     (out / "results.previous.json").write_text('{"the gate": "baseline"}')
     reports = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
@@ -313,10 +339,10 @@ def test_unwritable_output_directory_stops_before_the_run(pytester: pytest.Pytes
     assert "passed" not in result.stdout.str()  # stopped before any test ran
 
 
-def test_store_in_a_read_only_directory_is_one_line(pytester: pytest.Pytester) -> None:
+def test_store_in_a_read_only_directory_is_one_line(pytester: pytest.Pytester,
+                                                     healthy: Path) -> None:
     # Payload: the store's own directory is read-only.
-    _project(pytester)
-    _run(pytester)
+    _healthy_copy(pytester, healthy)
     out = pytester.path / "out"
     with _read_only(out):
         result = _run(pytester)
@@ -356,13 +382,12 @@ def test_full_disk_for_the_reports_is_one_line_and_publishes_nothing(
 
 
 def test_full_disk_for_the_store_and_the_reports_publishes_nothing(
-        pytester: pytest.Pytester) -> None:
+        pytester: pytest.Pytester, healthy: Path) -> None:
     # Payload: a complete run's folder (store and reports) on an 8 MiB tmpfs, filled up
     # to 48 KiB free: the store opens, then cannot grow. Before: the ERROR line was right
     # (the disk is full) but results.json, report.md, report.html and explorer.html had
     # been renamed *.previous.*: the folder had no results.json.
-    _project(pytester)
-    _healthy_run(pytester)
+    _healthy_copy(pytester, healthy)
     out = pytester.path / "out"
     with _tmpfs(pytester.path / "full", "size=8m") as full:
         for path in out.iterdir():
@@ -381,13 +406,12 @@ def test_full_disk_for_the_store_and_the_reports_publishes_nothing(
 
 
 def test_a_fifo_and_a_folder_at_report_paths_publish_nothing(
-        pytester: pytest.Pytester) -> None:
+        pytester: pytest.Pytester, healthy: Path) -> None:
     # Payload: results.json replaced by a FIFO and report.md by a folder, after two
     # complete sessions (so the *.previous.* exist too). Before: one good ERROR line, but
     # report.html and explorer.html renamed *.previous.* with no new ones, and
     # explorer.html.PID.tmp, report.html.PID.tmp and report.md.PID.tmp left behind.
-    _project(pytester)
-    _healthy_run(pytester)
+    _healthy_copy(pytester, healthy)
     _run(pytester)
     out = pytester.path / "out"
     (out / "results.json").unlink()
@@ -414,12 +438,11 @@ time.sleep(300)
 
 
 def test_a_store_locked_by_another_process_is_one_line_in_bounded_time(
-        pytester: pytest.Pytester) -> None:
+        pytester: pytest.Pytester, healthy: Path) -> None:
     # Payload: another process holds the store's write lock (BEGIN EXCLUSIVE) for 300 s
     # while a session starts; output.storeWaitS is 4. Before: the session waited as long
     # as the lock lasted (177 s for a 170 s lock), printing nothing.
-    _project(pytester, output="{storeWaitS: 4}")
-    _healthy_run(pytester)
+    _healthy_copy(pytester, healthy, output="{storeWaitS: 4}")
     out = pytester.path / "out"
     before = _published(out)
     locker = subprocess.Popen([sys.executable, "-c", _LOCKER, str(out / "store.sqlite")],
@@ -494,13 +517,12 @@ def test_gate_fails_when_the_session_stopped_early(pytester: pytest.Pytester) ->
 
 
 def test_a_killed_session_leaves_the_previous_results_in_place(
-        pytester: pytest.Pytester) -> None:
+        pytester: pytest.Pytester, healthy: Path) -> None:
     # Payload: the process dies in the middle of evaluation (os._exit, as an OOM kill
     # would). The output folder's results.json is that of the last complete session that
     # finished: the earlier one's, untouched (the reports used to be renamed when
     # evaluation started, and a killed or hung session left the folder without any).
-    _project(pytester)
-    previous = _healthy_run(pytester)
+    previous = _healthy_copy(pytester, healthy)
     result = _run(pytester, env={"SB_KILL": "1"})
     assert result.ret == 9
     _assert_untouched(pytester.path / "out", previous)

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, ClassVar
 from ..base import EvaluationError, Evaluator, MatrixItem, unit_items
 from .distractors import DistractorSet, code_text, matchable_unit_ids
 from .options import distinct_options
-from .sets import embed_codebase, ensure_distractor_sets, load_distractor_sets
+from .sets import embed_codebase, ensure_distractor_sets, load_distractor_sets, set_name
 
 if TYPE_CHECKING:
     import threading
+    from collections.abc import Callable, Iterable
 
     from ...context import RunContext
     from ...embeddings import Embedder
@@ -42,10 +43,16 @@ class ContrastiveEvaluator(Evaluator):
                                           ctx.store, ctx.progress)
         return self._embedder
 
-    def warm_up(self, ctx: RunContext, stop: threading.Event) -> None:
-        """Every unit's code into the embedding cache (the distractor sets' input), unless
-        this run's sets are already stored."""
-        embed_codebase(ctx, self.embedder(ctx), stop)
+    def warm_up(self, ctx: RunContext, stop: threading.Event,
+                publish: Callable[[Iterable[str]], None]) -> None:
+        """The distractor sets, stored and published step by step (``set_name``; with
+        the exact search, every unit's code into the embedding cache for ``prepare``),
+        unless this run's sets are already stored."""
+        embed_codebase(ctx, self.embedder(ctx), stop, publish)
+
+    def requests_read(self, item: MatrixItem, ctx: RunContext) -> str | None:
+        """The item's unit's distractor set, as the warm-up publishes it."""
+        return set_name(item.unit_id)
 
     def prepare(self, ctx: RunContext) -> None:
         self._sets = ensure_distractor_sets(ctx, self.embedder(ctx))

@@ -39,9 +39,14 @@ if TYPE_CHECKING:
 
 #: Windows (``embeddings/minilm.py``) of each unit that rank a shortlist cut from a group
 #: larger than ``candidatesPerTarget``; the targets and the distractors picked are then
-#: embedded whole. A group no larger keeps whole vectors throughout (the exact method's
-#: sets). Measured on 600 units of 250 KB, sample 20: see docs/performance.md, "Long units".
-RANKING_WINDOWS = 2
+#: embedded whole (the window already run is not run again: the model's window memo). A
+#: group no larger keeps whole vectors throughout (the exact method's sets). Measured on
+#: the 1k and 50k codebases: docs/performance.md, "Distractor search, third pass".
+RANKING_WINDOWS = 1
+#: Word pieces of each ranking window (None: the model's ``WINDOW``). Measured at 126
+#: (128 with ``[CLS]`` and ``[SEP]``) with 50 candidates: tier-3 mean cosine 0.026 below
+#: the exact method's on the 1k codebase, over the 0.02 bar (docs/performance.md).
+RANKING_PIECES: int | None = None
 #: Units read from the store at a time by the cheap stage, each with its whole code (of
 #: which it keeps a prefix): 8 units of 250 KB are 2 MB, where the store's default
 #: chunk of 1,000 held a whole group of such units (75 MB for 300).
@@ -81,12 +86,17 @@ def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit],
         with ctx.progress.phase("summarybench distractor candidates (static vectors)", total,
                                 unit="unit") as phase:
             for (language, kind), members in sorted(by_group.items()):
-                ids, paths, features, cheap = _read_group(ctx, static, language, kind, stop,
-                                                          phase, shared)
+                # A group no larger than a shortlist is every target's shortlist: the
+                # model ranks it whole, in any order, so it needs no static vectors.
+                cut = ctx.unit_groups.get((language, kind), 0) - 1 > per_target
+                ids, paths, features, cheap = _read_group(
+                    ctx, static if cut else None, language, kind, stop, phase, shared)
                 where = {uid: pos for pos, uid in enumerate(ids)}
                 rows = [where[t.id] for t in members]
                 lists.append((_Group(ids, paths, features, None), rows,
-                              _shortlist(cheap, rows, per_target)))
+                              _shortlist(cheap, rows, per_target) if cheap is not None
+                              else {pos: [p for p in range(len(ids)) if p != pos]
+                                    for pos in rows}))
                 del cheap
                 release_freed_memory()  # this group's texts and products, before the next
         model = _ModelVectors(ctx, embedder, stop)
@@ -122,12 +132,13 @@ def select_sampled(ctx: RunContext, embedder: Embedder, targets: list[CodeUnit],
             for group, pos, chosen, tiers in picks}
 
 
-def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str,
+def _read_group(ctx: RunContext, static: StaticVectors | None, language: str, kind: str,
                 stop: threading.Event | None, phase: Phase, shared: dict[Any, Any]
-                ) -> tuple[list[str], list[str], list[Features | None], Matrix]:
+                ) -> tuple[list[str], list[str], list[Features | None], Matrix | None]:
     """The group's ids, paths and signature features, and each unit's static vector
-    (float16), from one pass over the store. Units come sorted by id, a hash, so the
-    first ones are a fair sample to weigh the word pieces on (``StaticVectors.fit``)."""
+    (float16; None without ``static``), from one pass over the store. Units come sorted
+    by id, a hash, so the first ones are a fair sample to weigh the word pieces on
+    (``StaticVectors.fit``)."""
     import numpy as np
 
     from ...embeddings.static import DF_SAMPLE, DIM
@@ -138,9 +149,10 @@ def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str
     # Filled in place as the units come (the store counted the group): no list of
     # parts and then a copy of them all, which held the group's vectors twice (76 MB at
     # the peak for a group of 50,000 units instead of 38).
-    cheap = np.empty((ctx.unit_groups.get((language, kind), 0), DIM), dtype=np.float16)
+    counted = ctx.unit_groups.get((language, kind), 0) if static is not None else 0
+    cheap = np.empty((counted, DIM), dtype=np.float16)
     done = 0
-    held: list[str] = []
+    held: list[Any] = []  # word pieces (int32), tokenized once for weights and vectors
     fitted = False
 
     def add(vectors: Matrix) -> None:
@@ -165,28 +177,38 @@ def _read_group(ctx: RunContext, static: StaticVectors, language: str, kind: str
                 None if params is None else [p.get("type") for p in json.loads(params)],
                 signature, returns)
             features.append(shared.setdefault(shape, shape))
-        # Held until the word pieces are weighed: only what the static vectors read of
-        # each unit (docs/evaluators.md#embedding-models), not every unit's whole code.
-        held.extend(static.backend.clip([row[5] or "" for row in chunk]))
+        if static is None:
+            phase.advance(len(chunk))
+            continue
+        # Held until the word pieces are weighed: each unit's pieces (at most 2,032, as
+        # int32: 8 KB), not its code, tokenized once (it was three times: to clip the
+        # code, to weigh the pieces and to embed; the tokenizer was 80% of this stage).
+        held.extend(np.asarray(ids, dtype=np.int32) for ids in
+                    static.backend.pieces([row[5] or "" for row in chunk]))
         if not fitted and len(held) < DF_SAMPLE:
             continue
         if not fitted:
-            static.fit(held[:DF_SAMPLE])
+            static.fit_pieces(held[:DF_SAMPLE])
             fitted = True
-        add(static.embed(held))
+        add(static.embed_pieces(held))
         phase.advance(len(held))
         held = []
+    if static is None:
+        return ids, paths, features, None
     if not fitted:
-        static.fit(held)
+        static.fit_pieces(held)
     if held:
-        add(static.embed(held))
+        add(static.embed_pieces(held))
         phase.advance(len(held))
     return ids, paths, features, cast("Matrix", cheap[:done])  # float16, as before
 
 
 def _shortlist(cheap: Matrix, rows: list[int], per_target: int) -> dict[int, list[int]]:
-    """Each target's ``per_target`` nearest units by static cosine (itself excluded),
-    nearest first (equal cosines by position). The float16 vectors are compared a slice
+    """Each target's ``per_target`` nearest units by the cosine of the centred static
+    vectors (itself excluded), nearest first (equal cosines by position). Centred: the
+    group's mean vector taken off each, as averaged word vectors share one large common
+    direction that long units lie nearest (plain cosines made them everybody's
+    neighbours: docs/methods.md#semantic-candidates). The float16 vectors are compared a slice
     of ``_COLUMNS`` units at a time, keeping each target's best so far, so that no float32
     copy of the whole group is made."""
     import numpy as np
@@ -195,10 +217,11 @@ def _shortlist(cheap: Matrix, rows: list[int], per_target: int) -> dict[int, lis
     k = min(per_target, n - 1)
     if k <= 0:
         return {pos: [] for pos in rows}
+    center = _mean(cheap)
     out: dict[int, list[int]] = {}
     for start in range(0, len(rows), _BLOCK):
         block = rows[start:start + _BLOCK]
-        queries = cheap[block].astype(np.float32)
+        queries = _centered(cheap[block], center)
         best_sim = np.full((len(block), 0), -np.inf, dtype=np.float32)
         best_pos = np.zeros((len(block), 0), dtype=np.int64)
         for first in range(0, n, _COLUMNS):
@@ -207,7 +230,7 @@ def _shortlist(cheap: Matrix, rows: list[int], per_target: int) -> dict[int, lis
             sims = np.empty((len(block), width), dtype=np.float32)
             for a in range(0, width, _CAST):
                 b = min(a + _CAST, width)
-                np.matmul(queries, cheap[first + a:first + b].astype(np.float32).T,
+                np.matmul(queries, _centered(cheap[first + a:first + b], center).T,
                           out=sims[:, a:b])
             cols = np.arange(first, first + width)
             mine = np.flatnonzero((np.asarray(block) >= first)
@@ -227,6 +250,27 @@ def _shortlist(cheap: Matrix, rows: list[int], per_target: int) -> dict[int, lis
     return out
 
 
+def _mean(cheap: Matrix) -> Matrix:
+    """The mean of the group's static vectors (float32, ``_CAST`` rows at a time)."""
+    import numpy as np
+
+    total = np.zeros(cheap.shape[1], dtype=np.float64)
+    for a in range(0, cheap.shape[0], _CAST):
+        total += cheap[a:a + _CAST].astype(np.float32).sum(axis=0)
+    return (total / max(cheap.shape[0], 1)).astype(np.float32)
+
+
+def _centered(rows: Matrix, center: Matrix) -> Matrix:
+    """``rows`` (float16) as float32, less the group's mean, at unit length."""
+    import numpy as np
+
+    out = rows.astype(np.float32)
+    out -= center
+    norms = np.sqrt(np.einsum("ij,ij->i", out, out))  # no squared copy of the rows
+    out /= np.clip(norms, 1e-12, None)[:, None]
+    return out
+
+
 def _ranking_vectors(ctx: RunContext, embedder: Embedder,
                      stop: threading.Event | None) -> _ModelVectors | None:
     """The vectors that rank the shortlists of groups larger than ``candidatesPerTarget``:
@@ -236,9 +280,11 @@ def _ranking_vectors(ctx: RunContext, embedder: Embedder,
 
     backend = embedder.backend
     limited = getattr(backend, "with_windows", None)
-    if limited is None or getattr(backend, "max_windows", 0) <= RANKING_WINDOWS:
+    if limited is None or (getattr(backend, "max_windows", 0) <= RANKING_WINDOWS
+                           and RANKING_PIECES is None):
         return None
-    first = limited(RANKING_WINDOWS)
+    first = (limited(RANKING_WINDOWS) if RANKING_PIECES is None
+             else limited(RANKING_WINDOWS, RANKING_PIECES))
     return _ModelVectors(ctx, Embedder(first, ctx.store, embedder.progress), stop,
                          what=f"candidates' first {first.max_pieces} word pieces")
 

@@ -24,7 +24,7 @@ class ContrastiveSettings(FamilySection):
     """How the semantic tier finds its distractors: ``candidates`` (the evaluation model
     embeds each target's best candidates by static vectors: cost follows the sample) or
     ``exact`` (every unit of the codebase through the model)."""
-    candidates_per_target: int = Field(default=50, ge=1)
+    candidates_per_target: int = Field(default=35, ge=1)
     """With ``candidates``: how many units per target the evaluation model scores."""
 
     def configuration(self, settings: Settings) -> dict[str, Any]:

@@ -257,6 +257,14 @@ def test_candidate_search_embeds_the_sample_not_the_codebase(
     assert load_distractor_sets(ctx, embedder.backend.cache_key) == sets
 
 
+def centered(cheap: np.ndarray) -> np.ndarray:
+    """Static vectors as the shortlist compares them: less the group's mean, unit length
+    (the brute force, in float64)."""
+    out = cheap.astype(np.float64)
+    out -= out.mean(axis=0)
+    return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
 def test_the_shortlist_compared_in_slices_is_the_brute_force_one(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from pytest_summarybench.evaluators.contrastive import candidates
@@ -268,7 +276,7 @@ def test_the_shortlist_compared_in_slices_is_the_brute_force_one(
     monkeypatch.setattr(candidates, "_BLOCK", 3)
     monkeypatch.setattr(candidates, "_CAST", 5, raising=False)
     sliced = candidates._shortlist(cheap, rows, 12)
-    full = cheap.astype(np.float32) @ cheap.astype(np.float32).T
+    full = centered(cheap) @ centered(cheap).T
     for pos in rows:
         sims = full[pos].copy()
         sims[pos] = -np.inf
@@ -295,8 +303,86 @@ def test_the_shortlist_holds_no_float32_copy_of_a_slice() -> None:
     finally:
         tracemalloc.stop()
     assert peak < cheap.nbytes / 3, (peak, cheap.nbytes)  # 35 MB before
-    full = cheap[rows].astype(np.float32) @ cheap.astype(np.float32).T
+    full = centered(cheap)[rows] @ centered(cheap).T
     for i, pos in enumerate(rows):
         sims = full[i].copy()
         sims[pos] = -np.inf
         assert found[pos] == [int(p) for p in np.lexsort((np.arange(20_000), -sims))[:50]]
+
+
+def _three_groups() -> list[CodeUnit]:
+    """Topic units in three groups (language, type) of 24, 10 and 6 units."""
+    units = _topic_units(40)
+    return [u.model_copy(update={"type": "method"}) if 24 <= i < 34
+            else u.model_copy(update={"language": "javascript"}) if i >= 34 else u
+            for i, u in enumerate(units)]
+
+
+def test_sets_searched_group_by_group_are_those_of_one_search(
+        make_context: ContextFactory) -> None:
+    """Issue 32: the warm-up stores and publishes the sets in steps of whole groups,
+    cheapest per target first (here a group a step); a set depends on its target only,
+    so they are the sets of one search over every group (today's), and a search stopped
+    after a step and taken up again by a later session ends with the same sets."""
+    import threading
+
+    from pytest_summarybench.evaluators.contrastive.candidates import select_sampled
+    from pytest_summarybench.evaluators.contrastive.sets import embed_codebase, set_name
+
+    overrides = {"evaluation.contrastive.candidatesPerTarget": 8}
+    units = _three_groups()
+    # 12 of the 24 python functions (24 texts for 12 sets), 1 of the 10 methods (10 texts
+    # for 1), the 6 javascript functions (6 for 6): javascript first, methods last
+    sample = [*units[0:24:2], units[24], *units[34:]]
+    one_ctx = make_context(units=units, overrides=overrides).with_units(sample)
+    one = select_sampled(one_ctx, get_embedder("builtin/hashing", one_ctx.store),
+                         list(one_ctx.units), 9, 8)
+    assert one is not None and len({(u.language, u.type) for u in one_ctx.units}) == 3
+
+    ctx = make_context(units=units, overrides=overrides).with_units(sample)
+    embedder = get_embedder("builtin/hashing", ctx.store)
+    stop = threading.Event()
+    published: list[list[str]] = []
+
+    def publish_once(names: list[str]) -> None:  # the session stops after one step
+        published.append(list(names))
+        if names:
+            stop.set()
+
+    embed_codebase(ctx, embedder, stop, publish_once)
+    stored = load_distractor_sets(ctx, embedder.backend.cache_key)
+    # nothing was stored at first; then the group cheapest per target, not the first one
+    # of the sample
+    assert published[0] == [] and len(published) == 2
+    assert {u.id for u in units[34:]} == set(stored)
+    assert published[1] == [set_name(uid) for uid in stored]
+
+    resumed: list[str] = []
+    embed_codebase(ctx, embedder, threading.Event(), resumed.extend)
+    assert sorted(resumed) == sorted(set_name(u.id) for u in ctx.units)
+    groups = [n.split()[-1] for n in resumed[len(stored):]]  # after the stored ones
+    assert groups == [u.id for u in sample[:12]] + [units[24].id]
+    again = load_distractor_sets(ctx, embedder.backend.cache_key)
+    assert again.keys() == one.keys()
+    for uid, dset in one.items():
+        assert again[uid] == dset
+
+
+def test_many_small_groups_are_searched_in_a_few_steps_of_whole_groups() -> None:
+    """``groups_in_order``: 40 groups of 3 units (2 targets each) are about ``STEPS``
+    searches, not 40; every step holds whole groups, and a group that costs more per
+    target (here 10 units for 1 target) comes last."""
+    from types import SimpleNamespace
+
+    from pytest_summarybench.evaluators.contrastive.sets import STEPS, groups_in_order
+
+    targets = [SimpleNamespace(id=f"{g}-{i}", language="python", type=f"t{g}")
+               for g in range(40) for i in range(2)]
+    big = SimpleNamespace(id="big-0", language="python", type="big")
+    ctx = SimpleNamespace(unit_groups={**{("python", f"t{g}"): 3 for g in range(40)},
+                                       ("python", "big"): 10})
+    steps = groups_in_order(ctx, [big, *targets], 50)  # type: ignore[arg-type]
+    assert STEPS - 1 <= len(steps) <= STEPS + 1
+    assert [t.id for step in steps for t in step] == [t.id for t in [*targets, big]]
+    assert all(len({t.type for t in step}) * 2 == len(step) for step in steps[:-1])
+    assert steps[-1][-1] is big
