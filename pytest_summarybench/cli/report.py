@@ -126,9 +126,10 @@ def explorer_href(args: argparse.Namespace, report: BenchmarkReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..report import render
+    # From the module: once ``report.render`` is imported, the package's attribute
+    # ``render`` is that module, not the function its lazy export names.
     from ..report.files import write_text_atomic
-    from ..report.render import render_html
+    from ..report.render import render, render_html
 
     output = output_path(args.output, instead="choose another --output, or leave it out "
                                                "to print the report")
