@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -139,16 +140,16 @@ def edited_document(path: Path) -> Iterator[Any]:
     ``.NAME.lock`` beside it): two ``add-model`` run at once each read the file before
     the other wrote it, and one model was lost. A command that waits more than
     ``EDIT_WAIT_S`` for the lock stops with one line."""
-    from filelock import FileLock, Timeout
+    from ..core.locks import LockWaitError, acquire_file_lock
 
     target = path.resolve()  # through a link, the file it names (its lock beside it)
-    lock = FileLock(str(target.with_name(f".{target.name}.lock")), timeout=EDIT_WAIT_S)
     try:
-        lock.acquire()
-    except Timeout:
-        raise CliError(f"{shown_path(path)} is being edited by another command (its lock "
-                       f"{shown_path(lock.lock_file)} was held for {EDIT_WAIT_S:.0f} s): "
-                       "run this one again when it is done") from None
+        lock = acquire_file_lock(target.with_name(f".{target.name}.lock"),
+                                 wait_s=EDIT_WAIT_S, what=f"edits of {shown_path(path)}",
+                                 notice=lambda line: print(line, file=sys.stderr,
+                                                           flush=True))
+    except LockWaitError:
+        raise  # one line naming the lock, its holder and the wait (a TimeoutError)
     except OSError as exc:
         raise CliError(f"cannot lock {shown_path(path)} to edit it "
                        f"({exc.strerror or exc}): make its folder writable") from None

@@ -104,14 +104,16 @@ def held_by(found: list[str], how: str = "") -> str:
 
 
 def acquire_file_lock(lock_file: str | Path, *, wait_s: float,
-                      notice: Callable[[str], None], what: str, setting: str) -> Any:
+                      notice: Callable[[str], None], what: str,
+                      setting: str | None = None) -> Any:
     """The ``filelock`` lock ``lock_file``, acquired (the caller releases it). While another
     process holds it: after ``NOTICE_S`` one ``notice`` line names the file, ``what`` it
-    guards and its holder; after ``wait_s`` seconds a ``LockWaitError`` line (``setting``
-    names what sets the wait). An ``OSError`` creating the file is raised as it is."""
+    guards and its holder; after ``wait_s`` seconds a ``LockWaitError`` line (``setting``,
+    if any, names what sets the wait). An ``OSError`` creating the file is raised as it is."""
     from filelock import FileLock, Timeout
 
     lock = FileLock(str(lock_file))
+    raise_it = f", or raise {setting}" if setting else ""
     started = time.monotonic()
     told = False
     while True:
@@ -126,10 +128,10 @@ def acquire_file_lock(lock_file: str | Path, *, wait_s: float,
                 raise LockWaitError(
                     f"lock file {shown_path(str(lock_file))} ({what}) stayed locked for "
                     f"{waited:.0f} s, {held_by(lock_holders(lock_file))}: wait for it to "
-                    f"finish or stop it, or raise {setting}") from None
+                    f"finish or stop it{raise_it}") from None
             if not told and waited >= NOTICE_S:
                 told = True
                 notice(f"summarybench: lock file {shown_path(str(lock_file))} ({what}) is "
-                       f"{held_by(lock_holders(lock_file))}; waiting up to {wait_s:g} s "
-                       f"({setting})")
+                       f"{held_by(lock_holders(lock_file))}; waiting up to {wait_s:g} s"
+                       + (f" ({setting})" if setting else ""))
     return lock

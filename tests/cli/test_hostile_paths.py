@@ -178,3 +178,31 @@ def test_model_edits_run_at_once_all_land(project: Path) -> None:
 
     listed = [m.id for m in load_checked(project / "summarybench.yaml").test_models()]
     assert sorted(listed) == [f"openai/{name}" for name in names]
+
+
+def test_an_edit_waiting_on_a_held_lock_says_so_and_gives_up(
+        project: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Payload: another command holds the configuration's edit lock and never lets go. The
+    # edit names the lock after a moment and stops at the wait with one line, the file
+    # unchanged, instead of waiting silently.
+    from filelock import FileLock
+
+    from pytest_summarybench.cli import _common
+    from pytest_summarybench.core import locks
+
+    monkeypatch.setattr(_common, "EDIT_WAIT_S", 1.5)
+    monkeypatch.setattr(locks, "NOTICE_S", 0.5)
+    config = project / "summarybench.yaml"
+    before = config.read_bytes()
+    held = FileLock(str(project / ".summarybench.yaml.lock"))
+    held.acquire()
+    try:
+        code = main(["add-model", "openai/late", "--api-endpoint", "http://127.0.0.1:9/v1"])
+    finally:
+        held.release()
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("\n") == 2 and "is held by" in err and "stayed locked for" in err
+    assert ".summarybench.yaml.lock (edits of summarybench.yaml)" in err
+    assert config.read_bytes() == before
