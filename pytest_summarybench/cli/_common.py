@@ -54,13 +54,14 @@ def text_arg(value: str) -> str:
 def endpoint_arg(value: str) -> str:
     """An argparse ``type`` for an endpoint URL: ``text_arg``, then ``http://`` or
     ``https://`` with a host and no space or control character (``UNSET`` passes)."""
+    from ..llm.redaction import redact
     from ..schemas.config import endpoint_problem
 
     value = text_arg(value)
     problem = None if value == UNSET else endpoint_problem(value)
-    if problem is not None:
+    if problem is not None:  # a password in the URL is masked, as everywhere it is printed
         raise argparse.ArgumentTypeError(
-            f"{shown_path(value)} is not a usable endpoint URL: {problem}")
+            redact(f"{shown_path(value)} is not a usable endpoint URL: {problem}"))
     return value
 
 

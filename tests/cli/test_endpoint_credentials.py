@@ -71,3 +71,18 @@ def test_no_redirect_is_invented_for_an_endpoint_with_user_information() -> None
     assert _redirected(ConnectError(), URL) == URL
     assert _redirected(ConnectError(), "http://127.0.0.1:2/v1") == \
         "http://127.0.0.1:1 (redirected from http://127.0.0.1:2/v1)"
+
+
+@pytest.mark.parametrize("command", [["add-model", "openai/x8"], ["add-judge", "openai/j8"]])
+def test_credentials_given_on_the_command_line_are_refused_without_the_password(
+        project: Path, capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    # Payload: the same URL through --api-endpoint. Before: argparse's error repeated it
+    # as typed, password and all (the YAML was left alone).
+    before = (project / "summarybench.yaml").read_bytes()
+    with pytest.raises(SystemExit) as stop:
+        main([*command, "--api-endpoint", URL])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert SECRET not in err, err
+    assert "http://user:***@127.0.0.1:1/v1 is not a usable endpoint URL" in err, err
+    assert (project / "summarybench.yaml").read_bytes() == before
