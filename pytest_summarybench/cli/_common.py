@@ -113,13 +113,12 @@ def yaml_rt() -> Any:
     return yaml
 
 
-def load_document(path: Path) -> Any:
+def load_document(path: Path, text: str) -> Any:
+    """The round-trip document of ``text``, the content of ``path``."""
     from ruamel.yaml import YAMLError
 
     from ..core.input_files import load_yaml
-    from ..settings import read_config
 
-    text = read_config(path)
     # The bounded loader first (depth, aliases, duplicate keys): ruamel's composer
     # recurses without a limit. Its InputFileError is the command's one-line error.
     load_yaml(text, str(path))
@@ -142,6 +141,7 @@ def edited_document(path: Path) -> Iterator[Any]:
     the other wrote it, and one model was lost. A command that waits more than
     ``EDIT_WAIT_S`` for the lock stops with one line."""
     from ..core.locks import LockWaitError, acquire_file_lock
+    from ..settings import read_config
 
     target = path.resolve()  # through a link, the file it names (its lock beside it)
     try:
@@ -155,26 +155,26 @@ def edited_document(path: Path) -> Iterator[Any]:
         raise CliError(f"cannot lock {shown_path(path)} to edit it "
                        f"({exc.strerror or exc}): make its folder writable") from None
     try:
-        doc = load_document(path)
+        previous = read_config(path)
+        doc = load_document(path, previous)
         yield doc
-        save_document(path, doc)
+        save_document(path, doc, previous)
     finally:
         lock.release()
 
 
-def save_document(path: Path, doc: Any) -> None:
+def save_document(path: Path, doc: Any, previous: str) -> None:
     """Write the edited document in one step (a temporary file renamed over the file a
-    link names, its mode kept), then validate it; on a validation error the previous
-    file is put back and the error names the key. Call it under ``edited_document``'s
-    lock."""
+    link names, its mode kept), then validate it; on a validation error ``previous`` (the
+    file's text as read for the edit) is put back and the error names the key. Call it
+    under ``edited_document``'s lock."""
     import io
     import stat
 
     from ..report.files import write_text_atomic
-    from ..settings import SettingsError, read_config
+    from ..settings import SettingsError
 
     target = path.resolve()
-    previous = read_config(target)
     mode = stat.S_IMODE(os.stat(target).st_mode)
     text = io.StringIO()
     yaml_rt().dump(doc, text)
